@@ -1,0 +1,414 @@
+//! The command line (DESIGN.md "Command line", normative): clap derive `Args`
+//! turned into plain `Config` before any work. The only clap user.
+
+use crate::config::{CaptureSpec, Config, CorrelateConfig, Filter, FlowConfig, ReadConfig, Source};
+use crate::report::Format;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Captures are given in path order, client side first (2 to 8): LABEL=PATH, PATH, or - for standard input.
+Labels default to the file name without .gz/.pcap/.pcapng/.cap.
+
+Exit status: 0 report written (warnings allowed); 1 --fail-on matched;
+2 usage error, or a capture that cannot be opened or is not a capture at all.";
+
+/// Correlate one request across captures taken at several points of a path.
+#[derive(Debug, Parser)]
+#[command(name = "tuplecorr", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub correlate: CorrelateArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe each capture: format, interfaces, link types, packets, protocols, warnings.
+    Inspect(InspectArgs),
+    /// Compare two runs (reports or comma-separated capture lists) for a change record.
+    Compare(CompareArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+            FormatArg::Ndjson => Format::Ndjson,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormat {
+    Table,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProtoArg {
+    Tcp,
+    Udp,
+    Icmp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum FailOn {
+    NoReply,
+    ReplyLost,
+    Bypassed,
+    Reset,
+    IcmpError,
+    Ambiguous,
+}
+
+/// Options of the main form.
+#[derive(Debug, clap::Args, Default)]
+pub struct CorrelateArgs {
+    /// Captures in path order, client side first: LABEL=PATH, PATH or -.
+    #[arg(value_name = "CAPTURE")]
+    pub captures: Vec<String>,
+    /// Output format (default table; inferred from -o's extension when absent).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Write the report to FILE (atomically: temporary file, then rename).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print only the summary.
+    #[arg(long)]
+    pub summary: bool,
+    /// Also list flows of later captures that matched no request.
+    #[arg(long)]
+    pub all: bool,
+    /// No progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Colour the table: auto honours NO_COLOR and terminals.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Option<ColorArg>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Clock offset of a capture relative to capture 1 (positive: it runs ahead); overrides the estimate.
+    #[arg(long, value_name = "LABEL=SECONDS")]
+    pub offset: Vec<String>,
+    /// Largest clock offset searched, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub max_offset: f64,
+    /// Time tolerance after clock correction, ms (default: 5 × offset spread + 1 ms, at most 200 ms).
+    #[arg(long, value_name = "MS")]
+    pub tolerance: Option<f64>,
+    /// A UDP exchange silent for longer than this is split, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub udp_idle: f64,
+    /// Exit 1 when any reported request has one of these (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub fail_on: Vec<FailOn>,
+    /// Report only requests that involve this address at any capture (repeatable).
+    #[arg(long, value_name = "ADDR")]
+    pub host: Vec<IpAddr>,
+    /// Report only requests with an address in this network at any capture.
+    #[arg(long, value_name = "CIDR")]
+    pub net: Vec<String>,
+    /// Report only requests with this port at any capture.
+    #[arg(long, value_name = "N")]
+    pub port: Vec<u16>,
+    /// Report only requests of this protocol.
+    #[arg(long, value_enum)]
+    pub proto: Vec<ProtoArg>,
+    /// Report only requests first seen at or after this time (RFC 3339, or seconds from the first packet).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Report only requests first seen before this time (RFC 3339, or seconds from the first packet).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Test-only: split uncompressed captures into chunks of this many bytes.
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub chunk_bytes: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// Captures to describe.
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub captures: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: InspectFormat,
+    /// No progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Before: a tuplecorr report (JSON or CSV) or a comma-separated list of captures.
+    pub before: String,
+    /// After: a tuplecorr report (JSON or CSV) or a comma-separated list of captures.
+    pub after: String,
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// A command line that parsed but makes no sense (exit status 2).
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Capture arguments → specs with unique labels (DESIGN.md "Inputs and labels").
+pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
+    let mut specs: Vec<CaptureSpec> = Vec::with_capacity(args.len());
+    let mut stdin_seen = false;
+    for arg in args {
+        let (label, source) = match split_label(arg) {
+            Some((label, path)) => (label.to_string(), source_of(path)),
+            None => {
+                let source = source_of(arg);
+                (default_label(&source), source)
+            }
+        };
+        if source == Source::Stdin {
+            if stdin_seen {
+                return Err(UsageError("standard input (-) can be given only once".into()));
+            }
+            stdin_seen = true;
+        }
+        if label.is_empty() {
+            return Err(UsageError(format!("{arg}: empty label")));
+        }
+        let label = unique_label(&label, &specs);
+        specs.push(CaptureSpec { label, source });
+    }
+    Ok(specs)
+}
+
+fn source_of(path: &str) -> Source {
+    if path == "-" {
+        Source::Stdin
+    } else {
+        Source::Path(PathBuf::from(path))
+    }
+}
+
+/// `LABEL=PATH` when the part before `=` looks like a label (no path separator).
+fn split_label(arg: &str) -> Option<(&str, &str)> {
+    let (label, path) = arg.split_once('=')?;
+    if label.is_empty() || label.contains('/') || label.contains('\\') || path.is_empty() {
+        return None;
+    }
+    Some((label, path))
+}
+
+/// File name without its capture and compression extensions; `stdin` for `-`.
+pub fn default_label(source: &Source) -> String {
+    let path = match source {
+        Source::Stdin => return "stdin".to_string(),
+        Source::Path(p) => p,
+    };
+    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    loop {
+        let lower = name.to_ascii_lowercase();
+        let stripped = [".gz", ".pcapng", ".pcap", ".cap"]
+            .iter()
+            .find(|ext| lower.ends_with(*ext) && lower.len() > ext.len())
+            .map(|ext| name[..name.len() - ext.len()].to_string());
+        match stripped {
+            Some(s) => name = s,
+            None => break,
+        }
+    }
+    name
+}
+
+fn unique_label(label: &str, taken: &[CaptureSpec]) -> String {
+    if !taken.iter().any(|s| s.label == label) {
+        return label.to_string();
+    }
+    (2..).map(|n| format!("{label}-{n}")).find(|l| !taken.iter().any(|s| &s.label == l)).unwrap_or_default()
+}
+
+/// Parses `ADDR/LEN`.
+pub fn parse_cidr(text: &str) -> Result<(IpAddr, u8), UsageError> {
+    let bad = || UsageError(format!("--net {text}: expected ADDRESS/PREFIX, e.g. 198.18.0.0/15"));
+    let (addr, len) = match text.split_once('/') {
+        Some((a, l)) => (a.parse::<IpAddr>().map_err(|_| bad())?, l.parse::<u8>().map_err(|_| bad())?),
+        None => {
+            let a = text.parse::<IpAddr>().map_err(|_| bad())?;
+            (a, if a.is_ipv4() { 32 } else { 128 })
+        }
+    };
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    if len > max {
+        return Err(bad());
+    }
+    Ok((addr, len))
+}
+
+fn seconds_to_ns(s: f64) -> i64 {
+    (s * 1e9).round() as i64
+}
+
+impl CorrelateArgs {
+    /// The plain settings of the main form.
+    pub fn to_config(&self) -> Result<Config, UsageError> {
+        if self.captures.len() < 2 || self.captures.len() > 8 {
+            return Err(UsageError(format!(
+                "give 2 to 8 captures in path order, client side first (got {})",
+                self.captures.len()
+            )));
+        }
+        let captures = capture_specs(&self.captures)?;
+        let mut offsets_ns = Vec::new();
+        for o in &self.offset {
+            let (label, secs) = o
+                .split_once('=')
+                .ok_or_else(|| UsageError(format!("--offset {o}: expected LABEL=SECONDS")))?;
+            let secs: f64 = secs
+                .trim()
+                .parse()
+                .map_err(|_| UsageError(format!("--offset {o}: {secs} is not a number of seconds")))?;
+            let index = captures.iter().position(|c| c.label == label).ok_or_else(|| {
+                let labels: Vec<&str> = captures.iter().map(|c| c.label.as_str()).collect();
+                UsageError(format!(
+                    "--offset {o}: no capture is labelled {label} (labels: {})",
+                    labels.join(", ")
+                ))
+            })?;
+            offsets_ns.push((index, seconds_to_ns(secs)));
+        }
+        let nets = self.net.iter().map(|n| parse_cidr(n)).collect::<Result<Vec<_>, _>>()?;
+        if self.udp_idle.is_nan() || self.udp_idle <= 0.0 {
+            return Err(UsageError("--udp-idle must be a positive number of seconds".into()));
+        }
+        let mut read = ReadConfig::default();
+        if let Some(c) = self.chunk_bytes {
+            read.chunk_bytes = c.max(1);
+        }
+        Ok(Config {
+            captures,
+            read,
+            flows: FlowConfig { udp_idle_ns: seconds_to_ns(self.udp_idle), ..FlowConfig::default() },
+            correlate: CorrelateConfig {
+                offsets_ns,
+                max_offset_ns: Some(seconds_to_ns(self.max_offset.abs())),
+                tolerance_ns: self.tolerance.map(|ms| (ms * 1e6).round() as i64),
+            },
+            filter: Filter {
+                hosts: self.host.clone(),
+                nets,
+                ports: self.port.clone(),
+                protos: self
+                    .proto
+                    .iter()
+                    .map(|p| match p {
+                        ProtoArg::Tcp => "tcp".to_string(),
+                        ProtoArg::Udp => "udp".to_string(),
+                        ProtoArg::Icmp => "icmp".to_string(),
+                    })
+                    .collect(),
+                since_ns: None,
+                until_ns: None,
+            },
+            threads: self.threads,
+            quiet: self.quiet,
+        })
+    }
+
+    /// The report format: `--format`, else `-o`'s extension, else table.
+    pub fn report_format(&self) -> Format {
+        if let Some(f) = self.format {
+            return f.into();
+        }
+        format_from_path(self.output.as_deref()).unwrap_or(Format::Table)
+    }
+}
+
+/// `.csv`, `.json`, `.ndjson`/`.jsonl` → their format.
+pub fn format_from_path(path: Option<&std::path::Path>) -> Option<Format> {
+    let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+    match ext.as_str() {
+        "csv" => Some(Format::Csv),
+        "json" => Some(Format::Json),
+        "ndjson" | "jsonl" => Some(Format::Ndjson),
+        "txt" => Some(Format::Table),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn labels_strip_capture_and_compression_extensions() {
+        assert_eq!(default_label(&Source::Path("x/decap.pcap.gz".into())), "decap");
+        assert_eq!(default_label(&Source::Path("egress.pcapng".into())), "egress");
+        assert_eq!(default_label(&Source::Path("b.cap".into())), "b");
+        assert_eq!(default_label(&Source::Stdin), "stdin");
+    }
+
+    #[test]
+    fn taken_labels_get_numbered_and_explicit_labels_win() {
+        let args: Vec<String> =
+            ["a/x.pcap", "b/x.pcap", "x.pcapng", "lab=c/y.pcap"].iter().map(|s| s.to_string()).collect();
+        let labels: Vec<String> = capture_specs(&args).unwrap().into_iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["x", "x-2", "x-3", "lab"]);
+    }
+
+    #[test]
+    fn stdin_only_once() {
+        let args: Vec<String> = ["-", "-"].iter().map(|s| s.to_string()).collect();
+        assert!(capture_specs(&args).is_err());
+    }
+
+    #[test]
+    fn main_form_and_subcommands_parse() {
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--format", "csv"]).unwrap();
+        assert!(a.command.is_none());
+        assert_eq!(a.correlate.captures.len(), 2);
+        let a = Args::try_parse_from(["tuplecorr", "inspect", "a.pcap"]).unwrap();
+        assert!(matches!(a.command, Some(Command::Inspect(_))));
+    }
+
+    #[test]
+    fn format_is_inferred_from_output_extension() {
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "r.csv"]).unwrap();
+        assert_eq!(a.correlate.report_format(), Format::Csv);
+    }
+}

@@ -1,0 +1,31 @@
+//! tuplecorr: for each request seen in tcpdump captures taken at several points of
+//! one path, where was its source (or destination) rewritten, did the reply come
+//! back the same way, and how did it end.
+//!
+//! ```text
+//!  read  ->  decode  ->  flows (per capture)  ->  correlate (across captures)  ->  verdict  ->  report
+//!  bytes     Packet      FlowTable                 Correlation                    Findings     bytes
+//! ```
+//!
+//! Who may use whom (no arrow points upstream): `pipeline -> read, decode, flows,
+//! correlate, verdict, warning` · `decode -> read` · `flows -> decode` ·
+//! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
+//! `report -> verdict, warning` · `compare -> pipeline, report, verdict`.
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod cli;
+pub mod compare;
+pub mod config;
+pub mod correlate;
+pub mod decode;
+pub mod flows;
+pub mod pipeline;
+pub mod progress;
+pub mod read;
+pub mod report;
+pub mod verdict;
+pub mod warning;
+
+/// The version written into every report (`"tuplecorr": "0.1.0"`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

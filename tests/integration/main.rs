@@ -1,0 +1,1 @@
+//! One integration-test binary; themed modules.
