@@ -1,3 +1,125 @@
 //! Pairs flows of neighbouring captures by evidence that survives NAT (ISN,
-//! stream fingerprints, IP ID) behind a clock-offset-corrected time gate.
-//! Never formats text, never reads captures.
+//! stream fingerprints, UDP payload, ICMP echo sequence and payload, IP ID)
+//! behind a clock-offset-corrected time gate, then chains the pairs into requests
+//! rooted at capture 1. Hash joins on each key, never an all-pairs scan; ties
+//! that no evidence separates are `ambiguous`, never guessed.
+//! Takes one `Flows` per capture; gives a `Correlation`. Never formats text,
+//! never reads captures.
+
+mod assign;
+mod candidates;
+pub mod clock;
+pub mod evidence;
+
+pub use clock::{ClockEstimate, OffsetMethodKind};
+pub use evidence::{Evidence, Strength};
+
+use crate::config::CorrelateConfig;
+use crate::flows::Flows;
+
+/// What kind of box sits between the two flows of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkKind {
+    /// Same connection (addresses and ports may be translated).
+    Forwarded,
+    /// Same packets, every sequence number shifted by one constant.
+    SeqShift,
+    /// A new connection carrying the same bytes (terminating proxy).
+    Proxy,
+}
+
+/// The pairing of one request's flows at two captures (`from` < `to`, not
+/// necessarily neighbours when the request was missed in between).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub from: usize,
+    pub to: usize,
+    pub strength: Strength,
+    pub evidence: Vec<Evidence>,
+    pub kind: LinkKind,
+    /// `ambiguous`: the flows at `to` that tied (the chosen one included).
+    pub candidates: Vec<usize>,
+}
+
+/// One request: its flow at each capture (index into that capture's flows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain {
+    pub hops: Vec<Option<usize>>,
+    /// In path order.
+    pub links: Vec<Link>,
+}
+
+/// The result of matching.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Correlation {
+    /// Per capture: its clock relative to capture 1.
+    pub clocks: Vec<ClockEstimate>,
+    /// Per neighbour boundary (i, i+1): estimated one-way delay in ns.
+    pub delays_ns: Vec<Option<i64>>,
+    /// One chain per flow of capture 1, in that capture's flow order.
+    pub chains: Vec<Chain>,
+    /// Per capture: flows that belong to no chain (always empty for capture 1).
+    pub unmatched: Vec<Vec<usize>>,
+}
+
+/// Matches the flows of captures given in path order.
+pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
+    let n = captures.len();
+    let (clocks, delays_ns) = clock::estimate(captures, config);
+    let mut chains: Vec<Chain> = match captures.first() {
+        Some(first) => (0..first.flows.len())
+            .map(|i| {
+                let mut hops = vec![None; n];
+                hops[0] = Some(i);
+                Chain { hops, links: Vec::new() }
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut taken: Vec<Vec<bool>> = captures.iter().map(|c| vec![false; c.flows.len()]).collect();
+    if let Some(t) = taken.first_mut() {
+        t.iter_mut().for_each(|x| *x = true);
+    }
+    for to in 1..n {
+        // Neighbour first, then captures further back for requests missed in between.
+        for from in (0..to).rev() {
+            let frontier: Vec<usize> = chains
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.hops[to].is_none() && last_seen(c, to) == Some(from))
+                .map(|(i, _)| i)
+                .collect();
+            if frontier.is_empty() {
+                continue;
+            }
+            let sources: Vec<usize> = frontier.iter().map(|&c| chains[c].hops[from].unwrap_or(0)).collect();
+            let gate = candidates::Gate::new(&clocks, &delays_ns, from, to, config);
+            let links = assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
+            for (pos, link) in links {
+                let chain = &mut chains[frontier[pos]];
+                let flow = link.target;
+                taken[to][flow] = true;
+                chain.hops[to] = Some(flow);
+                chain.links.push(Link {
+                    from,
+                    to,
+                    strength: link.strength,
+                    evidence: link.evidence,
+                    kind: link.kind,
+                    candidates: link.candidates,
+                });
+            }
+        }
+    }
+    let unmatched = taken
+        .iter()
+        .enumerate()
+        .map(|(i, t)| if i == 0 { Vec::new() } else { t.iter().enumerate().filter(|(_, &x)| !x).map(|(f, _)| f).collect() })
+        .collect();
+    Correlation { clocks, delays_ns, chains, unmatched }
+}
+
+/// The last capture before `before` where the chain has a flow.
+fn last_seen(chain: &Chain, before: usize) -> Option<usize> {
+    (0..before).rev().find(|&i| chain.hops[i].is_some())
+}

@@ -1,2 +1,189 @@
-//! Packets of ONE capture → flow summaries (TCP connections, UDP exchanges, ICMP
-//! echo sequences) with stream fingerprints. Knows nothing of other captures.
+//! Packets of ONE capture → flow summaries: TCP connections (a new SYN with a new
+//! ISN on a reused 5-tuple starts a new flow; SYN retransmissions are counted),
+//! UDP exchanges (split by an idle gap), ICMP echo sequences (one identifier).
+//! Each flow keeps a fixed-size summary — times, ISNs, IP ID and TTL of the first
+//! client packet, counts, RSTs, FINs, the ICMP errors that quote it and stream
+//! fingerprints — so memory grows with flows, never with packets.
+//! Knows nothing of other captures.
+
+pub mod fingerprint;
+mod table;
+
+pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
+pub use table::FlowTable;
+
+use std::net::IpAddr;
+
+/// Transport of a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlowProto {
+    Tcp,
+    Udp,
+    /// ICMP or ICMPv6 echo.
+    Icmp,
+}
+
+/// One side of a flow. For ICMP echo, `port` is the echo identifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub addr: IpAddr,
+    pub port: u16,
+}
+
+/// How the client side was decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orientation {
+    /// The client sent the SYN seen here.
+    Syn,
+    /// Only the SYN-ACK was seen: the client is its receiver.
+    SynAck,
+    /// UDP / ICMP: the sender of the first datagram or echo request.
+    FirstPacket,
+    /// TCP without handshake: the server is the lower (well-known) port.
+    Midstream,
+}
+
+/// A RST or FIN seen in a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpEvent {
+    pub ts_ns: i64,
+    /// Sent towards the client (from the server side).
+    pub to_client: bool,
+    /// Source address as captured.
+    pub sender: IpAddr,
+    pub ttl: u8,
+}
+
+/// An ICMP error that quotes a packet of a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcmpError {
+    pub ts_ns: i64,
+    pub sender: IpAddr,
+    pub v6: bool,
+    pub icmp_type: u8,
+    pub code: u8,
+    pub ttl: u8,
+    /// The quoted packet went from client to server (the usual case).
+    pub about_request: bool,
+}
+
+/// ICMP echo details of an echo flow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EchoSummary {
+    pub first_seq: u16,
+    pub last_seq: u16,
+    pub requests: u32,
+    pub replies: u32,
+    /// xxh3 of the first echo request's captured payload, with its length.
+    pub payload: Option<(u32, u64)>,
+}
+
+/// Summary of one flow at one capture.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    pub proto: FlowProto,
+    pub v6: bool,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub orientation: Orientation,
+    pub first_ns: i64,
+    pub last_ns: i64,
+    /// First client → server packet (the SYN for TCP).
+    pub first_client_ns: Option<i64>,
+    /// First server → client packet of any kind (SYN-ACK, data, FIN, RST).
+    pub first_server_ns: Option<i64>,
+    pub client_isn: Option<u32>,
+    pub server_isn: Option<u32>,
+    /// SYNs with the client ISN (1 = no retransmission).
+    pub syn_count: u32,
+    pub synack_ns: Option<i64>,
+    /// The client's first packet after the SYN-ACK (its handshake ACK or data).
+    pub handshake_done_ns: Option<i64>,
+    /// MSS option of the client's SYN.
+    pub syn_mss: Option<u16>,
+    /// MSS option of the server's SYN-ACK.
+    pub synack_mss: Option<u16>,
+    /// IP ID of the first client packet (IPv4 only).
+    pub client_ip_id: Option<u16>,
+    pub client_ttl: u8,
+    pub server_ttl: Option<u8>,
+    pub packets_to_server: u64,
+    pub packets_to_client: u64,
+    /// IP bytes (header + payload).
+    pub bytes_to_server: u64,
+    pub bytes_to_client: u64,
+    pub client_data_ns: Option<i64>,
+    pub server_data_ns: Option<i64>,
+    pub client_fin_ns: Option<i64>,
+    pub server_fin_ns: Option<i64>,
+    /// First RST each way (to the client, to the server).
+    pub rst_to_client: Option<TcpEvent>,
+    pub rst_to_server: Option<TcpEvent>,
+    /// ICMP errors quoting this flow (at most a few).
+    pub icmp_errors: Vec<IcmpError>,
+    pub client_fp: Fingerprint,
+    pub server_fp: Fingerprint,
+    pub echo: Option<EchoSummary>,
+    /// Interface of the first packet (pcapng interface or SLL2 ifindex) and SLL
+    /// packet type, to tell `-i any` copies apart.
+    pub first_interface: u32,
+    pub first_packet_type: Option<u8>,
+    /// Other copies of this flow in the same capture (`-i any` before/after NAT).
+    pub copies: u32,
+}
+
+impl Flow {
+    /// Any packet came back: from the server side, or an ICMP error quoting the flow.
+    pub fn reply_seen(&self) -> bool {
+        self.packets_to_client > 0 || !self.icmp_errors.is_empty()
+    }
+
+    /// Time of the first reply of any kind (server packet or ICMP error).
+    pub fn first_reply_ns(&self) -> Option<i64> {
+        let icmp = self.icmp_errors.iter().map(|e| e.ts_ns).min();
+        match (self.first_server_ns, icmp) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Counts of what the flow stage saw but did not make into flows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    pub packets: u64,
+    /// Later IP fragments (no transport header).
+    pub fragments: u64,
+    /// Other IP protocols, ICMP other than echo and errors.
+    pub other: u64,
+    /// ICMP errors quoting no flow of this capture.
+    pub icmp_unattributed: u64,
+    /// Flows dropped as copies of another (`tcpdump -i any`).
+    pub duplicate_flows: u64,
+}
+
+/// The flows of one capture, in order of their first packet.
+#[derive(Clone, Debug, Default)]
+pub struct Flows {
+    pub flows: Vec<Flow>,
+    pub stats: FlowStats,
+}
+
+impl Endpoint {
+    /// `ip:port`, `[v6]:port`, or the bare address (`icmp`).
+    pub fn display(&self, icmp: bool) -> String {
+        match (self.addr, icmp) {
+            (a, true) => a.to_string(),
+            (IpAddr::V4(a), false) => format!("{a}:{}", self.port),
+            (IpAddr::V6(a), false) => format!("[{a}]:{}", self.port),
+        }
+    }
+}
+
+impl Flow {
+    /// `client -> server` as in reports.
+    pub fn describe(&self) -> String {
+        let icmp = self.proto == FlowProto::Icmp;
+        format!("{} -> {}", self.client.display(icmp), self.server.display(icmp))
+    }
+}

@@ -2,6 +2,7 @@
 //! per JSON object, snake_case keys, kebab-case enum values). The report layer
 //! serialises these; `compare` reads them back. Plain data, no behaviour.
 
+pub use crate::correlate::{Evidence, Strength};
 use serde::{Deserialize, Serialize};
 
 /// Everything a report shows.
@@ -134,67 +135,6 @@ pub struct Hop {
     /// Capture time in ns on capture 1's clock (not serialised; for filters and tables).
     #[serde(skip)]
     pub time_ns: Option<i64>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Strength {
-    Strong,
-    Weak,
-    Ambiguous,
-}
-
-impl Strength {
-    pub fn name(self) -> &'static str {
-        match self {
-            Strength::Strong => "strong",
-            Strength::Weak => "weak",
-            Strength::Ambiguous => "ambiguous",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Evidence {
-    Isn,
-    ClientFingerprint,
-    ServerFingerprint,
-    UdpPayload,
-    IcmpEcho,
-    SeqShift,
-    IpId,
-    Ports,
-    Time,
-}
-
-impl Evidence {
-    pub fn name(self) -> &'static str {
-        match self {
-            Evidence::Isn => "isn",
-            Evidence::ClientFingerprint => "client-fingerprint",
-            Evidence::ServerFingerprint => "server-fingerprint",
-            Evidence::UdpPayload => "udp-payload",
-            Evidence::IcmpEcho => "icmp-echo",
-            Evidence::SeqShift => "seq-shift",
-            Evidence::IpId => "ip-id",
-            Evidence::Ports => "ports",
-            Evidence::Time => "time",
-        }
-    }
-
-    /// Strong evidence can make a match by itself (inside the time gate).
-    pub fn is_strong(self) -> bool {
-        matches!(
-            self,
-            Evidence::Isn
-                | Evidence::ClientFingerprint
-                | Evidence::ServerFingerprint
-                | Evidence::UdpPayload
-                | Evidence::IcmpEcho
-                | Evidence::SeqShift
-        )
-    }
 }
 
 /// How the flows of two neighbouring captures (those where the request was seen)

@@ -1,0 +1,150 @@
+//! One-to-one assignment between the flows of two captures: strong candidates by
+//! score, best first; candidates whose best scores tie (nothing separates them
+//! inside the time tolerance) are `ambiguous` and say who competed; then a weak
+//! pass pairs leftovers only where exactly one candidate lies in the tolerance,
+//! seen from both sides.
+
+use super::candidates::{evidence, weak_evidence, Gate, Index, Scored};
+use super::evidence::{Evidence, Strength};
+use super::LinkKind;
+use crate::flows::Flow;
+use rustc_hash::FxHashMap;
+
+/// A chosen pair: the source's position in `sources` and the target flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assigned {
+    pub target: usize,
+    pub strength: Strength,
+    pub evidence: Vec<Evidence>,
+    pub kind: LinkKind,
+    pub candidates: Vec<usize>,
+}
+
+/// Pairs `sources` (flow indices in `a`) with free flows of `b`.
+/// Returns (position in `sources`, assignment), in `sources` order.
+pub fn assign(a: &[Flow], sources: &[usize], b: &[Flow], taken: &[bool], gate: &Gate) -> Vec<(usize, Assigned)> {
+    let index = Index::build(b, |i| !taken[i]);
+    let mut cands: Vec<Scored> = Vec::new();
+    let mut hits = Vec::new();
+    for (pos, &ia) in sources.iter().enumerate() {
+        index.lookup(&a[ia], &mut hits);
+        for &ib in &hits {
+            if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
+                s.source = pos;
+                s.target = ib;
+                cands.push(s);
+            }
+        }
+    }
+    // Best score per source and per target, and how many candidates reach it.
+    let mut best_src: FxHashMap<usize, (i64, Vec<usize>)> = FxHashMap::default();
+    let mut best_tgt: FxHashMap<usize, (i64, usize)> = FxHashMap::default();
+    for c in &cands {
+        let e = best_src.entry(c.source).or_insert((i64::MIN, Vec::new()));
+        if c.score > e.0 {
+            *e = (c.score, vec![c.target]);
+        } else if c.score == e.0 {
+            e.1.push(c.target);
+        }
+        let t = best_tgt.entry(c.target).or_insert((i64::MIN, 0));
+        if c.score > t.0 {
+            *t = (c.score, 1);
+        } else if c.score == t.0 {
+            t.1 += 1;
+        }
+    }
+    // Best first; among equals, the nearer in corrected time, then by index.
+    cands.sort_by_key(|c| (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target));
+    let mut src_done = vec![false; sources.len()];
+    let mut tgt_done: FxHashMap<usize, ()> = FxHashMap::default();
+    let mut out: Vec<(usize, Assigned)> = Vec::new();
+    for c in cands {
+        if src_done[c.source] || tgt_done.contains_key(&c.target) {
+            continue;
+        }
+        let (top, tied) = &best_src[&c.source];
+        let tied_src = *top == c.score && tied.len() > 1;
+        let tied_tgt = best_tgt.get(&c.target).is_some_and(|&(s, n)| s == c.score && n > 1);
+        let ambiguous = tied_src || tied_tgt;
+        src_done[c.source] = true;
+        tgt_done.insert(c.target, ());
+        let mut candidates = Vec::new();
+        if ambiguous {
+            candidates = if tied_src { tied.clone() } else { vec![c.target] };
+            candidates.sort_unstable();
+        }
+        out.push((
+            c.source,
+            Assigned {
+                target: c.target,
+                strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
+                evidence: c.evidence,
+                kind: c.kind,
+                candidates,
+            },
+        ));
+    }
+    weak_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
+    out.sort_by_key(|(pos, _)| *pos);
+    out
+}
+
+/// Pairs leftovers with no strong key when exactly one candidate lies inside
+/// the tolerance, from both sides. Candidates come from a time-sorted sweep of
+/// `b` (no all-pairs scan).
+#[allow(clippy::too_many_arguments)]
+fn weak_pass(
+    a: &[Flow],
+    sources: &[usize],
+    b: &[Flow],
+    taken: &[bool],
+    gate: &Gate,
+    src_done: &[bool],
+    tgt_done: &FxHashMap<usize, ()>,
+    out: &mut Vec<(usize, Assigned)>,
+) {
+    let start = |f: &Flow| f.first_client_ns.unwrap_or(f.first_ns);
+    let mut free_b: Vec<(i64, usize)> = (0..b.len())
+        .filter(|&i| !taken[i] && !tgt_done.contains_key(&i))
+        .map(|i| (start(&b[i]) - gate.rel_offset_ns - gate.delay_ns, i))
+        .collect();
+    if free_b.is_empty() {
+        return;
+    }
+    free_b.sort_unstable();
+    let tol = gate.tolerance_ns;
+    let mut per_source: Vec<(usize, usize, Vec<Evidence>)> = Vec::new();
+    let mut target_count: FxHashMap<usize, usize> = FxHashMap::default();
+    for (pos, &ia) in sources.iter().enumerate() {
+        if src_done[pos] {
+            continue;
+        }
+        let t = start(&a[ia]);
+        let lo = free_b.partition_point(|&(tb, _)| tb < t - tol);
+        let mut found: Option<(usize, Vec<Evidence>)> = None;
+        let mut count = 0;
+        for &(tb, ib) in &free_b[lo..] {
+            if tb > t + tol {
+                break;
+            }
+            if let Some(ev) = weak_evidence(&a[ia], &b[ib], gate) {
+                count += 1;
+                *target_count.entry(ib).or_insert(0) += 1;
+                found = Some((ib, ev));
+            }
+        }
+        if count == 1 {
+            if let Some((ib, ev)) = found {
+                per_source.push((pos, ib, ev));
+            }
+        }
+    }
+    for (pos, ib, ev) in per_source {
+        if target_count.get(&ib) == Some(&1) {
+            out.push((
+                pos,
+                Assigned { target: ib, strength: Strength::Weak, evidence: ev, kind: LinkKind::Forwarded, candidates: Vec::new() },
+            ));
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Candidate pairs between the flows of two captures, found by hash joins on each
+//! evidence key (client ISN, client and server stream fingerprints, ICMP echo
+//! sequence + payload), each with the evidence it carries, and the time gate.
+
+use super::clock::ClockEstimate;
+use super::evidence::Evidence;
+use super::LinkKind;
+use crate::config::CorrelateConfig;
+use crate::flows::{Flow, FlowProto, STRONG_PREFIX};
+use rustc_hash::FxHashMap;
+
+/// Default tolerance floor: 1 ms.
+const TOLERANCE_FLOOR_NS: i64 = 1_000_000;
+/// Default tolerance cap: 200 ms.
+const TOLERANCE_CAP_NS: i64 = 200_000_000;
+
+/// The corrected-time gate between captures `from` and `to`.
+#[derive(Clone, Copy, Debug)]
+pub struct Gate {
+    /// Offset of `to` minus offset of `from` (ns).
+    pub rel_offset_ns: i64,
+    /// Expected one-way delay from `from` to `to` (ns).
+    pub delay_ns: i64,
+    pub tolerance_ns: i64,
+}
+
+impl Gate {
+    pub fn new(clocks: &[ClockEstimate], delays: &[Option<i64>], from: usize, to: usize, config: &CorrelateConfig) -> Gate {
+        let rel = clocks[to].offset_ns - clocks[from].offset_ns;
+        let delay: i64 = (from..to).map(|i| delays.get(i).copied().flatten().unwrap_or(0)).sum();
+        let spread = clocks[to].spread_ns.max(0) + clocks[from].spread_ns.max(0);
+        let tolerance = config
+            .tolerance_ns
+            .unwrap_or_else(|| (5 * spread + TOLERANCE_FLOOR_NS).min(TOLERANCE_CAP_NS))
+            .max(0);
+        Gate { rel_offset_ns: rel, delay_ns: delay, tolerance_ns: tolerance }
+    }
+
+    /// How far `b` starts from where `a` predicts, on corrected clocks (ns).
+    pub fn distance(&self, a: &Flow, b: &Flow) -> i64 {
+        let ta = a.first_client_ns.unwrap_or(a.first_ns);
+        let tb = b.first_client_ns.unwrap_or(b.first_ns);
+        (tb - self.rel_offset_ns - ta - self.delay_ns).abs()
+    }
+
+    /// Packet-for-packet correspondence: starts within the tolerance.
+    pub fn tight(&self, a: &Flow, b: &Flow) -> bool {
+        self.distance(a, b) <= self.tolerance_ns
+    }
+
+    /// A proxy's new connection starts while the client's connection is alive.
+    pub fn during(&self, a: &Flow, b: &Flow) -> bool {
+        let tb = b.first_ns - self.rel_offset_ns;
+        tb + self.tolerance_ns >= a.first_ns && tb <= a.last_ns + self.tolerance_ns + self.delay_ns.max(0)
+    }
+}
+
+/// Evidence for one candidate pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    pub source: usize,
+    pub target: usize,
+    pub evidence: Vec<Evidence>,
+    pub kind: LinkKind,
+    pub score: i64,
+}
+
+/// Hash indexes over one capture's flows.
+pub struct Index {
+    isn: FxHashMap<(u32, u32), Vec<usize>>,
+    client_fp: FxHashMap<(FlowProto, u64), Vec<usize>>,
+    server_fp: FxHashMap<(FlowProto, u64), Vec<usize>>,
+    echo: FxHashMap<(u16, u64), Vec<usize>>,
+}
+
+fn echo_key(f: &Flow) -> Option<(u16, u64)> {
+    let e = f.echo.as_ref()?;
+    let (len, h) = e.payload?;
+    Some((e.first_seq, h ^ u64::from(len)))
+}
+
+impl Index {
+    /// Indexes the flows for which `include` is true.
+    pub fn build(flows: &[Flow], include: impl Fn(usize) -> bool) -> Index {
+        let mut ix = Index {
+            isn: FxHashMap::default(),
+            client_fp: FxHashMap::default(),
+            server_fp: FxHashMap::default(),
+            echo: FxHashMap::default(),
+        };
+        for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
+            if let Some(isn) = f.client_isn {
+                ix.isn.entry((isn, 0)).or_default().push(i);
+            }
+            if let Some(k) = f.client_fp.join_key() {
+                ix.client_fp.entry((f.proto, k)).or_default().push(i);
+            }
+            if let Some(k) = f.server_fp.join_key() {
+                ix.server_fp.entry((f.proto, k)).or_default().push(i);
+            }
+            if let Some(k) = echo_key(f) {
+                ix.echo.entry(k).or_default().push(i);
+            }
+        }
+        ix
+    }
+
+    /// Flows sharing at least one strong key with `f`, ascending, without repeats.
+    pub fn lookup(&self, f: &Flow, out: &mut Vec<usize>) {
+        out.clear();
+        if let Some(isn) = f.client_isn {
+            if let Some(v) = self.isn.get(&(isn, 0)) {
+                out.extend_from_slice(v);
+            }
+        }
+        if let Some(k) = f.client_fp.join_key() {
+            if let Some(v) = self.client_fp.get(&(f.proto, k)) {
+                out.extend_from_slice(v);
+            }
+        }
+        if let Some(k) = f.server_fp.join_key() {
+            if let Some(v) = self.server_fp.get(&(f.proto, k)) {
+                out.extend_from_slice(v);
+            }
+        }
+        if let Some(k) = echo_key(f) {
+            if let Some(v) = self.echo.get(&k) {
+                out.extend_from_slice(v);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+/// The evidence that `a` (earlier capture) and `b` (later capture) are one
+/// request, or None when they cannot be (different protocol, contradicting bytes).
+pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
+    if a.proto != b.proto || a.v6 != b.v6 {
+        return None;
+    }
+    let mut ev = Vec::new();
+    let mut score = 0i64;
+    let client_agree = a.client_fp.agreement(&b.client_fp);
+    let server_agree = a.server_fp.agreement(&b.server_fp);
+    // Bytes that both sides know and that differ rule the pair out (NAT never
+    // edits payload, except conntrack helpers such as FTP/SIP).
+    if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() {
+        return None;
+    }
+    let strong_bytes = |agree: Option<usize>, whole: bool| agree.is_some_and(|n| n >= STRONG_PREFIX || (whole && n > 0));
+    let client_strong = strong_bytes(client_agree, a.client_fp.whole.is_some() && b.client_fp.whole.is_some());
+    let server_strong = strong_bytes(server_agree, a.server_fp.whole.is_some() && b.server_fp.whole.is_some());
+    let ip_id = a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id;
+    let mut kind = LinkKind::Forwarded;
+    match a.proto {
+        FlowProto::Tcp => {
+            let isn_equal = a.client_isn.is_some() && a.client_isn == b.client_isn;
+            let server_isn_conflict = a.server_isn.is_some() && b.server_isn.is_some() && a.server_isn != b.server_isn;
+            if isn_equal && !server_isn_conflict {
+                ev.push(Evidence::Isn);
+                score += 1000;
+            } else if a.client_isn.is_some() && b.client_isn.is_some() && !isn_equal {
+                // A new sequence space: an ISN-randomizing middlebox keeps the
+                // packets (IP ID, TTL − 1, timing); a terminating proxy does not.
+                if !(client_strong || server_strong) {
+                    return None;
+                }
+                let ttl_routed = b.client_ttl < a.client_ttl;
+                if ip_id && ttl_routed && gate.tight(a, b) {
+                    kind = LinkKind::SeqShift;
+                    ev.push(Evidence::SeqShift);
+                    score += 800;
+                } else {
+                    kind = LinkKind::Proxy;
+                }
+            }
+            if client_strong {
+                ev.push(Evidence::ClientFingerprint);
+                score += 1000 + client_agree.unwrap_or(0) as i64;
+            }
+            if server_strong {
+                ev.push(Evidence::ServerFingerprint);
+                score += 1000 + server_agree.unwrap_or(0) as i64;
+            }
+        }
+        FlowProto::Udp => {
+            if client_strong || server_strong {
+                ev.push(Evidence::UdpPayload);
+                score += 1000 + client_agree.unwrap_or(0) as i64 + server_agree.unwrap_or(0) as i64;
+            }
+        }
+        FlowProto::Icmp => {
+            if echo_key(a).is_some() && echo_key(a) == echo_key(b) {
+                ev.push(Evidence::IcmpEcho);
+                score += 1000;
+            }
+        }
+    }
+    if ev.is_empty() {
+        return None;
+    }
+    let gated = match kind {
+        LinkKind::Proxy => gate.during(a, b),
+        _ => gate.tight(a, b),
+    };
+    if !gated {
+        return None;
+    }
+    if ip_id && kind != LinkKind::Proxy {
+        ev.push(Evidence::IpId);
+        score += 50;
+    }
+    if a.server.port == b.server.port && a.proto != FlowProto::Icmp || a.server.addr == b.server.addr {
+        ev.push(Evidence::Ports);
+        score += 10;
+    }
+    Some(Scored { source: 0, target: 0, evidence: ev, kind, score })
+}
+
+/// Evidence for a weak match (no strong key): only the tie-breakers and time.
+pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Vec<Evidence>> {
+    if a.proto != b.proto || a.v6 != b.v6 || !gate.tight(a, b) {
+        return None;
+    }
+    // Known bytes or sequence spaces that disagree rule the pair out.
+    if a.client_fp.agreement_known(&b.client_fp) && a.client_fp.agreement(&b.client_fp).is_none() {
+        return None;
+    }
+    if a.server_fp.agreement_known(&b.server_fp) && a.server_fp.agreement(&b.server_fp).is_none() {
+        return None;
+    }
+    if a.client_isn.is_some() && b.client_isn.is_some() && a.client_isn != b.client_isn {
+        return None;
+    }
+    if a.client_ip_id.is_some() && b.client_ip_id.is_some() && a.client_ip_id != b.client_ip_id {
+        return None;
+    }
+    if let (Some(x), Some(y)) = (&a.echo, &b.echo) {
+        if x.first_seq != y.first_seq {
+            return None;
+        }
+    }
+    let mut ev = Vec::new();
+    if a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id {
+        ev.push(Evidence::IpId);
+    }
+    if a.server.port == b.server.port && a.proto != FlowProto::Icmp || a.server.addr == b.server.addr {
+        ev.push(Evidence::Ports);
+    }
+    ev.push(Evidence::Time);
+    Some(ev)
+}
+
+/// Pairs that share a packet-for-packet strong key (client ISN, first UDP
+/// datagram, ICMP echo) that is unique on both sides: the clock samples.
+pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
+    let key = |f: &Flow| -> Option<(FlowProto, u64)> {
+        match f.proto {
+            FlowProto::Tcp if f.orientation != crate::flows::Orientation::Midstream => {
+                f.client_isn.map(|i| (FlowProto::Tcp, u64::from(i)))
+            }
+            FlowProto::Udp => f.client_fp.join_key().filter(|_| f.client_fp.prefix[1].is_some() || f.client_fp.whole.is_some()).map(|k| (FlowProto::Udp, k)),
+            FlowProto::Icmp => echo_key(f).map(|(s, h)| (FlowProto::Icmp, h ^ u64::from(s))),
+            _ => None,
+        }
+    };
+    let mut count_a: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
+    for (i, f) in a.iter().enumerate() {
+        if let Some(k) = key(f) {
+            let e = count_a.entry(k).or_insert((i, 0));
+            e.1 += 1;
+        }
+    }
+    let mut count_b: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
+    for (i, f) in b.iter().enumerate() {
+        if let Some(k) = key(f) {
+            let e = count_b.entry(k).or_insert((i, 0));
+            e.1 += 1;
+        }
+    }
+    let mut pairs: Vec<(usize, usize)> = count_a
+        .iter()
+        .filter(|(_, &(_, n))| n == 1)
+        .filter_map(|(k, &(ia, _))| count_b.get(k).filter(|(_, n)| *n == 1).map(|&(ib, _)| (ia, ib)))
+        .collect();
+    pairs.sort_unstable();
+    pairs
+}

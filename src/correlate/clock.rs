@@ -1,0 +1,196 @@
+//! Clock offsets between captures, estimated the NTP way from unambiguous strong
+//! matches: with request times a1, b1 and reply times b2, a2 at captures A and B,
+//! offset = ((b1 − a1) − (a2 − b2)) / 2 and one-way delay = ((b1 − a1) + (a2 − b2)) / 2;
+//! the median over requests with its spread (MAD). Without replies the median of
+//! (b1 − a1), which then includes the delay. Positive: that capture's clock runs
+//! ahead of capture 1's; corrected time = recorded time − offset.
+
+use super::candidates::unique_pairs;
+use crate::config::CorrelateConfig;
+use crate::flows::{Flow, Flows};
+
+/// How a capture's offset was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetMethodKind {
+    Reference,
+    RequestReply,
+    OneWay,
+    Manual,
+    None,
+}
+
+/// A capture's clock relative to capture 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockEstimate {
+    pub offset_ns: i64,
+    /// Median absolute deviation of the samples (accumulated along the path).
+    pub spread_ns: i64,
+    pub samples: usize,
+    pub method: OffsetMethodKind,
+}
+
+/// Default `--max-offset`: 60 s.
+pub const DEFAULT_MAX_OFFSET_NS: i64 = 60_000_000_000;
+
+/// Estimates every capture's clock and each neighbour boundary's one-way delay.
+pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstimate>, Vec<Option<i64>>) {
+    let n = captures.len();
+    let max_offset = config.max_offset_ns.unwrap_or(DEFAULT_MAX_OFFSET_NS);
+    let mut clocks = vec![ClockEstimate { offset_ns: 0, spread_ns: 0, samples: 0, method: OffsetMethodKind::None }; n];
+    if n == 0 {
+        return (clocks, Vec::new());
+    }
+    clocks[0].method = OffsetMethodKind::Reference;
+    // Pairwise estimates, B relative to A, between neighbours (or the nearest
+    // earlier capture that shares requests when the neighbour shares none).
+    let mut delays = vec![None; n.saturating_sub(1)];
+    for j in 1..n {
+        let manual = config.offsets_ns.iter().rev().find(|(i, _)| *i == j).map(|(_, o)| *o);
+        let mut found = None;
+        for k in (0..j).rev() {
+            let est = pair_estimate(&captures[k].flows, &captures[j].flows, max_offset);
+            if est.samples > 0 {
+                found = Some((k, est));
+                break;
+            }
+        }
+        match (manual, found) {
+            (Some(offset), est) => {
+                clocks[j] = ClockEstimate { offset_ns: offset, spread_ns: 0, samples: 0, method: OffsetMethodKind::Manual };
+                if let Some((k, est)) = est {
+                    // Delay measured on the corrected clocks.
+                    if k == j - 1 {
+                        let rel = offset - clocks[k].offset_ns;
+                        delays[j - 1] = est.one_way_median.map(|d| d - rel);
+                    }
+                    clocks[j].samples = est.samples;
+                }
+            }
+            (None, Some((k, est))) => {
+                clocks[j] = ClockEstimate {
+                    offset_ns: clocks[k].offset_ns + est.offset_ns,
+                    spread_ns: clocks[k].spread_ns + est.spread_ns,
+                    samples: est.samples,
+                    method: est.method,
+                };
+                if k == j - 1 {
+                    delays[j - 1] = est.delay_ns;
+                }
+            }
+            (None, None) => {
+                clocks[j] = ClockEstimate {
+                    offset_ns: clocks[j - 1].offset_ns,
+                    spread_ns: clocks[j - 1].spread_ns,
+                    samples: 0,
+                    method: OffsetMethodKind::None,
+                };
+            }
+        }
+    }
+    if let Some(o) = config.offsets_ns.iter().find(|(i, _)| *i == 0) {
+        // An offset for capture 1 shifts the reference: express others relative to it.
+        let base = o.1;
+        for c in clocks.iter_mut().skip(1) {
+            if c.method != OffsetMethodKind::Manual {
+                c.offset_ns -= base;
+            }
+        }
+    }
+    (clocks, delays)
+}
+
+/// One boundary's estimate from its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairEstimate {
+    pub offset_ns: i64,
+    pub spread_ns: i64,
+    pub samples: usize,
+    pub method: OffsetMethodKind,
+    /// NTP one-way delay (None for the one-way method).
+    pub delay_ns: Option<i64>,
+    /// Median of b1 − a1.
+    pub one_way_median: Option<i64>,
+}
+
+/// Estimates B's clock relative to A's from flows that pair unambiguously.
+pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate {
+    let mut ntp_offsets = Vec::new();
+    let mut ntp_delays = Vec::new();
+    let mut one_way = Vec::new();
+    for (ia, ib) in unique_pairs(a, b) {
+        let (fa, fb) = (&a[ia], &b[ib]);
+        let (Some(a1), Some(b1)) = (fa.first_client_ns, fb.first_client_ns) else { continue };
+        let d1 = b1 - a1;
+        if d1.abs() > max_offset_ns {
+            continue;
+        }
+        if fa.syn_count > 1 || fb.syn_count > 1 {
+            continue; // which SYN crossed is unknown
+        }
+        one_way.push(d1);
+        if let (Some(a2), Some(b2)) = (fa.first_server_ns, fb.first_server_ns) {
+            let d2 = a2 - b2;
+            if d2.abs() <= max_offset_ns && a2 >= a1 {
+                ntp_offsets.push((d1 - d2) / 2);
+                ntp_delays.push((d1 + d2) / 2);
+            }
+        }
+    }
+    if !ntp_offsets.is_empty() {
+        let (offset, spread) = median_mad(&mut ntp_offsets);
+        let (delay, _) = median_mad(&mut ntp_delays);
+        let ow = median_mad(&mut one_way).0;
+        PairEstimate {
+            offset_ns: offset,
+            spread_ns: spread,
+            samples: ntp_offsets.len(),
+            method: OffsetMethodKind::RequestReply,
+            delay_ns: Some(delay),
+            one_way_median: Some(ow),
+        }
+    } else if !one_way.is_empty() {
+        let (offset, spread) = median_mad(&mut one_way);
+        PairEstimate {
+            offset_ns: offset,
+            spread_ns: spread,
+            samples: one_way.len(),
+            method: OffsetMethodKind::OneWay,
+            delay_ns: None,
+            one_way_median: Some(offset),
+        }
+    } else {
+        PairEstimate {
+            offset_ns: 0,
+            spread_ns: 0,
+            samples: 0,
+            method: OffsetMethodKind::None,
+            delay_ns: None,
+            one_way_median: None,
+        }
+    }
+}
+
+/// Median and median absolute deviation (lower median for even counts, so the
+/// result is one of the samples and deterministic).
+pub fn median_mad(v: &mut [i64]) -> (i64, i64) {
+    if v.is_empty() {
+        return (0, 0);
+    }
+    v.sort_unstable();
+    let med = v[(v.len() - 1) / 2];
+    let mut dev: Vec<i64> = v.iter().map(|x| (x - med).abs()).collect();
+    dev.sort_unstable();
+    (med, dev[(dev.len() - 1) / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_mad_of_odd_and_even_sets() {
+        assert_eq!(median_mad(&mut [5, 1, 3]), (3, 2));
+        assert_eq!(median_mad(&mut [4, 1, 3, 2]), (2, 1));
+        assert_eq!(median_mad(&mut []), (0, 0));
+    }
+}

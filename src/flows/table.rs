@@ -1,0 +1,469 @@
+//! The per-capture flow table: finds a packet's flow by its canonical 5-tuple
+//! (FxHash map into a Vec, so flow order is packet order and output is
+//! deterministic), applies the TCP / UDP / ICMP lifecycle rules, and updates the
+//! flow's fixed-size summary.
+
+use super::fingerprint::StreamPrefix;
+use super::{EchoSummary, Endpoint, Flow, FlowProto, FlowStats, Flows, IcmpError, Orientation, TcpEvent};
+use crate::config::FlowConfig;
+use crate::decode::{tcp_flags, Fragment, IcmpMessage, Packet, Quoted, Transport};
+use rustc_hash::FxHashMap;
+
+/// Canonical key: protocol and the two endpoints in sorted order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FlowKey {
+    proto: FlowProto,
+    lo: Endpoint,
+    hi: Endpoint,
+}
+
+impl FlowKey {
+    fn new(proto: FlowProto, a: Endpoint, b: Endpoint) -> FlowKey {
+        if a <= b {
+            FlowKey { proto, lo: a, hi: b }
+        } else {
+            FlowKey { proto, lo: b, hi: a }
+        }
+    }
+}
+
+/// A flow being built: its summary plus the stream reassembly state.
+struct Builder {
+    flow: Flow,
+    client_stream: StreamPrefix,
+    server_stream: StreamPrefix,
+    /// Stream offset 0 of each direction: ISN + 1, or the first seq seen (midstream).
+    client_base: Option<u32>,
+    server_base: Option<u32>,
+}
+
+/// Most ICMP errors kept per flow.
+const MAX_ICMP_ERRORS: usize = 4;
+/// `-i any` copies: first packets at most this far apart (ns).
+const COPY_WINDOW_NS: i64 = 1_000_000_000;
+
+/// Builds the flows of one capture from its packets in capture order.
+pub struct FlowTable {
+    config: FlowConfig,
+    builders: Vec<Builder>,
+    index: FxHashMap<FlowKey, u32>,
+    stats: FlowStats,
+}
+
+impl FlowTable {
+    pub fn new(config: &FlowConfig) -> FlowTable {
+        FlowTable { config: config.clone(), builders: Vec::new(), index: FxHashMap::default(), stats: FlowStats::default() }
+    }
+
+    /// Flows so far.
+    pub fn len(&self) -> usize {
+        self.builders.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.builders.is_empty()
+    }
+
+    /// Adds one packet; `payload` is its captured transport payload
+    /// (`packet.payload(record.data)`).
+    pub fn insert(&mut self, p: &Packet, payload: &[u8]) {
+        self.stats.packets += 1;
+        if p.fragment == Fragment::Later {
+            self.stats.fragments += 1;
+            return;
+        }
+        match &p.transport {
+            Transport::Tcp(_) => self.insert_tcp(p, payload),
+            Transport::Udp(_) => self.insert_udp(p, payload),
+            Transport::Icmp(icmp) => match &icmp.message {
+                IcmpMessage::EchoRequest { id, seq } => self.insert_echo(p, payload, *id, *seq, true),
+                IcmpMessage::EchoReply { id, seq } => self.insert_echo(p, payload, *id, *seq, false),
+                IcmpMessage::Error(q) => self.insert_icmp_error(p, icmp.v6, icmp.icmp_type, icmp.code, q),
+                IcmpMessage::Other => self.stats.other += 1,
+            },
+            Transport::Other { .. } => self.stats.other += 1,
+        }
+    }
+
+    fn new_flow(&mut self, key: FlowKey, p: &Packet, proto: FlowProto, client: Endpoint, server: Endpoint, orientation: Orientation) -> usize {
+        let flow = Flow {
+            proto,
+            v6: p.src.is_ipv6(),
+            client,
+            server,
+            orientation,
+            first_ns: p.ts_ns,
+            last_ns: p.ts_ns,
+            first_client_ns: None,
+            first_server_ns: None,
+            client_isn: None,
+            server_isn: None,
+            syn_count: 0,
+            synack_ns: None,
+            handshake_done_ns: None,
+            syn_mss: None,
+            synack_mss: None,
+            client_ip_id: None,
+            client_ttl: 0,
+            server_ttl: None,
+            packets_to_server: 0,
+            packets_to_client: 0,
+            bytes_to_server: 0,
+            bytes_to_client: 0,
+            client_data_ns: None,
+            server_data_ns: None,
+            client_fin_ns: None,
+            server_fin_ns: None,
+            rst_to_client: None,
+            rst_to_server: None,
+            icmp_errors: Vec::new(),
+            client_fp: Default::default(),
+            server_fp: Default::default(),
+            echo: None,
+            first_interface: p.sll_ifindex.unwrap_or(p.interface),
+            first_packet_type: p.sll_packet_type,
+            copies: 0,
+        };
+        let limit = self.config.fingerprint_len;
+        let idx = self.builders.len();
+        self.builders.push(Builder {
+            flow,
+            client_stream: StreamPrefix::new(limit),
+            server_stream: StreamPrefix::new(limit),
+            client_base: None,
+            server_base: None,
+        });
+        self.index.insert(key, idx as u32);
+        idx
+    }
+
+    /// Counts the packet in its direction (`to_server`: client → server).
+    fn account(b: &mut Builder, p: &Packet, to_server: bool) -> bool {
+        let f = &mut b.flow;
+        f.first_ns = f.first_ns.min(p.ts_ns);
+        f.last_ns = f.last_ns.max(p.ts_ns);
+        if to_server {
+            f.packets_to_server += 1;
+            f.bytes_to_server += u64::from(p.ip_len);
+            if f.first_client_ns.is_none() {
+                f.first_client_ns = Some(p.ts_ns);
+                f.client_ip_id = p.ip_id.filter(|&id| id != 0);
+                f.client_ttl = p.ttl;
+            }
+        } else {
+            f.packets_to_client += 1;
+            f.bytes_to_client += u64::from(p.ip_len);
+            if f.first_server_ns.is_none() {
+                f.first_server_ns = Some(p.ts_ns);
+                f.server_ttl = Some(p.ttl);
+            }
+        }
+        to_server
+    }
+
+    fn insert_tcp(&mut self, p: &Packet, payload: &[u8]) {
+        let Transport::Tcp(t) = &p.transport else { return };
+        let src = Endpoint { addr: p.src, port: t.src_port };
+        let dst = Endpoint { addr: p.dst, port: t.dst_port };
+        let key = FlowKey::new(FlowProto::Tcp, src, dst);
+        let syn = t.flags & tcp_flags::SYN != 0;
+        let ack = t.flags & tcp_flags::ACK != 0;
+        let existing = self.index.get(&key).map(|&i| i as usize);
+
+        let idx = match existing {
+            Some(i) if syn && !ack => {
+                let f = &self.builders[i].flow;
+                if f.client == src && f.client_isn == Some(t.seq) {
+                    i // SYN retransmission
+                } else {
+                    self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn)
+                }
+            }
+            Some(i) if syn && ack => {
+                let f = &self.builders[i].flow;
+                let fits = f.server == src && (f.server_isn.is_none() || f.server_isn == Some(t.seq));
+                if fits {
+                    i
+                } else {
+                    self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck)
+                }
+            }
+            Some(i) => i,
+            None if syn && !ack => self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn),
+            None if syn && ack => self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck),
+            None => {
+                let (client, server) = if src_is_server(t.src_port, t.dst_port) { (dst, src) } else { (src, dst) };
+                self.new_flow(key, p, FlowProto::Tcp, client, server, Orientation::Midstream)
+            }
+        };
+
+        let b = &mut self.builders[idx];
+        let to_server = Self::account(b, p, src == b.flow.client);
+        let f = &mut b.flow;
+        let payload_len = p.payload_len;
+        if to_server {
+            if syn && !ack {
+                if f.client_isn.is_none() {
+                    f.client_isn = Some(t.seq);
+                    f.syn_mss = t.mss;
+                    b.client_base = Some(t.seq.wrapping_add(1));
+                }
+                f.syn_count += 1;
+            } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
+                f.handshake_done_ns = Some(p.ts_ns);
+            }
+            if payload_len > 0 && f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.is_none() {
+                f.client_fin_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::RST != 0 && f.rst_to_server.is_none() {
+                f.rst_to_server = Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
+            }
+            if !syn && b.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                b.client_base = Some(t.seq); // midstream: offsets from the first seq seen
+            }
+            stream_add(&mut b.client_stream, b.client_base, t.seq, payload, payload_len, t.flags);
+        } else {
+            if syn && ack {
+                if f.server_isn.is_none() {
+                    f.server_isn = Some(t.seq);
+                    f.synack_mss = t.mss;
+                    f.synack_ns = Some(p.ts_ns);
+                    b.server_base = Some(t.seq.wrapping_add(1));
+                    if f.client_isn.is_none() {
+                        f.client_isn = Some(t.ack.wrapping_sub(1));
+                        b.client_base = Some(t.ack);
+                    }
+                }
+            }
+            if payload_len > 0 && f.server_data_ns.is_none() {
+                f.server_data_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.is_none() {
+                f.server_fin_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::RST != 0 && f.rst_to_client.is_none() {
+                f.rst_to_client = Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
+            }
+            if !syn && b.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                b.server_base = Some(t.seq);
+            }
+            stream_add(&mut b.server_stream, b.server_base, t.seq, payload, payload_len, t.flags);
+        }
+    }
+
+    fn insert_udp(&mut self, p: &Packet, payload: &[u8]) {
+        let Transport::Udp(u) = &p.transport else { return };
+        let src = Endpoint { addr: p.src, port: u.src_port };
+        let dst = Endpoint { addr: p.dst, port: u.dst_port };
+        let key = FlowKey::new(FlowProto::Udp, src, dst);
+        let idle = self.config.udp_idle_ns;
+        let idx = match self.index.get(&key).map(|&i| i as usize) {
+            Some(i) if p.ts_ns.saturating_sub(self.builders[i].flow.last_ns) <= idle => i,
+            _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
+        };
+        let b = &mut self.builders[idx];
+        let to_server = Self::account(b, p, src == b.flow.client);
+        let (stream, seen) = if to_server {
+            (&mut b.client_stream, b.flow.packets_to_server > 1)
+        } else {
+            (&mut b.server_stream, b.flow.packets_to_client > 1)
+        };
+        if !seen {
+            // The first datagram of each direction is its fingerprint.
+            stream.add(0, payload);
+            stream.set_end(u64::from(p.payload_len));
+        }
+        if to_server {
+            if p.payload_len > 0 && b.flow.client_data_ns.is_none() {
+                b.flow.client_data_ns = Some(p.ts_ns);
+            }
+        } else if b.flow.server_data_ns.is_none() {
+            b.flow.server_data_ns = Some(p.ts_ns);
+        }
+    }
+
+    fn insert_echo(&mut self, p: &Packet, payload: &[u8], id: u16, seq: u16, request: bool) {
+        let src = Endpoint { addr: p.src, port: id };
+        let dst = Endpoint { addr: p.dst, port: id };
+        let key = FlowKey::new(FlowProto::Icmp, src, dst);
+        let idle = self.config.udp_idle_ns;
+        let idx = match self.index.get(&key).map(|&i| i as usize) {
+            Some(i) if p.ts_ns.saturating_sub(self.builders[i].flow.last_ns) <= idle => i,
+            _ => {
+                let (client, server) = if request { (src, dst) } else { (dst, src) };
+                self.new_flow(key, p, FlowProto::Icmp, client, server, Orientation::FirstPacket)
+            }
+        };
+        let b = &mut self.builders[idx];
+        let to_server = Self::account(b, p, request);
+        let echo = b.flow.echo.get_or_insert(EchoSummary { first_seq: seq, last_seq: seq, requests: 0, replies: 0, payload: None });
+        if to_server {
+            if echo.requests == 0 {
+                echo.first_seq = seq;
+                echo.payload = Some((p.payload_len, xxhash_rust::xxh3::xxh3_64(payload)));
+            }
+            echo.requests += 1;
+            echo.last_seq = seq;
+            if b.flow.client_data_ns.is_none() {
+                b.flow.client_data_ns = Some(p.ts_ns);
+            }
+        } else {
+            echo.replies += 1;
+            if b.flow.server_data_ns.is_none() {
+                b.flow.server_data_ns = Some(p.ts_ns);
+            }
+        }
+    }
+
+    fn insert_icmp_error(&mut self, p: &Packet, v6: bool, icmp_type: u8, code: u8, q: &Quoted) {
+        let Some((key, quoted_src)) = quoted_key(q) else {
+            self.stats.icmp_unattributed += 1;
+            return;
+        };
+        let Some(&i) = self.index.get(&key) else {
+            self.stats.icmp_unattributed += 1;
+            return;
+        };
+        let f = &mut self.builders[i as usize].flow;
+        f.last_ns = f.last_ns.max(p.ts_ns);
+        if f.icmp_errors.len() < MAX_ICMP_ERRORS {
+            f.icmp_errors.push(IcmpError {
+                ts_ns: p.ts_ns,
+                sender: p.src,
+                v6,
+                icmp_type,
+                code,
+                ttl: p.ttl,
+                about_request: quoted_src == f.client,
+            });
+        }
+    }
+
+    /// Finishes the table: fingerprints hashed, `-i any` copies folded.
+    pub fn finish(self) -> Flows {
+        let mut stats = self.stats;
+        let mut flows: Vec<Flow> = self
+            .builders
+            .into_iter()
+            .map(|b| {
+                let mut f = b.flow;
+                f.client_fp = b.client_stream.fingerprint();
+                f.server_fp = b.server_stream.fingerprint();
+                f
+            })
+            .collect();
+        let before = flows.len();
+        fold_copies(&mut flows);
+        stats.duplicate_flows = (before - flows.len()) as u64;
+        Flows { flows, stats }
+    }
+}
+
+/// Adds a TCP segment's payload at its stream offset; a FIN marks the end.
+fn stream_add(stream: &mut StreamPrefix, base: Option<u32>, seq: u32, payload: &[u8], payload_len: u32, flags: u8) {
+    let Some(base) = base else { return };
+    let off = seq.wrapping_sub(base);
+    if off >= 1 << 31 {
+        return; // before the stream start (or far out of window)
+    }
+    stream.add(u64::from(off), payload);
+    if flags & tcp_flags::FIN != 0 {
+        stream.set_end(u64::from(off) + u64::from(payload_len));
+    }
+}
+
+/// Midstream orientation: the lower well-known port is the server.
+fn src_is_server(src_port: u16, dst_port: u16) -> bool {
+    match (src_port < 1024, dst_port < 1024) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => src_port < dst_port,
+    }
+}
+
+/// The flow key an ICMP error's quoted header names, and the quoted sender.
+fn quoted_key(q: &Quoted) -> Option<(FlowKey, Endpoint)> {
+    use crate::decode::ip_proto;
+    let (proto, sport, dport) = match q.protocol {
+        ip_proto::TCP => (FlowProto::Tcp, q.src_port?, q.dst_port?),
+        ip_proto::UDP => (FlowProto::Udp, q.src_port?, q.dst_port?),
+        ip_proto::ICMP | ip_proto::ICMPV6 => {
+            let (id, _) = q.echo?;
+            (FlowProto::Icmp, id, id)
+        }
+        _ => return None,
+    };
+    let src = Endpoint { addr: q.src, port: sport };
+    let dst = Endpoint { addr: q.dst, port: dport };
+    Some((FlowKey::new(proto, src, dst), src))
+}
+
+/// `tcpdump -i any` on a NAT host sees each packet before and after translation:
+/// flows sharing their client ISN (TCP), or their first datagram and time on
+/// different interfaces (UDP, ICMP), are copies of one request. Keeps the copy
+/// nearest the client — the earliest, then the highest TTL — and counts the rest.
+fn fold_copies(flows: &mut Vec<Flow>) {
+    let mut by_sig: FxHashMap<(FlowProto, u64), Vec<usize>> = FxHashMap::default();
+    for (i, f) in flows.iter().enumerate() {
+        if let Some(sig) = copy_signature(f) {
+            by_sig.entry((f.proto, sig)).or_default().push(i);
+        }
+    }
+    let mut drop = vec![false; flows.len()];
+    let mut groups: Vec<Vec<usize>> = by_sig.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort();
+    for group in groups {
+        // Within a group, cluster copies whose first packets are close in time.
+        for (n, &i) in group.iter().enumerate() {
+            if drop[i] {
+                continue;
+            }
+            for &j in &group[n + 1..] {
+                if drop[j] || !are_copies(&flows[i], &flows[j]) {
+                    continue;
+                }
+                let keep_j = nearer_client(&flows[j], &flows[i]);
+                let (keep, gone) = if keep_j { (j, i) } else { (i, j) };
+                drop[gone] = true;
+                flows[keep].copies += 1 + flows[gone].copies;
+                if keep_j {
+                    break;
+                }
+            }
+        }
+    }
+    let mut k = 0;
+    flows.retain(|_| {
+        k += 1;
+        !drop[k - 1]
+    });
+}
+
+fn copy_signature(f: &Flow) -> Option<u64> {
+    match f.proto {
+        FlowProto::Tcp => f.client_isn.filter(|_| f.orientation != Orientation::Midstream).map(u64::from),
+        FlowProto::Udp => f.client_fp.join_key(),
+        FlowProto::Icmp => f.echo.as_ref().and_then(|e| e.payload).map(|(len, h)| h ^ u64::from(len)),
+    }
+}
+
+fn are_copies(a: &Flow, b: &Flow) -> bool {
+    if (a.first_ns - b.first_ns).abs() > COPY_WINDOW_NS || (a.client == b.client && a.server == b.server) {
+        return false;
+    }
+    match a.proto {
+        FlowProto::Tcp => a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn,
+        // Identical datagrams are only copies when seen on different interfaces.
+        FlowProto::Udp | FlowProto::Icmp => {
+            (a.first_interface, a.first_packet_type) != (b.first_interface, b.first_packet_type)
+                && (a.first_ns - b.first_ns).abs() <= 1_000_000
+        }
+    }
+}
+
+fn nearer_client(a: &Flow, b: &Flow) -> bool {
+    (a.first_ns, std::cmp::Reverse(a.client_ttl)) < (b.first_ns, std::cmp::Reverse(b.client_ttl))
+}
