@@ -62,6 +62,9 @@ mod null {
     pub const AF_INET6: [u32; 4] = [10, 24, 28, 30];
     /// A family read little-endian below this was written little-endian.
     pub const LE_LIMIT: u32 = 0x1_0000;
+    /// Some writers put an ethertype here instead of a family (Wireshark's
+    /// packet-null.c accepts it too): bytes 2..4, big-endian.
+    pub const ETHERTYPE: Range<usize> = 2..4;
 }
 
 /// Where the IP packet starts and what the link layer said about it.
@@ -112,18 +115,23 @@ pub fn locate_ip(link_type: LinkType, data: &[u8]) -> Result<LinkInfo, DecodeErr
             let le = u32::from_le_bytes(raw);
             // The family is in the byte order of the host that wrote the file.
             let family = if le < null::LE_LIMIT { le } else { u32::from_be_bytes(raw) };
-            family_to_ip(family)
+            family_to_ip(family, data)
         }
         LinkType::Loop => {
             let family = u32::from_be_bytes(bytes4(data, null::FAMILY, "loop")?);
-            family_to_ip(family)
+            family_to_ip(family, data)
         }
         LinkType::Unknown(_) => Err(DecodeError::UnsupportedLinkType),
     }
 }
 
-fn family_to_ip(family: u32) -> Result<LinkInfo, DecodeError> {
-    if family == null::AF_INET || null::AF_INET6.contains(&family) {
+fn family_to_ip(family: u32, data: &[u8]) -> Result<LinkInfo, DecodeError> {
+    let ethertype = be16(data, null::ETHERTYPE, "null")?;
+    if family == null::AF_INET
+        || null::AF_INET6.contains(&family)
+        || ethertype == ethertype::IPV4
+        || ethertype == ethertype::IPV6
+    {
         Ok(LinkInfo::at(null::HEADER_LEN))
     } else {
         // NotIp carries a u16; families are small numbers.
@@ -282,6 +290,13 @@ mod tests {
         assert_eq!(locate_ip(LinkType::Null, &[10, 0, 0, 0, 0x60]), Ok(LinkInfo::at(4)));
         // AF_APPLETALK (16) is not IP.
         assert_eq!(locate_ip(LinkType::Null, &[16, 0, 0, 0]), Err(DecodeError::NotIp { ethertype: 16 }));
+    }
+
+    #[test]
+    fn null_header_holding_an_ethertype_is_accepted() {
+        // `0f 00 08 00`: record 3 of PcapPlusPlus's null_loopback.pcap, which
+        // Wireshark reads as ethertype IPv4.
+        assert_eq!(locate_ip(LinkType::Null, &[0x0f, 0, 0x08, 0, 0x45]), Ok(LinkInfo::at(4)));
     }
 
     #[test]
