@@ -1,8 +1,23 @@
 //! Raw record → owned `Packet` summary (addresses, ports, TCP seq/ack/flags, IP ID,
 //! TTL, payload position, ICMP type/code and the header an ICMP error quotes).
-//! Link layers etherparse lacks (SLL2, null/loopback) and IPv4 fragment transport
-//! headers are parsed here by hand. The only etherparse user. Never allocates per
-//! packet beyond the `Packet` itself; never keeps the record.
+//! `link` finds the IP header (by hand: etherparse has no SLL2 or null/loopback);
+//! `ip` reads it with etherparse's lax slicer; `transport` and `icmp` read TCP,
+//! UDP and ICMP by hand, so a header cut by the snaplen, or the first IPv4
+//! fragment, still gives ports. The only etherparse user. Never allocates per
+//! packet beyond the `Packet` itself; never keeps the record; never panics.
+//!
+//! What a `Packet` means (for the flow stage):
+//! - `payload_*` is the transport payload: after the TCP header (data offset),
+//!   the UDP header, or the 8-byte ICMP header (echo data; for ICMP errors the
+//!   quoted packet). `payload_len` comes from the IP lengths, `payload_captured`
+//!   is what the record holds (never Ethernet padding).
+//! - `truncated` means the record ended before the headers said, or a TCP data
+//!   offset was impossible (then `payload_len` is 0). TCP fields past a cut
+//!   read 0 (`seq`, `ack`, `flags`, `window`); fewer than 4 transport bytes give
+//!   `Transport::Other` with the protocol number.
+//! - Later fragments are `Fragment::Later` with `Transport::Other`; the first
+//!   fragment has its transport decoded. An ICMP error whose quote holds no
+//!   whole IP header is `IcmpMessage::Other` with `truncated`.
 
 mod icmp;
 mod ip;
@@ -441,6 +456,49 @@ mod tests {
                     assert!(p.payload_captured <= p.payload_len, "{lt:?} cut at {end}: {p:?}");
                     assert!(p.truncated || end == bytes.len(), "{lt:?} cut at {end} not flagged: {p:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn random_mutations_never_panic() {
+        // xorshift64: deterministic, no dev-dependency.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let samples: [&[u8]; 6] = [
+            ETH_V4_SYN,
+            RAW_V6_SYN,
+            SLL_V4_UDP,
+            RAW_V4_ADMIN_PROHIBITED,
+            RAW_V6_PORT_UNREACHABLE,
+            RAW_V6_FIRST_FRAGMENT,
+        ];
+        let links = [
+            LinkType::Ethernet,
+            LinkType::RawIp,
+            LinkType::LinuxSll,
+            LinkType::LinuxSll2,
+            LinkType::Null,
+            LinkType::Loop,
+        ];
+        let mut buf = Vec::with_capacity(128);
+        for round in 0..20_000u64 {
+            let sample = samples[(round % 6) as usize];
+            buf.clear();
+            buf.extend_from_slice(sample);
+            for _ in 0..(next() % 6) {
+                let at = (next() as usize) % buf.len();
+                buf[at] = next() as u8;
+            }
+            let end = (next() as usize) % (buf.len() + 1);
+            let lt = links[(next() % 6) as usize];
+            if let Ok(p) = decode(&rec(lt, &buf[..end])) {
+                assert!(p.payload_captured <= p.payload_len, "{lt:?} {:02x?}: {p:?}", &buf[..end]);
             }
         }
     }
