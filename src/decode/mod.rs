@@ -1,10 +1,29 @@
 //! Raw record → owned `Packet` summary (addresses, ports, TCP seq/ack/flags, IP ID,
 //! TTL, payload position, ICMP type/code and the header an ICMP error quotes).
-//! Link layers etherparse lacks (SLL2, null/loopback) and IPv4 fragment transport
-//! headers are parsed here by hand. The only etherparse user. Never allocates per
-//! packet beyond the `Packet` itself; never keeps the record.
+//! `link` finds the IP header (by hand: etherparse has no SLL2 or null/loopback);
+//! `ip` reads it with etherparse's lax slicer; `transport` and `icmp` read TCP,
+//! UDP and ICMP by hand, so a header cut by the snaplen, or the first IPv4
+//! fragment, still gives ports. The only etherparse user. Never allocates per
+//! packet beyond the `Packet` itself; never keeps the record; never panics.
+//!
+//! What a `Packet` means (for the flow stage):
+//! - `payload_*` is the transport payload: after the TCP header (data offset),
+//!   the UDP header, or the 8-byte ICMP header (echo data; for ICMP errors the
+//!   quoted packet). `payload_len` comes from the IP lengths, `payload_captured`
+//!   is what the record holds (never Ethernet padding).
+//! - `truncated` means the record ended before the headers said, or a TCP data
+//!   offset was impossible (then `payload_len` is 0). TCP fields past a cut
+//!   read 0 (`seq`, `ack`, `flags`, `window`); fewer than 4 transport bytes give
+//!   `Transport::Other` with the protocol number.
+//! - Later fragments are `Fragment::Later` with `Transport::Other`; the first
+//!   fragment has its transport decoded. An ICMP error whose quote holds no
+//!   whole IP header is `IcmpMessage::Other` with `truncated`.
 
+mod icmp;
+mod ip;
+pub mod link;
 pub mod packet;
+mod transport;
 
 pub use packet::*;
 
@@ -37,8 +56,450 @@ impl fmt::Display for DecodeError {
     }
 }
 
-/// Decodes one record.
+/// Decodes one record. A record cut short after the IP header still gives a
+/// `Packet` (with `truncated: true`); only a record with no usable IP header is
+/// an error.
 pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
-    let _ = record;
-    Err(DecodeError::UnsupportedLinkType)
+    let data = record.data;
+    let link = link::locate_ip(record.link_type, data)?;
+    let ip_bytes = data.get(link.ip_offset..).unwrap_or(&[]);
+    let ip = ip::parse(ip_bytes)?;
+    let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
+
+    let payload_offset = link.ip_offset.saturating_add(ip.header_len).saturating_add(t.header_len);
+    let header_len = u32::try_from(t.header_len).unwrap_or(u32::MAX);
+    let (payload_len, payload_captured) = if t.no_payload {
+        (0, 0)
+    } else {
+        let declared = ip.payload_len.saturating_sub(header_len);
+        let present = u32::try_from(ip.payload.len().saturating_sub(t.header_len)).unwrap_or(u32::MAX);
+        (declared, present.min(declared))
+    };
+    Ok(Packet {
+        ts_ns: record.ts_ns,
+        record: record.record,
+        interface: record.interface,
+        sll_packet_type: link.sll_packet_type,
+        sll_ifindex: link.sll_ifindex,
+        src: ip.src,
+        dst: ip.dst,
+        ttl: ip.ttl,
+        ip_id: ip.ip_id,
+        dont_fragment: ip.dont_fragment,
+        ip_len: ip.ip_len,
+        fragment: ip.fragment,
+        transport: t.transport,
+        payload_offset: u32::try_from(payload_offset).unwrap_or(u32::MAX),
+        payload_len,
+        payload_captured,
+        truncated: ip.truncated || t.truncated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::LinkType;
+    use std::net::IpAddr;
+
+    fn rec(link_type: LinkType, data: &[u8]) -> RawRecord<'_> {
+        RawRecord {
+            ts_ns: 1_700_000_000_123_456_789,
+            interface: 3,
+            link_type,
+            data,
+            orig_len: u32::try_from(data.len()).unwrap(),
+            record: 42,
+            byte_offset: 4096,
+        }
+    }
+
+    fn addr(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn tcp(p: &Packet) -> &TcpInfo {
+        match &p.transport {
+            Transport::Tcp(t) => t,
+            other => panic!("not TCP: {other:?}"),
+        }
+    }
+
+    fn icmp(p: &Packet) -> &IcmpInfo {
+        match &p.transport {
+            Transport::Icmp(i) => i,
+            other => panic!("not ICMP: {other:?}"),
+        }
+    }
+
+    // Ethernet + IPv4 TCP SYN 198.18.0.2:51514 -> 198.19.0.10:80, ID 0x1c46, DF,
+    // TTL 64, seq 0x12345678, window 64240, options MSS 1460, NOP, NOP, SACK-perm,
+    // NOP, wscale 7 (TCP header 32 bytes, total length 52). Hand-made.
+    const ETH_V4_SYN: &[u8] = &[
+        0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00, // Ethernet
+        0x45, 0x00, 0x00, 0x34, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0x00, 0x00, 198, 18, 0, 2, 198, 19, 0,
+        10, // IPv4
+        0xc9, 0x3a, 0x00, 0x50, 0x12, 0x34, 0x56, 0x78, 0, 0, 0, 0, 0x80, 0x02, 0xfa, 0xf0, 0, 0, 0,
+        0, // TCP
+        2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7, // options
+    ];
+
+    #[test]
+    fn ipv4_tcp_syn_over_ethernet() {
+        let p = decode(&rec(LinkType::Ethernet, ETH_V4_SYN)).unwrap();
+        assert_eq!((p.ts_ns, p.record, p.interface), (1_700_000_000_123_456_789, 42, 3));
+        assert_eq!((p.sll_packet_type, p.sll_ifindex), (None, None));
+        assert_eq!((p.src, p.dst), (addr("198.18.0.2"), addr("198.19.0.10")));
+        assert_eq!((p.ttl, p.ip_id, p.dont_fragment, p.ip_len), (64, Some(0x1c46), true, 52));
+        assert_eq!(p.fragment, Fragment::None);
+        let t = tcp(&p);
+        assert_eq!((t.src_port, t.dst_port, t.seq, t.ack), (51514, 80, 0x1234_5678, 0));
+        assert_eq!((t.flags, t.window, t.mss), (tcp_flags::SYN, 64240, Some(1460)));
+        assert_eq!((p.payload_offset, p.payload_len, p.payload_captured, p.truncated), (66, 0, 0, false));
+        assert_eq!(p.protocol(), ip_proto::TCP);
+    }
+
+    #[test]
+    fn ipv4_syn_behind_vlan_and_qinq_tags() {
+        // The same SYN with an 802.1ad tag (VID 100) and an 802.1Q tag (VID 200).
+        let mut bytes = ETH_V4_SYN[..12].to_vec();
+        bytes.extend_from_slice(&[0x88, 0xa8, 0x00, 0x64, 0x81, 0x00, 0x00, 0xc8]);
+        bytes.extend_from_slice(&ETH_V4_SYN[12..]);
+        let p = decode(&rec(LinkType::Ethernet, &bytes)).unwrap();
+        assert_eq!((tcp(&p).seq, tcp(&p).mss, p.payload_offset), (0x1234_5678, Some(1460), 74));
+        // One 802.1Q tag only.
+        let mut bytes = ETH_V4_SYN[..12].to_vec();
+        bytes.extend_from_slice(&[0x81, 0x00, 0x00, 0xc8]);
+        bytes.extend_from_slice(&ETH_V4_SYN[12..]);
+        let p = decode(&rec(LinkType::Ethernet, &bytes)).unwrap();
+        assert_eq!((p.src, tcp(&p).dst_port), (addr("198.18.0.2"), 80));
+    }
+
+    // Raw IPv6 TCP SYN [2001:db8::1]:40000 -> [2001:db8::2]:443, hop limit 63,
+    // seq 1, window 65535, option MSS 1440 (TCP header 24 bytes).
+    const RAW_V6_SYN: &[u8] = &[
+        0x60, 0, 0, 0, 0x00, 0x18, 6, 63, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, //
+        0x9c, 0x40, 0x01, 0xbb, 0, 0, 0, 1, 0, 0, 0, 0, 0x60, 0x02, 0xff, 0xff, 0, 0, 0, 0, //
+        2, 4, 0x05, 0xa0,
+    ];
+
+    #[test]
+    fn ipv6_tcp_syn_raw() {
+        let p = decode(&rec(LinkType::RawIp, RAW_V6_SYN)).unwrap();
+        assert_eq!((p.src, p.dst), (addr("2001:db8::1"), addr("2001:db8::2")));
+        assert_eq!((p.ttl, p.ip_id, p.dont_fragment, p.ip_len), (63, None, false, 64));
+        let t = tcp(&p);
+        assert_eq!(
+            (t.src_port, t.dst_port, t.seq, t.flags, t.mss),
+            (40000, 443, 1, tcp_flags::SYN, Some(1440))
+        );
+        assert_eq!((p.payload_offset, p.payload_len, p.truncated), (64, 0, false));
+    }
+
+    #[test]
+    fn version_nibble_beats_link_type() {
+        // IPv6 bytes under LINKTYPE_IPV4 (as in tcpdump's LINKTYPE_IPV4_invalid.pcap).
+        let p = decode(&rec(LinkType::Ipv4, RAW_V6_SYN)).unwrap();
+        assert_eq!(p.src, addr("2001:db8::1"));
+    }
+
+    #[test]
+    fn bad_ip_version_is_malformed() {
+        let mut bytes = RAW_V6_SYN.to_vec();
+        bytes[0] = 0x50;
+        assert_eq!(
+            decode(&rec(LinkType::RawIp, &bytes)),
+            Err(DecodeError::Malformed { layer: "ip", what: "IP version 5".into() })
+        );
+    }
+
+    // SLL (packet type 0, host) + IPv4 UDP 198.18.0.1:5353 -> 198.18.0.255:5353,
+    // TTL 255, 4 payload bytes "abcd".
+    const SLL_V4_UDP: &[u8] = &[
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x06, 0x02, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00, // SLL
+        0x45, 0x00, 0x00, 0x20, 0x00, 0x07, 0x00, 0x00, 0xff, 0x11, 0x00, 0x00, 198, 18, 0, 1, 198, 18, 0,
+        255, // IPv4
+        0x14, 0xe9, 0x14, 0xe9, 0x00, 0x0c, 0x00, 0x00, b'a', b'b', b'c', b'd', // UDP
+    ];
+
+    #[test]
+    fn udp_over_sll() {
+        let r = rec(LinkType::LinuxSll, SLL_V4_UDP);
+        let p = decode(&r).unwrap();
+        assert_eq!((p.sll_packet_type, p.sll_ifindex, p.interface), (Some(0), None, 3));
+        assert_eq!(p.transport, Transport::Udp(UdpInfo { src_port: 5353, dst_port: 5353 }));
+        assert_eq!((p.ip_id, p.dont_fragment, p.ttl, p.ip_len), (Some(7), false, 255, 32));
+        assert_eq!((p.payload_offset, p.payload_len, p.payload_captured), (44, 4, 4));
+        assert_eq!(p.payload(r.data), b"abcd");
+    }
+
+    #[test]
+    fn udp_payload_cut_by_snaplen() {
+        let r = rec(LinkType::LinuxSll, &SLL_V4_UDP[..46]);
+        let p = decode(&r).unwrap();
+        assert_eq!((p.ip_len, p.payload_len, p.payload_captured, p.truncated), (32, 4, 2, true));
+        assert_eq!(p.payload(r.data), b"ab");
+    }
+
+    // SLL2 (protocol IPv4, ifindex 5, packet type 4 outgoing) + ICMP echo request
+    // 198.18.0.2 -> 198.19.0.10, id 0x1234 seq 1, payload "ping".
+    const SLL2_V4_ECHO: &[u8] = &[
+        0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x01, 0x04, 0x06, 0x02, 0, 0, 0, 0, 2, 0,
+        0, // SLL2
+        0x45, 0x00, 0x00, 0x20, 0xab, 0xcd, 0x40, 0x00, 0x40, 0x01, 0x00, 0x00, 198, 18, 0, 2, 198, 19, 0,
+        10, // IPv4
+        8, 0, 0, 0, 0x12, 0x34, 0x00, 0x01, b'p', b'i', b'n', b'g', // ICMP
+    ];
+
+    #[test]
+    fn icmp_echo_request_over_sll2() {
+        let r = rec(LinkType::LinuxSll2, SLL2_V4_ECHO);
+        let p = decode(&r).unwrap();
+        // `interface` stays the record's; the SLL2 ifindex has its own field.
+        assert_eq!((p.interface, p.sll_ifindex, p.sll_packet_type), (3, Some(5), Some(4)));
+        let i = icmp(&p);
+        assert_eq!((i.v6, i.icmp_type, i.code), (false, 8, 0));
+        assert_eq!(i.message, IcmpMessage::EchoRequest { id: 0x1234, seq: 1 });
+        assert_eq!((p.payload_offset, p.payload_len), (48, 4));
+        assert_eq!(p.payload(r.data), b"ping");
+        assert_eq!(p.protocol(), ip_proto::ICMP);
+    }
+
+    // Null (AF_INET6 = 30, little-endian, macOS) + ICMPv6 echo reply
+    // 2001:db8::2 -> 2001:db8::1, id 7 seq 9, no payload.
+    const NULL_V6_ECHO_REPLY: &[u8] = &[
+        30, 0, 0, 0, // family
+        0x60, 0, 0, 0, 0x00, 0x08, 58, 64, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, //
+        129, 0, 0, 0, 0x00, 0x07, 0x00, 0x09,
+    ];
+
+    #[test]
+    fn icmpv6_echo_reply_over_null() {
+        let p = decode(&rec(LinkType::Null, NULL_V6_ECHO_REPLY)).unwrap();
+        let i = icmp(&p);
+        assert_eq!(
+            (i.v6, i.icmp_type, i.message.clone()),
+            (true, 129, IcmpMessage::EchoReply { id: 7, seq: 9 })
+        );
+        assert_eq!((p.payload_offset, p.payload_len, p.ip_len), (52, 0, 48));
+        assert_eq!(p.protocol(), ip_proto::ICMPV6);
+        // The same packet behind OpenBSD loop (big-endian AF_INET6 = 24).
+        let mut bytes = NULL_V6_ECHO_REPLY.to_vec();
+        bytes[..4].copy_from_slice(&[0, 0, 0, 24]);
+        assert_eq!(decode(&rec(LinkType::Loop, &bytes)).unwrap().transport, p.transport);
+    }
+
+    // Raw IPv4 ICMP type 3 code 13 from 198.19.0.1 to 198.18.0.2, quoting the TCP
+    // SYN 198.18.0.2:51514 -> 198.19.0.10:80 (IP ID 0x1c46, seq 0x12345678).
+    const RAW_V4_ADMIN_PROHIBITED: &[u8] = &[
+        0x45, 0xc0, 0x00, 0x38, 0x00, 0x01, 0x00, 0x00, 0x40, 0x01, 0x00, 0x00, 198, 19, 0, 1, 198, 18, 0,
+        2, // IPv4
+        3, 13, 0, 0, 0, 0, 0, 0, // ICMP
+        0x45, 0x00, 0x00, 0x34, 0x1c, 0x46, 0x40, 0x00, 0x3f, 0x06, 0x00, 0x00, 198, 18, 0, 2, 198, 19, 0,
+        10, // quoted IPv4
+        0xc9, 0x3a, 0x00, 0x50, 0x12, 0x34, 0x56, 0x78, // quoted TCP, first 8 bytes
+    ];
+
+    #[test]
+    fn admin_prohibited_is_attributed_to_the_quoted_syn() {
+        let p = decode(&rec(LinkType::RawIp, RAW_V4_ADMIN_PROHIBITED)).unwrap();
+        assert_eq!((p.src, p.dst, p.truncated), (addr("198.19.0.1"), addr("198.18.0.2"), false));
+        let i = icmp(&p);
+        assert_eq!((i.icmp_type, i.code), (3, 13));
+        let IcmpMessage::Error(q) = &i.message else { panic!("{i:?}") };
+        assert_eq!((q.src, q.dst, q.protocol), (addr("198.18.0.2"), addr("198.19.0.10"), 6));
+        assert_eq!(
+            (q.src_port, q.dst_port, q.tcp_seq, q.ip_id),
+            (Some(51514), Some(80), Some(0x1234_5678), Some(0x1c46))
+        );
+        // The quote is the ICMP payload.
+        assert_eq!((p.payload_offset, p.payload_len), (28, 28));
+    }
+
+    // Raw IPv6 ICMPv6 type 1 code 4 (port unreachable) 2001:db8::2 -> 2001:db8::1,
+    // quoting UDP [2001:db8::1]:33434 -> [2001:db8::2]:53.
+    const RAW_V6_PORT_UNREACHABLE: &[u8] = &[
+        0x60, 0, 0, 0, 0x00, 0x38, 58, 64, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, //
+        1, 4, 0, 0, 0, 0, 0, 0, // ICMPv6
+        0x60, 0, 0, 0, 0x00, 0x10, 17, 64, // quoted IPv6, payload length 16
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, //
+        0x82, 0x9a, 0x00, 0x35, 0x00, 0x10, 0x00, 0x00, // quoted UDP
+    ];
+
+    #[test]
+    fn icmpv6_unreachable_quotes_udp() {
+        let p = decode(&rec(LinkType::RawIp, RAW_V6_PORT_UNREACHABLE)).unwrap();
+        let i = icmp(&p);
+        assert_eq!((i.v6, i.icmp_type, i.code), (true, 1, 4));
+        let IcmpMessage::Error(q) = &i.message else { panic!("{i:?}") };
+        assert_eq!((q.src, q.dst, q.protocol), (addr("2001:db8::1"), addr("2001:db8::2"), 17));
+        assert_eq!((q.src_port, q.dst_port, q.tcp_seq, q.ip_id), (Some(33434), Some(53), None, None));
+    }
+
+    // Raw IPv4 first fragment (MF, offset 0) of a UDP datagram 198.18.0.1:4000 ->
+    // 198.18.0.2:5000, ID 0x0101, total length 36 of a 1008-byte datagram.
+    const RAW_V4_FIRST_FRAGMENT: &[u8] = &[
+        0x45, 0x00, 0x00, 0x24, 0x01, 0x01, 0x20, 0x00, 0x40, 0x11, 0x00, 0x00, 198, 18, 0, 1, 198, 18, 0,
+        2, // IPv4, MF
+        0x0f, 0xa0, 0x13, 0x88, 0x03, 0xf0, 0x00, 0x00, // UDP header, length 1008
+        1, 2, 3, 4, 5, 6, 7, 8,
+    ];
+
+    #[test]
+    fn first_ipv4_fragment_carries_udp_ports() {
+        let p = decode(&rec(LinkType::RawIp, RAW_V4_FIRST_FRAGMENT)).unwrap();
+        assert_eq!(p.fragment, Fragment::First);
+        assert_eq!(p.transport, Transport::Udp(UdpInfo { src_port: 4000, dst_port: 5000 }));
+        // Payload length is this fragment's, from the IP header.
+        assert_eq!((p.ip_len, p.payload_offset, p.payload_len, p.truncated), (36, 28, 8, false));
+    }
+
+    #[test]
+    fn later_ipv4_fragment_is_counted_not_parsed() {
+        // The same datagram's fragment at offset 16 (×8 bytes), last one.
+        let mut bytes = RAW_V4_FIRST_FRAGMENT.to_vec();
+        bytes[6..8].copy_from_slice(&[0x00, 0x10]);
+        let p = decode(&rec(LinkType::RawIp, &bytes)).unwrap();
+        assert_eq!((p.fragment, p.transport.clone()), (Fragment::Later, Transport::Other { protocol: 17 }));
+        assert_eq!((p.ip_id, p.payload_offset, p.payload_len), (Some(0x0101), 20, 16));
+    }
+
+    // Raw IPv6 with a fragment header (next 17, offset 0, M=1, id 0xdeadbeef)
+    // then UDP [2001:db8::1]:4000 -> [2001:db8::2]:5000.
+    const RAW_V6_FIRST_FRAGMENT: &[u8] = &[
+        0x60, 0, 0, 0, 0x00, 0x18, 44, 64, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, //
+        0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, //
+        17, 0, 0x00, 0x01, 0xde, 0xad, 0xbe, 0xef, // fragment header
+        0x0f, 0xa0, 0x13, 0x88, 0x05, 0xd0, 0x00, 0x00, // UDP
+        1, 2, 3, 4, 5, 6, 7, 8,
+    ];
+
+    #[test]
+    fn ipv6_fragment_header() {
+        let p = decode(&rec(LinkType::RawIp, RAW_V6_FIRST_FRAGMENT)).unwrap();
+        assert_eq!(p.fragment, Fragment::First);
+        assert_eq!(p.transport, Transport::Udp(UdpInfo { src_port: 4000, dst_port: 5000 }));
+        assert_eq!((p.ip_len, p.payload_offset, p.payload_len), (64, 56, 8));
+        // Offset 2 (×8), last fragment: later, next header from the fragment header.
+        let mut bytes = RAW_V6_FIRST_FRAGMENT.to_vec();
+        bytes[42..44].copy_from_slice(&[0x00, 0x10]);
+        let p = decode(&rec(LinkType::RawIp, &bytes)).unwrap();
+        assert_eq!((p.fragment, p.transport.clone()), (Fragment::Later, Transport::Other { protocol: 17 }));
+        assert_eq!((p.payload_offset, p.payload_len), (48, 16));
+    }
+
+    #[test]
+    fn tcp_header_cut_short_still_gives_ports() {
+        // The Ethernet SYN cut 8 bytes into TCP (snaplen 42).
+        let p = decode(&rec(LinkType::Ethernet, &ETH_V4_SYN[..42])).unwrap();
+        let t = tcp(&p);
+        assert_eq!((t.src_port, t.dst_port, t.seq, t.mss), (51514, 80, 0x1234_5678, None));
+        assert_eq!((p.truncated, p.ip_len, p.payload_captured), (true, 52, 0));
+        // Cut inside the IP header: nothing usable.
+        assert!(matches!(
+            decode(&rec(LinkType::Ethernet, &ETH_V4_SYN[..30])),
+            Err(DecodeError::Truncated { layer: "ip", .. })
+        ));
+    }
+
+    #[test]
+    fn ipv4_total_length_zero_uses_captured_length() {
+        // TSO/GRO: the SYN with total length 0 and 100 payload bytes.
+        let mut bytes = ETH_V4_SYN.to_vec();
+        bytes[16..18].copy_from_slice(&[0, 0]);
+        bytes.extend_from_slice(&[0x55; 100]);
+        let p = decode(&rec(LinkType::Ethernet, &bytes)).unwrap();
+        assert_eq!((p.ip_len, p.payload_len, p.payload_captured, p.truncated), (152, 100, 100, false));
+    }
+
+    #[test]
+    fn tcp_bad_data_offset_keeps_ports_without_payload() {
+        let mut bytes = ETH_V4_SYN.to_vec();
+        bytes[46] = 0x20; // data offset 2 words
+        let p = decode(&rec(LinkType::Ethernet, &bytes)).unwrap();
+        let t = tcp(&p);
+        assert_eq!((t.src_port, t.seq, t.mss), (51514, 0x1234_5678, None));
+        assert_eq!((p.payload_len, p.payload_captured, p.truncated), (0, 0, true));
+    }
+
+    #[test]
+    fn arp_is_not_ip_and_unknown_link_unsupported() {
+        let arp = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1];
+        assert_eq!(decode(&rec(LinkType::Ethernet, &arp)), Err(DecodeError::NotIp { ethertype: 0x0806 }));
+        assert_eq!(decode(&rec(LinkType::Unknown(147), ETH_V4_SYN)), Err(DecodeError::UnsupportedLinkType));
+    }
+
+    #[test]
+    fn every_prefix_of_every_sample_decodes_without_panic() {
+        let samples: [(LinkType, &[u8]); 9] = [
+            (LinkType::Ethernet, ETH_V4_SYN),
+            (LinkType::RawIp, RAW_V6_SYN),
+            (LinkType::LinuxSll, SLL_V4_UDP),
+            (LinkType::LinuxSll2, SLL2_V4_ECHO),
+            (LinkType::Null, NULL_V6_ECHO_REPLY),
+            (LinkType::RawIp, RAW_V4_ADMIN_PROHIBITED),
+            (LinkType::RawIp, RAW_V6_PORT_UNREACHABLE),
+            (LinkType::RawIp, RAW_V4_FIRST_FRAGMENT),
+            (LinkType::RawIp, RAW_V6_FIRST_FRAGMENT),
+        ];
+        for (lt, bytes) in samples {
+            for end in 0..=bytes.len() {
+                if let Ok(p) = decode(&rec(lt, &bytes[..end])) {
+                    assert!(p.payload_captured <= p.payload_len, "{lt:?} cut at {end}: {p:?}");
+                    assert!(p.truncated || end == bytes.len(), "{lt:?} cut at {end} not flagged: {p:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_mutations_never_panic() {
+        // xorshift64: deterministic, no dev-dependency.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let samples: [&[u8]; 6] = [
+            ETH_V4_SYN,
+            RAW_V6_SYN,
+            SLL_V4_UDP,
+            RAW_V4_ADMIN_PROHIBITED,
+            RAW_V6_PORT_UNREACHABLE,
+            RAW_V6_FIRST_FRAGMENT,
+        ];
+        let links = [
+            LinkType::Ethernet,
+            LinkType::RawIp,
+            LinkType::LinuxSll,
+            LinkType::LinuxSll2,
+            LinkType::Null,
+            LinkType::Loop,
+        ];
+        let mut buf = Vec::with_capacity(128);
+        for round in 0..20_000u64 {
+            let sample = samples[(round % 6) as usize];
+            buf.clear();
+            buf.extend_from_slice(sample);
+            for _ in 0..(next() % 6) {
+                let at = (next() as usize) % buf.len();
+                buf[at] = next() as u8;
+            }
+            let end = (next() as usize) % (buf.len() + 1);
+            let lt = links[(next() % 6) as usize];
+            if let Ok(p) = decode(&rec(lt, &buf[..end])) {
+                assert!(p.payload_captured <= p.payload_len, "{lt:?} {:02x?}: {p:?}", &buf[..end]);
+            }
+        }
+    }
 }

@@ -1,1 +1,3 @@
 //! One integration-test binary; themed modules.
+
+mod decode;

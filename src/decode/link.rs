@@ -1,0 +1,313 @@
+//! Link layer → where the IP packet starts. Takes a record's link type and bytes;
+//! gives the offset of the IP header plus what the Linux cooked headers say
+//! (packet type, SLL2 interface index). Ethernet with any stack of 802.1Q /
+//! 802.1ad / 0x9100 tags (bounded), raw IP, SLL, SLL2, BSD null and loop are read
+//! by hand (etherparse has no SLL2 and no null/loopback). Never looks at the IP
+//! header itself: the version nibble decides IPv4 vs IPv6 later.
+
+use super::DecodeError;
+use crate::read::LinkType;
+use std::ops::Range;
+
+/// Ethertypes we act on.
+pub mod ethertype {
+    pub const IPV4: u16 = 0x0800;
+    pub const IPV6: u16 = 0x86dd;
+    pub const VLAN: u16 = 0x8100;
+    pub const QINQ: u16 = 0x88a8;
+    pub const QINQ_OLD: u16 = 0x9100;
+}
+
+/// Ethernet II header fields.
+mod eth {
+    use std::ops::Range;
+    pub const ETHERTYPE: Range<usize> = 12..14;
+    pub const HEADER_LEN: usize = 14;
+}
+
+/// One 802.1Q / 802.1ad tag (after the tag protocol identifier).
+mod vlan {
+    use std::ops::Range;
+    /// The inner ethertype, relative to the tag start (TCI is 0..2).
+    pub const ETHERTYPE: Range<usize> = 2..4;
+    pub const TAG_LEN: usize = 4;
+    /// Deeper stacks than this are treated as malformed.
+    pub const MAX_DEPTH: usize = 8;
+}
+
+/// Linux cooked capture v1 (LINKTYPE_LINUX_SLL, 113).
+mod sll {
+    use std::ops::Range;
+    pub const PACKET_TYPE: Range<usize> = 0..2;
+    pub const PROTOCOL: Range<usize> = 14..16;
+    pub const HEADER_LEN: usize = 16;
+}
+
+/// Linux cooked capture v2 (LINKTYPE_LINUX_SLL2, 276).
+mod sll2 {
+    use std::ops::Range;
+    pub const PROTOCOL: Range<usize> = 0..2;
+    pub const IFINDEX: Range<usize> = 4..8;
+    pub const PACKET_TYPE: usize = 10;
+    pub const HEADER_LEN: usize = 20;
+}
+
+/// BSD null / OpenBSD loop: a 4-byte address family.
+mod null {
+    use std::ops::Range;
+    pub const FAMILY: Range<usize> = 0..4;
+    pub const HEADER_LEN: usize = 4;
+    pub const AF_INET: u32 = 2;
+    /// Linux 10, NetBSD/OpenBSD 24, FreeBSD 28, macOS 30.
+    pub const AF_INET6: [u32; 4] = [10, 24, 28, 30];
+    /// A family read little-endian below this was written little-endian.
+    pub const LE_LIMIT: u32 = 0x1_0000;
+    /// Some writers put an ethertype here instead of a family (Wireshark's
+    /// packet-null.c accepts it too): bytes 2..4, big-endian.
+    pub const ETHERTYPE: Range<usize> = 2..4;
+}
+
+/// Where the IP packet starts and what the link layer said about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// Offset of the IP header in the record's data.
+    pub ip_offset: usize,
+    pub sll_packet_type: Option<u8>,
+    pub sll_ifindex: Option<u32>,
+}
+
+impl LinkInfo {
+    fn at(ip_offset: usize) -> LinkInfo {
+        LinkInfo { ip_offset, sll_packet_type: None, sll_ifindex: None }
+    }
+}
+
+/// Finds the IP header in `data` for `link_type`.
+pub fn locate_ip(link_type: LinkType, data: &[u8]) -> Result<LinkInfo, DecodeError> {
+    match link_type {
+        LinkType::Ethernet => {
+            let ty = be16(data, eth::ETHERTYPE, "ethernet")?;
+            let offset = follow_tags(data, ty, eth::HEADER_LEN)?;
+            Ok(LinkInfo::at(offset))
+        }
+        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => Ok(LinkInfo::at(0)),
+        LinkType::LinuxSll => {
+            need(data, sll::HEADER_LEN, "sll")?;
+            let packet_type = be16(data, sll::PACKET_TYPE, "sll")?;
+            let ty = be16(data, sll::PROTOCOL, "sll")?;
+            let offset = follow_tags(data, ty, sll::HEADER_LEN)?;
+            Ok(LinkInfo {
+                ip_offset: offset,
+                sll_packet_type: Some(u8::try_from(packet_type).unwrap_or(u8::MAX)),
+                sll_ifindex: None,
+            })
+        }
+        LinkType::LinuxSll2 => {
+            need(data, sll2::HEADER_LEN, "sll2")?;
+            let ty = be16(data, sll2::PROTOCOL, "sll2")?;
+            let ifindex = be32(data, sll2::IFINDEX, "sll2")?;
+            let packet_type = data.get(sll2::PACKET_TYPE).copied();
+            let offset = follow_tags(data, ty, sll2::HEADER_LEN)?;
+            Ok(LinkInfo { ip_offset: offset, sll_packet_type: packet_type, sll_ifindex: Some(ifindex) })
+        }
+        LinkType::Null => {
+            let raw = bytes4(data, null::FAMILY, "null")?;
+            let le = u32::from_le_bytes(raw);
+            // The family is in the byte order of the host that wrote the file.
+            let family = if le < null::LE_LIMIT { le } else { u32::from_be_bytes(raw) };
+            family_to_ip(family, data)
+        }
+        LinkType::Loop => {
+            let family = u32::from_be_bytes(bytes4(data, null::FAMILY, "loop")?);
+            family_to_ip(family, data)
+        }
+        LinkType::Unknown(_) => Err(DecodeError::UnsupportedLinkType),
+    }
+}
+
+fn family_to_ip(family: u32, data: &[u8]) -> Result<LinkInfo, DecodeError> {
+    let ethertype = be16(data, null::ETHERTYPE, "null")?;
+    if family == null::AF_INET
+        || null::AF_INET6.contains(&family)
+        || ethertype == ethertype::IPV4
+        || ethertype == ethertype::IPV6
+    {
+        Ok(LinkInfo::at(null::HEADER_LEN))
+    } else {
+        // NotIp carries a u16; families are small numbers.
+        Err(DecodeError::NotIp { ethertype: u16::try_from(family).unwrap_or(u16::MAX) })
+    }
+}
+
+/// Skips VLAN tags starting at `offset` (where `ty` was the last ethertype
+/// read); gives the offset of the IP header or NotIp.
+fn follow_tags(data: &[u8], mut ty: u16, mut offset: usize) -> Result<usize, DecodeError> {
+    for _ in 0..=vlan::MAX_DEPTH {
+        match ty {
+            ethertype::IPV4 | ethertype::IPV6 => return Ok(offset),
+            ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD => {
+                let tag = data.get(offset..).unwrap_or(&[]);
+                ty = be16(tag, vlan::ETHERTYPE, "vlan")?;
+                offset += vlan::TAG_LEN;
+            }
+            other => return Err(DecodeError::NotIp { ethertype: other }),
+        }
+    }
+    Err(DecodeError::Malformed {
+        layer: "vlan",
+        what: format!("more than {} stacked VLAN tags", vlan::MAX_DEPTH),
+    })
+}
+
+fn need(data: &[u8], len: usize, layer: &'static str) -> Result<(), DecodeError> {
+    if data.len() < len {
+        return Err(DecodeError::Truncated { layer, needed: len, available: data.len() });
+    }
+    Ok(())
+}
+
+fn bytes4(data: &[u8], range: Range<usize>, layer: &'static str) -> Result<[u8; 4], DecodeError> {
+    need(data, range.end, layer)?;
+    data.get(range).and_then(|b| <[u8; 4]>::try_from(b).ok()).ok_or(DecodeError::Truncated {
+        layer,
+        needed: 4,
+        available: data.len(),
+    })
+}
+
+fn be16(data: &[u8], range: Range<usize>, layer: &'static str) -> Result<u16, DecodeError> {
+    need(data, range.end, layer)?;
+    data.get(range)
+        .and_then(|b| <[u8; 2]>::try_from(b).ok())
+        .map(u16::from_be_bytes)
+        .ok_or(DecodeError::Truncated { layer, needed: 2, available: data.len() })
+}
+
+fn be32(data: &[u8], range: Range<usize>, layer: &'static str) -> Result<u32, DecodeError> {
+    bytes4(data, range, layer).map(u32::from_be_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Ethernet II, ethertype IPv4, then the first IP byte.
+    const ETH_IPV4: &[u8] = &[
+        0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, // dst, src MAC (locally administered)
+        0x08, 0x00, // IPv4
+        0x45,
+    ];
+    // Ethernet, 802.1ad outer tag (VID 100), 802.1Q inner tag (VID 200), IPv6.
+    const ETH_QINQ_IPV6: &[u8] = &[
+        0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, //
+        0x88, 0xa8, 0x00, 0x64, // S-tag VID 100
+        0x81, 0x00, 0x00, 0xc8, // C-tag VID 200
+        0x86, 0xdd, // IPv6
+        0x60,
+    ];
+    // Ethernet, one 802.1Q tag, then ARP.
+    const ETH_VLAN_ARP: &[u8] =
+        &[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x81, 0x00, 0x00, 0x0a, 0x08, 0x06, 0, 1];
+    // SLL: packet type 4 (outgoing), ARPHRD_ETHER, addr len 6, MAC, protocol IPv4.
+    const SLL_IPV4: &[u8] =
+        &[0x00, 0x04, 0x00, 0x01, 0x00, 0x06, 0x02, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00, 0x45];
+    // SLL2: protocol IPv6, reserved, ifindex 7, ARPHRD_ETHER, packet type 0 (host),
+    // addr len 6, MAC + 2 pad bytes.
+    const SLL2_IPV6: &[u8] = &[
+        0x86, 0xdd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x06, 0x02, 0, 0, 0, 0, 1, 0, 0,
+        0x60,
+    ];
+
+    #[test]
+    fn ethernet_ipv4_starts_after_14_bytes() {
+        assert_eq!(locate_ip(LinkType::Ethernet, ETH_IPV4), Ok(LinkInfo::at(14)));
+    }
+
+    #[test]
+    fn qinq_tags_are_skipped() {
+        assert_eq!(locate_ip(LinkType::Ethernet, ETH_QINQ_IPV6), Ok(LinkInfo::at(22)));
+    }
+
+    #[test]
+    fn vlan_tagged_arp_is_not_ip() {
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, ETH_VLAN_ARP),
+            Err(DecodeError::NotIp { ethertype: 0x0806 })
+        );
+    }
+
+    #[test]
+    fn endless_vlan_stack_is_malformed() {
+        let mut bytes = vec![0u8; 12];
+        for _ in 0..20 {
+            bytes.extend_from_slice(&[0x81, 0x00, 0x00, 0x01]);
+        }
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &bytes),
+            Err(DecodeError::Malformed { layer: "vlan", .. })
+        ));
+    }
+
+    #[test]
+    fn cut_ethernet_header_is_truncated() {
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, &ETH_IPV4[..10]),
+            Err(DecodeError::Truncated { layer: "ethernet", needed: 14, available: 10 })
+        );
+        // A tag whose ethertype is missing.
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &ETH_QINQ_IPV6[..17]),
+            Err(DecodeError::Truncated { layer: "vlan", .. })
+        ));
+    }
+
+    #[test]
+    fn sll_gives_packet_type() {
+        let info = locate_ip(LinkType::LinuxSll, SLL_IPV4).unwrap();
+        assert_eq!(info, LinkInfo { ip_offset: 16, sll_packet_type: Some(4), sll_ifindex: None });
+    }
+
+    #[test]
+    fn sll2_gives_ifindex_and_packet_type() {
+        let info = locate_ip(LinkType::LinuxSll2, SLL2_IPV6).unwrap();
+        assert_eq!(info, LinkInfo { ip_offset: 20, sll_packet_type: Some(0), sll_ifindex: Some(7) });
+    }
+
+    #[test]
+    fn raw_ip_starts_at_zero() {
+        for lt in [LinkType::RawIp, LinkType::Ipv4, LinkType::Ipv6] {
+            assert_eq!(locate_ip(lt, &[0x60]), Ok(LinkInfo::at(0)));
+        }
+    }
+
+    #[test]
+    fn null_family_in_either_byte_order() {
+        // AF_INET written by a little-endian host, AF_INET6 (macOS, 30) by a big-endian one.
+        assert_eq!(locate_ip(LinkType::Null, &[2, 0, 0, 0, 0x45]), Ok(LinkInfo::at(4)));
+        assert_eq!(locate_ip(LinkType::Null, &[0, 0, 0, 30, 0x60]), Ok(LinkInfo::at(4)));
+        // AF_INET6 as FreeBSD (28) and Linux (10) write it, little-endian.
+        assert_eq!(locate_ip(LinkType::Null, &[28, 0, 0, 0, 0x60]), Ok(LinkInfo::at(4)));
+        assert_eq!(locate_ip(LinkType::Null, &[10, 0, 0, 0, 0x60]), Ok(LinkInfo::at(4)));
+        // AF_APPLETALK (16) is not IP.
+        assert_eq!(locate_ip(LinkType::Null, &[16, 0, 0, 0]), Err(DecodeError::NotIp { ethertype: 16 }));
+    }
+
+    #[test]
+    fn null_header_holding_an_ethertype_is_accepted() {
+        // `0f 00 08 00`: record 3 of PcapPlusPlus's null_loopback.pcap, which
+        // Wireshark reads as ethertype IPv4.
+        assert_eq!(locate_ip(LinkType::Null, &[0x0f, 0, 0x08, 0, 0x45]), Ok(LinkInfo::at(4)));
+    }
+
+    #[test]
+    fn loop_family_is_big_endian() {
+        assert_eq!(locate_ip(LinkType::Loop, &[0, 0, 0, 24, 0x60]), Ok(LinkInfo::at(4)));
+        // 2 read big-endian from LE bytes is 0x02000000: not a family.
+        assert!(matches!(locate_ip(LinkType::Loop, &[2, 0, 0, 0]), Err(DecodeError::NotIp { .. })));
+    }
+
+    #[test]
+    fn unknown_link_type_is_unsupported() {
+        assert_eq!(locate_ip(LinkType::Unknown(147), &[0; 40]), Err(DecodeError::UnsupportedLinkType));
+    }
+}
