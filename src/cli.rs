@@ -341,6 +341,7 @@ impl CorrelateArgs {
             },
             threads: self.threads,
             quiet: self.quiet,
+            list_unmatched: self.all,
         })
     }
 

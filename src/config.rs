@@ -91,4 +91,6 @@ pub struct Config {
     /// Rayon threads; None = rayon's default.
     pub threads: Option<usize>,
     pub quiet: bool,
+    /// List flows that matched no request (`--all`).
+    pub list_unmatched: bool,
 }

@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
+pub mod synth;
 pub mod verdict;
 pub mod warning;
 

@@ -1,50 +1,91 @@
 //! analyze(): one rayon task per capture (read → decode → flows), then correlate →
 //! verdict. The only place that wires the stages together.
 
-use crate::config::Config;
-use crate::read::{self, Progress, ReadError};
-use crate::verdict::{CaptureSummary, Findings, OffsetMethod, WarningOut};
+use crate::config::{CaptureSpec, Config};
+use crate::correlate;
+use crate::decode;
+use crate::flows::{FlowTable, Flows};
+use crate::read::{self, CaptureInfo, Progress, ReadError};
+use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
+use crate::warning::Warning;
 use rayon::prelude::*;
+
+/// One capture after the per-capture stages.
+#[derive(Debug)]
+pub struct CaptureResult {
+    pub info: CaptureInfo,
+    pub flows: Flows,
+    /// Records that held no decodable IP packet (ARP, unknown link types, damage).
+    pub undecodable: u64,
+    /// Problems found while reading and building flows.
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads, decodes and builds the flows of one capture.
+pub fn read_flows(
+    spec: &CaptureSpec,
+    index: usize,
+    config: &Config,
+    progress: &dyn Progress,
+) -> Result<CaptureResult, ReadError> {
+    let mut table = FlowTable::new(&config.flows);
+    let mut undecodable = 0u64;
+    let info = read::read_capture(spec, index, progress, &mut |rec| match decode::decode(rec) {
+        Ok(p) => table.insert(&p, p.payload(rec.data)),
+        Err(_) => undecodable += 1,
+    })?;
+    let flows = table.finish();
+    let mut warnings = info.warnings.clone();
+    if flows.stats.duplicate_flows > 0 {
+        warnings.push(Warning {
+            label: spec.label.clone(),
+            file: spec.display_name(),
+            record: None,
+            byte_offset: None,
+            problem: format!(
+                "{} flows are copies of other flows of this capture (same ISN or first datagram: \
+                 a capture on several interfaces, e.g. tcpdump -i any on a NAT host)",
+                flows.stats.duplicate_flows
+            ),
+            consequence: "each request is reported once, from the copy nearest the client".into(),
+        });
+    }
+    Ok(CaptureResult { info, flows, undecodable, warnings })
+}
 
 /// Runs the whole pipeline on the configured captures.
 pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, ReadError> {
-    let infos: Vec<Result<read::CaptureInfo, ReadError>> = config
+    let results: Vec<Result<CaptureResult, ReadError>> = config
         .captures
         .par_iter()
         .enumerate()
-        .map(|(i, spec)| read::read_capture(spec, i, progress, &mut |_rec| {}))
+        .map(|(i, spec)| read_flows(spec, i, config, progress))
         .collect();
-    let mut captures = Vec::new();
-    let mut warnings = Vec::new();
-    for (spec, info) in config.captures.iter().zip(infos) {
-        let info = info?;
-        for w in &info.warnings {
-            warnings.push(WarningOut {
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let metas: Vec<CaptureMeta> = config
+        .captures
+        .iter()
+        .zip(&results)
+        .map(|(spec, r)| {
+            let mut link_types: Vec<String> = Vec::new();
+            for i in &r.info.interfaces {
+                let name = i.link_type.name();
+                if !link_types.contains(&name) {
+                    link_types.push(name);
+                }
+            }
+            CaptureMeta {
                 label: spec.label.clone(),
-                record: w.record,
-                byte_offset: w.byte_offset,
-                message: w.message(),
-            });
-        }
-        captures.push(CaptureSummary {
-            label: spec.label.clone(),
-            file: spec.display_name(),
-            format: info.format.name().to_string(),
-            link_types: info.interfaces.iter().map(|i| i.link_type.name()).collect(),
-            packets: info.packets,
-            flows: 0,
-            clock_offset_ms: 0.0,
-            offset_spread_ms: 0.0,
-            offset_samples: 0,
-            offset_method: OffsetMethod::None,
-        });
-    }
-    Ok(Findings {
-        tuplecorr: crate::VERSION.to_string(),
-        captures,
-        boundaries: Vec::new(),
-        requests: Vec::new(),
-        unmatched: Vec::new(),
-        warnings,
-    })
+                file: spec.display_name(),
+                format: r.info.format.name().to_string(),
+                link_types,
+                packets: r.info.packets,
+            }
+        })
+        .collect();
+    let warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
+    let flows: Vec<Flows> = results.into_iter().map(|r| r.flows).collect();
+    let correlation = correlate::correlate(&flows, &config.correlate);
+    let options = VerdictOptions { list_unmatched: config.list_unmatched };
+    Ok(verdict::verdict(&metas, &flows, &correlation, &warnings, &options))
 }

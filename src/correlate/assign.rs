@@ -22,7 +22,13 @@ pub struct Assigned {
 
 /// Pairs `sources` (flow indices in `a`) with free flows of `b`.
 /// Returns (position in `sources`, assignment), in `sources` order.
-pub fn assign(a: &[Flow], sources: &[usize], b: &[Flow], taken: &[bool], gate: &Gate) -> Vec<(usize, Assigned)> {
+pub fn assign(
+    a: &[Flow],
+    sources: &[usize],
+    b: &[Flow],
+    taken: &[bool],
+    gate: &Gate,
+) -> Vec<(usize, Assigned)> {
     let index = Index::build(b, |i| !taken[i]);
     let mut cands: Vec<Scored> = Vec::new();
     let mut hits = Vec::new();
@@ -54,7 +60,9 @@ pub fn assign(a: &[Flow], sources: &[usize], b: &[Flow], taken: &[bool], gate: &
         }
     }
     // Best first; among equals, the nearer in corrected time, then by index.
-    cands.sort_by_key(|c| (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target));
+    cands.sort_by_key(|c| {
+        (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target)
+    });
     let mut src_done = vec![false; sources.len()];
     let mut tgt_done: FxHashMap<usize, ()> = FxHashMap::default();
     let mut out: Vec<(usize, Assigned)> = Vec::new();
@@ -143,7 +151,13 @@ fn weak_pass(
         if target_count.get(&ib) == Some(&1) {
             out.push((
                 pos,
-                Assigned { target: ib, strength: Strength::Weak, evidence: ev, kind: LinkKind::Forwarded, candidates: Vec::new() },
+                Assigned {
+                    target: ib,
+                    strength: Strength::Weak,
+                    evidence: ev,
+                    kind: LinkKind::Forwarded,
+                    candidates: Vec::new(),
+                },
             ));
         }
     }

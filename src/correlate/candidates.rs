@@ -25,7 +25,13 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(clocks: &[ClockEstimate], delays: &[Option<i64>], from: usize, to: usize, config: &CorrelateConfig) -> Gate {
+    pub fn new(
+        clocks: &[ClockEstimate],
+        delays: &[Option<i64>],
+        from: usize,
+        to: usize,
+        config: &CorrelateConfig,
+    ) -> Gate {
         let rel = clocks[to].offset_ns - clocks[from].offset_ns;
         let delay: i64 = (from..to).map(|i| delays.get(i).copied().flatten().unwrap_or(0)).sum();
         let spread = clocks[to].spread_ns.max(0) + clocks[from].spread_ns.max(0);
@@ -148,15 +154,19 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() {
         return None;
     }
-    let strong_bytes = |agree: Option<usize>, whole: bool| agree.is_some_and(|n| n >= STRONG_PREFIX || (whole && n > 0));
-    let client_strong = strong_bytes(client_agree, a.client_fp.whole.is_some() && b.client_fp.whole.is_some());
-    let server_strong = strong_bytes(server_agree, a.server_fp.whole.is_some() && b.server_fp.whole.is_some());
+    let strong_bytes =
+        |agree: Option<usize>, whole: bool| agree.is_some_and(|n| n >= STRONG_PREFIX || (whole && n > 0));
+    let client_strong =
+        strong_bytes(client_agree, a.client_fp.whole.is_some() && b.client_fp.whole.is_some());
+    let server_strong =
+        strong_bytes(server_agree, a.server_fp.whole.is_some() && b.server_fp.whole.is_some());
     let ip_id = a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id;
     let mut kind = LinkKind::Forwarded;
     match a.proto {
         FlowProto::Tcp => {
             let isn_equal = a.client_isn.is_some() && a.client_isn == b.client_isn;
-            let server_isn_conflict = a.server_isn.is_some() && b.server_isn.is_some() && a.server_isn != b.server_isn;
+            let server_isn_conflict =
+                a.server_isn.is_some() && b.server_isn.is_some() && a.server_isn != b.server_isn;
             if isn_equal && !server_isn_conflict {
                 ev.push(Evidence::Isn);
                 score += 1000;
@@ -211,11 +221,27 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
         ev.push(Evidence::IpId);
         score += 50;
     }
-    if a.server.port == b.server.port && a.proto != FlowProto::Icmp || a.server.addr == b.server.addr {
+    let ports = unchanged_endpoints(a, b);
+    if ports > 0 {
         ev.push(Evidence::Ports);
-        score += 10;
+        score += ports;
     }
     Some(Scored { source: 0, target: 0, evidence: ev, kind, score })
+}
+
+/// Tie-breaker weight of endpoints that crossed the boundary unchanged: the
+/// server's (port, else address), and the client's whole endpoint. A hint, never
+/// a key: NAT and `--random-fully` change them.
+fn unchanged_endpoints(a: &Flow, b: &Flow) -> i64 {
+    let icmp = a.proto == FlowProto::Icmp;
+    let mut w = 0;
+    if (!icmp && a.server.port == b.server.port) || a.server.addr == b.server.addr {
+        w += 10;
+    }
+    if a.client.addr == b.client.addr && (icmp || a.client.port == b.client.port) {
+        w += 20;
+    }
+    w
 }
 
 /// Evidence for a weak match (no strong key): only the tie-breakers and time.
@@ -245,7 +271,7 @@ pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Vec<Evidence>> {
     if a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id {
         ev.push(Evidence::IpId);
     }
-    if a.server.port == b.server.port && a.proto != FlowProto::Icmp || a.server.addr == b.server.addr {
+    if unchanged_endpoints(a, b) > 0 {
         ev.push(Evidence::Ports);
     }
     ev.push(Evidence::Time);
@@ -260,7 +286,11 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
             FlowProto::Tcp if f.orientation != crate::flows::Orientation::Midstream => {
                 f.client_isn.map(|i| (FlowProto::Tcp, u64::from(i)))
             }
-            FlowProto::Udp => f.client_fp.join_key().filter(|_| f.client_fp.prefix[1].is_some() || f.client_fp.whole.is_some()).map(|k| (FlowProto::Udp, k)),
+            FlowProto::Udp => f
+                .client_fp
+                .join_key()
+                .filter(|_| f.client_fp.prefix[1].is_some() || f.client_fp.whole.is_some())
+                .map(|k| (FlowProto::Udp, k)),
             FlowProto::Icmp => echo_key(f).map(|(s, h)| (FlowProto::Icmp, h ^ u64::from(s))),
             _ => None,
         }

@@ -36,7 +36,8 @@ pub const DEFAULT_MAX_OFFSET_NS: i64 = 60_000_000_000;
 pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstimate>, Vec<Option<i64>>) {
     let n = captures.len();
     let max_offset = config.max_offset_ns.unwrap_or(DEFAULT_MAX_OFFSET_NS);
-    let mut clocks = vec![ClockEstimate { offset_ns: 0, spread_ns: 0, samples: 0, method: OffsetMethodKind::None }; n];
+    let mut clocks =
+        vec![ClockEstimate { offset_ns: 0, spread_ns: 0, samples: 0, method: OffsetMethodKind::None }; n];
     if n == 0 {
         return (clocks, Vec::new());
     }
@@ -56,7 +57,12 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
         }
         match (manual, found) {
             (Some(offset), est) => {
-                clocks[j] = ClockEstimate { offset_ns: offset, spread_ns: 0, samples: 0, method: OffsetMethodKind::Manual };
+                clocks[j] = ClockEstimate {
+                    offset_ns: offset,
+                    spread_ns: 0,
+                    samples: 0,
+                    method: OffsetMethodKind::Manual,
+                };
                 if let Some((k, est)) = est {
                     // Delay measured on the corrected clocks.
                     if k == j - 1 {

@@ -94,7 +94,8 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             }
             let sources: Vec<usize> = frontier.iter().map(|&c| chains[c].hops[from].unwrap_or(0)).collect();
             let gate = candidates::Gate::new(&clocks, &delays_ns, from, to, config);
-            let links = assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
+            let links =
+                assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
             for (pos, link) in links {
                 let chain = &mut chains[frontier[pos]];
                 let flow = link.target;
@@ -114,7 +115,13 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
     let unmatched = taken
         .iter()
         .enumerate()
-        .map(|(i, t)| if i == 0 { Vec::new() } else { t.iter().enumerate().filter(|(_, &x)| !x).map(|(f, _)| f).collect() })
+        .map(|(i, t)| {
+            if i == 0 {
+                Vec::new()
+            } else {
+                t.iter().enumerate().filter(|(_, &x)| !x).map(|(f, _)| f).collect()
+            }
+        })
         .collect();
     Correlation { clocks, delays_ns, chains, unmatched }
 }

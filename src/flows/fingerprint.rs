@@ -161,7 +161,7 @@ mod tests {
         cut.add(0, &REQUEST[..40]); // snaplen 96 leaves ~40 payload bytes
         assert_eq!(full.fingerprint().agreement(&cut.fingerprint()), Some(32));
         let mut other = StreamPrefix::new(128);
-        other.add(0, b"GET /healthz HTTP/1.1\r\nHost: 198.19.96.11\r\n");
+        other.add(0, b"GET /healthy HTTP/1.1\r\nHost: 198.19.96.10\r\n");
         assert_eq!(full.fingerprint().agreement(&other.fingerprint()), None);
     }
 

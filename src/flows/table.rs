@@ -52,7 +52,12 @@ pub struct FlowTable {
 
 impl FlowTable {
     pub fn new(config: &FlowConfig) -> FlowTable {
-        FlowTable { config: config.clone(), builders: Vec::new(), index: FxHashMap::default(), stats: FlowStats::default() }
+        FlowTable {
+            config: config.clone(),
+            builders: Vec::new(),
+            index: FxHashMap::default(),
+            stats: FlowStats::default(),
+        }
     }
 
     /// Flows so far.
@@ -85,7 +90,15 @@ impl FlowTable {
         }
     }
 
-    fn new_flow(&mut self, key: FlowKey, p: &Packet, proto: FlowProto, client: Endpoint, server: Endpoint, orientation: Orientation) -> usize {
+    fn new_flow(
+        &mut self,
+        key: FlowKey,
+        p: &Packet,
+        proto: FlowProto,
+        client: Endpoint,
+        server: Endpoint,
+        orientation: Orientation,
+    ) -> usize {
         let flow = Flow {
             proto,
             v6: p.src.is_ipv6(),
@@ -192,7 +205,8 @@ impl FlowTable {
             None if syn && !ack => self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn),
             None if syn && ack => self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck),
             None => {
-                let (client, server) = if src_is_server(t.src_port, t.dst_port) { (dst, src) } else { (src, dst) };
+                let (client, server) =
+                    if src_is_server(t.src_port, t.dst_port) { (dst, src) } else { (src, dst) };
                 self.new_flow(key, p, FlowProto::Tcp, client, server, Orientation::Midstream)
             }
         };
@@ -219,23 +233,22 @@ impl FlowTable {
                 f.client_fin_ns = Some(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_server.is_none() {
-                f.rst_to_server = Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
+                f.rst_to_server =
+                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
             }
             if !syn && b.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 b.client_base = Some(t.seq); // midstream: offsets from the first seq seen
             }
             stream_add(&mut b.client_stream, b.client_base, t.seq, payload, payload_len, t.flags);
         } else {
-            if syn && ack {
-                if f.server_isn.is_none() {
-                    f.server_isn = Some(t.seq);
-                    f.synack_mss = t.mss;
-                    f.synack_ns = Some(p.ts_ns);
-                    b.server_base = Some(t.seq.wrapping_add(1));
-                    if f.client_isn.is_none() {
-                        f.client_isn = Some(t.ack.wrapping_sub(1));
-                        b.client_base = Some(t.ack);
-                    }
+            if syn && ack && f.server_isn.is_none() {
+                f.server_isn = Some(t.seq);
+                f.synack_mss = t.mss;
+                f.synack_ns = Some(p.ts_ns);
+                b.server_base = Some(t.seq.wrapping_add(1));
+                if f.client_isn.is_none() {
+                    f.client_isn = Some(t.ack.wrapping_sub(1));
+                    b.client_base = Some(t.ack);
                 }
             }
             if payload_len > 0 && f.server_data_ns.is_none() {
@@ -245,7 +258,8 @@ impl FlowTable {
                 f.server_fin_ns = Some(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_client.is_none() {
-                f.rst_to_client = Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
+                f.rst_to_client =
+                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
             }
             if !syn && b.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 b.server_base = Some(t.seq);
@@ -299,7 +313,13 @@ impl FlowTable {
         };
         let b = &mut self.builders[idx];
         let to_server = Self::account(b, p, request);
-        let echo = b.flow.echo.get_or_insert(EchoSummary { first_seq: seq, last_seq: seq, requests: 0, replies: 0, payload: None });
+        let echo = b.flow.echo.get_or_insert(EchoSummary {
+            first_seq: seq,
+            last_seq: seq,
+            requests: 0,
+            replies: 0,
+            payload: None,
+        });
         if to_server {
             if echo.requests == 0 {
                 echo.first_seq = seq;
@@ -363,7 +383,14 @@ impl FlowTable {
 }
 
 /// Adds a TCP segment's payload at its stream offset; a FIN marks the end.
-fn stream_add(stream: &mut StreamPrefix, base: Option<u32>, seq: u32, payload: &[u8], payload_len: u32, flags: u8) {
+fn stream_add(
+    stream: &mut StreamPrefix,
+    base: Option<u32>,
+    seq: u32,
+    payload: &[u8],
+    payload_len: u32,
+    flags: u8,
+) {
     let Some(base) = base else { return };
     let off = seq.wrapping_sub(base);
     if off >= 1 << 31 {

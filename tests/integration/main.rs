@@ -1,3 +1,4 @@
 //! One integration-test binary; themed modules.
 
+mod adversarial;
 mod decode;

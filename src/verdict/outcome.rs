@@ -1,0 +1,80 @@
+//! How a request ended, judged at the first capture where it appears (DESIGN.md
+//! step 5, normative). TCP: `completed` when the server sent data or a FIN,
+//! `reset` when a RST came before any server data, `icmp-error`,
+//! `handshake-only`, `no-reply`, `midstream`; UDP and ICMP echo: `completed` when
+//! anything came back. `by` is the RST / ICMP sender; `origin` is where it came
+//! into the path: the last capture when it was seen there, else the boundary
+//! after the furthest capture that saw it (a RST appearing between two captures
+//! was forged in between, even though it carries the server's address).
+
+use super::model::{Outcome, OutcomeKind};
+use super::Ctx;
+use crate::flows::{Flow, FlowProto, Orientation};
+
+pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
+    let Some(f) = flows.iter().flatten().next() else {
+        return Outcome { kind: OutcomeKind::NoReply, by: None, origin: None, icmp: None };
+    };
+    let icmp_error = f.icmp_errors.first();
+    let plain = |kind| Outcome { kind, by: None, origin: None, icmp: None };
+    let reset = |f: &Flow| {
+        let rst = f.rst_to_client?;
+        Some(Outcome {
+            kind: OutcomeKind::Reset,
+            by: Some(rst.sender.to_string()),
+            origin: Some(origin(ctx, flows, |g| g.rst_to_client.is_some())),
+            icmp: None,
+        })
+    };
+    let icmp = |f: &Flow| {
+        let e = icmp_error?;
+        let _ = f;
+        Some(Outcome {
+            kind: OutcomeKind::IcmpError,
+            by: Some(e.sender.to_string()),
+            origin: Some(origin(ctx, flows, |g| !g.icmp_errors.is_empty())),
+            icmp: Some(format!("{}/{}", e.icmp_type, e.code)),
+        })
+    };
+    match f.proto {
+        FlowProto::Tcp => {
+            if f.orientation == Orientation::Midstream {
+                plain(OutcomeKind::Midstream)
+            } else if f.server_data_ns.is_some() || f.server_fin_ns.is_some() {
+                plain(OutcomeKind::Completed)
+            } else if let Some(o) = reset(f) {
+                o
+            } else if let Some(o) = icmp(f) {
+                o
+            } else if f.synack_ns.is_some() {
+                plain(OutcomeKind::HandshakeOnly)
+            } else {
+                plain(OutcomeKind::NoReply)
+            }
+        }
+        FlowProto::Udp | FlowProto::Icmp => {
+            let answered = match f.proto {
+                FlowProto::Icmp => f.echo.as_ref().is_some_and(|e| e.replies > 0),
+                _ => f.packets_to_client > 0,
+            };
+            if answered {
+                plain(OutcomeKind::Completed)
+            } else if let Some(o) = icmp(f) {
+                o
+            } else {
+                plain(OutcomeKind::NoReply)
+            }
+        }
+    }
+}
+
+/// Where the RST / ICMP error entered the path.
+fn origin(ctx: &Ctx<'_>, flows: &[Option<&Flow>], saw: impl Fn(&Flow) -> bool) -> String {
+    let n = flows.len();
+    let furthest = (0..n).rev().find(|&c| flows[c].is_some_and(&saw)).unwrap_or(0);
+    if furthest + 1 == n {
+        ctx.labels[furthest].to_string()
+    } else {
+        ctx.between(furthest, furthest + 1)
+    }
+}
