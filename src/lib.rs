@@ -19,6 +19,7 @@ pub mod compare;
 pub mod config;
 pub mod correlate;
 pub mod decode;
+pub mod flowid;
 pub mod flows;
 pub mod pipeline;
 pub mod progress;
