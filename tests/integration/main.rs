@@ -1,1 +1,13 @@
 //! One integration-test binary; themed modules.
+
+/// The report fixtures name their types through `crate::verdict`, as inside the library.
+mod verdict {
+    pub use tuplecorr::verdict::*;
+}
+
+#[allow(dead_code)]
+#[path = "../../src/report/fixtures.rs"]
+mod fixtures;
+
+mod cli;
+mod formats;
