@@ -73,13 +73,15 @@ pub fn write_table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             vec![std::iter::once("source at".to_string()).chain(labels.clone()).collect()];
         for (name, side) in [("before", s.before.as_ref()), ("after", s.after.as_ref())] {
             let mut row = vec![name.to_string()];
-            row.extend(labels.iter().map(|l| {
-                let cell = sources_cell(side, l);
-                if cell.is_empty() {
-                    "n/a".to_string()
-                } else {
-                    cell
-                }
+            if side.is_none() {
+                row.push("not requested".to_string());
+                row.extend(labels.iter().skip(1).map(|_| String::new()));
+                grid.push(row);
+                continue;
+            }
+            row.extend(labels.iter().map(|l| match sources_cell(side, l) {
+                cell if cell.is_empty() => "not captured".to_string(),
+                cell => cell.replace(';', "/"),
             }));
             grid.push(row);
         }
@@ -157,4 +159,40 @@ pub fn write_csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         w.write_record(csv_row(s, &labels))?;
     }
     w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+
+    fn table(c: &Comparison) -> String {
+        let mut out = Vec::new();
+        write_table(c, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn table_grid_shows_sources_per_capture_and_missing_sides() {
+        let before = findings();
+        let mut after = before.clone();
+        after.requests.retain(|r| r.request != 5);
+        let text = table(&super::super::compare(&before, &after));
+        assert!(text.contains("  source at  decap         egress        backend\n"), "{text}");
+        assert!(text.contains("  before     198.18.90.42  198.18.90.42  198.19.3.17\n"), "{text}");
+        assert!(text.contains("  before     198.18.90.43  198.18.90.43  -\n"), "{text}");
+        assert!(text.contains("icmp 2001:db8:ffff::99: 1 before, 0 after\n"), "{text}");
+        assert!(text.contains("  after      not requested\n"), "{text}");
+    }
+
+    #[test]
+    fn ndjson_is_one_service_a_line() {
+        let c = super::super::compare(&findings(), &findings());
+        let mut out = Vec::new();
+        write(&c, Format::Ndjson, &mut out).unwrap();
+        let lines: Vec<ServiceChange> =
+            String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), c.services.len());
+        assert_eq!(lines[0], c.services[0]);
+    }
 }
