@@ -1,11 +1,15 @@
 //! What the binary does for each form of the command line: settings → pipeline →
 //! report → exit status. Exit statuses live here, in one place.
 
-use crate::cli::{CompareArgs, CorrelateArgs, InspectArgs};
+use crate::cli::{ColorArg, CompareArgs, CorrelateArgs, FailOn, InspectArgs, UsageError};
+use crate::compare::Side;
+use crate::config::Config;
 use crate::progress::Bars;
-use crate::report::{self, ReportOptions};
+use crate::report::{self, FailOnKind, Format, ReportOptions};
+use crate::verdict::Findings;
 use std::error::Error;
-use std::io::{self, Write};
+use std::ffi::OsStr;
+use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
 /// Report written (warnings allowed).
@@ -40,11 +44,46 @@ fn print_warnings(warnings: &[crate::verdict::WarningOut]) {
 pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
-    let findings = with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))??;
+    let mut findings = with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))??;
     print_warnings(&findings.warnings);
-    let options = ReportOptions { format: args.report_format(), summary_only: args.summary, color: false };
+    report::filter_requests(&mut findings, &config.filter);
+    if !args.all {
+        for u in &mut findings.unmatched {
+            u.flows.clear();
+        }
+    }
+    let to_terminal = args.output.is_none() && io::stdout().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR");
+    let options = ReportOptions {
+        format: args.report_format(),
+        summary_only: args.summary,
+        color: color_enabled(args.color.unwrap_or(ColorArg::Auto), to_terminal, no_color.as_deref()),
+    };
     write_output(args.output.as_deref(), |out| report::write(&findings, &options, out))?;
-    Ok(EXIT_OK)
+    let fail_on: Vec<FailOnKind> = args.fail_on.iter().map(|f| fail_on_kind(*f)).collect();
+    Ok(if report::fail_on_matches(&findings, &fail_on) { EXIT_FAIL_ON } else { EXIT_OK })
+}
+
+/// `--color`: `always`, `never`, or (auto) only on a terminal and when
+/// `NO_COLOR` is unset or empty (no-color.org).
+pub fn color_enabled(choice: ColorArg, to_terminal: bool, no_color: Option<&OsStr>) -> bool {
+    match choice {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => to_terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// The clap value of `--fail-on` as the report layer's kind.
+pub fn fail_on_kind(f: FailOn) -> FailOnKind {
+    match f {
+        FailOn::NoReply => FailOnKind::NoReply,
+        FailOn::ReplyLost => FailOnKind::ReplyLost,
+        FailOn::Bypassed => FailOnKind::Bypassed,
+        FailOn::Reset => FailOnKind::Reset,
+        FailOn::IcmpError => FailOnKind::IcmpError,
+        FailOn::Ambiguous => FailOnKind::Ambiguous,
+    }
 }
 
 /// `tuplecorr inspect`.
@@ -53,10 +92,39 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
     Err("inspect is not written yet".into())
 }
 
-/// `tuplecorr compare`.
+/// `tuplecorr compare`: load or analyse each side, compare, write.
 pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
-    let _ = args;
-    Err("compare is not written yet".into())
+    let before = compare_side(&args.before, args.quiet)?;
+    let after = compare_side(&args.after, args.quiet)?;
+    let comparison = crate::compare::compare(&before, &after);
+    let format = args
+        .format
+        .map(Format::from)
+        .or_else(|| crate::cli::format_from_path(args.output.as_deref()))
+        .unwrap_or(Format::Table);
+    write_output(args.output.as_deref(), |out| crate::compare::write(&comparison, format, out))?;
+    Ok(EXIT_OK)
+}
+
+/// One side of `compare`: a report read back, or captures run through the pipeline.
+pub fn compare_side(arg: &str, quiet: bool) -> Result<Findings, AppError> {
+    match crate::compare::side_of(arg) {
+        Side::Report(path) => Ok(crate::compare::load_report(&path)?),
+        Side::Captures(list) => {
+            if list.len() < 2 || list.len() > 8 {
+                return Err(UsageError(format!(
+                    "{arg}: give 2 to 8 comma-separated captures in path order (got {})",
+                    list.len()
+                ))
+                .into());
+            }
+            let config = Config { captures: crate::cli::capture_specs(&list)?, quiet, ..Config::default() };
+            let bars = Bars::new(config.captures.len(), !quiet);
+            let findings = crate::pipeline::analyze(&config, &bars)?;
+            print_warnings(&findings.warnings);
+            Ok(findings)
+        }
+    }
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (the global pool when None).

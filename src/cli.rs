@@ -1,7 +1,9 @@
 //! The command line (DESIGN.md "Command line", normative): clap derive `Args`
 //! turned into plain `Config` before any work. The only clap user.
 
-use crate::config::{CaptureSpec, Config, CorrelateConfig, Filter, FlowConfig, ReadConfig, Source};
+use crate::config::{
+    CaptureSpec, Config, CorrelateConfig, Filter, FlowConfig, ReadConfig, Source, TimeBound,
+};
 use crate::report::Format;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::net::IpAddr;
@@ -274,6 +276,15 @@ pub fn parse_cidr(text: &str) -> Result<(IpAddr, u8), UsageError> {
     Ok((addr, len))
 }
 
+/// A `--since` / `--until` value: RFC 3339, or seconds from the first request.
+fn time_bound(option: &str, text: &str) -> Result<TimeBound, UsageError> {
+    TimeBound::parse(text).ok_or_else(|| {
+        UsageError(format!(
+            "{option} {text}: expected an RFC 3339 time (2026-11-29T23:40:38Z) or seconds from the first packet (30)"
+        ))
+    })
+}
+
 fn seconds_to_ns(s: f64) -> i64 {
     (s * 1e9).round() as i64
 }
@@ -336,8 +347,8 @@ impl CorrelateArgs {
                         ProtoArg::Icmp => "icmp".to_string(),
                     })
                     .collect(),
-                since_ns: None,
-                until_ns: None,
+                since: self.since.as_deref().map(|t| time_bound("--since", t)).transpose()?,
+                until: self.until.as_deref().map(|t| time_bound("--until", t)).transpose()?,
             },
             threads: self.threads,
             quiet: self.quiet,
@@ -405,6 +416,25 @@ mod tests {
         assert_eq!(a.correlate.captures.len(), 2);
         let a = Args::try_parse_from(["tuplecorr", "inspect", "a.pcap"]).unwrap();
         assert!(matches!(a.command, Some(Command::Inspect(_))));
+    }
+
+    #[test]
+    fn since_and_until_parse_absolute_and_relative_times() {
+        let a = Args::try_parse_from([
+            "tuplecorr",
+            "a.pcap",
+            "b.pcap",
+            "--since",
+            "2.5",
+            "--until",
+            "1970-01-01T00:01:00Z",
+        ])
+        .unwrap();
+        let f = a.correlate.to_config().unwrap().filter;
+        assert_eq!(f.since, Some(TimeBound::FromStartNs(2_500_000_000)));
+        assert_eq!(f.until, Some(TimeBound::UnixNs(60_000_000_000)));
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--since", "noon"]).unwrap();
+        assert!(a.correlate.to_config().unwrap_err().0.contains("--since noon"));
     }
 
     #[test]

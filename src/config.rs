@@ -76,8 +76,136 @@ pub struct Filter {
     pub nets: Vec<(IpAddr, u8)>,
     pub ports: Vec<u16>,
     pub protos: Vec<String>,
-    pub since_ns: Option<i64>,
-    pub until_ns: Option<i64>,
+    /// `--since`: requests whose time at capture 1 is at or after this.
+    pub since: Option<TimeBound>,
+    /// `--until`: requests whose time at capture 1 is before this.
+    pub until: Option<TimeBound>,
+}
+
+/// A `--since` / `--until` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeBound {
+    /// An instant, ns since the Unix epoch, on capture 1's clock (RFC 3339 given).
+    UnixNs(i64),
+    /// ns after the first request's first packet at capture 1 (seconds given).
+    FromStartNs(i64),
+}
+
+impl TimeBound {
+    /// RFC 3339 (`2026-11-29T23:40:38.5Z`, `...+01:00`) or seconds from the start (`30`, `1.5`).
+    pub fn parse(text: &str) -> Option<TimeBound> {
+        let text = text.trim();
+        if let Ok(secs) = text.parse::<f64>() {
+            return (secs.is_finite() && secs >= 0.0)
+                .then(|| TimeBound::FromStartNs((secs * 1e9).round() as i64));
+        }
+        parse_rfc3339_ns(text).map(TimeBound::UnixNs)
+    }
+
+    /// The instant in ns since the Unix epoch, given the start (ns) for relative bounds.
+    pub fn resolve(self, start_ns: i64) -> i64 {
+        match self {
+            TimeBound::UnixNs(t) => t,
+            TimeBound::FromStartNs(d) => start_ns.saturating_add(d),
+        }
+    }
+}
+
+/// RFC 3339 date-time → ns since the Unix epoch: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`
+/// (`t`/space for `T`, `z` for `Z`; up to 9 fraction digits are kept).
+pub fn parse_rfc3339_ns(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut nanos: i64 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if i - start < 9 {
+                nanos = nanos * 10 + i64::from(b[i] - b'0');
+            }
+            i += 1;
+        }
+        let digits = i - start;
+        if digits == 0 {
+            return None;
+        }
+        for _ in digits..9 {
+            nanos *= 10;
+        }
+    }
+    let offset_secs = match b.get(i)? {
+        b'Z' | b'z' if i + 1 == b.len() => 0,
+        sign @ (b'+' | b'-') if i + 6 == b.len() && b[i + 3] == b':' => {
+            let h = num(i + 1..i + 3)?;
+            let m = num(i + 4..i + 6)?;
+            let secs = h * 3600 + m * 60;
+            if *sign == b'+' {
+                secs
+            } else {
+                -secs
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_with_nanoseconds_and_offsets() {
+        assert_eq!(parse_rfc3339_ns("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339_ns("2026-11-29T23:40:38.123456789Z"), Some(1_795_995_638_123_456_789));
+        assert_eq!(parse_rfc3339_ns("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_rfc3339_ns("2000-02-29 12:00:00z"), Some(951_825_600_000_000_000));
+        assert_eq!(parse_rfc3339_ns("2026-11-29T23:40:38"), None);
+        assert_eq!(parse_rfc3339_ns("2026-13-29T23:40:38Z"), None);
+        assert_eq!(parse_rfc3339_ns("yesterday"), None);
+    }
+
+    #[test]
+    fn time_bounds_are_absolute_or_from_the_start() {
+        assert_eq!(TimeBound::parse("1.5"), Some(TimeBound::FromStartNs(1_500_000_000)));
+        assert_eq!(TimeBound::parse("-1"), None);
+        assert_eq!(TimeBound::parse("1970-01-01T00:00:01Z"), Some(TimeBound::UnixNs(1_000_000_000)));
+        assert_eq!(TimeBound::FromStartNs(5).resolve(10), 15);
+        assert_eq!(TimeBound::UnixNs(5).resolve(10), 5);
+    }
 }
 
 /// Everything `pipeline::analyze` needs.

@@ -10,7 +10,8 @@
 //! Who may use whom (no arrow points upstream): `pipeline -> read, decode, flows,
 //! correlate, verdict, warning` · `decode -> read` · `flows -> decode` ·
 //! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
-//! `report -> verdict, warning` · `compare -> pipeline, report, verdict`.
+//! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
+//! `verdict -> flowid` (a leaf: Community ID and Wireshark filters).
 #![forbid(unsafe_code)]
 
 pub mod app;
@@ -19,6 +20,7 @@ pub mod compare;
 pub mod config;
 pub mod correlate;
 pub mod decode;
+pub mod flowid;
 pub mod flows;
 pub mod pipeline;
 pub mod progress;

@@ -1,2 +1,53 @@
 //! `tuplecorr compare BEFORE AFTER`: pairs requests of two runs by service and
-//! states how the source address and reply path changed.
+//! states how the source address, reply path and outcome changed. Each side is a
+//! tuplecorr report (JSON or CSV, detected) or a comma-separated list of
+//! captures, which the caller runs through `pipeline::analyze`. Takes findings
+//! or report files; gives a `Comparison` and its bytes.
+
+pub mod diff;
+pub mod load;
+pub mod write;
+
+pub use diff::{compare, Comparison, LabelSources, ServiceChange, SideSummary};
+pub use load::{load_report, LoadError};
+pub use write::write;
+
+use std::path::{Path, PathBuf};
+
+/// What one side of `compare` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A tuplecorr report file.
+    Report(PathBuf),
+    /// Captures in path order, to be analysed.
+    Captures(Vec<String>),
+}
+
+/// An existing file is a report; otherwise a comma-separated list is captures;
+/// anything else is taken as a report path (and fails to load with its name).
+pub fn side_of(arg: &str) -> Side {
+    if Path::new(arg).is_file() || !arg.contains(',') {
+        Side::Report(PathBuf::from(arg))
+    } else {
+        Side::Captures(arg.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comma_list_is_captures_and_a_file_is_a_report() {
+        assert_eq!(
+            side_of("decap.pcap, egress.pcap,backend.pcap"),
+            Side::Captures(vec!["decap.pcap".into(), "egress.pcap".into(), "backend.pcap".into()])
+        );
+        assert_eq!(side_of("before.json"), Side::Report("before.json".into()));
+        let dir = tempfile::tempdir().unwrap();
+        let odd = dir.path().join("a,b.json");
+        std::fs::write(&odd, "{}").unwrap();
+        let odd = odd.to_str().unwrap();
+        assert_eq!(side_of(odd), Side::Report(odd.into()));
+    }
+}

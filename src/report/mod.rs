@@ -1,7 +1,19 @@
-//! Findings → bytes: table, CSV, JSON, NDJSON and the summary. The only csv and
-//! serde_json user; never reads captures.
+//! Findings → bytes: table, CSV, JSON, NDJSON and the summary; plus the two
+//! report-side decisions of a run: which requests are reported (filters) and
+//! whether `--fail-on` matched. The only csv and serde_json user besides
+//! `compare`; never reads captures.
 
-use crate::verdict::Findings;
+pub mod csv;
+pub mod endpoint;
+pub mod json;
+pub mod summary;
+pub mod table;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+use crate::config::Filter;
+use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use std::io::{self, Write};
 
 /// Output format of the main command.
@@ -17,29 +29,193 @@ pub enum Format {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReportOptions {
     pub format: Format,
-    /// Only the summary (`--summary`).
+    /// Only the summary (`--summary`): the text summary, whatever the format.
     pub summary_only: bool,
-    /// Colour the table.
+    /// Colour the table and summary with ANSI codes.
     pub color: bool,
 }
 
 /// Writes the findings in the chosen format.
 pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) -> io::Result<()> {
+    if options.summary_only {
+        return summary::write_summary(findings, options.color, out);
+    }
     match options.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, findings)?;
-            writeln!(out)
+        Format::Json => json::write_json(findings, out),
+        Format::Ndjson => json::write_ndjson(findings, out),
+        Format::Csv => csv::write_csv(findings, out),
+        Format::Table => {
+            table::write_table(findings, options.color, out)?;
+            writeln!(out)?;
+            summary::write_summary(findings, options.color, out)
         }
-        Format::Ndjson => {
-            for r in &findings.requests {
-                serde_json::to_writer(&mut *out, r)?;
-                writeln!(out)?;
+    }
+}
+
+/// What `--fail-on` can ask for (exit status 1 when any reported request has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailOnKind {
+    /// No capture saw a reply, or no reply reached capture 1.
+    NoReply,
+    ReplyLost,
+    Bypassed,
+    Reset,
+    IcmpError,
+    /// A boundary's match is ambiguous.
+    Ambiguous,
+}
+
+impl FailOnKind {
+    /// True when the request has this problem.
+    pub fn matches(self, r: &Request) -> bool {
+        match self {
+            FailOnKind::NoReply => {
+                r.reply.path == ReplyPath::NoReply || r.outcome.kind == OutcomeKind::NoReply
             }
-            Ok(())
+            FailOnKind::ReplyLost => r.reply.path == ReplyPath::ReplyLost,
+            FailOnKind::Bypassed => r.reply.path == ReplyPath::Bypassed,
+            FailOnKind::Reset => r.outcome.kind == OutcomeKind::Reset,
+            FailOnKind::IcmpError => r.outcome.kind == OutcomeKind::IcmpError,
+            FailOnKind::Ambiguous => r.matches.iter().any(|m| m.strength == Strength::Ambiguous),
         }
-        Format::Table | Format::Csv => {
-            serde_json::to_writer_pretty(&mut *out, findings)?;
-            writeln!(out)
+    }
+}
+
+/// True when any reported request has any of the `--fail-on` problems.
+pub fn fail_on_matches(findings: &Findings, fail_on: &[FailOnKind]) -> bool {
+    findings.requests.iter().any(|r| fail_on.iter().any(|k| k.matches(r)))
+}
+
+/// Time of the request at capture 1 (ns since the Unix epoch on capture 1's
+/// clock): `Hop::time_ns`, else its RFC 3339 `time` (reports read back).
+pub fn request_time_ns(r: &Request) -> Option<i64> {
+    let hop = r.captures.first()?;
+    hop.time_ns.or_else(|| hop.time.as_deref().and_then(crate::config::parse_rfc3339_ns))
+}
+
+/// Keeps the requests the filters select; request numbers are kept as they
+/// were, so a filtered report still names requests like the full one.
+///
+/// Each given filter must match (hosts, nets, ports, protocols, time window);
+/// several values of one filter match when any does. Addresses and ports count
+/// when seen at any capture, as client or server. `--since` (inclusive) and
+/// `--until` (exclusive) apply to the time at capture 1; seconds count from the
+/// earliest request. A request without a time at capture 1 fails a time filter.
+pub fn filter_requests(findings: &mut Findings, filter: &Filter) {
+    let start_ns = findings.requests.iter().filter_map(request_time_ns).min().unwrap_or(0);
+    let since = filter.since.map(|b| b.resolve(start_ns));
+    let until = filter.until.map(|b| b.resolve(start_ns));
+    findings.requests.retain(|r| keep(r, filter, since, until));
+}
+
+fn keep(r: &Request, filter: &Filter, since: Option<i64>, until: Option<i64>) -> bool {
+    if !filter.protos.is_empty() && !filter.protos.iter().any(|p| p.eq_ignore_ascii_case(r.proto.name())) {
+        return false;
+    }
+    let endpoints: Vec<_> = r
+        .captures
+        .iter()
+        .filter(|h| h.seen)
+        .flat_map(|h| [h.client.as_deref(), h.server.as_deref()])
+        .flatten()
+        .filter_map(endpoint::parse_endpoint)
+        .collect();
+    if !filter.hosts.is_empty() && !endpoints.iter().any(|(a, _)| filter.hosts.contains(a)) {
+        return false;
+    }
+    if !filter.nets.is_empty()
+        && !endpoints
+            .iter()
+            .any(|(a, _)| filter.nets.iter().any(|(n, len)| endpoint::net_contains(*n, *len, *a)))
+    {
+        return false;
+    }
+    if !filter.ports.is_empty()
+        && !endpoints.iter().any(|(_, p)| p.is_some_and(|p| filter.ports.contains(&p)))
+    {
+        return false;
+    }
+    if since.is_some() || until.is_some() {
+        let Some(t) = request_time_ns(r) else { return false };
+        if since.is_some_and(|s| t < s) || until.is_some_and(|u| t >= u) {
+            return false;
         }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TimeBound;
+    use crate::report::fixtures::{findings, T0_NS};
+
+    fn kept(filter: Filter) -> Vec<u64> {
+        let mut f = findings();
+        filter_requests(&mut f, &filter);
+        f.requests.iter().map(|r| r.request).collect()
+    }
+
+    #[test]
+    fn host_matches_an_address_seen_at_any_capture() {
+        // 198.19.3.17 appears only at backend (after the snat).
+        assert_eq!(kept(Filter { hosts: vec!["198.19.3.17".parse().unwrap()], ..Filter::default() }), [1, 2]);
+        assert_eq!(kept(Filter { hosts: vec!["2001:db8::1".parse().unwrap()], ..Filter::default() }), [5]);
+    }
+
+    #[test]
+    fn filters_of_different_kinds_must_all_match() {
+        let f = Filter {
+            nets: vec![("198.18.0.0".parse().unwrap(), 15)],
+            ports: vec![80, 53],
+            protos: vec!["tcp".into()],
+            ..Filter::default()
+        };
+        assert_eq!(kept(f), [1, 2]);
+        assert_eq!(kept(Filter { ports: vec![40112], ..Filter::default() }), [1]);
+        assert_eq!(kept(Filter { protos: vec!["icmp".into(), "udp".into()], ..Filter::default() }), [3, 5]);
+    }
+
+    #[test]
+    fn time_window_uses_capture_one_and_counts_seconds_from_the_first_request() {
+        let f = Filter {
+            since: Some(TimeBound::FromStartNs(1_000_000_000)),
+            until: Some(TimeBound::UnixNs(T0_NS + 3_000_000_000)),
+            ..Filter::default()
+        };
+        assert_eq!(kept(f), [2, 3]);
+    }
+
+    #[test]
+    fn time_window_falls_back_to_the_rfc3339_time() {
+        let mut f = findings();
+        for r in &mut f.requests {
+            r.captures[0].time_ns = None;
+        }
+        let filter = Filter { since: Some(TimeBound::FromStartNs(4_000_000_000)), ..Filter::default() };
+        filter_requests(&mut f, &filter);
+        assert_eq!(f.requests.iter().map(|r| r.request).collect::<Vec<_>>(), [5]);
+    }
+
+    #[test]
+    fn fail_on_matches_exactly_the_named_problems() {
+        let f = findings();
+        assert!(fail_on_matches(&f, &[FailOnKind::ReplyLost]));
+        assert!(fail_on_matches(&f, &[FailOnKind::IcmpError]));
+        assert!(fail_on_matches(&f, &[FailOnKind::Ambiguous]));
+        assert!(fail_on_matches(&f, &[FailOnKind::NoReply])); // request 2's outcome
+        assert!(!fail_on_matches(&f, &[FailOnKind::Reset, FailOnKind::Bypassed]));
+        assert!(!fail_on_matches(&f, &[]));
+    }
+
+    #[test]
+    fn summary_only_writes_just_the_summary() {
+        let f = findings();
+        let mut out = Vec::new();
+        let options = ReportOptions { format: Format::Table, summary_only: true, color: false };
+        write(&f, &options, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("5 requests across"));
+        assert!(!text.contains("same-path  "));
     }
 }

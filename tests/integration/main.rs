@@ -1,4 +1,15 @@
 //! One integration-test binary; themed modules.
 
+/// The report fixtures name their types through `crate::verdict`, as inside the library.
+mod verdict {
+    pub use tuplecorr::verdict::*;
+}
+
+#[allow(dead_code)]
+#[path = "../../src/report/fixtures.rs"]
+mod fixtures;
+
 mod adversarial;
+mod cli;
 mod decode;
+mod formats;

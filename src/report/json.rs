@@ -1,0 +1,140 @@
+//! Findings → JSON (one pretty object) and NDJSON (one request object a line,
+//! nothing else). Takes `Findings`; gives bytes that depend only on the findings
+//! (field order is the model's, ms values rounded to the microsecond here, at
+//! write time). Never reorders or filters requests.
+
+use crate::verdict::{Boundary, CaptureSummary, Findings, Request};
+use std::io::{self, Write};
+
+/// Decimals kept in `*_ms` values: 3 = microseconds, below any capture's clock precision.
+pub const MS_DECIMALS: i32 = 3;
+
+/// Rounds a millisecond value to [`MS_DECIMALS`] decimals (and `-0` to `0`), so
+/// reports do not print float noise such as `0.30999999999999994`.
+pub fn round_ms(ms: f64) -> f64 {
+    if !ms.is_finite() {
+        return ms;
+    }
+    let scale = 10f64.powi(MS_DECIMALS);
+    let rounded = (ms * scale).round() / scale;
+    if rounded == 0.0 {
+        0.0
+    } else {
+        rounded
+    }
+}
+
+fn rounded_capture(c: &CaptureSummary) -> CaptureSummary {
+    CaptureSummary {
+        clock_offset_ms: round_ms(c.clock_offset_ms),
+        offset_spread_ms: round_ms(c.offset_spread_ms),
+        ..c.clone()
+    }
+}
+
+fn rounded_boundary(b: &Boundary) -> Boundary {
+    Boundary { delay_ms: b.delay_ms.map(round_ms), ..b.clone() }
+}
+
+/// The request with its ms values rounded.
+pub fn rounded_request(r: &Request) -> Request {
+    let mut r = r.clone();
+    for hop in &mut r.captures {
+        hop.rtt_ms = hop.rtt_ms.map(round_ms);
+    }
+    r
+}
+
+/// The findings with every ms value rounded.
+pub fn rounded(f: &Findings) -> Findings {
+    Findings {
+        tuplecorr: f.tuplecorr.clone(),
+        captures: f.captures.iter().map(rounded_capture).collect(),
+        boundaries: f.boundaries.iter().map(rounded_boundary).collect(),
+        requests: f.requests.iter().map(rounded_request).collect(),
+        unmatched: f.unmatched.clone(),
+        warnings: f.warnings.clone(),
+    }
+}
+
+/// `--format json`: the whole findings as one pretty-printed object and a newline.
+pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &rounded(findings))?;
+    writeln!(out)
+}
+
+/// `--format ndjson`: one request object a line, nothing else.
+pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+    for r in &findings.requests {
+        serde_json::to_writer(&mut *out, &rounded_request(r))?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+
+    #[test]
+    fn ms_values_round_to_microseconds() {
+        assert_eq!(round_ms(0.30999999999999994), 0.31);
+        assert_eq!(round_ms(2750.0124999), 2750.012);
+        assert_eq!(round_ms(-0.0001), 0.0);
+        assert!(round_ms(-0.0001).is_sign_positive());
+        assert!(round_ms(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn json_is_one_object_that_reads_back_rounded() {
+        let f = findings();
+        let mut out = Vec::new();
+        write_json(&f, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("{\n  \"tuplecorr\": "));
+        assert!(text.ends_with("}\n"));
+        let back: Findings = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.requests.len(), f.requests.len());
+        assert_eq!(back.captures[2].clock_offset_ms, 2750.012);
+        assert_eq!(back.requests[0].captures[0].rtt_ms, Some(0.31));
+        assert!(!text.contains("time_ns"));
+    }
+
+    #[test]
+    fn json_keeps_every_key_of_the_model() {
+        // Rounding goes through a copy of the model: it must not drop or add keys.
+        let f = findings();
+        let plain = serde_json::to_value(&f).unwrap();
+        let mut out = Vec::new();
+        write_json(&f, &mut out).unwrap();
+        let written: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&plain), keys(&written));
+        assert_eq!(keys(&plain["requests"][0]), keys(&written["requests"][0]));
+    }
+
+    #[test]
+    fn ndjson_is_one_request_a_line_and_nothing_else() {
+        let f = findings();
+        let mut out = Vec::new();
+        write_ndjson(&f, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), f.requests.len());
+        for (line, want) in lines.iter().zip(&f.requests) {
+            let r: Request = serde_json::from_str(line).unwrap();
+            assert_eq!(r.request, want.request);
+            assert_eq!(r.proto, want.proto);
+        }
+    }
+
+    #[test]
+    fn output_is_byte_for_byte_repeatable() {
+        let f = findings();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_json(&f, &mut a).unwrap();
+        write_json(&f.clone(), &mut b).unwrap();
+        assert_eq!(a, b);
+    }
+}

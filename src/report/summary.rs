@@ -1,0 +1,322 @@
+//! Findings → the summary printed after the table (or alone with `--summary`):
+//! request patterns with counts, clock offsets, boundary traits, unmatched flows,
+//! warnings. Takes `Findings`; gives text lines, ordered by count (descending)
+//! then text, so the same findings always print the same summary.
+
+use crate::report::endpoint::address_text;
+use crate::report::table::{paint, Style};
+use crate::verdict::{Change, ChangeKind, Findings, OffsetMethod, OutcomeKind, ReplyPath, Request};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+/// `A->B` → `A and B`.
+pub fn boundary_words(between: &str) -> String {
+    match between.split_once("->") {
+        Some((a, b)) => format!("{a} and {b}"),
+        None => between.to_string(),
+    }
+}
+
+/// One change as words, addresses without ports (ports are usually random).
+pub fn change_phrase(side: &str, c: &Change) -> String {
+    let (before, after) = (address_text(&c.before), address_text(&c.after));
+    let at = boundary_words(&c.between);
+    match c.kind {
+        ChangeKind::PortOnly => format!("{side} port remapped between {at}"),
+        ChangeKind::Proxy => format!("new connection from {after} between {at} (proxy)"),
+        ChangeKind::Snat | ChangeKind::Dnat if before == after => {
+            format!("{side} port remapped between {at}")
+        }
+        ChangeKind::Snat | ChangeKind::Dnat => format!("{side} {before} → {after} between {at}"),
+    }
+}
+
+/// What happened to the replies, in words.
+pub fn reply_phrase(r: &Request) -> String {
+    let reply = &r.reply;
+    match reply.path {
+        ReplyPath::SamePath => "replies on the same path".to_string(),
+        ReplyPath::ReplyLost => match reply.lost_between.as_deref().and_then(|b| b.split_once("->")) {
+            Some((a, b)) => format!("reply seen at {b}, lost before {a}"),
+            None => "reply lost on the way back".to_string(),
+        },
+        ReplyPath::Bypassed => match &reply.bypassed {
+            Some(l) => format!("replies bypassed {l}"),
+            None => "replies bypassed a capture point".to_string(),
+        },
+        ReplyPath::NoReply => match &reply.reached {
+            Some(l) => format!("no reply at any capture (request reached {l})"),
+            None => "no reply at any capture".to_string(),
+        },
+    }
+}
+
+/// How the request ended, in words; None for `completed` (the usual case) and
+/// for `no-reply` when the reply phrase already says it.
+pub fn outcome_phrase(r: &Request) -> Option<String> {
+    let o = &r.outcome;
+    let from = |what: String| {
+        let mut s = what;
+        if let Some(by) = &o.by {
+            s.push_str(&format!(" from {by}"));
+        }
+        if let Some(origin) = &o.origin {
+            if origin.contains("->") {
+                s.push_str(&format!(", injected between {}", boundary_words(origin)));
+            } else {
+                s.push_str(&format!(", sent at {origin}"));
+            }
+        }
+        s
+    };
+    match o.kind {
+        OutcomeKind::Completed => None,
+        OutcomeKind::NoReply if r.reply.path == ReplyPath::NoReply => None,
+        OutcomeKind::NoReply => Some("no reply reached the client side".to_string()),
+        OutcomeKind::HandshakeOnly => Some("handshake only, no data from the server".to_string()),
+        OutcomeKind::Midstream => Some("midstream (no handshake captured)".to_string()),
+        OutcomeKind::Reset => Some(from("reset".to_string())),
+        OutcomeKind::IcmpError => {
+            Some(from(format!("ICMP error {}", o.icmp.clone().unwrap_or_else(|| "?".to_string()))))
+        }
+    }
+}
+
+/// The pattern a request belongs to: source and destination changes (addresses
+/// without ports), reply path and outcome, as one phrase.
+pub fn pattern(r: &Request) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(r.source.changed.iter().map(|c| change_phrase("source", c)));
+    parts.extend(r.destination.changed.iter().map(|c| change_phrase("destination", c)));
+    if parts.is_empty() {
+        parts.push("addresses unchanged".to_string());
+    }
+    parts.push(reply_phrase(r));
+    parts.extend(outcome_phrase(r));
+    parts.join(", ")
+}
+
+/// Patterns with their request counts: count descending, then text.
+pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &findings.requests {
+        *counts.entry(pattern(r)).or_default() += 1;
+    }
+    let mut list: Vec<(usize, String)> = counts.into_iter().map(|(text, n)| (n, text)).collect();
+    list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    list
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn pattern_style(r: &Request) -> Style {
+    match (r.reply.path, r.outcome.kind) {
+        (ReplyPath::ReplyLost | ReplyPath::NoReply, _) => Style::Bad,
+        (_, OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply) => Style::Bad,
+        (ReplyPath::Bypassed, _) | (_, OutcomeKind::HandshakeOnly | OutcomeKind::Midstream) => Style::Warn,
+        _ => Style::Good,
+    }
+}
+
+/// Signed ms with 3 decimals, e.g. `+2750.012 ms`.
+fn signed_ms(ms: f64) -> String {
+    format!("{:+.3} ms", crate::report::json::round_ms(ms))
+}
+
+/// The clock offset line of one capture.
+pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
+    let spread = crate::report::json::round_ms(c.offset_spread_ms);
+    let samples = plural(c.offset_samples as usize, "sample");
+    match c.offset_method {
+        OffsetMethod::Reference => "reference clock".to_string(),
+        OffsetMethod::RequestReply => {
+            format!("{} ± {spread:.3} ms (request-reply, {samples})", signed_ms(c.clock_offset_ms))
+        }
+        OffsetMethod::OneWay => format!(
+            "{} ± {spread:.3} ms (one-way, includes the path delay; {samples})",
+            signed_ms(c.clock_offset_ms)
+        ),
+        OffsetMethod::Manual => format!("{} (set with --offset)", signed_ms(c.clock_offset_ms)),
+        OffsetMethod::None => "not estimated (no strong matches)".to_string(),
+    }
+}
+
+/// The traits of one boundary, e.g. `delay 0.080 ms, TTL -1, ports kept, ICMP id kept`.
+pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
+    let mut parts = Vec::new();
+    if let Some(d) = b.delay_ms {
+        parts.push(format!("delay {:.3} ms", crate::report::json::round_ms(d)));
+    }
+    if let Some(t) = b.ttl_decrement {
+        parts.push(format!("TTL -{t}"));
+    }
+    parts.push(format!("ports {}", b.ports));
+    parts.push(format!("ICMP id {}", b.icmp_id));
+    if b.mss_clamped {
+        parts.push("MSS clamped".to_string());
+    }
+    if b.seq_shift {
+        parts.push("sequence numbers shifted".to_string());
+    }
+    parts.join(", ")
+}
+
+fn aligned(rows: &[(String, String)]) -> Vec<String> {
+    let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    rows.iter().map(|(k, v)| format!("  {k}{}  {v}", " ".repeat(width - k.chars().count()))).collect()
+}
+
+/// The summary: patterns, clock offsets, boundaries, unmatched flows, warnings.
+pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+    let mut by_proto: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &findings.requests {
+        *by_proto.entry(r.proto.name()).or_default() += 1;
+    }
+    let protos: Vec<String> = by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
+    let mut head = format!("{} across {}", plural(findings.requests.len(), "request"), labels.join(" → "));
+    if !protos.is_empty() {
+        head.push_str(&format!(" ({})", protos.join(", ")));
+    }
+    writeln!(out, "{}", paint(&head, Style::Bold, color))?;
+    let mut style_of: BTreeMap<String, Style> = BTreeMap::new();
+    for r in &findings.requests {
+        style_of.entry(pattern(r)).or_insert_with(|| pattern_style(r));
+    }
+    let list = patterns(findings);
+    let width = list.first().map_or(1, |(n, _)| n.to_string().len());
+    for (n, text) in &list {
+        let word = if *n == 1 { "request" } else { "requests" };
+        let style = style_of.get(text).copied().unwrap_or(Style::Plain);
+        writeln!(out, "  {n:>width$} {word}: {}", paint(text, style, color))?;
+    }
+
+    if let Some(first) = labels.first() {
+        writeln!(out)?;
+        writeln!(out, "{}", paint(&format!("Clock offsets (relative to {first}):"), Style::Bold, color))?;
+        let rows: Vec<(String, String)> =
+            findings.captures.iter().map(|c| (c.label.clone(), offset_text(c))).collect();
+        for line in aligned(&rows) {
+            writeln!(out, "{line}")?;
+        }
+    }
+
+    if !findings.boundaries.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", paint("Boundaries:", Style::Bold, color))?;
+        let rows: Vec<(String, String)> =
+            findings.boundaries.iter().map(|b| (b.between.clone(), boundary_text(b))).collect();
+        for line in aligned(&rows) {
+            writeln!(out, "{line}")?;
+        }
+    }
+
+    if !findings.unmatched.is_empty() {
+        writeln!(out)?;
+        let counts: Vec<String> =
+            findings.unmatched.iter().map(|u| format!("{} {}", u.label, u.count)).collect();
+        writeln!(out, "{} {}", paint("Unmatched flows:", Style::Bold, color), counts.join(", "))?;
+        for u in &findings.unmatched {
+            for f in &u.flows {
+                writeln!(
+                    out,
+                    "  {}  {} {} → {} at {} ({})",
+                    u.label,
+                    f.proto.name(),
+                    f.client,
+                    f.server,
+                    f.time,
+                    plural(f.packets as usize, "packet")
+                )?;
+            }
+        }
+    }
+
+    if !findings.warnings.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", paint("Warnings:", Style::Bold, color))?;
+        for w in &findings.warnings {
+            let mut place = String::new();
+            if let Some(r) = w.record {
+                place.push_str(&format!(" record {r}"));
+            }
+            if let Some(o) = w.byte_offset {
+                place.push_str(&format!(" at byte {o}"));
+            }
+            let place = if place.is_empty() { String::new() } else { format!("{}:", place) };
+            writeln!(out, "  {}:{place} {}", w.label, paint(&w.message, Style::Warn, color))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+
+    fn summary() -> String {
+        let mut out = Vec::new();
+        write_summary(&findings(), false, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn patterns_group_by_addresses_without_ports() {
+        let mut f = findings();
+        // A second snat request from another client port falls into request 1's pattern.
+        let mut extra = f.requests[0].clone();
+        extra.request = 6;
+        extra.source.changed[0].before = "198.18.90.42:60000".into();
+        extra.source.changed[0].after = "198.19.3.17:33333".into();
+        f.requests.push(extra);
+        let list = patterns(&f);
+        assert_eq!(
+            list[0],
+            (
+                2,
+                "source 198.18.90.42 → 198.19.3.17 between egress and backend, replies on the same path"
+                    .to_string()
+            )
+        );
+        assert_eq!(list.iter().map(|(n, _)| n).sum::<usize>(), 6);
+        // Ties are ordered by text.
+        let rest: Vec<&String> = list[1..].iter().map(|(_, t)| t).collect();
+        let mut sorted = rest.clone();
+        sorted.sort();
+        assert_eq!(rest, sorted);
+    }
+
+    #[test]
+    fn lost_reply_and_icmp_error_read_as_sentences() {
+        let f = findings();
+        assert_eq!(
+            pattern(&f.requests[1]),
+            "source 198.18.90.42 → 198.19.3.17 between egress and backend, reply seen at backend, lost before egress, no reply reached the client side"
+        );
+        assert_eq!(
+            pattern(&f.requests[2]),
+            "addresses unchanged, replies on the same path, ICMP error 3/13 from 198.19.3.1, injected between egress and backend"
+        );
+    }
+
+    #[test]
+    fn summary_lists_offsets_boundaries_unmatched_and_warnings() {
+        let s = summary();
+        assert!(s.starts_with("5 requests across decap → egress → backend (icmp 1, tcp 3, udp 1)\n"), "{s}");
+        assert!(s.contains("  decap    reference clock\n"), "{s}");
+        assert!(s.contains("  backend  +2750.012 ms ± 0.004 ms (request-reply, 24 samples)\n"), "{s}");
+        assert!(
+            s.contains("  egress->backend  delay 0.080 ms, TTL -1, ports remapped, ICMP id kept\n"),
+            "{s}"
+        );
+        assert!(s.contains("Unmatched flows: egress 0, backend 3\n"));
+        assert!(s.contains("  egress: record 18412 at byte 9437112: record cut short"));
+    }
+}

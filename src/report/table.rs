@@ -1,0 +1,265 @@
+//! Findings → the terminal table: one line per request with the capture points
+//! side by side (`#  proto  decap  →  egress  →  backend  reply  outcome  match`).
+//! Takes `Findings` and whether to colour; gives text lines. Each hop cell shows
+//! the source seen there, plus `→ destination` where the destination differs
+//! from capture 1's. Never reads captures; the summary is in `summary.rs`.
+
+use crate::report::endpoint::address_text;
+use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
+use std::io::{self, Write};
+
+/// Longest endpoint shown in a cell before it is shortened in the middle.
+pub const MAX_ENDPOINT_CHARS: usize = 28;
+
+/// ANSI styles used by the table and summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Bold,
+    Good,
+    Warn,
+    Bad,
+}
+
+impl Style {
+    fn code(self) -> &'static str {
+        match self {
+            Style::Plain => "",
+            Style::Bold => "\x1b[1m",
+            Style::Good => "\x1b[32m",
+            Style::Warn => "\x1b[33m",
+            Style::Bad => "\x1b[31m",
+        }
+    }
+}
+
+/// `text` wrapped in the style's ANSI codes when `color` (and the style has one).
+pub fn paint(text: &str, style: Style, color: bool) -> String {
+    if !color || style == Style::Plain || text.is_empty() {
+        text.to_string()
+    } else {
+        format!("{}{text}\x1b[0m", style.code())
+    }
+}
+
+/// `text` shortened to `max` characters with `…` in the middle.
+pub fn middle_ellipsis(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max || max < 3 {
+        return text.to_string();
+    }
+    let head = (max - 1).div_ceil(2);
+    let tail = max - 1 - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// An endpoint shortened to `max` characters, keeping its port: for
+/// `[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:443` only the address part shrinks.
+pub fn shorten_endpoint(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    if let Some(rest) = text.strip_prefix('[') {
+        if let Some((addr, port)) = rest.split_once("]:") {
+            let keep = max.saturating_sub(port.chars().count() + 3);
+            return format!("[{}]:{port}", middle_ellipsis(addr, keep.max(3)));
+        }
+    }
+    middle_ellipsis(text, max)
+}
+
+/// The reply column: path plus where it went wrong.
+pub fn reply_text(r: &Request) -> String {
+    let reply = &r.reply;
+    match reply.path {
+        ReplyPath::SamePath => "same-path".to_string(),
+        ReplyPath::ReplyLost => match &reply.lost_between {
+            Some(b) => format!("lost {b}"),
+            None => "reply-lost".to_string(),
+        },
+        ReplyPath::Bypassed => match &reply.bypassed {
+            Some(l) => format!("bypassed {l}"),
+            None => "bypassed".to_string(),
+        },
+        ReplyPath::NoReply => match &reply.reached {
+            Some(l) => format!("none, reached {l}"),
+            None => "none".to_string(),
+        },
+    }
+}
+
+/// The outcome column: kind, ICMP type/code, sender and where it came in.
+pub fn outcome_text(r: &Request) -> String {
+    let o = &r.outcome;
+    let mut text = o.kind.name().to_string();
+    if let Some(icmp) = &o.icmp {
+        text.push_str(&format!(" {icmp}"));
+    }
+    if let Some(by) = &o.by {
+        text.push_str(&format!(" by {by}"));
+    }
+    if let Some(origin) = &o.origin {
+        text.push_str(&format!(" at {origin}"));
+    }
+    text
+}
+
+/// The weakest match strength of the request (`-` when no boundary matched).
+pub fn match_text(r: &Request) -> &'static str {
+    let rank = |s: Strength| match s {
+        Strength::Strong => 0,
+        Strength::Weak => 1,
+        Strength::Ambiguous => 2,
+    };
+    r.matches.iter().map(|m| m.strength).max_by_key(|s| rank(*s)).map_or("-", |s| s.name())
+}
+
+fn reply_style(r: &Request) -> Style {
+    match r.reply.path {
+        ReplyPath::SamePath => Style::Good,
+        ReplyPath::Bypassed => Style::Warn,
+        ReplyPath::ReplyLost | ReplyPath::NoReply => Style::Bad,
+    }
+}
+
+fn outcome_style(r: &Request) -> Style {
+    match r.outcome.kind {
+        OutcomeKind::Completed => Style::Good,
+        OutcomeKind::HandshakeOnly | OutcomeKind::Midstream => Style::Warn,
+        OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply => Style::Bad,
+    }
+}
+
+fn match_style(r: &Request) -> Style {
+    match match_text(r) {
+        "ambiguous" => Style::Bad,
+        "weak" => Style::Warn,
+        _ => Style::Plain,
+    }
+}
+
+/// The hop cells of one request, one per capture label.
+fn hop_cells(r: &Request, labels: &[&str]) -> Vec<(String, Style)> {
+    let first_server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server.clone());
+    let first_client = r.captures.iter().find(|h| h.seen).and_then(|h| h.client.clone());
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let hop = match crate::report::csv::hop_at(r, i, label) {
+                Some(h) if h.seen => h,
+                _ => return ("-".to_string(), Style::Plain),
+            };
+            let client = hop.client.as_deref().unwrap_or("?");
+            let mut cell = shorten_endpoint(client, MAX_ENDPOINT_CHARS);
+            if hop.server.is_some() && hop.server != first_server {
+                let server = hop.server.as_deref().unwrap_or("?");
+                cell.push_str(&format!(" → {}", shorten_endpoint(server, MAX_ENDPOINT_CHARS)));
+            }
+            let moved = hop.client.as_deref().map(address_text) != first_client.as_deref().map(address_text)
+                || hop.server != first_server;
+            (cell, if moved { Style::Warn } else { Style::Plain })
+        })
+        .collect()
+}
+
+/// `--format table` without the summary: a header line and one line per request.
+pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+    // Columns: #, proto, hops (with arrows between), reply, outcome, match.
+    let mut header: Vec<(String, Style)> = vec![("#".into(), Style::Bold), ("proto".into(), Style::Bold)];
+    header.extend(labels.iter().map(|l| (l.to_string(), Style::Bold)));
+    header.extend(["reply", "outcome", "match"].iter().map(|h| (h.to_string(), Style::Bold)));
+    let mut rows = vec![header];
+    for r in &findings.requests {
+        let mut row = vec![(r.request.to_string(), Style::Plain), (r.proto.name().to_string(), Style::Plain)];
+        row.extend(hop_cells(r, &labels));
+        row.push((reply_text(r), reply_style(r)));
+        row.push((outcome_text(r), outcome_style(r)));
+        row.push((match_text(r).to_string(), match_style(r)));
+        rows.push(row);
+    }
+    let columns = rows[0].len();
+    let widths: Vec<usize> =
+        (0..columns).map(|c| rows.iter().map(|row| row[c].0.chars().count()).max().unwrap_or(0)).collect();
+    let hop_range = 2..2 + labels.len();
+    for row in &rows {
+        let mut line = String::new();
+        for (c, (text, style)) in row.iter().enumerate() {
+            if c > 0 {
+                let arrow = hop_range.contains(&c) && c > hop_range.start;
+                line.push_str(if arrow { "  →  " } else { "  " });
+            }
+            let pad = widths[c] - text.chars().count();
+            let last = c + 1 == columns;
+            if c == 0 {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(&paint(text, *style, color));
+            } else {
+                line.push_str(&paint(text, *style, color));
+                if !last {
+                    line.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+
+    fn table(color: bool) -> String {
+        let mut out = Vec::new();
+        write_table(&findings(), color, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn long_ipv6_is_shortened_in_the_middle_keeping_the_port() {
+        let s = shorten_endpoint("[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:443", 28);
+        assert_eq!(s.chars().count(), 28);
+        assert!(s.starts_with("[2001:db8:") && s.ends_with(":1]:443") && s.contains('…'), "{s}");
+        assert_eq!(middle_ellipsis("abcdefghij", 5), "ab…ij");
+        assert_eq!(shorten_endpoint("198.18.90.42:51514", 28), "198.18.90.42:51514");
+    }
+
+    #[test]
+    fn one_line_per_request_with_hops_side_by_side() {
+        let t = table(false);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 1 + 5);
+        assert!(
+            lines[0].contains("decap") && lines[0].contains("→  egress") && lines[0].contains("→  backend")
+        );
+        assert!(lines[1].contains("198.18.90.42:51514") && lines[1].contains("198.19.3.17:40112"));
+        assert!(lines[1].contains("same-path") && lines[1].contains("completed"));
+        assert!(lines[2].contains("lost egress->backend"));
+        assert!(lines[3].contains("icmp-error 3/13 by 198.19.3.1 at egress->backend"));
+        assert!(lines[4].trim_end().ends_with("ambiguous"));
+        assert!(lines[5].contains("2001:db8::1 → 2001:db8:aa"), "{}", lines[5]);
+        assert!(!t.contains('\x1b'));
+    }
+
+    #[test]
+    fn colour_marks_problems_red_and_success_green() {
+        let t = table(true);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].contains("\x1b[32msame-path\x1b[0m"));
+        assert!(lines[2].contains("\x1b[31mlost egress->backend\x1b[0m"));
+        assert!(lines[3].contains("\x1b[31micmp-error"));
+    }
+
+    #[test]
+    fn unseen_hop_is_a_dash() {
+        let t = table(false);
+        let line = t.lines().nth(3).unwrap();
+        assert!(line.contains("→  -"), "{line}");
+    }
+}

@@ -1,0 +1,150 @@
+//! The binary's glue without captures: `-o` written atomically (and nothing left
+//! behind on failure), `--color` and `NO_COLOR`, `--fail-on` mapping, and
+//! `compare` end to end on report files.
+
+use crate::fixtures::findings;
+use clap::Parser;
+use tuplecorr::app;
+use tuplecorr::cli::{Args, ColorArg, CompareArgs, FailOn};
+use tuplecorr::report::{self, FailOnKind, Format, ReportOptions};
+
+fn table(color: bool) -> String {
+    let mut out = Vec::new();
+    report::write(
+        &findings(),
+        &ReportOptions { format: Format::Table, summary_only: false, color },
+        &mut out,
+    )
+    .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn output_into_a_file_used_as_folder_fails_cleanly_leaving_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let target = file.join("report.csv"); // ENOTDIR
+    let f = findings();
+    let options = ReportOptions { format: Format::Csv, summary_only: false, color: false };
+    let err = app::write_output(Some(&target), |out| report::write(&f, &options, out)).unwrap_err();
+    assert!(err.to_string().contains("cannot write the report"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["plain-file"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+#[test]
+fn output_file_is_complete_and_no_temporary_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("report.json");
+    let f = findings();
+    let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
+    app::write_output(Some(&target), |out| report::write(&f, &options, out)).unwrap();
+    let back: tuplecorr::verdict::Findings =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(back.requests.len(), 5);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn failed_write_removes_the_temporary_and_keeps_the_old_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("report.csv");
+    std::fs::write(&target, "old").unwrap();
+    let err = app::write_output(Some(&target), |out| {
+        out.write_all(b"partial")?;
+        Err(std::io::Error::other("disk full"))
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("disk full"));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn color_always_colours_and_never_or_no_color_does_not() {
+    assert!(table(true).contains("\x1b[32m"));
+    assert!(!table(false).contains('\x1b'));
+    use std::ffi::OsStr;
+    assert!(app::color_enabled(ColorArg::Always, false, Some(OsStr::new("1"))));
+    assert!(!app::color_enabled(ColorArg::Never, true, None));
+    assert!(app::color_enabled(ColorArg::Auto, true, None));
+    assert!(app::color_enabled(ColorArg::Auto, true, Some(OsStr::new(""))));
+    assert!(!app::color_enabled(ColorArg::Auto, true, Some(OsStr::new("1"))));
+    assert!(!app::color_enabled(ColorArg::Auto, false, None));
+}
+
+#[test]
+fn fail_on_list_parses_and_maps_to_report_kinds() {
+    let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--fail-on", "reply-lost,icmp-error"])
+        .unwrap();
+    assert_eq!(a.correlate.fail_on, [FailOn::ReplyLost, FailOn::IcmpError]);
+    let all = [
+        FailOn::NoReply,
+        FailOn::ReplyLost,
+        FailOn::Bypassed,
+        FailOn::Reset,
+        FailOn::IcmpError,
+        FailOn::Ambiguous,
+    ];
+    let kinds: Vec<FailOnKind> = all.iter().map(|f| app::fail_on_kind(*f)).collect();
+    assert_eq!(
+        kinds,
+        [
+            FailOnKind::NoReply,
+            FailOnKind::ReplyLost,
+            FailOnKind::Bypassed,
+            FailOnKind::Reset,
+            FailOnKind::IcmpError,
+            FailOnKind::Ambiguous
+        ]
+    );
+    let f = findings();
+    assert!(report::fail_on_matches(&f, &[FailOnKind::ReplyLost]));
+    assert!(!report::fail_on_matches(&f, &[FailOnKind::Reset, FailOnKind::Bypassed]));
+    let mut quiet = f.clone();
+    quiet.requests.retain(|r| r.request == 1);
+    assert!(!report::fail_on_matches(&quiet, &kinds));
+}
+
+#[test]
+fn compare_writes_the_change_statement_for_two_report_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut before = findings();
+    before.requests.truncate(1);
+    let mut after = before.clone();
+    after.requests[0].captures[2].client = Some("198.18.90.42:51514".into());
+    after.requests[0].source.changed.clear();
+    let write = |name: &str, f: &tuplecorr::verdict::Findings| {
+        let path = dir.path().join(name);
+        let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
+        app::write_output(Some(&path), |out| report::write(f, &options, out)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let out = dir.path().join("change.txt");
+    let args = CompareArgs {
+        before: write("before.json", &before),
+        after: write("after.json", &after),
+        format: None,
+        output: Some(out.clone()),
+        quiet: true,
+    };
+    assert_eq!(app::compare(&args).unwrap(), app::EXIT_OK);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("tcp 198.19.96.10:80: 1 before, 1 after\n"), "{text}");
+    assert!(text.contains("source at backend was 198.19.3.17 before, 198.18.90.42 after"), "{text}");
+}
+
+#[test]
+fn compare_with_a_missing_report_is_an_error_naming_it() {
+    let args = CompareArgs {
+        before: "/nonexistent/before.json".into(),
+        after: "/nonexistent/after.json".into(),
+        format: None,
+        output: None,
+        quiet: true,
+    };
+    let err = app::compare(&args).unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/before.json"), "{err}");
+}
