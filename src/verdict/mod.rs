@@ -190,8 +190,15 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         packets_to_client: Some(f.packets_to_client),
         bytes_to_server: Some(f.bytes_to_server),
         bytes_to_client: Some(f.bytes_to_client),
-        community_id: None,
-        wireshark_filter: None,
+        community_id: Some(community_id(f)),
+        wireshark_filter: Some(crate::flowid::wireshark_filter(
+            ip_proto_number(f),
+            f.client.addr,
+            f.client.port,
+            f.server.addr,
+            f.server.port,
+            icmp.then_some(f.client.port),
+        )),
         icmp_id: icmp.then_some(f.client.port),
         icmp_seqs: f.echo.as_ref().map(|e| {
             if e.first_seq == e.last_seq {
@@ -201,6 +208,28 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
             }
         }),
         time_ns: Some(ctx.corrected(c, start)),
+    }
+}
+
+/// IP protocol number of a flow (ICMPv6 for IPv6 echo).
+fn ip_proto_number(f: &Flow) -> u8 {
+    match (f.proto, f.v6) {
+        (FlowProto::Tcp, _) => 6,
+        (FlowProto::Udp, _) => 17,
+        (FlowProto::Icmp, false) => 1,
+        (FlowProto::Icmp, true) => 58,
+    }
+}
+
+/// Community ID v1 of the flow's tuple at this capture (ICMP: echo request type/code).
+fn community_id(f: &Flow) -> String {
+    let proto = ip_proto_number(f);
+    match f.proto {
+        FlowProto::Icmp => {
+            let ty = if f.v6 { 128 } else { 8 };
+            crate::flowid::community_id(proto, f.client.addr, ty, f.server.addr, 0)
+        }
+        _ => crate::flowid::community_id(proto, f.client.addr, f.client.port, f.server.addr, f.server.port),
     }
 }
 
