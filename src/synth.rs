@@ -638,6 +638,12 @@ fn echo_packet(
 
 /// Writes packets as a little-endian nanosecond pcap with LINKTYPE_RAW (101).
 pub fn write_pcap(out: &mut dyn Write, snaplen: u32, packets: &[(i64, Vec<u8>, u32)]) -> io::Result<()> {
+    write_pcap_header(out, snaplen)?;
+    write_pcap_records(out, packets)
+}
+
+/// The 24-byte pcap file header: nanosecond magic, little-endian, LINKTYPE_RAW.
+pub fn write_pcap_header(out: &mut dyn Write, snaplen: u32) -> io::Result<()> {
     let mut h = Vec::with_capacity(24);
     h.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
     h.extend_from_slice(&2u16.to_le_bytes());
@@ -645,7 +651,11 @@ pub fn write_pcap(out: &mut dyn Write, snaplen: u32, packets: &[(i64, Vec<u8>, u
     h.extend_from_slice(&[0; 8]);
     h.extend_from_slice(&snaplen.to_le_bytes());
     h.extend_from_slice(&101u32.to_le_bytes());
-    out.write_all(&h)?;
+    out.write_all(&h)
+}
+
+/// Records after a header written by `write_pcap_header`.
+pub fn write_pcap_records(out: &mut dyn Write, packets: &[(i64, Vec<u8>, u32)]) -> io::Result<()> {
     for (ts, data, orig) in packets {
         let secs = ts.div_euclid(1_000_000_000) as u32;
         let nanos = ts.rem_euclid(1_000_000_000) as u32;

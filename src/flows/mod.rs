@@ -133,14 +133,21 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Any packet came back: from the server side, or an ICMP error quoting the flow.
+    /// Any packet came back: from the server side, or an ICMP error quoting the
+    /// client's packet (an error about the server's own reply, sent back to the
+    /// server, is no reply to the client).
     pub fn reply_seen(&self) -> bool {
-        self.packets_to_client > 0 || !self.icmp_errors.is_empty()
+        self.packets_to_client > 0 || self.request_errors().next().is_some()
+    }
+
+    /// ICMP errors that quote a client → server packet.
+    pub fn request_errors(&self) -> impl Iterator<Item = &IcmpError> {
+        self.icmp_errors.iter().filter(|e| e.about_request)
     }
 
     /// Time of the first reply of any kind (server packet or ICMP error).
     pub fn first_reply_ns(&self) -> Option<i64> {
-        let icmp = self.icmp_errors.iter().map(|e| e.ts_ns).min();
+        let icmp = self.request_errors().map(|e| e.ts_ns).min();
         match (self.first_server_ns, icmp) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

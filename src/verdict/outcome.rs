@@ -15,7 +15,7 @@ pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
     let Some(f) = flows.iter().flatten().next() else {
         return Outcome { kind: OutcomeKind::NoReply, by: None, origin: None, icmp: None };
     };
-    let icmp_error = f.icmp_errors.first();
+    let icmp_error = f.request_errors().next();
     let plain = |kind| Outcome { kind, by: None, origin: None, icmp: None };
     let reset = |f: &Flow| {
         let rst = f.rst_to_client?;
@@ -32,7 +32,7 @@ pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
         Some(Outcome {
             kind: OutcomeKind::IcmpError,
             by: Some(e.sender.to_string()),
-            origin: Some(origin(ctx, flows, |g| !g.icmp_errors.is_empty())),
+            origin: Some(origin(ctx, flows, |g| g.request_errors().next().is_some())),
             icmp: Some(format!("{}/{}", e.icmp_type, e.code)),
         })
     };
