@@ -245,8 +245,13 @@ fn read_stream<'p>(
     let rejoined = io::Cursor::new(head).take(n as u64).chain(counted);
     let stream: Box<dyn Read + 'p> =
         if gzip { Box::new(MultiGzDecoder::new(rejoined)) } else { Box::new(rejoined) };
-    // Small inputs get a small buffer; a file can never need more than its size.
-    let chunk = if gzip || size_hint == 0 { READ_CHUNK } else { READ_CHUNK.min(size_hint as usize + 16) };
+    // Small inputs get a small buffer (it still grows to any block that fits the
+    // caps): a plain file never needs more than its size, gzip rarely 8 times it.
+    let chunk = match (size_hint, gzip) {
+        (0, _) => READ_CHUNK,
+        (n, false) => READ_CHUNK.min(n.saturating_add(16) as usize),
+        (n, true) => READ_CHUNK.min(n.saturating_mul(8).max(64 << 10) as usize),
+    };
     let mut feeder = Feeder::new(stream, raw_count, chunk, progress, capture);
 
     let avail = feeder.fill(MAGIC_LEN);

@@ -1,1 +1,4 @@
 //! One integration-test binary; themed modules.
+
+mod read;
+mod util;
