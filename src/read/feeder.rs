@@ -82,6 +82,12 @@ impl<'p> Feeder<'p> {
         }
     }
 
+    /// The stream starts at offset `base` of the file (a chunk).
+    pub(crate) fn starting_at(mut self, base: u64) -> Feeder<'p> {
+        self.base = base;
+        self
+    }
+
     /// Makes at least `n` bytes available unless the stream ends first; returns
     /// how many are available. `n` must already be bounded by a cap.
     #[inline]

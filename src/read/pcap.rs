@@ -91,21 +91,54 @@ pub(crate) fn read(
     });
     feeder.consume(field::FILE_HEADER_LEN);
 
+    let mut st = Resume { kind, link_type, packets: 0 };
+    read_records(feeder, ctx, &mut st, on_record);
+    Ok(())
+}
+
+/// Where the record walk stands: enough to resume it at a record boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Resume {
+    kind: PcapKind,
+    link_type: LinkType,
+    /// Records before this point.
+    packets: u64,
+}
+
+impl Resume {
+    /// Records before this point.
+    pub(crate) fn packets(&self) -> u64 {
+        self.packets
+    }
+}
+
+/// Walks records from the feeder's position to the end (or the first damage).
+pub(crate) fn read_records(
+    feeder: &mut Feeder<'_>,
+    ctx: &mut Ctx<'_>,
+    st: &mut Resume,
+    on_record: &mut dyn FnMut(&RawRecord<'_>),
+) {
+    let kind = st.kind;
+    let bo = kind.order;
+    let link_type = st.link_type;
     let hdr_len = if kind.modified { field::MODIFIED_RECORD_HEADER_LEN } else { field::RECORD_HEADER_LEN };
     let (frac_unit_ns, frac_limit): (i64, u32) =
         if kind.nanos { (1, 1_000_000_000) } else { (1_000, 1_000_000) };
-    let mut packets: u64 = 0;
     // First record whose fraction field is out of range, and how many there were.
     let mut bad_frac: Option<(u64, u64, u32)> = None;
     let mut bad_frac_count: u64 = 0;
 
     loop {
         let offset = feeder.offset();
+        if ctx.wants_cut(offset) {
+            ctx.cut(offset, super::Resume::Pcap(st.clone()));
+        }
         let avail = feeder.fill(hdr_len);
         if avail == 0 {
             break;
         }
-        let record = packets + 1;
+        let record = st.packets + 1;
         if avail < hdr_len {
             ctx.cut_short(feeder, Some(record), offset, "record header", hdr_len, avail, false);
             break;
@@ -138,14 +171,14 @@ pub(crate) fn read(
             .saturating_add(i64::from(ts_frac).saturating_mul(frac_unit_ns));
         let data = feeder.window().get(hdr_len..need).unwrap_or(&[]);
         on_record(&RawRecord { ts_ns, interface: 0, link_type, data, orig_len, record, byte_offset: offset });
-        packets = record;
-        ctx.info.packets = packets;
+        st.packets = record;
+        ctx.info.packets += 1;
+        if let Some(iface) = ctx.info.interfaces.first_mut() {
+            iface.packets += 1;
+        }
         feeder.consume(need);
     }
 
-    if let Some(iface) = ctx.info.interfaces.first_mut() {
-        iface.packets = packets;
-    }
     if let Some((record, offset, frac)) = bad_frac {
         let unit = if kind.nanos { "ns" } else { "µs" };
         ctx.warn(
@@ -157,7 +190,6 @@ pub(crate) fn read(
             "carried the excess into the seconds".to_string(),
         );
     }
-    Ok(())
 }
 
 #[cfg(test)]

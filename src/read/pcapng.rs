@@ -120,6 +120,7 @@ fn resolution_name(tsresol: u8) -> String {
 }
 
 /// One interface as the reader needs it per record.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Iface {
     link_type: LinkType,
     snaplen: u32,
@@ -149,8 +150,11 @@ fn walk_options(opts: &[u8], bo: ByteOrder, mut f: impl FnMut(u16, &[u8])) -> Re
     Ok(())
 }
 
-/// Reading state across blocks.
-struct State {
+/// Reading state across blocks: enough to resume the walk at a block boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct State {
+    /// No section header read yet: an unusable block is a `BadHeader`.
+    first: bool,
     /// Byte order of the current section.
     bo: ByteOrder,
     /// Global interface index of each interface of the current section.
@@ -165,6 +169,13 @@ struct State {
     last_ts_ns: i64,
 }
 
+impl State {
+    /// Packet blocks before this point.
+    pub(crate) fn records(&self) -> u64 {
+        self.records
+    }
+}
+
 /// Reads a whole pcapng stream. Errors only when the first section header is unusable.
 pub(crate) fn read(
     feeder: &mut Feeder<'_>,
@@ -173,6 +184,7 @@ pub(crate) fn read(
 ) -> Result<(), ReadErrorKind> {
     ctx.info.format = Format::Pcapng;
     let mut st = State {
+        first: true,
         bo: ByteOrder::Little,
         section_ifaces: Vec::new(),
         ifaces: Vec::new(),
@@ -180,9 +192,22 @@ pub(crate) fn read(
         records: 0,
         last_ts_ns: 0,
     };
-    let mut first = true;
+    read_blocks(feeder, ctx, &mut st, on_record)
+}
+
+/// Walks blocks from the feeder's position to the end (or the first damage).
+pub(crate) fn read_blocks(
+    feeder: &mut Feeder<'_>,
+    ctx: &mut Ctx<'_>,
+    st: &mut State,
+    on_record: &mut dyn FnMut(&RawRecord<'_>),
+) -> Result<(), ReadErrorKind> {
     loop {
         let offset = feeder.offset();
+        if ctx.wants_cut(offset) {
+            ctx.cut(offset, super::Resume::Pcapng(st.clone()));
+        }
+        let first = st.first;
         let avail = feeder.fill(field::SHB_BYTE_ORDER + 4);
         if avail == 0 {
             break;
@@ -280,14 +305,14 @@ pub(crate) fn read(
                     st.skip_section = false;
                 }
                 st.section_ifaces.clear();
-                first = false;
+                st.first = false;
             }
             _ if st.skip_section && is_packet => st.records += 1,
             _ if st.skip_section => {}
-            BT_IDB => interface(ctx, &mut st, body, offset),
+            BT_IDB => interface(ctx, st, body, offset),
             BT_EPB | BT_PB | BT_SPB => {
                 st.records += 1;
-                packet(ctx, &mut st, btype, body, offset, on_record);
+                packet(ctx, st, btype, body, offset, on_record);
             }
             _ => {}
         }

@@ -3,7 +3,7 @@
 //! counts, timestamps, interfaces, link types, warnings and error kinds.
 
 use crate::util::{corpus_dir, read_file, read_mem, spec, testdata, Rec};
-use tuplecorr::read::{self, ByteOrder, CaptureInfo, Format, LinkType, Progress, ReadErrorKind};
+use tuplecorr::read::{self, ByteOrder, CaptureInfo, Format, LinkType, NoProgress, Progress, ReadErrorKind};
 
 /// One row of the corpus index.
 struct CorpusFile {
@@ -534,4 +534,67 @@ fn edge_progress_counts_bytes_on_disk() {
         let bytes: u64 = log.iter().filter(|(k, _)| k == "bytes").map(|(_, n)| n).sum();
         assert_eq!(bytes, size, "{name}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Chunked reading of large uncompressed files.
+
+/// Reads `path` in chunks of `chunk_bytes` and concatenates the chunks' records.
+fn read_chunked(path: &std::path::Path, chunk_bytes: u64) -> (Vec<Rec>, CaptureInfo, usize) {
+    let (info, parts) = read::read_capture_chunked(
+        &spec(path),
+        0,
+        chunk_bytes,
+        &NoProgress,
+        |_| Vec::new(),
+        |v: &mut Vec<Rec>, r| v.push(crate::util::own(r)),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let n = parts.len();
+    (parts.into_iter().flatten().collect(), info, n)
+}
+
+#[test]
+fn chunked_reads_equal_sequential_reads() {
+    let mut files: Vec<std::path::PathBuf> =
+        ["pcpp__Pcap++Test__many_interfaces-1.pcapng", "pcpp__Pcap++Test__sll.pcap"]
+            .iter()
+            .map(|n| corpus_dir().join(n))
+            .collect();
+    for n in [
+        "pcapng-two-sections.pcapng",
+        "pcapng-two-if-tsresol.pcapng",
+        "pcapng-spb-pb.pcapng",
+        "pcapng-bad-interface.pcapng",
+        "truncated-last-record.pcap",
+        "garbage-length.pcap",
+        "modified-be.pcap",
+        "ns-fraction-overflow.pcap",
+    ] {
+        files.push(testdata(&format!("edge/{n}")));
+    }
+    files.push(corpus_dir().join("gopacket__pcapgo__tests__le__test901.pcapng"));
+    for path in &files {
+        let (want, want_info) = read_file(path).unwrap();
+        for chunk_bytes in [1, 100, 4096, 1 << 30] {
+            let (got, info, parts) = read_chunked(path, chunk_bytes);
+            assert_eq!(got, want, "{} in chunks of {chunk_bytes}", path.display());
+            assert_eq!(info, want_info, "{}", path.display());
+            if chunk_bytes == 1 {
+                assert!(parts >= want.len(), "{}: {parts} chunks for {} records", path.display(), want.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn only_uncompressed_files_are_splittable() {
+    assert!(read::is_splittable(&spec(&testdata("edge/eth-ipv4-tcp.pcap"))));
+    assert!(!read::is_splittable(&spec(&testdata("edge/eth-ipv4-tcp.pcap.gz"))));
+    assert!(!read::is_splittable(&spec(&testdata("edge"))));
+    assert!(!read::is_splittable(&spec(&testdata("edge/no-such-file.pcap"))));
+    let stdin =
+        tuplecorr::config::CaptureSpec { label: "stdin".into(), source: tuplecorr::config::Source::Stdin };
+    assert!(!read::is_splittable(&stdin));
+    assert!(read::plan_chunks(&spec(&testdata("edge/eth-ipv4-tcp.pcap.gz")), 100).is_err());
 }

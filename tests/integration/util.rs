@@ -53,7 +53,8 @@ pub fn read_mem(label: &str, bytes: &[u8]) -> Result<(Vec<Rec>, CaptureInfo), Re
     Ok((recs, info))
 }
 
-fn own(r: &read::RawRecord<'_>) -> Rec {
+/// An owned copy of a record.
+pub fn own(r: &read::RawRecord<'_>) -> Rec {
     Rec {
         ts_ns: r.ts_ns,
         interface: r.interface,
