@@ -5,13 +5,18 @@
 //! "Crate facts"): every length read from the file is checked against a cap
 //! before anything is allocated. Mid-file damage stops the capture with a
 //! `Warning` and keeps what was read; only an unopenable file or one that is no
-//! capture at all is an error. The only flate2 user. Never decodes packets.
+//! capture at all is an error. A large uncompressed file can also be split at
+//! record boundaries and read in parallel chunks (`chunk.rs`). The only flate2
+//! user. Never decodes packets, never allocates per record.
 
+mod chunk;
 mod feeder;
 pub mod link_type;
 mod pcap;
 mod pcapng;
 
+use chunk::Resume;
+pub use chunk::{plan_chunks, read_capture_chunked, read_chunk, Chunk, ChunkPlan};
 pub use link_type::LinkType;
 
 use crate::config::{CaptureSpec, Source};
@@ -41,7 +46,8 @@ pub struct RawRecord<'a> {
     pub data: &'a [u8],
     /// The packet's length on the wire.
     pub orig_len: u32,
-    /// 1-based packet number (counts packet records only, as Wireshark does).
+    /// 1-based packet number (counts packet records only, as Wireshark does; a
+    /// pcapng packet block skipped with a warning still takes its number).
     pub record: u64,
     /// Byte offset of the record's header in the (decompressed) stream.
     pub byte_offset: u64,
@@ -228,158 +234,6 @@ pub fn is_splittable(spec: &CaptureSpec) -> bool {
     matches!(read_full(&mut f, &mut head), Ok(2)) && head != GZIP_MAGIC
 }
 
-/// Where a chunk's record walk resumes (format state at a record boundary).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Resume {
-    Pcap(pcap::Resume),
-    Pcapng(pcapng::State),
-}
-
-/// A piece of an uncompressed capture file that starts and ends at record (pcapng:
-/// block) boundaries and can be framed on its own, in parallel with the others.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
-    /// Byte offset of its first record or block.
-    pub start: u64,
-    /// Byte offset one past its last record or block.
-    pub end: u64,
-    /// Packet records before it (its first record is number `records_before + 1`).
-    pub records_before: u64,
-    resume: Resume,
-}
-
-/// The chunks of one capture, plus everything the planning pass learned (the
-/// same `CaptureInfo`, warnings included, that `read_capture` would give).
-#[derive(Clone, Debug)]
-pub struct ChunkPlan {
-    pub info: CaptureInfo,
-    pub chunks: Vec<Chunk>,
-}
-
-/// Walks a splittable file's record headers once (no callback work) and cuts it
-/// about every `chunk_bytes` bytes at record boundaries. Errors as `read_capture`.
-pub fn plan_chunks(spec: &CaptureSpec, chunk_bytes: u64) -> Result<ChunkPlan, ReadError> {
-    let file = spec.display_name();
-    let err = |kind| ReadError { file: file.clone(), kind };
-    let Source::Path(path) = &spec.source else {
-        return Err(err(ReadErrorKind::BadHeader { what: "standard input cannot be split".into() }));
-    };
-    let f = File::open(path).map_err(|e| err(ReadErrorKind::Io(e)))?;
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut planner = Some(Planner { every: chunk_bytes.max(1), next_at: 0, cuts: Vec::new() });
-    let info = read_stream(
-        Box::new(f),
-        total,
-        Who { label: &spec.label, file: &file, capture: 0 },
-        &NoProgress,
-        &mut planner,
-        &mut |_| {},
-    )
-    .map_err(err)?;
-    if info.gzip {
-        return Err(err(ReadErrorKind::BadHeader { what: "a gzip file cannot be split".into() }));
-    }
-    let cuts = planner.map(|p| p.cuts).unwrap_or_default();
-    let ends: Vec<u64> = cuts.iter().skip(1).map(|(o, _)| *o).chain(std::iter::once(info.bytes)).collect();
-    let chunks = cuts
-        .into_iter()
-        .zip(ends)
-        .filter(|((start, _), end)| end > start)
-        .map(|((start, resume), end)| {
-            let records_before = match &resume {
-                Resume::Pcap(st) => st.packets(),
-                Resume::Pcapng(st) => st.records(),
-            };
-            Chunk { start, end, records_before, resume }
-        })
-        .collect();
-    Ok(ChunkPlan { info, chunks })
-}
-
-/// Frames one chunk of a plan, calling `on_record` for each of its packet records
-/// (numbered and offset as in a whole-file read). Problems inside it were already
-/// reported by `plan_chunks`; only I/O failures are errors here.
-pub fn read_chunk(
-    spec: &CaptureSpec,
-    capture: usize,
-    chunk: &Chunk,
-    progress: &dyn Progress,
-    on_record: &mut dyn FnMut(&RawRecord<'_>),
-) -> Result<(), ReadError> {
-    use std::io::{Seek, SeekFrom};
-    let file = spec.display_name();
-    let err = |kind| ReadError { file: file.clone(), kind };
-    let Source::Path(path) = &spec.source else {
-        return Err(err(ReadErrorKind::BadHeader { what: "standard input cannot be split".into() }));
-    };
-    let mut f = File::open(path).map_err(|e| err(ReadErrorKind::Io(e)))?;
-    f.seek(SeekFrom::Start(chunk.start)).map_err(|e| err(ReadErrorKind::Io(e)))?;
-    let len = chunk.end.saturating_sub(chunk.start);
-    let (counted, raw_count) = CountingRead::new(f.take(len));
-    let size = usize::try_from(len).unwrap_or(READ_CHUNK);
-    let mut feeder =
-        Feeder::new(Box::new(counted), raw_count, READ_CHUNK.min(size.saturating_add(16)), progress, capture)
-            .starting_at(chunk.start);
-    let mut ctx = Ctx {
-        label: &spec.label,
-        file: &file,
-        info: CaptureInfo {
-            format: Format::Pcap,
-            byte_order: ByteOrder::Little,
-            gzip: false,
-            interfaces: Vec::new(),
-            packets: 0,
-            bytes: 0,
-            warnings: Vec::new(),
-        },
-        record_warnings: 0,
-        suppressed: 0,
-        io_error_reported: false,
-        planner: None,
-    };
-    match chunk.resume.clone() {
-        Resume::Pcap(mut st) => pcap::read_records(&mut feeder, &mut ctx, &mut st, on_record),
-        Resume::Pcapng(mut st) => {
-            pcapng::read_blocks(&mut feeder, &mut ctx, &mut st, on_record).map_err(err)?
-        }
-    }
-    feeder.finish();
-    match feeder.take_error() {
-        Some(e) => Err(err(ReadErrorKind::Io(e))),
-        None => Ok(()),
-    }
-}
-
-/// Reads a splittable capture in chunks of about `chunk_bytes` on the rayon pool:
-/// `make(i)` starts the state of chunk `i`, `each` folds its records in file
-/// order. Gives the whole-capture `CaptureInfo` and the chunk states in file order
-/// (merge them in that order for output identical to a sequential read).
-pub fn read_capture_chunked<S: Send>(
-    spec: &CaptureSpec,
-    capture: usize,
-    chunk_bytes: u64,
-    progress: &dyn Progress,
-    make: impl Fn(usize) -> S + Sync,
-    each: impl Fn(&mut S, &RawRecord<'_>) + Sync,
-) -> Result<(CaptureInfo, Vec<S>), ReadError> {
-    use rayon::prelude::*;
-    let plan = plan_chunks(spec, chunk_bytes)?;
-    let total = plan.chunks.iter().map(|c| c.end - c.start).sum();
-    progress.start(capture, &spec.label, total);
-    let states: Result<Vec<S>, ReadError> = plan
-        .chunks
-        .par_iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let mut state = make(i);
-            read_chunk(spec, capture, chunk, progress, &mut |r| each(&mut state, r))?;
-            Ok(state)
-        })
-        .collect();
-    progress.finish(capture);
-    Ok((plan.info, states?))
-}
-
 /// Reads until `buf` is full or the stream ends; returns the bytes read.
 fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
@@ -396,14 +250,14 @@ fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Names a capture in warnings and progress.
 #[derive(Clone, Copy)]
-struct Who<'a> {
-    label: &'a str,
-    file: &'a str,
-    capture: usize,
+pub(crate) struct Who<'a> {
+    pub(crate) label: &'a str,
+    pub(crate) file: &'a str,
+    pub(crate) capture: usize,
 }
 
 /// Sniffs gzip, then the capture format, and frames the whole stream.
-fn read_stream<'p>(
+pub(crate) fn read_stream<'p>(
     raw: Box<dyn Read + 'p>,
     size_hint: u64,
     who: Who<'_>,
@@ -436,23 +290,7 @@ fn read_stream<'p>(
         });
     }
     let first = feeder.window().get(..avail.min(MAGIC_LEN)).unwrap_or(&[]);
-    let mut ctx = Ctx {
-        label,
-        file,
-        info: CaptureInfo {
-            format: Format::Pcap,
-            byte_order: ByteOrder::Little,
-            gzip,
-            interfaces: Vec::new(),
-            packets: 0,
-            bytes: 0,
-            warnings: Vec::new(),
-        },
-        record_warnings: 0,
-        suppressed: 0,
-        io_error_reported: false,
-        planner: planner.take(),
-    };
+    let mut ctx = Ctx::new(label, file, gzip, planner.take());
     if let Some(kind) = pcap::sniff(first) {
         pcap::read(&mut feeder, &mut ctx, kind, on_record)?;
     } else if pcapng::sniff(first) {
@@ -503,13 +341,46 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// Records resumable positions about every `every` bytes.
-struct Planner {
+pub(crate) struct Planner {
     every: u64,
     next_at: u64,
     cuts: Vec<(u64, Resume)>,
 }
 
-impl Ctx<'_> {
+impl Planner {
+    /// A cut about every `every` bytes (at least 1).
+    pub(crate) fn new(every: u64) -> Planner {
+        Planner { every: every.max(1), next_at: 0, cuts: Vec::new() }
+    }
+
+    /// The resumable positions recorded, in file order.
+    pub(crate) fn into_cuts(self) -> Vec<(u64, Resume)> {
+        self.cuts
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// An empty `CaptureInfo` to fill.
+    fn new(label: &'a str, file: &'a str, gzip: bool, planner: Option<Planner>) -> Ctx<'a> {
+        Ctx {
+            label,
+            file,
+            info: CaptureInfo {
+                format: Format::Pcap,
+                byte_order: ByteOrder::Little,
+                gzip,
+                interfaces: Vec::new(),
+                packets: 0,
+                bytes: 0,
+                warnings: Vec::new(),
+            },
+            record_warnings: 0,
+            suppressed: 0,
+            io_error_reported: false,
+            planner,
+        }
+    }
+
     /// True when the framing code should record a cut at this record boundary.
     #[inline]
     pub(crate) fn wants_cut(&self, offset: u64) -> bool {

@@ -503,6 +503,41 @@ fn edge_every_prefix_of_a_capture_reads_without_panic() {
     }
 }
 
+#[test]
+fn edge_mutated_captures_read_without_panic() {
+    // Deterministic xorshift: overwrite 1-4 random bytes (often with 0xff, which
+    // makes lengths huge) of each small capture, many times.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for name in [
+        "eth-ipv4-tcp.pcap",
+        "modified.pcap",
+        "pcapng-two-if-tsresol.pcapng",
+        "pcapng-two-sections.pcapng",
+        "pcapng-spb-pb.pcapng",
+        "pcapng-unknown-block.pcapng",
+        "eth-ipv4-tcp.pcap.gz",
+    ] {
+        let bytes = std::fs::read(testdata(&format!("edge/{name}"))).unwrap();
+        for _ in 0..500 {
+            let mut m = bytes.clone();
+            for _ in 0..=(next() % 4) {
+                let at = (next() % m.len() as u64) as usize;
+                m[at] = if next() % 2 == 0 { 0xff } else { next() as u8 };
+            }
+            if let Ok((recs, info)) = read_mem(name, &m) {
+                assert_eq!(recs.len() as u64, info.packets, "{name}");
+                assert!(recs.iter().all(|r| r.data.len() <= 256 * 1024));
+            }
+        }
+    }
+}
+
 /// Records what the reader reports.
 #[derive(Default)]
 struct Recorder {
