@@ -5,15 +5,27 @@
 //! "Crate facts"): every length read from the file is checked against a cap
 //! before anything is allocated. Mid-file damage stops the capture with a
 //! `Warning` and keeps what was read; only an unopenable file or one that is no
-//! capture at all is an error. The only flate2 user. Never decodes packets.
+//! capture at all is an error. A large uncompressed file can also be split at
+//! record boundaries and read in parallel chunks (`chunk.rs`). The only flate2
+//! user. Never decodes packets, never allocates per record.
 
+mod chunk;
+mod feeder;
 pub mod link_type;
+mod pcap;
+mod pcapng;
 
+use chunk::Resume;
+pub use chunk::{plan_chunks, read_capture_chunked, read_chunk, Chunk, ChunkPlan};
 pub use link_type::LinkType;
 
-use crate::config::CaptureSpec;
+use crate::config::{CaptureSpec, Source};
 use crate::warning::Warning;
+use feeder::{CountingRead, Feeder, READ_CHUNK};
+use flate2::read::MultiGzDecoder;
 use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
 
 /// Largest pcap record we accept (captured length), bytes.
 pub const MAX_PCAP_RECORD: u32 = 256 * 1024;
@@ -34,7 +46,8 @@ pub struct RawRecord<'a> {
     pub data: &'a [u8],
     /// The packet's length on the wire.
     pub orig_len: u32,
-    /// 1-based packet number (counts packet records only, as Wireshark does).
+    /// 1-based packet number (counts packet records only, as Wireshark does; a
+    /// pcapng packet block skipped with a warning still takes its number).
     pub record: u64,
     /// Byte offset of the record's header in the (decompressed) stream.
     pub byte_offset: u64,
@@ -152,6 +165,13 @@ impl Progress for NoProgress {
     fn finish(&self, _: usize) {}
 }
 
+/// First two bytes of a gzip member.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// Bytes that identify a capture format (pcap magic, pcapng block type).
+const MAGIC_LEN: usize = 4;
+/// Record-level warnings (skipped records) listed per capture; later ones are counted.
+const MAX_RECORD_WARNINGS: usize = 20;
+
 /// Reads one capture, calling `on_record` for every packet record in file order.
 /// Mid-file damage ends the read with a warning in the returned `CaptureInfo`.
 pub fn read_capture(
@@ -160,11 +180,28 @@ pub fn read_capture(
     progress: &dyn Progress,
     on_record: &mut dyn FnMut(&RawRecord<'_>),
 ) -> Result<CaptureInfo, ReadError> {
-    let _ = (spec, capture, progress, on_record);
-    Err(ReadError {
-        file: spec.display_name(),
-        kind: ReadErrorKind::BadHeader { what: "reader not written yet".into() },
-    })
+    let file = spec.display_name();
+    let (raw, total): (Box<dyn Read>, u64) = match &spec.source {
+        Source::Path(path) => match File::open(path) {
+            Ok(f) => {
+                let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+                (Box::new(f), total)
+            }
+            Err(e) => return Err(ReadError { file, kind: ReadErrorKind::Io(e) }),
+        },
+        Source::Stdin => (Box::new(io::stdin().lock()), 0),
+    };
+    progress.start(capture, &spec.label, total);
+    let result = read_stream(
+        raw,
+        total,
+        Who { label: &spec.label, file: &file, capture },
+        progress,
+        &mut None,
+        on_record,
+    );
+    progress.finish(capture);
+    result.map_err(|kind| ReadError { file, kind })
 }
 
 /// Reads a capture held in memory (fuzzing, tests). `label` names it in warnings.
@@ -173,9 +210,323 @@ pub fn read_bytes(
     bytes: &[u8],
     on_record: &mut dyn FnMut(&RawRecord<'_>),
 ) -> Result<CaptureInfo, ReadError> {
-    let _ = (bytes, on_record);
-    Err(ReadError {
-        file: label.to_string(),
-        kind: ReadErrorKind::BadHeader { what: "reader not written yet".into() },
+    read_stream(
+        Box::new(bytes),
+        bytes.len() as u64,
+        Who { label, file: label, capture: 0 },
+        &NoProgress,
+        &mut None,
+        on_record,
+    )
+    .map_err(|kind| ReadError { file: label.to_string(), kind })
+}
+
+/// True when `spec` is an uncompressed regular file, which could be split into
+/// chunks at record boundaries and decoded in parallel (gzip and standard input
+/// must be read sequentially).
+pub fn is_splittable(spec: &CaptureSpec) -> bool {
+    let Source::Path(path) = &spec.source else { return false };
+    let Ok(mut f) = File::open(path) else { return false };
+    if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        return false;
+    }
+    let mut head = [0u8; 2];
+    matches!(read_full(&mut f, &mut head), Ok(2)) && head != GZIP_MAGIC
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while let Some(room) = buf.get_mut(n..).filter(|r| !r.is_empty()) {
+        match src.read(room) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Names a capture in warnings and progress.
+#[derive(Clone, Copy)]
+pub(crate) struct Who<'a> {
+    pub(crate) label: &'a str,
+    pub(crate) file: &'a str,
+    pub(crate) capture: usize,
+}
+
+/// Sniffs gzip, then the capture format, and frames the whole stream.
+pub(crate) fn read_stream<'p>(
+    raw: Box<dyn Read + 'p>,
+    size_hint: u64,
+    who: Who<'_>,
+    progress: &'p dyn Progress,
+    planner: &mut Option<Planner>,
+    on_record: &mut dyn FnMut(&RawRecord<'_>),
+) -> Result<CaptureInfo, ReadErrorKind> {
+    let (mut counted, raw_count) = CountingRead::new(raw);
+    let mut head = [0u8; 2];
+    let n = read_full(&mut counted, &mut head).map_err(ReadErrorKind::Io)?;
+    let gzip = n == 2 && head == GZIP_MAGIC;
+    let rejoined = io::Cursor::new(head).take(n as u64).chain(counted);
+    let stream: Box<dyn Read + 'p> =
+        if gzip { Box::new(MultiGzDecoder::new(rejoined)) } else { Box::new(rejoined) };
+    // Small inputs get a small buffer (it still grows to any block that fits the
+    // caps): a plain file never needs more than its size, gzip rarely 8 times it.
+    let chunk = match (size_hint, gzip) {
+        (0, _) => READ_CHUNK,
+        (n, false) => READ_CHUNK.min(n.saturating_add(16) as usize),
+        (n, true) => READ_CHUNK.min(n.saturating_mul(8).max(64 << 10) as usize),
+    };
+    let Who { label, file, capture } = who;
+    let mut feeder = Feeder::new(stream, raw_count, chunk, progress, capture);
+
+    let avail = feeder.fill(MAGIC_LEN);
+    if avail == 0 {
+        return Err(match feeder.take_error() {
+            Some(e) => ReadErrorKind::Io(e),
+            None => ReadErrorKind::Empty,
+        });
+    }
+    let first = feeder.window().get(..avail.min(MAGIC_LEN)).unwrap_or(&[]);
+    let mut ctx = Ctx::new(label, file, gzip, planner.take());
+    if let Some(kind) = pcap::sniff(first) {
+        pcap::read(&mut feeder, &mut ctx, kind, on_record)?;
+    } else if pcapng::sniff(first) {
+        pcapng::read(&mut feeder, &mut ctx, on_record)?;
+    } else {
+        return Err(ReadErrorKind::NotACapture { first_bytes: first.to_vec() });
+    }
+    ctx.info.bytes = feeder.offset();
+    if !ctx.io_error_reported {
+        if let Some(e) = feeder.error() {
+            let n = ctx.info.packets;
+            ctx.warn(
+                None,
+                Some(feeder.offset()),
+                format!("reading failed: {e}"),
+                format!("stopped reading this capture, kept the {} before it", records(n)),
+            );
+        }
+    }
+    feeder.finish();
+    ctx.finish();
+    if let Some(p) = ctx.planner.take() {
+        *planner = Some(p);
+    }
+    Ok(ctx.info)
+}
+
+/// "1 record", "2 records".
+fn records(n: u64) -> String {
+    if n == 1 {
+        "1 record".to_string()
+    } else {
+        format!("{n} records")
+    }
+}
+
+/// What the framing code needs besides the bytes: names for warnings and the
+/// `CaptureInfo` being filled.
+pub(crate) struct Ctx<'a> {
+    label: &'a str,
+    file: &'a str,
+    pub(crate) info: CaptureInfo,
+    record_warnings: usize,
+    suppressed: u64,
+    io_error_reported: bool,
+    /// Set while planning chunks: where the next cut is due and the cuts so far.
+    planner: Option<Planner>,
+}
+
+/// Records resumable positions about every `every` bytes.
+pub(crate) struct Planner {
+    every: u64,
+    next_at: u64,
+    cuts: Vec<(u64, Resume)>,
+}
+
+impl Planner {
+    /// A cut about every `every` bytes (at least 1).
+    pub(crate) fn new(every: u64) -> Planner {
+        Planner { every: every.max(1), next_at: 0, cuts: Vec::new() }
+    }
+
+    /// The resumable positions recorded, in file order.
+    pub(crate) fn into_cuts(self) -> Vec<(u64, Resume)> {
+        self.cuts
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// An empty `CaptureInfo` to fill.
+    fn new(label: &'a str, file: &'a str, gzip: bool, planner: Option<Planner>) -> Ctx<'a> {
+        Ctx {
+            label,
+            file,
+            info: CaptureInfo {
+                format: Format::Pcap,
+                byte_order: ByteOrder::Little,
+                gzip,
+                interfaces: Vec::new(),
+                packets: 0,
+                bytes: 0,
+                warnings: Vec::new(),
+            },
+            record_warnings: 0,
+            suppressed: 0,
+            io_error_reported: false,
+            planner,
+        }
+    }
+
+    /// True when the framing code should record a cut at this record boundary.
+    #[inline]
+    pub(crate) fn wants_cut(&self, offset: u64) -> bool {
+        matches!(&self.planner, Some(p) if offset >= p.next_at)
+    }
+
+    /// Records a resumable position.
+    pub(crate) fn cut(&mut self, offset: u64, resume: Resume) {
+        if let Some(p) = &mut self.planner {
+            p.cuts.push((offset, resume));
+            p.next_at = offset.saturating_add(p.every);
+        }
+    }
+
+    /// Adds a warning.
+    pub(crate) fn warn(
+        &mut self,
+        record: Option<u64>,
+        byte_offset: Option<u64>,
+        problem: String,
+        consequence: String,
+    ) {
+        self.info.warnings.push(Warning {
+            label: self.label.to_string(),
+            file: self.file.to_string(),
+            record,
+            byte_offset,
+            problem,
+            consequence,
+        });
+    }
+
+    /// One record was skipped; the first `MAX_RECORD_WARNINGS` are listed.
+    pub(crate) fn skip_record(&mut self, record: u64, byte_offset: u64, problem: String) {
+        if self.record_warnings < MAX_RECORD_WARNINGS {
+            self.record_warnings += 1;
+            self.warn(Some(record), Some(byte_offset), problem, "skipped this record".to_string());
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    /// The stream ends inside a record, header or block (`says`: the length came
+    /// from its header).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cut_short(
+        &mut self,
+        feeder: &Feeder<'_>,
+        record: Option<u64>,
+        byte_offset: u64,
+        what: &str,
+        needed: usize,
+        available: usize,
+        says: bool,
+    ) {
+        let claim = if says { "its header says" } else { "it needs" };
+        let problem = match feeder.error() {
+            Some(e) => {
+                self.io_error_reported = true;
+                format!("{what} is cut short: {claim} {needed} bytes, reading failed after {available} ({e})")
+            }
+            None => format!(
+                "{what} is cut short: {claim} {needed} bytes, the file ends after {available} (tcpdump stopped mid-write?)"
+            ),
+        };
+        let consequence = format!("dropped it, kept the {} before it", records(self.info.packets));
+        self.warn(record, Some(byte_offset), problem, consequence);
+    }
+
+    /// A length field exceeds its cap: the rest of the file cannot be framed.
+    pub(crate) fn over_cap(
+        &mut self,
+        record: Option<u64>,
+        byte_offset: u64,
+        what: &str,
+        value: u32,
+        cap: u32,
+    ) {
+        self.stop(
+            record,
+            byte_offset,
+            format!("{what} {value} exceeds the {cap}-byte cap (garbage length?)"),
+        );
+    }
+
+    /// A framing problem after which nothing more can be read.
+    pub(crate) fn stop(&mut self, record: Option<u64>, byte_offset: u64, problem: String) {
+        let consequence =
+            format!("stopped reading this capture, kept the {} before it", records(self.info.packets));
+        self.warn(record, Some(byte_offset), problem, consequence);
+    }
+
+    /// End-of-capture warnings: suppressed record warnings, unknown link types.
+    fn finish(&mut self) {
+        if self.suppressed > 0 {
+            let n = self.suppressed;
+            self.warn(None, None, format!("{n} more records had problems"), "skipped them".to_string());
+        }
+        let unknown: Vec<(usize, u32, u64)> = (self.info.interfaces.iter().enumerate())
+            .filter_map(|(i, f)| match f.link_type {
+                LinkType::Unknown(v) => Some((i, v, f.packets)),
+                _ => None,
+            })
+            .collect();
+        for (i, v, packets) in unknown {
+            let what = if packets == 1 {
+                "its 1 packet is".to_string()
+            } else {
+                format!("its {packets} packets are")
+            };
+            self.warn(
+                None,
+                None,
+                format!("interface {i} has link type {v} (unknown)"),
+                format!("{what} skipped"),
+            );
+        }
+    }
+}
+
+/// Reads a u16 at `at` in byte order `bo`; None past the end.
+#[inline]
+pub(crate) fn read_u16(b: &[u8], at: usize, bo: ByteOrder) -> Option<u16> {
+    let bytes: [u8; 2] = b.get(at..at.checked_add(2)?)?.try_into().ok()?;
+    Some(match bo {
+        ByteOrder::Little => u16::from_le_bytes(bytes),
+        ByteOrder::Big => u16::from_be_bytes(bytes),
+    })
+}
+
+/// Reads a u32 at `at` in byte order `bo`; None past the end.
+#[inline]
+pub(crate) fn read_u32(b: &[u8], at: usize, bo: ByteOrder) -> Option<u32> {
+    let bytes: [u8; 4] = b.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    Some(match bo {
+        ByteOrder::Little => u32::from_le_bytes(bytes),
+        ByteOrder::Big => u32::from_be_bytes(bytes),
+    })
+}
+
+/// Reads a u64 at `at` in byte order `bo`; None past the end.
+#[inline]
+pub(crate) fn read_u64(b: &[u8], at: usize, bo: ByteOrder) -> Option<u64> {
+    let bytes: [u8; 8] = b.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(match bo {
+        ByteOrder::Little => u64::from_le_bytes(bytes),
+        ByteOrder::Big => u64::from_be_bytes(bytes),
     })
 }

@@ -13,3 +13,5 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod read;
+mod util;
