@@ -28,7 +28,8 @@ fn main() -> std::io::Result<()> {
     }
     let out = PathBuf::from(&args[1]);
     let connections: u32 = args[2].parse().expect("CONNECTIONS is a number");
-    let response_bytes: usize = args.get(3).map(|s| s.parse().expect("RESPONSE_BYTES is a number")).unwrap_or(20_000);
+    let response_bytes: usize =
+        args.get(3).map(|s| s.parse().expect("RESPONSE_BYTES is a number")).unwrap_or(20_000);
     let seed: u32 = args.get(4).map(|s| s.parse().expect("SEED is a number")).unwrap_or(1);
     std::fs::create_dir_all(&out)?;
 
@@ -59,7 +60,8 @@ fn main() -> std::io::Result<()> {
         let mut hops = Vec::new();
         let mut path = Path::new(points.clone(), Vec::new());
         for c in start..end {
-            let client_ip = IpAddr::V4(Ipv4Addr::new(198, 18, 90 + (c / 60_000 % 100) as u8, (c % 250 + 2) as u8));
+            let client_ip =
+                IpAddr::V4(Ipv4Addr::new(198, 18, 90 + (c / 60_000 % 100) as u8, (c % 250 + 2) as u8));
             let client_port = 10_000 + (c % 50_000) as u16;
             let remap = 20_000 + (synth::mix(c ^ seed) % 30_000) as u16;
             hops.push((c, client_ip, client_port, remap));
@@ -70,7 +72,13 @@ fn main() -> std::io::Result<()> {
         for &(c, client_ip, client_port, remap) in &hops {
             let hop = vec![
                 Hop { delay_ns: 40_000, routed: true, ..Hop::default() },
-                Hop { delay_ns: 90_000, routed: true, snat: Some(masq), snat_port: Some(remap), ..Hop::default() },
+                Hop {
+                    delay_ns: 90_000,
+                    routed: true,
+                    snat: Some(masq),
+                    snat_port: Some(remap),
+                    ..Hop::default()
+                },
             ];
             path.hops = hop;
             let t = T0 + i64::from(c) * 200_000;
@@ -126,7 +134,8 @@ fn main() -> std::io::Result<()> {
             }
             if c % 10 == 0 {
                 // Node-local background traffic, seen only at the backend.
-                let bg = Tcp::new((masq, 50_000 + (c % 10_000) as u16), (backend, 9100), t + 50_000, s ^ 0xdead);
+                let bg =
+                    Tcp::new((masq, 50_000 + (c % 10_000) as u16), (backend, 9100), t + 50_000, s ^ 0xdead);
                 path.background_tcp(2, &bg);
             }
             let done = std::mem::replace(&mut path, Path::new(points.clone(), Vec::new())).finish();

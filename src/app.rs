@@ -165,7 +165,6 @@ pub fn write_output(
                 let mut out = io::BufWriter::new(file);
                 write(&mut out)?;
                 out.flush()?;
-                out.get_ref().sync_all()?;
                 drop(out);
                 std::fs::rename(&tmp, path)
             })();

@@ -29,11 +29,11 @@ pub fn assign(
     taken: &[bool],
     gate: &Gate,
 ) -> Vec<(usize, Assigned)> {
-    let index = Index::build(b, |i| !taken[i]);
+    let index = Index::build(b, gate, |i| !taken[i]);
     let mut cands: Vec<Scored> = Vec::new();
     let mut hits = Vec::new();
     for (pos, &ia) in sources.iter().enumerate() {
-        index.lookup(&a[ia], &mut hits);
+        index.lookup(&a[ia], gate, &mut hits);
         for &ib in &hits {
             if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
                 s.source = pos;

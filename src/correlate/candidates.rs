@@ -6,7 +6,7 @@ use super::clock::ClockEstimate;
 use super::evidence::Evidence;
 use super::LinkKind;
 use crate::config::CorrelateConfig;
-use crate::flows::{Flow, FlowProto, STRONG_PREFIX};
+use crate::flows::{Fingerprint, Flow, FlowProto, STRONG_PREFIX};
 use rustc_hash::FxHashMap;
 
 /// Default tolerance floor: 1 ms.
@@ -71,12 +71,16 @@ pub struct Scored {
     pub score: i64,
 }
 
-/// Hash indexes over one capture's flows.
+/// Hash indexes over one capture's flows. Each bucket is sorted by the flow's
+/// start on the earlier capture's corrected clock, so a lookup only visits the
+/// flows inside the time window: identical bytes (health checks, the same HTTP
+/// status line in every response) never turn a join into an all-pairs scan.
 pub struct Index {
-    isn: FxHashMap<(u32, u32), Vec<usize>>,
-    client_fp: FxHashMap<(FlowProto, u64), Vec<usize>>,
-    server_fp: FxHashMap<(FlowProto, u64), Vec<usize>>,
-    echo: FxHashMap<(u16, u64), Vec<usize>>,
+    isn: FxHashMap<u32, Vec<(i64, usize)>>,
+    /// (protocol, prefix length index or 4 for a whole short stream, hash).
+    client_fp: FxHashMap<(FlowProto, u8, u64), Vec<(i64, usize)>>,
+    server_fp: FxHashMap<(FlowProto, u8, u64), Vec<(i64, usize)>>,
+    echo: FxHashMap<(u16, u64), Vec<(i64, usize)>>,
 }
 
 fn echo_key(f: &Flow) -> Option<(u16, u64)> {
@@ -85,9 +89,20 @@ fn echo_key(f: &Flow) -> Option<(u16, u64)> {
     Some((e.first_seq, h ^ u64::from(len)))
 }
 
+/// Every (length, hash) a fingerprint knows, longest first.
+fn fp_keys(fp: &Fingerprint) -> impl Iterator<Item = (u8, u64)> + '_ {
+    let whole = fp.whole.map(|(len, h)| (4u8, h ^ u64::from(len).rotate_left(48)));
+    whole.into_iter().chain((0..4u8).rev().filter_map(move |i| fp.prefix[i as usize].map(|h| (i, h))))
+}
+
+fn start(f: &Flow) -> i64 {
+    f.first_client_ns.unwrap_or(f.first_ns)
+}
+
 impl Index {
-    /// Indexes the flows for which `include` is true.
-    pub fn build(flows: &[Flow], include: impl Fn(usize) -> bool) -> Index {
+    /// Indexes the flows for which `include` is true; times are moved onto the
+    /// earlier capture's clock with `gate`.
+    pub fn build(flows: &[Flow], gate: &Gate, include: impl Fn(usize) -> bool) -> Index {
         let mut ix = Index {
             isn: FxHashMap::default(),
             client_fp: FxHashMap::default(),
@@ -95,44 +110,60 @@ impl Index {
             echo: FxHashMap::default(),
         };
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
+            let t = start(f) - gate.rel_offset_ns;
             if let Some(isn) = f.client_isn {
-                ix.isn.entry((isn, 0)).or_default().push(i);
+                ix.isn.entry(isn).or_default().push((t, i));
             }
-            if let Some(k) = f.client_fp.join_key() {
-                ix.client_fp.entry((f.proto, k)).or_default().push(i);
+            for (len, h) in fp_keys(&f.client_fp) {
+                ix.client_fp.entry((f.proto, len, h)).or_default().push((t, i));
             }
-            if let Some(k) = f.server_fp.join_key() {
-                ix.server_fp.entry((f.proto, k)).or_default().push(i);
+            for (len, h) in fp_keys(&f.server_fp) {
+                ix.server_fp.entry((f.proto, len, h)).or_default().push((t, i));
             }
             if let Some(k) = echo_key(f) {
-                ix.echo.entry(k).or_default().push(i);
+                ix.echo.entry(k).or_default().push((t, i));
             }
+        }
+        for v in ix
+            .isn
+            .values_mut()
+            .chain(ix.client_fp.values_mut())
+            .chain(ix.server_fp.values_mut())
+            .chain(ix.echo.values_mut())
+        {
+            v.sort_unstable();
         }
         ix
     }
 
-    /// Flows sharing at least one strong key with `f`, ascending, without repeats.
-    pub fn lookup(&self, f: &Flow, out: &mut Vec<usize>) {
+    /// Flows sharing at least one strong key with `f` and starting inside the
+    /// widest window any gate allows, ascending, without repeats.
+    pub fn lookup(&self, f: &Flow, gate: &Gate, out: &mut Vec<usize>) {
         out.clear();
-        if let Some(isn) = f.client_isn {
-            if let Some(v) = self.isn.get(&(isn, 0)) {
-                out.extend_from_slice(v);
+        let lo = f.first_ns.min(start(f)) - gate.tolerance_ns + gate.delay_ns.min(0);
+        let hi = f.last_ns + gate.tolerance_ns + gate.delay_ns.max(0);
+        let window = |v: &Vec<(i64, usize)>, out: &mut Vec<usize>| {
+            let from = v.partition_point(|&(t, _)| t < lo);
+            out.extend(v[from..].iter().take_while(|&&(t, _)| t <= hi).map(|&(_, i)| i));
+        };
+        if let Some(v) = f.client_isn.and_then(|isn| self.isn.get(&isn)) {
+            window(v, out);
+        }
+        // Fingerprints: the longest length with any hit (a shorter snaplen on the
+        // other side shows up at a shorter length).
+        for (index, fp) in [(&self.client_fp, &f.client_fp), (&self.server_fp, &f.server_fp)] {
+            for (len, h) in fp_keys(fp) {
+                if let Some(v) = index.get(&(f.proto, len, h)) {
+                    let before = out.len();
+                    window(v, out);
+                    if out.len() > before {
+                        break;
+                    }
+                }
             }
         }
-        if let Some(k) = f.client_fp.join_key() {
-            if let Some(v) = self.client_fp.get(&(f.proto, k)) {
-                out.extend_from_slice(v);
-            }
-        }
-        if let Some(k) = f.server_fp.join_key() {
-            if let Some(v) = self.server_fp.get(&(f.proto, k)) {
-                out.extend_from_slice(v);
-            }
-        }
-        if let Some(k) = echo_key(f) {
-            if let Some(v) = self.echo.get(&k) {
-                out.extend_from_slice(v);
-            }
+        if let Some(v) = echo_key(f).and_then(|k| self.echo.get(&k)) {
+            window(v, out);
         }
         out.sort_unstable();
         out.dedup();
