@@ -324,6 +324,7 @@ impl CorrelateArgs {
         let mut read = ReadConfig::default();
         if let Some(c) = self.chunk_bytes {
             read.chunk_bytes = c.max(1);
+            read.force_chunks = true;
         }
         Ok(Config {
             captures,

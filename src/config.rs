@@ -31,14 +31,18 @@ impl CaptureSpec {
 /// Settings of the read stage.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReadConfig {
-    /// Split uncompressed seekable files larger than this into chunks decoded in
-    /// parallel (bytes). Tests lower it so small lab captures really split.
+    /// Uncompressed seekable files larger than this are split into chunks of
+    /// about this size, decoded in parallel, when there are more threads than
+    /// captures (bytes).
     pub chunk_bytes: u64,
+    /// Split every splittable file, whatever its size and the thread count
+    /// (tests: small lab captures really split).
+    pub force_chunks: bool,
 }
 
 impl Default for ReadConfig {
     fn default() -> Self {
-        ReadConfig { chunk_bytes: 64 << 20 }
+        ReadConfig { chunk_bytes: 16 << 20, force_chunks: false }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::config::{CaptureSpec, Config};
 use crate::correlate;
-use crate::decode;
+use crate::decode::{self, Packet};
 use crate::flows::{FlowTable, Flows};
 use crate::read::{self, CaptureInfo, Progress, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
@@ -21,7 +21,20 @@ pub struct CaptureResult {
     pub warnings: Vec<Warning>,
 }
 
-/// Reads, decodes and builds the flows of one capture.
+/// Packets of one chunk, decoded in parallel with other chunks; payloads cut to
+/// the bytes the flow stage can use, kept in one arena.
+#[derive(Default)]
+struct DecodedChunk {
+    packets: Vec<(Packet, u32, u32)>,
+    payloads: Vec<u8>,
+    undecodable: u64,
+}
+
+/// Reads, decodes and builds the flows of one capture. A large uncompressed
+/// file is split into chunks at record boundaries; a wave of chunks (one per
+/// thread) is framed and decoded in parallel, then its packets are inserted in
+/// file order — so the flows are exactly those of a sequential read, whatever
+/// the thread count and chunk size, and memory stays bounded by the wave.
 pub fn read_flows(
     spec: &CaptureSpec,
     index: usize,
@@ -30,10 +43,50 @@ pub fn read_flows(
 ) -> Result<CaptureResult, ReadError> {
     let mut table = FlowTable::new(&config.flows);
     let mut undecodable = 0u64;
-    let info = read::read_capture(spec, index, progress, &mut |rec| match decode::decode(rec) {
-        Ok(p) => table.insert(&p, p.payload(rec.data)),
-        Err(_) => undecodable += 1,
-    })?;
+    let split = config.read.force_chunks
+        || (rayon::current_num_threads() > config.captures.len()
+            && file_len(spec).is_some_and(|len| len > config.read.chunk_bytes));
+    let info = if split && read::is_splittable(spec) {
+        let plan = read::plan_chunks(spec, config.read.chunk_bytes)?;
+        let total: u64 = plan.chunks.iter().map(|c| c.end - c.start).sum();
+        progress.start(index, &spec.label, total);
+        let limit = config.flows.fingerprint_len;
+        let wave = rayon::current_num_threads().max(1);
+        for group in plan.chunks.chunks(wave) {
+            let decoded: Vec<Result<DecodedChunk, ReadError>> = group
+                .par_iter()
+                .map(|chunk| {
+                    let mut d = DecodedChunk::default();
+                    read::read_chunk(spec, index, chunk, progress, &mut |rec| match decode::decode(rec) {
+                        Ok(p) => {
+                            let payload = p.payload(rec.data);
+                            let payload = &payload[..payload.len().min(limit)];
+                            let at = d.payloads.len() as u32;
+                            d.payloads.extend_from_slice(payload);
+                            d.packets.push((p, at, payload.len() as u32));
+                        }
+                        Err(_) => d.undecodable += 1,
+                    })?;
+                    Ok(d)
+                })
+                .collect();
+            for d in decoded {
+                let d = d?;
+                undecodable += d.undecodable;
+                for (p, at, len) in &d.packets {
+                    let (at, len) = (*at as usize, *len as usize);
+                    table.insert(p, &d.payloads[at..at + len]);
+                }
+            }
+        }
+        progress.finish(index);
+        plan.info
+    } else {
+        read::read_capture(spec, index, progress, &mut |rec| match decode::decode(rec) {
+            Ok(p) => table.insert(&p, p.payload(rec.data)),
+            Err(_) => undecodable += 1,
+        })?
+    };
     let flows = table.finish();
     let mut warnings = info.warnings.clone();
     if flows.stats.duplicate_flows > 0 {
@@ -51,6 +104,13 @@ pub fn read_flows(
         });
     }
     Ok(CaptureResult { info, flows, undecodable, warnings })
+}
+
+fn file_len(spec: &CaptureSpec) -> Option<u64> {
+    match &spec.source {
+        crate::config::Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+        crate::config::Source::Stdin => None,
+    }
 }
 
 /// Runs the whole pipeline on the configured captures.

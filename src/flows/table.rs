@@ -70,7 +70,8 @@ impl FlowTable {
     }
 
     /// Adds one packet; `payload` is its captured transport payload
-    /// (`packet.payload(record.data)`).
+    /// (`packet.payload(record.data)`). Only its first `fingerprint_len` bytes
+    /// are ever used, so callers may pass just those.
     pub fn insert(&mut self, p: &Packet, payload: &[u8]) {
         self.stats.packets += 1;
         if p.fragment == Fragment::Later {
@@ -300,6 +301,7 @@ impl FlowTable {
     }
 
     fn insert_echo(&mut self, p: &Packet, payload: &[u8], id: u16, seq: u16, request: bool) {
+        let limit = self.config.fingerprint_len;
         let src = Endpoint { addr: p.src, port: id };
         let dst = Endpoint { addr: p.dst, port: id };
         let key = FlowKey::new(FlowProto::Icmp, src, dst);
@@ -323,7 +325,9 @@ impl FlowTable {
         if to_server {
             if echo.requests == 0 {
                 echo.first_seq = seq;
-                echo.payload = Some((p.payload_len, xxhash_rust::xxh3::xxh3_64(payload)));
+                // Only the first `fingerprint_len` bytes count, like stream fingerprints.
+                let n = payload.len().min(limit);
+                echo.payload = Some((p.payload_len, xxhash_rust::xxh3::xxh3_64(&payload[..n])));
             }
             echo.requests += 1;
             echo.last_seq = seq;
