@@ -96,11 +96,36 @@ pub fn pattern(r: &Request) -> String {
     parts.join(", ")
 }
 
-/// Patterns with their request counts: count descending, then text.
+/// Stands for the client's address in a pattern's shape.
+const CLIENT: &str = "\u{1}client\u{1}";
+
+/// Patterns with their request counts: count descending, then text. Requests
+/// that differ only by the client's own address share one pattern ("source of
+/// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
     for r in &findings.requests {
-        *counts.entry(pattern(r)).or_default() += 1;
+        let text = pattern(r);
+        let (shape, client) = match r.source.changed.first() {
+            Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
+                let before = address_text(&c.before);
+                let shape = text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1);
+                (shape, Some(before))
+            }
+            _ => (text, None),
+        };
+        let e = shapes.entry(shape).or_default();
+        e.0 += 1;
+        e.1.extend(client);
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (shape, (n, clients)) in shapes {
+        let text = match clients.len() {
+            0 => shape,
+            1 => shape.replacen(CLIENT, clients.first().map(String::as_str).unwrap_or(""), 1),
+            k => shape.replacen(&format!("source {CLIENT}"), &format!("source of {k} clients"), 1),
+        };
+        *counts.entry(text).or_default() += n;
     }
     let mut list: Vec<(usize, String)> = counts.into_iter().map(|(text, n)| (n, text)).collect();
     list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -154,7 +179,7 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
         parts.push(format!("delay {:.3} ms", crate::report::json::round_ms(d)));
     }
     if let Some(t) = b.ttl_decrement {
-        parts.push(format!("TTL -{t}"));
+        parts.push(if t >= 0 { format!("TTL -{t}") } else { format!("TTL +{}", -t) });
     }
     parts.push(format!("ports {}", b.ports));
     parts.push(format!("ICMP id {}", b.icmp_id));

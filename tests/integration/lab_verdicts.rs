@@ -1,0 +1,226 @@
+//! Acceptance tests of the correlator on the lab's real captures (issue 4):
+//! every request of every scenario's `expected.json` is found, chained across
+//! the right captures, and every verdict field equals the expectation. Failures
+//! are collected and reported per scenario, request and field.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tuplecorr::config::{CaptureSpec, Config, Source};
+use tuplecorr::pipeline::analyze;
+use tuplecorr::read::NoProgress;
+use tuplecorr::verdict::{Findings, Request};
+
+fn lab_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab")
+}
+
+/// Scenario folders that hold an expected.json, sorted.
+pub fn scenarios() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(lab_dir())
+        .expect("testdata/lab exists (regenerate with sudo scripts/lab.sh)")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    v.sort();
+    assert!(v.len() >= 10, "expected the lab scenarios in {}", lab_dir().display());
+    v
+}
+
+pub fn expected(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap()
+}
+
+/// The captures of a scenario in path order, labelled as in expected.json.
+pub fn config_for(dir: &Path, exp: &Value) -> Config {
+    let captures = exp["captures"]
+        .as_object()
+        .expect("captures is an object")
+        .iter()
+        .map(|(label, file)| CaptureSpec {
+            label: label.clone(),
+            source: Source::Path(dir.join(file.as_str().unwrap())),
+        })
+        .collect();
+    Config { captures, quiet: true, ..Config::default() }
+}
+
+pub fn run(dir: &Path) -> (Value, Findings) {
+    let exp = expected(dir);
+    let config = config_for(dir, &exp);
+    let found = analyze(&config, &NoProgress).expect("lab captures read");
+    (exp, found)
+}
+
+/// `198.19.3.1:*` matches any port.
+fn endpoint_matches(expected: &str, got: &str) -> bool {
+    match expected.strip_suffix(":*") {
+        Some(addr) => got.rsplit_once(':').is_some_and(|(a, p)| a == addr && p.parse::<u16>().is_ok()),
+        None => expected == got,
+    }
+}
+
+fn boundaries(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|b| match b {
+            Value::String(s) => s.clone(),
+            o => format!("{}:{}", o["between"].as_str().unwrap(), o["kind"].as_str().unwrap()),
+        })
+        .collect()
+}
+
+fn got_changes(changes: &tuplecorr::verdict::Changes) -> Vec<String> {
+    changes
+        .changed
+        .iter()
+        .map(|c| match c.kind {
+            tuplecorr::verdict::ChangeKind::Proxy => format!("{}:proxy", c.between),
+            _ => c.between.clone(),
+        })
+        .collect()
+}
+
+/// Every mismatch between one expected request and what was found.
+fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
+    let mut errs = Vec::new();
+    let mut check = |what: String, e: String, g: String| {
+        if e != g {
+            errs.push(format!("{what}: expected {e}, got {g}"));
+        }
+    };
+    check("proto".into(), exp["proto"].as_str().unwrap().into(), got.proto.name().into());
+    for (i, label) in labels.iter().enumerate() {
+        let e = &exp["captures"][label];
+        let h = &got.captures[i];
+        check(format!("{label}.seen"), e["seen"].to_string(), h.seen.to_string());
+        check(format!("{label}.reply_seen"), e["reply_seen"].to_string(), h.reply_seen.to_string());
+        for (key, g) in [("client", &h.client), ("server", &h.server)] {
+            match (e[key].as_str(), g.as_deref()) {
+                (None, None) => {}
+                (Some(ev), Some(gv)) if endpoint_matches(ev, gv) => {}
+                (ev, gv) => check(format!("{label}.{key}"), format!("{ev:?}"), format!("{gv:?}")),
+            }
+        }
+    }
+    check(
+        "source_changed_at".into(),
+        format!("{:?}", boundaries(&exp["source_changed_at"])),
+        format!("{:?}", got_changes(&got.source)),
+    );
+    check(
+        "destination_changed_at".into(),
+        format!("{:?}", boundaries(&exp["destination_changed_at"])),
+        format!("{:?}", got_changes(&got.destination)),
+    );
+    check("reply_path".into(), exp["reply_path"].as_str().unwrap().into(), got.reply.path.name().into());
+    check("outcome".into(), exp["outcome"].as_str().unwrap().into(), got.outcome.kind.name().into());
+    check("outcome_icmp".into(), format!("{:?}", exp["outcome_icmp"].as_str()), format!("{:?}", got.outcome.icmp.as_deref()));
+    errs
+}
+
+#[test]
+fn every_lab_request_is_found_and_every_verdict_field_matches() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dir in scenarios() {
+        let (exp, found) = run(&dir);
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let labels: Vec<String> = exp["captures"].as_object().unwrap().keys().cloned().collect();
+        for (label, ms) in exp["clock_offsets_ms"].as_object().unwrap() {
+            let got = found.captures.iter().find(|c| &c.label == label).map(|c| c.clock_offset_ms);
+            let want = ms.as_f64().unwrap();
+            if got.is_none_or(|g| (g - want).abs() > 1.0) {
+                failures.push(format!("{name}: clock offset of {label}: expected {want} ms, got {got:?}"));
+            }
+        }
+        for r in exp["requests"].as_array().unwrap() {
+            checked += 1;
+            let client = r["captures"][&labels[0]]["client"].as_str().unwrap();
+            let id = &r["id"];
+            let matching: Vec<&Request> =
+                found.requests.iter().filter(|g| g.captures[0].client.as_deref() == Some(client)).collect();
+            match matching.as_slice() {
+                [got] => {
+                    for e in compare(r, &labels, got) {
+                        failures.push(format!("{name} request {id} ({client}): {e}"));
+                    }
+                }
+                [] => failures.push(format!("{name} request {id} ({client}): not found")),
+                many => failures.push(format!("{name} request {id} ({client}): found {} times", many.len())),
+            }
+        }
+        let expected_clients: Vec<&str> = exp["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["captures"][&labels[0]]["client"].as_str().unwrap())
+            .collect();
+        for g in &found.requests {
+            let c = g.captures[0].client.as_deref().unwrap_or("");
+            if !expected_clients.contains(&c) {
+                failures.push(format!("{name}: unexpected request at {} from {c}", labels[0]));
+            }
+        }
+    }
+    assert!(checked >= 100, "only {checked} lab requests checked");
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn clock_shift_scenario_gives_the_same_verdicts_as_the_unshifted_one() {
+    let (_, shifted) = run(&lab_dir().join("clock-shift"));
+    assert!((shifted.captures[1].clock_offset_ms - 2750.0).abs() < 1.0);
+    assert!((shifted.captures[2].clock_offset_ms + 1300.0).abs() < 1.0);
+    assert_eq!(shifted.captures[1].offset_method, tuplecorr::verdict::OffsetMethod::RequestReply);
+    for r in &shifted.requests {
+        assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
+        assert_eq!(r.source.changed.len(), 1);
+        assert_eq!(r.source.changed[0].between, "egress->backend");
+        // Corrected times are in path order.
+        assert!(r.captures[0].time < r.captures[1].time && r.captures[1].time < r.captures[2].time);
+    }
+}
+
+#[test]
+fn delay_scenario_gives_a_20ms_hop_delay_not_a_clock_offset() {
+    let (_, found) = run(&lab_dir().join("delay"));
+    for c in &found.captures {
+        assert!(c.clock_offset_ms.abs() < 1.0, "{}: offset {} ms", c.label, c.clock_offset_ms);
+    }
+    let b = found.boundaries.iter().find(|b| b.between == "egress->backend").unwrap();
+    let d = b.delay_ms.unwrap();
+    assert!((19.5..25.0).contains(&d), "egress->backend delay {d} ms");
+    let first = found.boundaries.iter().find(|b| b.between == "decap->egress").unwrap();
+    assert!(first.delay_ms.unwrap() < 2.0);
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count_and_chunk_size() {
+    for dir in scenarios() {
+        let exp = expected(&dir);
+        let base = config_for(&dir, &exp);
+        let mut chunked = base.clone();
+        chunked.read.chunk_bytes = 4096;
+        chunked.read.force_chunks = true;
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let a = one.install(|| analyze(&base, &NoProgress)).unwrap();
+        let b = two.install(|| analyze(&chunked, &NoProgress)).unwrap();
+        let c = one.install(|| analyze(&chunked, &NoProgress)).unwrap();
+        let json = |f: &Findings| serde_json::to_string(f).unwrap();
+        assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
+        assert_eq!(json(&a), json(&c), "{}: whole file vs 4 KiB chunks", dir.display());
+    }
+}
+
+#[test]
+fn small_chunks_really_split_the_lab_captures() {
+    let dir = lab_dir().join("concurrent");
+    let plan = tuplecorr::read::plan_chunks(
+        &CaptureSpec { label: "decap".into(), source: Source::Path(dir.join("decap.pcap")) },
+        4096,
+    )
+    .unwrap();
+    assert!(plan.chunks.len() > 3, "{} chunks", plan.chunks.len());
+}
