@@ -96,8 +96,10 @@ def plan(sc):
                 udp(sc, 5, C42, 40005, BACKEND)]
     if sc == "concurrent":
         return [tcp(sc, n, C42 if n % 2 else C43, 41000 + n, BACKEND, 80) for n in range(1, 41)]
-    if sc == "concurrent-background":
+    if sc == "concurrent-background-node":
         return [tcp("concurrent", 901, "198.19.3.17", 45001, BACKEND, 80, mk="tclab-concurrent-bg-node")]
+    if sc == "concurrent-background-pod":
+        return [icmp("concurrent", 902, "198.18.10.2", 902, "198.18.10.1", count=5, interval=0.2)]
     if sc == "any-node":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
@@ -320,8 +322,8 @@ def cmd_expect(a):
         if forwarded:
             t = node_ct[k]
             port = t[1]
-            if not is_icmp and (model.get("random_node_ports") or port != egr_concrete[1]):
-                port = "*"
+            if not is_icmp and (model.get("random_node_ports") or port != egr_concrete[1] or egr[1] == "*"):
+                port = "*"  # chosen by the kernel at random (here or, kept, upstream)
             bck = (t[0], port, t[2], t[3])
             # the server's sockets must agree with the node's conntrack
             srv = [x for x in server if x.get("event") == "request" and x["proto"] == proto
