@@ -1,1 +1,2 @@
 //! One integration-test binary; themed modules.
+mod lab;
