@@ -28,6 +28,7 @@
 #   198.19.96.0/24 on-link on be0; backend 198.19.3.0/24 on-link, 198.18.0.0/15 via
 #   198.19.3.17. No default route anywhere, no link to a real interface.
 #   Service VIP (DNAT on the node): 198.19.200.10:80 -> 198.19.96.10:8080.
+#   rp-filter adds a second pod<->node link: pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
 #
 # Per scenario, testdata/lab/<scenario>/ gets the captures, expected.json (built by
 # scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
@@ -43,7 +44,7 @@ LABPY="$HERE/lab"
 OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
-  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6)
+  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter)
 
 NSS=()
 PIDS=()
@@ -342,6 +343,29 @@ cfg_ipv6() {
   nsx node ip6tables -t nat -A POSTROUTING -o be0 -j MASQUERADE
 }
 
+cfg_rp-filter() {
+  # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
+  # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
+  # link eth1. Replies come back on eth0 unmarked, and strict rp_filter (which
+  # looks the source up without the mark) drops them: IPReversePathFilter counts.
+  ip -n "${PFX}pod" link add eth1 type veth peer name pod1 netns "${PFX}node"
+  nsx pod ip addr add 198.18.11.2/24 dev eth1
+  nsx node ip addr add 198.18.11.1/24 dev pod1
+  nsx pod ip link set eth1 up
+  nsx node ip link set pod1 up
+  nsx pod iptables -t mangle -A PREROUTING -i tun0 -j MARK --set-mark 0x1
+  nsx pod ip rule add fwmark 0x1 table 100
+  nsx pod ip route add 198.19.0.0/16 via 198.18.10.1 dev eth0 table 100
+  nsx pod ip route replace 198.19.0.0/16 via 198.18.11.1 dev eth1
+  sysctl_ns pod net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.eth0.rp_filter=1 net.ipv4.conf.eth1.rp_filter=1
+}
+
+netstat_counter() { # NS NAME: a TcpExt/IpExt counter of the namespace's kernel
+  nsx "$1" cat /proc/net/netstat | awk -v k="$2" '
+    $1 ~ /:$/ && !h[$1]++ { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
+    $1 ~ /:$/ { for (i = 2; i <= NF; i++) if (name[$1, i] == k) print $i }'
+}
+
 background_concurrent() {
   # flows that are not requests: the pod pings the node (egress only), the node
   # talks to the backend itself (backend only)
@@ -374,7 +398,11 @@ run_scenario() {
   cap_start
   local cargs=()
   [[ $sc == concurrent ]] && cargs+=(--concurrent)
+  local rpf_before rpf_after
+  rpf_before=$(netstat_counter pod IPReversePathFilter)
   client_run client "$WORK/plan.json" "$WORK/client.jsonl" "${cargs[@]}"
+  rpf_after=$(netstat_counter pod IPReversePathFilter)
+  printf '{"pod": {"IPReversePathFilter": %d}}\n' "$((rpf_after - rpf_before))" >"$WORK/counters.json"
   [[ $sc == concurrent ]] && background_concurrent
   cap_stop
   ct_stop

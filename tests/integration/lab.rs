@@ -31,6 +31,7 @@ const SCENARIOS: &[&str] = &[
     "delay",
     "healthcheck",
     "ipv6",
+    "rp-filter",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -348,6 +349,7 @@ scenario_tests! {
     lab_delay => "delay",
     lab_healthcheck => "healthcheck",
     lab_ipv6 => "ipv6",
+    lab_rp_filter => "rp-filter",
 }
 
 // ------------------------------------------------------------------ schema
