@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tuplecorr lab: real captures of real kernel NAT, made in network namespaces.
 #
-#   sudo scripts/lab.sh [--out DIR] [--list] [SCENARIO...]     (default: all scenarios)
+#   sudo scripts/lab.sh [--out DIR] [SCENARIO...]   run scenarios (default: all) into DIR
+#                                                   (default testdata/lab)
+#   scripts/lab.sh --verify [--out DIR] [SCENARIO...]  re-run the tshark cross-check only
+#   scripts/lab.sh --list
 #
 # Needs root, a kernel with netns/veth/tun/nf_nat/nfqueue, and
 #   apt-get install -y tcpdump tshark iproute2 iptables nftables conntrack python3
@@ -448,21 +451,28 @@ run_scenario() {
 }
 
 main() {
-  local scenarios=()
+  local scenarios=() verify_only=0
   while (($#)); do
     case $1 in
     --out) OUT=$2; shift 2 ;;
     --list) printf '%s\n' "${ALL_SCENARIOS[@]}"; exit 0 ;;
+    --verify) verify_only=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) scenarios+=("$1"); shift ;;
     esac
   done
+  ((${#scenarios[@]})) || scenarios=("${ALL_SCENARIOS[@]}")
+  if ((verify_only)); then
+    # re-run the tshark cross-check on existing captures (no root, no network)
+    local s
+    for s in "${scenarios[@]}"; do python3 "$LABPY/labexpect.py" verify "$OUT/$s"; done
+    exit 0
+  fi
   [[ $(id -u) == 0 ]] || die "needs root (network namespaces, iptables, tcpdump)"
   local t
   for t in ip iptables ip6tables conntrack tcpdump tshark editcap python3 gzip stdbuf timeout; do
     command -v "$t" >/dev/null || die "missing tool: $t"
   done
-  ((${#scenarios[@]})) || scenarios=("${ALL_SCENARIOS[@]}")
   mkdir -p "$OUT"
   local sc
   for sc in "${scenarios[@]}"; do run_scenario "$sc"; done

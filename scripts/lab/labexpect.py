@@ -447,7 +447,7 @@ def reply_path(seen, replied):
 
 
 # --------------------------------------------------------------------------- verify (tshark)
-TS_FIELDS = ["frame.number", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
+TS_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
              "tcp.flags", "tcp.len", "udp.srcport", "udp.dstport", "icmp.type", "icmp.code", "icmp.ident",
              "icmpv6.type", "icmpv6.code", "icmpv6.echo.identifier", "tcp.payload", "udp.payload",
              "data.data"]
@@ -477,7 +477,7 @@ def classify(f):
     """One packet: outer addresses, protocol, ports, and for ICMP errors the quoted tuple."""
     src = (f["ip.src"] or f["ipv6.src"] or [None])[0]
     dst = (f["ip.dst"] or f["ipv6.dst"] or [None])[0]
-    pk = {"n": int(f["frame.number"][0]), "src": src, "dst": dst, "proto": None, "sport": None, "dport": None,
+    pk = {"n": int(f["frame.number"][0]), "t": float(f["frame.time_epoch"][0]), "src": src, "dst": dst, "proto": None, "sport": None, "dport": None,
           "flags": 0, "tcp_len": 0, "error": None, "inner": None, "icmp_type": None, "ident": None,
           "payload": ""}
     itype = [int(x) for x in f["icmp.type"]]
@@ -581,6 +581,7 @@ def verify_request(r, label, pkts, problems):
         problems.append(f"request {r['id']} at {label}: no packet from {cap['client']} to {cap['server']}")
         return summary
     summary["tuple"] = [fmt_ep(cl[0], cl[1]), fmt_ep(sv[0], sv[1])]
+    summary["first_request_time"] = round(reqp[0]["t"], 6)
     # replies: server->client packets of the flow, or ICMP errors quoting it
     replies, errors = [], []
     for pk in pkts:
@@ -596,6 +597,8 @@ def verify_request(r, label, pkts, problems):
             if ip == proto and isrc == cl[0] and idst == sv[0] and (proto == "icmp" or (isp == cl[1] and idp == sv[1])):
                 errors.append(pk)
     reply_seen = bool(replies or errors)
+    if replies or errors:
+        summary["first_reply_time"] = round(min(pk["t"] for pk in replies + errors), 6)
     summary["replies"] = len(replies)
     summary["icmp_errors"] = [[e["src"], e["error"]] for e in errors]
     if reply_seen != cap["reply_seen"]:
@@ -646,6 +649,41 @@ def flow_packets(r, label, pkts, summary):
     return replies, errors
 
 
+def timing(exp, per_req, problems):
+    """Median of (first request time at L) - (at capture 1), as recorded, per label;
+    and per boundary the median one-way delay of the requests (recorded times minus
+    the scenario's known clock offsets). Checks the clock-shift and delay scenarios."""
+    labels = list(exp["captures"])
+    offs = exp["clock_offsets_ms"]
+    out = {"recorded_minus_capture1": {}, "one_way_delay": {}}
+
+    def med(xs):
+        xs = sorted(xs)
+        return round(xs[len(xs) // 2], 3) if xs else None
+
+    for lb in labels[1:]:
+        d = [(per_req[k][lb]["first_request_time"] - per_req[k][labels[0]]["first_request_time"]) * 1000
+             for k in per_req if "first_request_time" in per_req[k].get(lb, {})
+             and "first_request_time" in per_req[k].get(labels[0], {})]
+        out["recorded_minus_capture1"][lb] = med(d)
+    for a, b in zip(labels, labels[1:]):
+        d = [(per_req[k][b]["first_request_time"] - offs[b] / 1000 - per_req[k][a]["first_request_time"]
+              + offs[a] / 1000) * 1000
+             for k in per_req if "first_request_time" in per_req[k].get(a, {})
+             and "first_request_time" in per_req[k].get(b, {})]
+        out["one_way_delay"][f"{a}->{b}"] = med(d)
+    sc = exp["scenario"]
+    for lb in labels[1:]:
+        rec = out["recorded_minus_capture1"][lb]
+        if rec is not None and abs(rec - offs[lb]) > (30 if sc == "delay" else 10):
+            problems.append(f"timing: {lb} is {rec} ms from capture 1, clock_offsets_ms says {offs[lb]}")
+    if sc == "delay":
+        d = out["one_way_delay"].get("egress->backend")
+        if d is None or not 19.5 <= d <= 30:
+            problems.append(f"timing: one-way delay egress->backend {d} ms, 20 ms configured")
+    return out
+
+
 def tcpdump_count(path):
     if path.endswith(".gz"):
         return None
@@ -686,7 +724,7 @@ def cmd_verify(a):
                                 f"tshark at {first} says {oc} {icmp_c}")
         per_req[str(r["id"])] = rs
     checks = {"tool": "tshark (packet counts confirmed with tcpdump -r where it can read the file)",
-              "files": files, "requests": per_req}
+              "files": files, "requests": per_req, "timing_ms": timing(exp, per_req, problems)}
     counters_path = os.path.join(a.work, "counters.json") if a.work else ""
     if counters_path and os.path.exists(counters_path):
         with open(counters_path, encoding="utf-8") as f:
