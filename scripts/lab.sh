@@ -31,7 +31,8 @@
 #   198.19.96.0/24 on-link on be0; backend 198.19.3.0/24 on-link, 198.18.0.0/15 via
 #   198.19.3.17. No default route anywhere, no link to a real interface.
 #   Service VIP (DNAT on the node): 198.19.200.10:80 -> 198.19.96.10:8080.
-#   rp-filter adds a second pod<->node link: pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
+#   rp-filter and asymmetric add a second pod<->node link (not captured):
+#   pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
 #
 # Per scenario, testdata/lab/<scenario>/ gets the captures, expected.json (built by
 # scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
@@ -47,7 +48,7 @@ LABPY="$HERE/lab"
 OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
-  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter)
+  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric)
 
 NSS=()
 PIDS=()
@@ -279,7 +280,7 @@ ct_stop() {
 }
 
 server_start() { # extra args for traffic.py server
-  bgrun backend "$WORK/server.stderr" python3 "$LABPY/traffic.py" server --tcp 80 8080 8081 --udp 9000 \
+  bgrun backend "$WORK/server.stderr" python3 "$LABPY/traffic.py" server --tcp 80 8080 8081 8082 --silent 8082 --udp 9000 \
     --icmp --log "$WORK/server.jsonl" --ready "$WORK/server.ready" --lifetime 240 "$@"
   SERVER_PID=$LAST_PID
   wait_for "$WORK/server.ready" ready 5
@@ -346,16 +347,27 @@ cfg_ipv6() {
   nsx node ip6tables -t nat -A POSTROUTING -o be0 -j MASQUERADE
 }
 
-cfg_rp-filter() {
-  # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
-  # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
-  # link eth1. Replies come back on eth0 unmarked, and strict rp_filter (which
-  # looks the source up without the mark) drops them: IPReversePathFilter counts.
+second_pod_link() { # pod eth1 198.18.11.2/24 <-> node pod1 198.18.11.1/24
   ip -n "${PFX}pod" link add eth1 type veth peer name pod1 netns "${PFX}node"
   nsx pod ip addr add 198.18.11.2/24 dev eth1
   nsx node ip addr add 198.18.11.1/24 dev pod1
   nsx pod ip link set eth1 up
   nsx node ip link set pod1 up
+}
+
+cfg_asymmetric() {
+  # requests leave the pod by eth0 (captured: egress); the node routes the tunnel
+  # pool back over the second link eth1, which is not captured: replies bypass egress
+  second_pod_link
+  nsx node ip route replace 198.18.90.0/24 via 198.18.11.2 dev pod1
+}
+
+cfg_rp-filter() {
+  # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
+  # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
+  # link eth1. Replies come back on eth0 unmarked, and strict rp_filter (which
+  # looks the source up without the mark) drops them: IPReversePathFilter counts.
+  second_pod_link
   nsx pod iptables -t mangle -A PREROUTING -i tun0 -j MARK --set-mark 0x1
   nsx pod ip rule add fwmark 0x1 table 100
   nsx pod ip route add 198.19.0.0/16 via 198.18.10.1 dev eth0 table 100

@@ -24,7 +24,7 @@ import sys
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
-    "rp-filter",
+    "rp-filter", "asymmetric",
 ]
 
 C42 = "198.18.90.42"
@@ -66,7 +66,8 @@ def icmp(sc, n, src, ident, dst, count=3, **kw):
 def plan(sc):
     if sc == "preserved":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
-                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND),
+                tcp(sc, 5, C42, 40005, BACKEND, 8082, expect="handshake-only")]  # silent server
     if sc in ("masquerade-node", "clock-shift"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C43, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND)]
@@ -114,6 +115,9 @@ def plan(sc):
     if sc == "ipv6":
         return [tcp(sc, 1, C6, 40001, BACKEND6, 80), tcp(sc, 2, C6, 40002, BACKEND6, 80),
                 udp(sc, 3, C6, 40003, BACKEND6), icmp(sc, 4, C6, 4004, BACKEND6)]
+    if sc == "asymmetric":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
     if sc == "rp-filter":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
                 icmp(sc, 3, C42, 4003, BACKEND, count=2)]
@@ -124,7 +128,14 @@ def plan(sc):
 # against the socket logs and conntrack events (a disagreement aborts).
 MODELS = {
     "preserved": {"desc": "No NAT anywhere: the client's source 198.18.90.42 is kept end to end; the node "
-                          "routes replies back to the tunnel pool via the pod. TCP, UDP and ICMP echo."},
+                          "routes replies back to the tunnel pool via the pod. TCP, UDP and ICMP echo; "
+                          "request 5 goes to TCP 8082, where the server accepts and never answers: the "
+                          "client gives up after 2 s with a RST (handshake-only)."},
+    "asymmetric": {"bypass_egress": True,
+                   "desc": "No NAT; asymmetric routing: requests leave the pod by eth0 (the egress capture), "
+                           "but the node routes the tunnel pool back over a second pod link (eth1, not "
+                           "captured): replies are seen at backend and decap, never at egress: reply path "
+                           "bypassed (egress); outcomes completed."},
     "masquerade-node": {"desc": "iptables MASQUERADE on the node (-o be0): the source becomes 198.19.3.17 "
                                 "between egress and backend (ports kept); replies on the same path."},
     "masquerade-pod": {"desc": "iptables MASQUERADE in the VPN pod (-o eth0): the source becomes the pod's "
@@ -344,8 +355,9 @@ def cmd_expect(a):
         # replies, per capture
         return_ok = model.get("return_ok", True)
         reply_backend = seen_backend
-        reply_egress = bool(rej) or (reply_backend and return_ok)
-        reply_decap = (reply_egress and not model.get("rp_drop_at_pod")) or proxied
+        reply_egress = bool(rej) or (reply_backend and return_ok and not model.get("bypass_egress"))
+        reply_decap = (reply_egress and not model.get("rp_drop_at_pod")) or proxied or (
+            model.get("bypass_egress") and reply_backend)
         res = c.get("result")
         # outcome at capture 1 (decap), from the client's socket
         outcome_icmp = None
@@ -365,7 +377,7 @@ def cmd_expect(a):
             problems.append(f"request {rid}: model says tcp-reset, client saw {res}")
         if rej and rej["with"] == "icmp" and outcome != "icmp-error":
             problems.append(f"request {rid}: model says icmp error, client saw {res}")
-        if not rej and return_ok and not model.get("rp_drop_at_pod") and outcome != "completed":
+        if not rej and return_ok and not model.get("rp_drop_at_pod") and outcome != p.get("expect", "completed"):
             problems.append(f"request {rid}: expected completed, client saw {res}: {c.get('error')}")
         # per-capture view
         view = {}

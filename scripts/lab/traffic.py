@@ -60,6 +60,17 @@ def serve_tcp_conn(a, conn, peer):
         marker = text.split("\r\n", 1)[0]
         log(a.log, {"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
                     "request_line": marker, "bytes": len(data), "t": time.time()})
+        if conn.getsockname()[1] in a.silent:
+            # a server that accepts and never answers: wait (bounded) for the client
+            # to give up; a client reset ends it without a FIN from this side
+            conn.settimeout(a.timeout * 2)
+            try:
+                while conn.recv(4096):
+                    pass
+            except OSError:
+                pass
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
         body = ("ok " + marker + "\n").encode()
         conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         conn.shutdown(socket.SHUT_WR)
@@ -190,6 +201,9 @@ def run_tcp(r, timeout):
         res["result"] = outcome_of_error(e)
         res["error"] = str(e)
         res.setdefault("peer", [r["dst"], r["dport"]])
+        if res.get("connected"):
+            # give up with a reset, as an impatient client does
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     finally:
         res["t_end"] = time.time()
         s.close()
@@ -297,6 +311,7 @@ def main():
     s = sub.add_parser("server")
     s.add_argument("--tcp", type=int, nargs="*", default=[])
     s.add_argument("--udp", type=int, nargs="*", default=[])
+    s.add_argument("--silent", type=int, nargs="*", default=[], help="TCP ports that never answer")
     s.add_argument("--icmp", action="store_true")
     s.add_argument("--ipv6", action="store_true")
     s.add_argument("--log", required=True)

@@ -32,6 +32,7 @@ const SCENARIOS: &[&str] = &[
     "healthcheck",
     "ipv6",
     "rp-filter",
+    "asymmetric",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -350,6 +351,7 @@ scenario_tests! {
     lab_healthcheck => "healthcheck",
     lab_ipv6 => "ipv6",
     lab_rp_filter => "rp-filter",
+    lab_asymmetric => "asymmetric",
 }
 
 // ------------------------------------------------------------------ schema
