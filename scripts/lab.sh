@@ -30,6 +30,7 @@
 #   198.18.90.0/24 via 198.18.10.2 (the return route; absent in no-return-route),
 #   198.19.96.0/24 on-link on be0; backend 198.19.3.0/24 on-link, 198.18.0.0/15 via
 #   198.19.3.17. No default route anywhere, no link to a real interface.
+#   The pod's tun0 holds 198.18.90.1/32 (REDIRECT to the proxy needs an address).
 #   Service VIP (DNAT on the node): 198.19.200.10:80 -> 198.19.96.10:8080.
 #   rp-filter and asymmetric add a second pod<->node link (not captured):
 #   pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
@@ -40,6 +41,7 @@
 # counts and markers per capture, from tshark) and a line in testdata/lab/index.tsv.
 # Each scenario is then cross-checked against tshark's view of the captures
 # (labexpect.py verify); a disagreement fails the scenario.
+# scripts/LAB.md describes every scenario and what the captures show.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
