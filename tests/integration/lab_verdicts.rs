@@ -30,15 +30,20 @@ pub fn expected(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap()
 }
 
+/// Capture labels in path order (as written in expected.json; serde_json's map
+/// sorts keys).
+pub fn labels(dir: &Path, exp: &Value) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+    crate::lab::labels_in_path_order(&text, exp)
+}
+
 /// The captures of a scenario in path order, labelled as in expected.json.
 pub fn config_for(dir: &Path, exp: &Value) -> Config {
-    let captures = exp["captures"]
-        .as_object()
-        .expect("captures is an object")
-        .iter()
-        .map(|(label, file)| CaptureSpec {
-            label: label.clone(),
-            source: Source::Path(dir.join(file.as_str().unwrap())),
+    let captures = labels(dir, exp)
+        .into_iter()
+        .map(|label| CaptureSpec {
+            source: Source::Path(dir.join(exp["captures"][&label].as_str().unwrap())),
+            label,
         })
         .collect();
     Config { captures, quiet: true, ..Config::default() }
@@ -115,7 +120,11 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
     );
     check("reply_path".into(), exp["reply_path"].as_str().unwrap().into(), got.reply.path.name().into());
     check("outcome".into(), exp["outcome"].as_str().unwrap().into(), got.outcome.kind.name().into());
-    check("outcome_icmp".into(), format!("{:?}", exp["outcome_icmp"].as_str()), format!("{:?}", got.outcome.icmp.as_deref()));
+    check(
+        "outcome_icmp".into(),
+        format!("{:?}", exp["outcome_icmp"].as_str()),
+        format!("{:?}", got.outcome.icmp.as_deref()),
+    );
     errs
 }
 
@@ -126,7 +135,7 @@ fn every_lab_request_is_found_and_every_verdict_field_matches() {
     for dir in scenarios() {
         let (exp, found) = run(&dir);
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        let labels: Vec<String> = exp["captures"].as_object().unwrap().keys().cloned().collect();
+        let labels = labels(&dir, &exp);
         for (label, ms) in exp["clock_offsets_ms"].as_object().unwrap() {
             let got = found.captures.iter().find(|c| &c.label == label).map(|c| c.clock_offset_ms);
             let want = ms.as_f64().unwrap();
@@ -223,4 +232,43 @@ fn small_chunks_really_split_the_lab_captures() {
     )
     .unwrap();
     assert!(plan.chunks.len() > 3, "{} chunks", plan.chunks.len());
+}
+
+#[test]
+fn rejections_name_the_rejecting_box_and_where_it_sits() {
+    let (_, found) = run(&lab_dir().join("reject"));
+    let icmp: Vec<&Request> = found.requests.iter().filter(|r| r.outcome.icmp.is_some()).collect();
+    assert!(!icmp.is_empty());
+    for r in icmp {
+        assert_eq!(r.outcome.icmp.as_deref(), Some("3/13"));
+        assert_eq!(r.outcome.by.as_deref(), Some("198.18.10.1"));
+        assert_eq!(r.outcome.origin.as_deref(), Some("egress->backend"));
+        assert!(
+            r.explanation.contains("admin-prohibited") && r.explanation.contains("198.18.10.1"),
+            "{}",
+            r.explanation
+        );
+    }
+    let reset =
+        found.requests.iter().find(|r| r.outcome.kind == tuplecorr::verdict::OutcomeKind::Reset).unwrap();
+    assert_eq!(reset.outcome.by.as_deref(), Some("198.19.96.10"));
+    assert_eq!(reset.outcome.origin.as_deref(), Some("egress->backend"), "forged between the captures");
+    assert!(!reset.captures[2].seen);
+}
+
+#[test]
+fn any_interface_capture_reports_each_request_once_with_a_warning() {
+    let (_, found) = run(&lab_dir().join("any-node"));
+    assert_eq!(found.captures[2].label, "node");
+    assert_eq!(found.captures[2].link_types, vec!["sll2".to_string()]);
+    assert!(
+        found.warnings.iter().any(|w| w.label == "node" && w.message.contains("copies")),
+        "{:?}",
+        found.warnings
+    );
+    for r in &found.requests {
+        assert!(r.captures.iter().all(|h| h.seen), "request {}", r.request);
+        assert_eq!(r.source.changed.len(), 1);
+        assert_eq!(r.source.changed[0].between, "node->backend");
+    }
 }

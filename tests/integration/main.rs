@@ -13,5 +13,7 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod lab;
+mod lab_verdicts;
 mod read;
 mod util;

@@ -1,0 +1,495 @@
+#!/usr/bin/env bash
+# tuplecorr lab: real captures of real kernel NAT, made in network namespaces.
+#
+#   sudo scripts/lab.sh [--out DIR] [SCENARIO...]   run scenarios (default: all) into DIR
+#                                                   (default testdata/lab)
+#   scripts/lab.sh --verify [--out DIR] [SCENARIO...]  re-run the tshark cross-check only
+#   scripts/lab.sh --list
+#
+# Needs root, a kernel with netns/veth/tun/nf_nat/nfqueue, and
+#   apt-get install -y tcpdump tshark iproute2 iptables nftables conntrack python3
+# (python3 stdlib only; tshark also provides editcap; gzip; shellcheck to lint this file).
+#
+# Topology (one set of namespaces per scenario, named tclab-<pid>-*, deleted on exit):
+#
+#   [client]                        [pod]  (VPN pod)                 [node]                     [backend]
+#   tun0 198.18.90.42,.43    UDP     tun0  <- capture "decap" (RAW)
+#        2001:db8:90::42   tunnel           ip_forward
+#   ul0 198.18.80.2/30 ===========  ul0 198.18.80.1/30
+#                                   eth0 198.18.10.2/24  ========  pod0 198.18.10.1/24
+#                                   <- capture "egress" (EN10MB)    ip_forward, NAT rules
+#                                   2001:db8:10::2/64               2001:db8:10::1/64
+#                                                                   be0 198.19.3.17/24  ========  eth0 198.19.96.10/24
+#                                                                   2001:db8:3::17/64             2001:db8:96::10/64
+#                                                                   (capture "node": -i any)      <- capture "backend"
+#
+#   The client's tunnel is a python3 program (scripts/lab/labnet.py tunnel) on each
+#   side: TUN device <-> UDP datagrams over ul0 (198.18.80.0/30, port 51820).
+#   Routes: client 198.19.0.0/16 and 198.18.10.0/24 (and 2001:db8:{3,10,96,200}::/64)
+#   via tun0; pod 198.18.90.0/24 via tun0, 198.19.0.0/16 via 198.18.10.1; node
+#   198.18.90.0/24 via 198.18.10.2 (the return route; absent in no-return-route),
+#   198.19.96.0/24 on-link on be0; backend 198.19.3.0/24 on-link, 198.18.0.0/15 via
+#   198.19.3.17. No default route anywhere, no link to a real interface.
+#   The pod's tun0 holds 198.18.90.1/32 (REDIRECT to the proxy needs an address).
+#   Service VIP (DNAT on the node): 198.19.200.10:80 -> 198.19.96.10:8080.
+#   rp-filter and asymmetric add a second pod<->node link (not captured):
+#   pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
+#
+# Per scenario, testdata/lab/<scenario>/ gets the captures, expected.json (built by
+# scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
+# socket logs and `conntrack -E` events in the pod and node), checks.json (packet
+# counts and markers per capture, from tshark) and a line in testdata/lab/index.tsv.
+# Each scenario is then cross-checked against tshark's view of the captures
+# (labexpect.py verify); a disagreement fails the scenario.
+# scripts/LAB.md describes every scenario and what the captures show.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+LABPY="$HERE/lab"
+OUT="$ROOT/testdata/lab"
+PFX="tclab-$$-"
+ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
+  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric)
+
+NSS=()
+PIDS=()
+WORK=""
+
+log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# ---------------------------------------------------------------- process/namespace hygiene
+stop_pid() { # PID [SIGNAL]: signal one process we started, wait (bounded), then KILL
+  local pid=$1 sig=${2:-INT} i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -"$sig" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+    sleep 0.1
+  done
+  log "pid $pid ignored SIG$sig for 5 s: KILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_all() {
+  local p
+  for p in "${PIDS[@]}"; do stop_pid "$p" TERM; done
+  PIDS=()
+}
+
+del_namespaces() {
+  local ns
+  for ns in "${NSS[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  NSS=()
+}
+
+cleanup() {
+  local rc=$?
+  stop_all
+  del_namespaces
+  if [[ -n $WORK && -d $WORK ]]; then
+    if [[ $rc == 0 && -z ${TCLAB_KEEP:-} ]]; then rm -rf "$WORK"; else log "work files kept in $WORK"; fi
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+nsx() { local n=$1; shift; ip netns exec "${PFX}$n" "$@"; }
+
+bgrun() { # NS LOGFILE CMD...: start CMD in NS in the background, remember its PID in LAST_PID
+  local n=$1 lf=$2; shift 2
+  ip netns exec "${PFX}$n" "$@" >"$lf" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+
+forget_pid() { local p=$1 q keep=(); for q in "${PIDS[@]}"; do [[ $q == "$p" ]] || keep+=("$q"); done; PIDS=("${keep[@]}"); }
+
+wait_for() { # FILE PATTERN SECONDS
+  local f=$1 pat=$2 s=$3 i
+  for ((i = 0; i < s * 20; i++)); do
+    if [[ -f $f ]] && grep -q -- "$pat" "$f"; then return 0; fi
+    sleep 0.05
+  done
+  die "timed out after ${s}s waiting for '$pat' in $f"
+}
+
+# ---------------------------------------------------------------- topology
+sysctl_ns() { local n=$1; shift; local kv; for kv in "$@"; do nsx "$n" sysctl -qw "$kv" >/dev/null; done; }
+
+topo_up() { # V6(0|1)
+  local v6=$1 n
+  for n in client pod node backend; do
+    ip netns add "${PFX}$n"
+    NSS+=("${PFX}$n")
+    nsx "$n" ip link set lo up
+    sysctl_ns "$n" net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+      "net.ipv4.ping_group_range=0 2147483647"
+    if [[ $v6 == 0 ]]; then
+      sysctl_ns "$n" net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    else
+      sysctl_ns "$n" net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+        net.ipv6.conf.default.router_solicitations=0 net.ipv6.conf.all.accept_ra=0 \
+        net.ipv6.conf.default.accept_ra=0
+    fi
+  done
+  sysctl_ns pod net.ipv4.ip_forward=1
+  sysctl_ns node net.ipv4.ip_forward=1
+  if [[ $v6 == 1 ]]; then
+    sysctl_ns pod net.ipv6.conf.all.forwarding=1
+    sysctl_ns node net.ipv6.conf.all.forwarding=1
+  fi
+
+  # links (created directly inside the namespaces: nothing in the host's namespace)
+  ip -n "${PFX}client" link add ul0 type veth peer name ul0 netns "${PFX}pod"
+  ip -n "${PFX}pod" link add eth0 type veth peer name pod0 netns "${PFX}node"
+  ip -n "${PFX}node" link add be0 type veth peer name eth0 netns "${PFX}backend"
+
+  nsx client ip addr add 198.18.80.2/30 dev ul0
+  nsx pod ip addr add 198.18.80.1/30 dev ul0
+  nsx pod ip addr add 198.18.10.2/24 dev eth0
+  nsx node ip addr add 198.18.10.1/24 dev pod0
+  nsx node ip addr add 198.19.3.17/24 dev be0
+  nsx backend ip addr add 198.19.96.10/24 dev eth0
+  if [[ $v6 == 1 ]]; then
+    nsx pod ip -6 addr add 2001:db8:10::2/64 dev eth0 nodad
+    nsx node ip -6 addr add 2001:db8:10::1/64 dev pod0 nodad
+    nsx node ip -6 addr add 2001:db8:3::17/64 dev be0 nodad
+    nsx backend ip -6 addr add 2001:db8:96::10/64 dev eth0 nodad
+  fi
+  nsx client ip link set ul0 up
+  nsx pod ip link set ul0 up
+  nsx pod ip link set eth0 up
+  nsx node ip link set pod0 up
+  nsx node ip link set be0 up
+  nsx backend ip link set eth0 up
+
+  # the tunnel: a TUN device on each side, packets carried in UDP over ul0
+  bgrun client "$WORK/tunnel-client.log" python3 "$LABPY/labnet.py" tunnel --dev tun0 \
+    --local 198.18.80.2 --peer 198.18.80.1 --ready "$WORK/tunnel-client.ready" --lifetime 300
+  bgrun pod "$WORK/tunnel-pod.log" python3 "$LABPY/labnet.py" tunnel --dev tun0 \
+    --local 198.18.80.1 --peer 198.18.80.2 --ready "$WORK/tunnel-pod.ready" --lifetime 300
+  wait_for "$WORK/tunnel-client.ready" ready 5
+  wait_for "$WORK/tunnel-pod.ready" ready 5
+  nsx client ip addr add 198.18.90.42/32 dev tun0
+  nsx client ip addr add 198.18.90.43/32 dev tun0
+  nsx client ip link set tun0 up
+  nsx pod ip addr add 198.18.90.1/32 dev tun0
+  nsx pod ip link set tun0 up
+  nsx client ip route add 198.19.0.0/16 dev tun0 src 198.18.90.42
+  nsx client ip route add 198.18.10.0/24 dev tun0 src 198.18.90.42
+  nsx pod ip route add 198.18.90.0/24 dev tun0
+  nsx pod ip route add 198.19.0.0/16 via 198.18.10.1
+  nsx node ip route add 198.19.96.0/24 dev be0
+  nsx backend ip route add 198.19.3.0/24 dev eth0
+  nsx backend ip route add 198.18.0.0/15 via 198.19.3.17
+  if [[ ${NODE_RETURN_ROUTE:-1} == 1 ]]; then
+    nsx node ip route add 198.18.90.0/24 via 198.18.10.2
+  fi
+  if [[ $v6 == 1 ]]; then
+    # a VPN tunnel carries unicast to its peer only (like WireGuard's allowed IPs):
+    # keep the tun devices' own MLD reports out of the decap capture
+    nsx client ip6tables -A OUTPUT -o tun0 -d ff00::/8 -j DROP
+    nsx pod ip6tables -A OUTPUT -o tun0 -d ff00::/8 -j DROP
+    nsx client ip -6 addr add 2001:db8:90::42/128 dev tun0 nodad
+    local p
+    for p in 2001:db8:3::/64 2001:db8:10::/64 2001:db8:96::/64 2001:db8:200::/64; do
+      nsx client ip -6 route add "$p" dev tun0
+    done
+    nsx pod ip -6 route add 2001:db8:90::/64 dev tun0
+    nsx pod ip -6 route add 2001:db8:3::/64 via 2001:db8:10::1
+    nsx pod ip -6 route add 2001:db8:96::/64 via 2001:db8:10::1
+    nsx node ip -6 route add 2001:db8:96::/64 dev be0
+    nsx node ip -6 route add 2001:db8:90::/64 via 2001:db8:10::2
+    nsx backend ip -6 route add 2001:db8:3::/64 dev eth0
+    nsx backend ip -6 route add 2001:db8:10::/64 via 2001:db8:3::17
+    nsx backend ip -6 route add 2001:db8:90::/64 via 2001:db8:3::17
+  fi
+  # conntrack only runs in a namespace once a rule needs it: count NEW flows in
+  # the pod and the node so `conntrack -E` sees every forwarded flow.
+  nsx pod iptables -A FORWARD -m conntrack --ctstate NEW
+  nsx node iptables -A FORWARD -m conntrack --ctstate NEW
+  if [[ $v6 == 1 ]]; then
+    nsx pod ip6tables -A FORWARD -m conntrack --ctstate NEW
+    nsx node ip6tables -A FORWARD -m conntrack --ctstate NEW
+  fi
+}
+
+topo_down() {
+  stop_all
+  del_namespaces
+}
+
+# ---------------------------------------------------------------- captures and event logs
+CAPS=()     # label:ns:iface[:linktype]
+CAP_PIDS=()
+CT_PIDS=()
+
+cap_start() {
+  local spec label n ifc lt args
+  CAP_PIDS=()
+  for spec in "${CAPS[@]}"; do
+    IFS=: read -r label n ifc lt <<<"$spec"
+    args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$WORK/$label.pcap")
+    if [[ -n $lt ]]; then args+=(-y "$lt"); fi
+    bgrun "$n" "$WORK/$label.tcpdump.log" "${args[@]}"
+    CAP_PIDS+=("$LAST_PID")
+  done
+  for spec in "${CAPS[@]}"; do
+    IFS=: read -r label _ _ _ <<<"$spec"
+    wait_for "$WORK/$label.tcpdump.log" "listening on" 10
+  done
+  sleep 0.3
+}
+
+cap_stop() {
+  # tcpdump (TPACKET_V3, no --immediate-mode) hands packets over in blocks that the
+  # kernel retires after its 1 s timeout: packets still in an open block when
+  # tcpdump gets SIGINT are lost. Let every block retire first, then check that
+  # each capture wrote every packet its filter received and the kernel dropped none.
+  local p spec label got rcv drop
+  sleep 2.2
+  for p in "${CAP_PIDS[@]}"; do stop_pid "$p" INT; forget_pid "$p"; done
+  CAP_PIDS=()
+  for spec in "${CAPS[@]}"; do
+    label=${spec%%:*}
+    got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$WORK/$label.tcpdump.log")
+    rcv=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter$/\1/p' "$WORK/$label.tcpdump.log")
+    drop=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$WORK/$label.tcpdump.log")
+    [[ -n $got && $got == "$rcv" && $drop == 0 ]] ||
+      die "capture $label incomplete: captured '$got', received by filter '$rcv', dropped '$drop'"
+  done
+}
+
+ct_start() { # conntrack -E in the pod and the node, started before any traffic
+  local n
+  CT_PIDS=()
+  for n in pod node; do
+    bgrun "$n" "$WORK/conntrack-$n.log" stdbuf -oL conntrack -E -o timestamp
+    CT_PIDS+=("$LAST_PID")
+  done
+  sleep 0.3
+}
+
+ct_stop() {
+  local p
+  for p in "${CT_PIDS[@]}"; do stop_pid "$p" TERM; forget_pid "$p"; done
+  CT_PIDS=()
+}
+
+server_start() { # extra args for traffic.py server
+  bgrun backend "$WORK/server.stderr" python3 "$LABPY/traffic.py" server --tcp 80 8080 8081 8082 --silent 8082 --udp 9000 \
+    --icmp --log "$WORK/server.jsonl" --ready "$WORK/server.ready" --lifetime 240 "$@"
+  SERVER_PID=$LAST_PID
+  wait_for "$WORK/server.ready" ready 5
+}
+
+client_run() { # NS PLAN LOG [extra args]
+  local n=$1 plan=$2 lg=$3; shift 3
+  timeout 200 ip netns exec "${PFX}$n" python3 "$LABPY/traffic.py" client --plan "$plan" --log "$lg" "$@"
+}
+
+# ---------------------------------------------------------------- scenarios (network configuration)
+# Each cfg_* runs after topo_up and before traffic. The request plans and the
+# model of what each box does live in scripts/lab/labexpect.py (same names).
+
+cfg_preserved() { :; }
+
+cfg_masquerade-node() {
+  nsx node iptables -t nat -A POSTROUTING -o be0 -j MASQUERADE
+}
+
+cfg_masquerade-pod() {
+  nsx pod iptables -t nat -A POSTROUTING -o eth0 -j MASQUERADE
+}
+
+cfg_dnat-service() {
+  # kube-proxy-like: DNAT the service VIP, masquerade with random port selection
+  nsx node iptables -t nat -A PREROUTING -d 198.19.200.10/32 -p tcp --dport 80 \
+    -j DNAT --to-destination 198.19.96.10:8080
+  nsx node iptables -t nat -A POSTROUTING -o be0 -j MASQUERADE --random-fully
+}
+
+cfg_no-return-route() { :; } # NODE_RETURN_ROUTE=0 set by the runner
+
+cfg_reject() {
+  nsx node iptables -I FORWARD 1 -i pod0 -s 198.18.90.43/32 -j REJECT --reject-with icmp-admin-prohibited
+  nsx node iptables -I FORWARD 2 -i pod0 -p tcp --dport 8081 -j REJECT --reject-with tcp-reset
+}
+
+cfg_proxy() {
+  # transparent terminating proxy in the pod: the client's port-80 connections are
+  # REDIRECTed to a python proxy that reconnects from the pod's own address
+  nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
+  bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
+    --ready "$WORK/proxy.ready" --lifetime 200
+  wait_for "$WORK/proxy.ready" ready 5
+}
+
+cfg_udp-icmp() { cfg_masquerade-node; }
+cfg_concurrent() { cfg_masquerade-node; }
+cfg_any-node() { cfg_masquerade-node; }
+cfg_clock-shift() { cfg_masquerade-node; }
+cfg_healthcheck() { cfg_masquerade-node; }
+
+cfg_delay() {
+  # 20 ms each way on the node's path between egress and backend: every forwarded
+  # packet is queued to NFQUEUE 0 and held by labnet.py nfqdelay (no sch_netem here)
+  bgrun node "$WORK/nfqdelay.stderr" python3 "$LABPY/labnet.py" nfqdelay --queue 0 --delay-ms 20 \
+    --ready "$WORK/nfqdelay.ready" --lifetime 200
+  wait_for "$WORK/nfqdelay.ready" ready 5
+  nsx node iptables -A FORWARD -j NFQUEUE --queue-num 0
+}
+
+cfg_ipv6() {
+  nsx node ip6tables -t nat -A POSTROUTING -o be0 -j MASQUERADE
+}
+
+second_pod_link() { # pod eth1 198.18.11.2/24 <-> node pod1 198.18.11.1/24
+  ip -n "${PFX}pod" link add eth1 type veth peer name pod1 netns "${PFX}node"
+  nsx pod ip addr add 198.18.11.2/24 dev eth1
+  nsx node ip addr add 198.18.11.1/24 dev pod1
+  nsx pod ip link set eth1 up
+  nsx node ip link set pod1 up
+}
+
+cfg_asymmetric() {
+  # requests leave the pod by eth0 (captured: egress); the node routes the tunnel
+  # pool back over the second link eth1, which is not captured: replies bypass egress
+  second_pod_link
+  nsx node ip route replace 198.18.90.0/24 via 198.18.11.2 dev pod1
+}
+
+cfg_rp-filter() {
+  # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
+  # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
+  # link eth1. Replies come back on eth0 unmarked, and strict rp_filter (which
+  # looks the source up without the mark) drops them: IPReversePathFilter counts.
+  second_pod_link
+  nsx pod iptables -t mangle -A PREROUTING -i tun0 -j MARK --set-mark 0x1
+  nsx pod ip rule add fwmark 0x1 table 100
+  nsx pod ip route add 198.19.0.0/16 via 198.18.10.1 dev eth0 table 100
+  nsx pod ip route replace 198.19.0.0/16 via 198.18.11.1 dev eth1
+  sysctl_ns pod net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.eth0.rp_filter=1 net.ipv4.conf.eth1.rp_filter=1
+}
+
+netstat_counter() { # NS NAME: a TcpExt/IpExt counter of the namespace's kernel
+  nsx "$1" cat /proc/net/netstat | awk -v k="$2" '
+    $1 ~ /:$/ && !h[$1]++ { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
+    $1 ~ /:$/ { for (i = 2; i <= NF; i++) if (name[$1, i] == k) print $i }'
+}
+
+background_concurrent() {
+  # flows that are not requests: the pod pings the node (egress only), the node
+  # talks to the backend itself (backend only)
+  python3 "$LABPY/labexpect.py" plan concurrent-background-pod >"$WORK/plan-bg-pod.json"
+  client_run pod "$WORK/plan-bg-pod.json" "$WORK/client-bg-pod.jsonl"
+  python3 "$LABPY/labexpect.py" plan concurrent-background-node >"$WORK/plan-bg-node.json"
+  client_run node "$WORK/plan-bg-node.json" "$WORK/client-bg-node.jsonl"
+}
+
+# ---------------------------------------------------------------- running one scenario
+run_scenario() {
+  local sc=$1 v6=0 dest fmt label f ext
+  declare -F "cfg_$sc" >/dev/null || die "unknown scenario: $sc (see --list)"
+  log "=== $sc"
+  WORK=$(mktemp -d /tmp/tclab-work.XXXXXX)
+  NODE_RETURN_ROUTE=1
+  [[ $sc == no-return-route ]] && NODE_RETURN_ROUTE=0
+  [[ $sc == ipv6 ]] && v6=1
+  CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "backend:backend:eth0:")
+  if [[ $sc == any-node ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:eth0:")
+  fi
+  topo_up "$v6"
+  "cfg_$sc"
+  python3 "$LABPY/labexpect.py" plan "$sc" >"$WORK/plan.json"
+  local srv_args=()
+  [[ $v6 == 1 ]] && srv_args+=(--ipv6)
+  server_start "${srv_args[@]}"
+  ct_start
+  cap_start
+  local cargs=()
+  [[ $sc == concurrent ]] && cargs+=(--concurrent)
+  local rpf_before rpf_after
+  rpf_before=$(netstat_counter pod IPReversePathFilter)
+  client_run client "$WORK/plan.json" "$WORK/client.jsonl" "${cargs[@]}"
+  rpf_after=$(netstat_counter pod IPReversePathFilter)
+  printf '{"pod": {"IPReversePathFilter": %d}}\n' "$((rpf_after - rpf_before))" >"$WORK/counters.json"
+  [[ $sc == concurrent ]] && background_concurrent
+  cap_stop
+  ct_stop
+  stop_pid "$SERVER_PID" TERM
+  forget_pid "$SERVER_PID"
+  topo_down
+
+  # post-processing: formats, clock shifts
+  dest="$OUT/$sc"
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  fmt=pcap
+  case $sc in
+  masquerade-pod) fmt=pcapng ;;
+  udp-icmp) fmt=pcap.gz ;;
+  esac
+  local caps_arg=()
+  for f in "${CAPS[@]}"; do
+    label=${f%%:*}
+    ext=$fmt
+    case $fmt in
+    pcapng) editcap -F pcapng "$WORK/$label.pcap" "$dest/$label.pcapng" ;;
+    pcap.gz) gzip -n -9 -c "$WORK/$label.pcap" >"$dest/$label.pcap.gz" ;;
+    *) cp "$WORK/$label.pcap" "$dest/$label.pcap" ;;
+    esac
+    caps_arg+=("$label=$label.$ext")
+  done
+  local offsets=()
+  if [[ $sc == clock-shift ]]; then
+    # egress's clock runs 2.75 s ahead of decap's, backend's 1.3 s behind
+    editcap -t 2.75 "$dest/egress.pcap" "$WORK/egress.shifted.pcap"
+    mv "$WORK/egress.shifted.pcap" "$dest/egress.pcap"
+    editcap -t -1.3 "$dest/backend.pcap" "$WORK/backend.shifted.pcap"
+    mv "$WORK/backend.shifted.pcap" "$dest/backend.pcap"
+    offsets=(--offset egress=2750 --offset backend=-1300)
+  fi
+  python3 "$LABPY/labexpect.py" expect "$sc" --work "$WORK" --dest "$dest" "${caps_arg[@]}" "${offsets[@]}"
+  python3 "$LABPY/labexpect.py" verify "$dest" --work "$WORK"
+  python3 "$LABPY/labexpect.py" index "$OUT"
+  if [[ -z ${TCLAB_KEEP:-} ]]; then rm -rf "$WORK"; else log "work files kept in $WORK"; fi
+  WORK=""
+  log "=== $sc done: $(du -sh "$dest" | cut -f1)"
+}
+
+main() {
+  local scenarios=() verify_only=0
+  while (($#)); do
+    case $1 in
+    --out) OUT=$2; shift 2 ;;
+    --list) printf '%s\n' "${ALL_SCENARIOS[@]}"; exit 0 ;;
+    --verify) verify_only=1; shift ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) scenarios+=("$1"); shift ;;
+    esac
+  done
+  ((${#scenarios[@]})) || scenarios=("${ALL_SCENARIOS[@]}")
+  if ((verify_only)); then
+    # re-run the tshark cross-check on existing captures (no root, no network)
+    local s
+    for s in "${scenarios[@]}"; do python3 "$LABPY/labexpect.py" verify "$OUT/$s"; done
+    exit 0
+  fi
+  [[ $(id -u) == 0 ]] || die "needs root (network namespaces, iptables, tcpdump)"
+  local t
+  for t in ip iptables ip6tables conntrack tcpdump tshark editcap python3 gzip stdbuf timeout; do
+    command -v "$t" >/dev/null || die "missing tool: $t"
+  done
+  mkdir -p "$OUT"
+  local sc
+  for sc in "${scenarios[@]}"; do run_scenario "$sc"; done
+}
+
+main "$@"

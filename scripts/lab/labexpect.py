@@ -1,0 +1,862 @@
+#!/usr/bin/env python3
+"""Request plans, expectations and cross-checks of the tuplecorr lab (stdlib only).
+
+  plan SCENARIO                     the requests the client sends (JSON, stdout)
+  expect SCENARIO --work W --dest D LABEL=FILE... [--offset LABEL=MS...]
+                                    writes D/expected.json from the scenario's model
+                                    (what lab.sh configured), the client/server/proxy
+                                    socket logs and the conntrack -E events in W
+  verify D [--work W]               cross-checks D/expected.json against tshark's
+                                    reading of the captures; writes D/checks.json;
+                                    exits 1 on any disagreement
+  index OUT                         rewrites OUT/index.tsv from OUT/*/expected.json
+  compare EXPECTED ACTUAL           structural comparison used by lab-ci.sh
+
+expected.json never comes from parsing the captures; verify is the independent check.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+SCENARIOS = [
+    "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
+    "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
+    "rp-filter", "asymmetric",
+]
+
+C42 = "198.18.90.42"
+C43 = "198.18.90.43"
+BACKEND = "198.19.96.10"
+VIP = "198.19.200.10"
+C6 = "2001:db8:90::42"
+BACKEND6 = "2001:db8:96::10"
+
+
+def marker(sc, n):
+    return f"tclab-{sc}-r{n:03d}"
+
+
+def tcp(sc, n, src, sport, dst, dport, mk=None, **kw):
+    mk = mk or marker(sc, n)
+    d = {"id": n, "proto": "tcp", "src": src, "sport": sport, "dst": dst, "dport": dport, "marker": mk,
+         "payload": f"GET /{mk} HTTP/1.1\r\nHost: backend\r\nUser-Agent: tclab\r\n\r\n"}
+    d.update(kw)
+    return d
+
+
+def udp(sc, n, src, sport, dst, dport=9000, **kw):
+    mk = marker(sc, n)
+    d = {"id": n, "proto": "udp", "src": src, "sport": sport, "dst": dst, "dport": dport, "marker": mk,
+         "payload": f"{mk} udp-request\n"}
+    d.update(kw)
+    return d
+
+
+def icmp(sc, n, src, ident, dst, count=3, **kw):
+    mk = marker(sc, n)
+    d = {"id": n, "proto": "icmp", "src": src, "ident": ident, "dst": dst, "count": count, "marker": mk,
+         "payload": f"{mk} icmp-echo"}
+    d.update(kw)
+    return d
+
+
+def plan(sc):
+    if sc == "preserved":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND),
+                tcp(sc, 5, C42, 40005, BACKEND, 8082, expect="handshake-only")]  # silent server
+    if sc in ("masquerade-node", "clock-shift"):
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                tcp(sc, 3, C43, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND)]
+    if sc == "masquerade-pod":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                tcp(sc, 3, C43, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND),
+                icmp(sc, 5, C42, 4005, BACKEND)]
+    if sc == "dnat-service":
+        return [tcp(sc, n, C42, 40000 + n, VIP, 80) for n in (1, 2, 3)]
+    if sc == "no-return-route":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
+                icmp(sc, 3, C42, 4003, BACKEND, count=2)]
+    if sc == "reject":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80),
+                tcp(sc, 2, C43, 40002, BACKEND, 80),     # icmp-admin-prohibited (source .43)
+                tcp(sc, 3, C42, 40003, BACKEND, 8081),   # tcp-reset (port 8081)
+                udp(sc, 4, C43, 40004, BACKEND),         # icmp-admin-prohibited, quoting the marker
+                udp(sc, 5, C42, 40005, BACKEND)]
+    if sc == "proxy":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                tcp(sc, 3, C43, 40003, BACKEND, 80),
+                tcp(sc, 4, C42, 40004, BACKEND, 8080)]  # not redirected: routed as is
+    if sc == "udp-icmp":
+        # the same source port / echo identifier from two client addresses: the
+        # node's masquerade must remap the second one
+        return [udp(sc, 1, C42, 5353, BACKEND), udp(sc, 2, C43, 5353, BACKEND),
+                icmp(sc, 3, C42, 777, BACKEND), icmp(sc, 4, C43, 777, BACKEND),
+                udp(sc, 5, C42, 40005, BACKEND)]
+    if sc == "concurrent":
+        return [tcp(sc, n, C42 if n % 2 else C43, 41000 + n, BACKEND, 80) for n in range(1, 41)]
+    if sc == "concurrent-background-node":
+        return [tcp("concurrent", 901, "198.19.3.17", 45001, BACKEND, 80, mk="tclab-concurrent-bg-node")]
+    if sc == "concurrent-background-pod":
+        return [icmp("concurrent", 902, "198.18.10.2", 902, "198.18.10.1", count=5, interval=0.2)]
+    if sc == "any-node":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+    if sc == "delay":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                tcp(sc, 3, C42, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND),
+                icmp(sc, 5, C42, 4005, BACKEND)]
+    if sc == "healthcheck":
+        return [tcp(sc, n, C42, 42000 + n, BACKEND, 80, mk="tclab-healthcheck", at=(n - 1) * 0.2)
+                for n in range(1, 16)]
+    if sc == "ipv6":
+        return [tcp(sc, 1, C6, 40001, BACKEND6, 80), tcp(sc, 2, C6, 40002, BACKEND6, 80),
+                udp(sc, 3, C6, 40003, BACKEND6), icmp(sc, 4, C6, 4004, BACKEND6)]
+    if sc == "asymmetric":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+    if sc == "rp-filter":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
+                icmp(sc, 3, C42, 4003, BACKEND, count=2)]
+    raise SystemExit(f"no plan for scenario {sc}")
+
+
+# What lab.sh configured, per scenario: used to derive expectations and checked
+# against the socket logs and conntrack events (a disagreement aborts).
+MODELS = {
+    "preserved": {"desc": "No NAT anywhere: the client's source 198.18.90.42 is kept end to end; the node "
+                          "routes replies back to the tunnel pool via the pod. TCP, UDP and ICMP echo; "
+                          "request 5 goes to TCP 8082, where the server accepts and never answers: the "
+                          "client gives up after 2 s with a RST (handshake-only)."},
+    "asymmetric": {"bypass_egress": True,
+                   "desc": "No NAT; asymmetric routing: requests leave the pod by eth0 (the egress capture), "
+                           "but the node routes the tunnel pool back over a second pod link (eth1, not "
+                           "captured): replies are seen at backend and decap, never at egress: reply path "
+                           "bypassed (egress); outcomes completed."},
+    "masquerade-node": {"desc": "iptables MASQUERADE on the node (-o be0): the source becomes 198.19.3.17 "
+                                "between egress and backend (ports kept); replies on the same path."},
+    "masquerade-pod": {"desc": "iptables MASQUERADE in the VPN pod (-o eth0): the source becomes the pod's "
+                               "198.18.10.2 between decap and egress (ports kept). pcapng files "
+                               "(editcap -F pcapng)."},
+    "dnat-service": {"random_node_ports": True,
+                     "desc": "kube-proxy-like service on the node: DNAT 198.19.200.10:80 -> 198.19.96.10:8080 "
+                             "plus MASQUERADE --random-fully: source and destination both change between "
+                             "egress and backend; source ports chosen at random (*)."},
+    "no-return-route": {"return_ok": False,
+                        "desc": "No NAT and the node has no route back to the tunnel pool 198.18.90.0/24: "
+                                "requests reach the backend, its replies die on the node (which answers the "
+                                "backend with ICMP net unreachable, 3/0, rate limited): reply-lost between "
+                                "egress and backend, outcome no-reply."},
+    "reject": {"reject": [{"src": C43, "with": "icmp", "icmp": "3/13"},
+                          {"dport": 8081, "proto": "tcp", "with": "tcp-reset"}],
+               "desc": "No NAT; the node's FORWARD chain rejects source 198.18.90.43 with "
+                       "icmp-admin-prohibited (3/13, sent by the node from 198.18.10.1: by 198.18.10.1, origin "
+                       "egress->backend) and TCP port 8081 with tcp-reset (RST forged with the backend's "
+                       "address 198.19.96.10:8081, seen at decap and egress, never at backend: origin "
+                       "egress->backend). Requests 2 and 3 never carry bytes (SYN only): marker null. "
+                       "Requests 1 and 5 complete."},
+    "proxy": {"proxy": True,
+              "desc": "A terminating TCP proxy in the pod (iptables REDIRECT of tun0's port 80 to a python "
+                      "proxy reading SO_ORIGINAL_DST) opens a new connection from 198.18.10.2 (random port *) "
+                      "carrying the same request bytes: source change at decap->egress of kind proxy. "
+                      "Request 4 (port 8080) is not redirected and keeps its source."},
+    "udp-icmp": {"desc": "UDP request/response and ICMP echo (3 echoes per flow) through MASQUERADE on the "
+                         "node. Requests 1 and 2 use the same source port 5353 from .42 and .43, requests 3 "
+                         "and 4 the same echo identifier 777: the node keeps the first and remaps the second "
+                         "(port *; the echo identifier is rewritten, see checks.json). Files are gzip "
+                         "compressed (.pcap.gz)."},
+    "concurrent": {"desc": "40 concurrent TCP connections (alternating 198.18.90.42/.43) through MASQUERADE "
+                           "on the node, plus background flows that are not requests: the pod pings the node "
+                           "(seen only at egress) and the node itself talks to the backend "
+                           "(marker tclab-concurrent-bg-node, seen only at backend)."},
+    "any-node": {"any_node": True,
+                 "desc": "MASQUERADE on the node, with an additional capture point 'node' taken on the node "
+                         "with tcpdump -i any (LINUX_SLL2, link type 276) between egress and backend: it holds "
+                         "each packet twice, on pod0 before NAT and on be0 after NAT. Expected endpoints at "
+                         "'node' are those of the copy nearest the client (pre-NAT), so the source changes "
+                         "at node->backend."},
+    "clock-shift": {"desc": "Like masquerade-node, then timestamps shifted after capture with editcap -t: "
+                            "egress +2.75 s (its clock runs ahead of decap's: +2750 ms), backend -1.3 s "
+                            "(-1300 ms)."},
+    "delay": {"desc": "No NAT; every packet forwarded by the node (both directions, between egress and "
+                      "backend) is held 20 ms by an NFQUEUE program (labnet.py nfqdelay; no sch_netem on "
+                      "this kernel): one-way delay egress->backend about 20 ms each way (plus ~0.1-1 ms of "
+                      "userspace latency), clocks not shifted (offsets 0)."},
+    "healthcheck": {"desc": "15 identical health-check requests (the same bytes, marker tclab-healthcheck) "
+                            "every 200 ms through MASQUERADE on the node: only ISN, ports and time tell them "
+                            "apart, never the bytes."},
+    "ipv6": {"v6": True,
+             "desc": "IPv6: ip6tables MASQUERADE on the node: the source 2001:db8:90::42 becomes "
+                     "2001:db8:3::17 between egress and backend (ports kept). TCP, UDP and ICMPv6 echo."},
+    "rp-filter": {"rp_drop_at_pod": True,
+                  "desc": "No NAT; policy routing by fwmark in the pod sends the tunnel's traffic out of eth0 "
+                          "(table 100) while the main table routes 198.19.0.0/16 via a second link eth1. "
+                          "Replies return on eth0 unmarked and strict rp_filter (=1) in the pod drops them "
+                          "after the egress capture: reply-lost between decap and egress, outcome no-reply. "
+                          "The pod's IPReversePathFilter counter (in checks.json) proves the drop."},
+}
+
+
+# --------------------------------------------------------------------------- helpers
+def fmt_ep(addr, port):
+    """Endpoint as in the output contract; port None for ICMP (bare address)."""
+    if port is None:
+        return addr
+    p = "*" if port == "*" else str(port)
+    return f"[{addr}]:{p}" if ":" in addr else f"{addr}:{p}"
+
+
+def read_jsonl(path):
+    out = []
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    out.append(json.loads(line))
+    return out
+
+
+CT_RE = re.compile(r"\[(NEW|UPDATE|DESTROY)\]\s+(\w+)\s+\d+\s+(.*)$")
+
+
+def read_conntrack(path):
+    """NEW events of `conntrack -E` as (proto, orig, reply) with orig/reply dicts."""
+    events = []
+    if not os.path.exists(path):
+        return events
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = CT_RE.search(line)
+            if not m or m.group(1) != "NEW":
+                continue
+            proto = m.group(2)
+            kv = re.findall(r"(\w+)=(\S+)", m.group(3))
+            orig, reply = {}, {}
+            for k, v in kv:
+                if k not in ("src", "dst", "sport", "dport", "id", "type", "code"):
+                    continue
+                tgt = orig if k not in orig else reply
+                tgt[k] = v
+            events.append((proto, orig, reply))
+    return events
+
+
+def ct_key(proto, tup):
+    """tup = (caddr, cport_or_id, saddr, sport_or_None)"""
+    return (proto, tup[0], str(tup[1]), tup[2], str(tup[3]))
+
+
+def ct_index(events):
+    idx = {}
+    for proto, o, r in events:
+        if proto == "icmpv6":
+            proto = "icmp"
+        if proto == "icmp":
+            if o.get("type") not in ("8", "128"):
+                continue
+            k = (proto, o["src"], o["id"], o["dst"], "None")
+            v = (r["dst"], int(r["id"]), r["src"], None)
+        elif proto in ("tcp", "udp"):
+            k = (proto, o["src"], o["sport"], o["dst"], o["dport"])
+            v = (r["dst"], int(r["dport"]), r["src"], int(r["sport"]))
+        else:
+            continue
+        idx.setdefault(k, v)
+    return idx
+
+
+def fail(msg):
+    print(f"labexpect: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+# --------------------------------------------------------------------------- expect
+def cmd_expect(a):
+    sc = a.scenario
+    model = MODELS[sc]
+    captures = dict(x.split("=", 1) for x in a.captures)
+    labels = list(captures)
+    offsets = {lb: 0 for lb in labels}
+    for o in a.offset or []:
+        lb, ms = o.split("=", 1)
+        offsets[lb] = float(ms) if "." in ms else int(ms)
+    w = a.work
+    client = {r["id"]: r for r in read_jsonl(os.path.join(w, "client.jsonl"))}
+    server = read_jsonl(os.path.join(w, "server.jsonl"))
+    proxy = read_jsonl(os.path.join(w, "proxy.jsonl"))
+    pod_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-pod.log")))
+    node_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-node.log")))
+    reqs = []
+    problems = []
+    for p in plan(sc):
+        rid = p["id"]
+        c = client.get(rid)
+        if c is None:
+            fail(f"{sc}: request {rid} missing from the client log")
+        proto = p["proto"]
+        is_icmp = proto == "icmp"
+        # capture 1 (decap): what the client's socket saw
+        caddr, cport = c["sock"][0], c["sock"][1]
+        saddr, sport = c["peer"][0], (None if is_icmp else c["peer"][1])
+        dec = (caddr, cport, saddr, sport)
+        # egress: the pod's view (proxy log, or the pod's conntrack translation)
+        proxied = False
+        egr = dec
+        if model.get("proxy") and proto == "tcp":
+            ent = [x for x in proxy if x.get("event") == "proxied" and x["downstream_peer"] == [caddr, cport]]
+            if ent:
+                e = ent[0]
+                proxied = True
+                egr = (e["upstream_sock"][0], "*", e["upstream_peer"][0], e["upstream_peer"][1])
+                egr_concrete = (e["upstream_sock"][0], e["upstream_sock"][1], e["upstream_peer"][0],
+                                e["upstream_peer"][1])
+        if not proxied:
+            k = ct_key(proto, dec)
+            if k not in pod_ct:
+                problems.append(f"request {rid}: no conntrack NEW event in the pod for {k}")
+            else:
+                egr = pod_ct[k]
+                if egr[1] != dec[1]:
+                    egr = (egr[0], "*", egr[2], egr[3])
+            egr_concrete = pod_ct.get(k, dec)
+        # backend: the node's conntrack says whether (and how) it forwarded the request
+        rej = None
+        for rule in model.get("reject", []):
+            if ("src" in rule and rule["src"] == caddr) or (
+                    "dport" in rule and rule.get("proto") == proto and rule["dport"] == sport):
+                rej = rule
+                break
+        k = ct_key(proto, egr_concrete)
+        forwarded = k in node_ct
+        if rej and forwarded:
+            problems.append(f"request {rid}: rejected by the model but forwarded by the node: {node_ct[k]}")
+        if not rej and not forwarded:
+            problems.append(f"request {rid}: not rejected by the model but no NEW event on the node for {k}")
+        seen_backend = forwarded
+        bck = None
+        if forwarded:
+            t = node_ct[k]
+            port = t[1]
+            if not is_icmp and (model.get("random_node_ports") or port != egr_concrete[1] or egr[1] == "*"):
+                port = "*"  # chosen by the kernel at random (here or, kept, upstream)
+            bck = (t[0], port, t[2], t[3])
+            # the server's sockets must agree with the node's conntrack
+            srv = [x for x in server if x.get("event") == "request" and x["proto"] == proto
+                   and p["marker"] in x.get("request_line", "")]
+            if proto != "tcp" or c.get("result") == "response":
+                want = [list(t[:2])]
+                if not any([x["peer"][0], x["peer"][1]] in want for x in srv):
+                    problems.append(f"request {rid}: server sockets saw {[x['peer'] for x in srv]}, "
+                                    f"node conntrack says {t}")
+        # replies, per capture
+        return_ok = model.get("return_ok", True)
+        reply_backend = seen_backend
+        reply_egress = bool(rej) or (reply_backend and return_ok and not model.get("bypass_egress"))
+        reply_decap = (reply_egress and not model.get("rp_drop_at_pod")) or proxied or (
+            model.get("bypass_egress") and reply_backend)
+        res = c.get("result")
+        # outcome at capture 1 (decap), from the client's socket
+        outcome_icmp = None
+        if res == "response":
+            outcome = "completed"
+        elif res in ("refused", "reset") and proto == "tcp":
+            outcome = "reset"
+        elif res in ("refused", "unreachable"):
+            outcome = "icmp-error"
+            outcome_icmp = rej["icmp"] if rej and rej.get("icmp") else ("3/3" if res == "refused" else None)
+        elif res == "timeout":
+            outcome = "handshake-only" if c.get("connected") else "no-reply"
+        else:
+            outcome = res or "no-reply"
+            problems.append(f"request {rid}: client result {res!r}: {c.get('error')}")
+        if rej and rej["with"] == "tcp-reset" and outcome != "reset":
+            problems.append(f"request {rid}: model says tcp-reset, client saw {res}")
+        if rej and rej["with"] == "icmp" and outcome != "icmp-error":
+            problems.append(f"request {rid}: model says icmp error, client saw {res}")
+        if not rej and return_ok and not model.get("rp_drop_at_pod") and outcome != p.get("expect", "completed"):
+            problems.append(f"request {rid}: expected completed, client saw {res}: {c.get('error')}")
+        # per-capture view
+        view = {}
+        for lb in labels:
+            if lb == "decap":
+                view[lb] = (True, dec, reply_decap)
+            elif lb == "egress":
+                view[lb] = (True, egr, reply_egress)
+            elif lb == "node":  # tcpdump -i any on the node: the copy nearest the client (pre-NAT)
+                view[lb] = (True, egr, bool(rej) or reply_backend)
+            elif lb == "backend":
+                view[lb] = (seen_backend, bck, reply_backend)
+            else:
+                fail(f"unknown label {lb}")
+        caps = {}
+        for lb in labels:
+            seen, tup, rs = view[lb]
+            if seen:
+                caps[lb] = {"seen": True,
+                            "client": fmt_ep(tup[0], None if is_icmp else tup[1]),
+                            "server": fmt_ep(tup[2], None if is_icmp else tup[3]),
+                            "reply_seen": rs}
+            else:
+                caps[lb] = {"seen": False, "client": None, "server": None, "reply_seen": rs}
+        seen_labels = [lb for lb in labels if caps[lb]["seen"]]
+        src_changed, dst_changed = [], []
+        for x, y in zip(seen_labels, seen_labels[1:]):
+            b = f"{x}->{y}"
+            if caps[x]["client"] != caps[y]["client"]:
+                if proxied and x == "decap":
+                    src_changed.append({"between": b, "kind": "proxy"})
+                else:
+                    src_changed.append(b)
+            if caps[x]["server"] != caps[y]["server"]:
+                dst_changed.append(b)
+        reqs.append({
+            "id": rid, "proto": proto,
+            "marker": None if (proto == "tcp" and not c.get("connected")) else p["marker"],
+            "captures": caps,
+            "source_changed_at": src_changed,
+            "destination_changed_at": dst_changed,
+            "reply_path": reply_path([caps[lb]["seen"] for lb in labels],
+                                     [caps[lb]["reply_seen"] for lb in labels]),
+            "outcome": outcome,
+            "outcome_icmp": outcome_icmp,
+        })
+    if problems:
+        fail(f"{sc}: the run disagrees with the scenario's model:\n  " + "\n  ".join(problems))
+    # requests are numbered in order of their first time at capture 1 (client start time)
+    order = sorted(reqs, key=lambda r: (client[r["id"]].get("t_start", 0), r["captures"][labels[0]]["client"]))
+    renum = {r["id"]: i + 1 for i, r in enumerate(order)}
+    for r in order:
+        r["id"] = renum[r["id"]]
+    doc = {
+        "scenario": sc,
+        "description": model["desc"],
+        "captures": captures,
+        "clock_offsets_ms": offsets,
+        "requests": order,
+    }
+    with open(os.path.join(a.dest, "expected.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def reply_path(seen, replied):
+    """DESIGN step 5: same-path / reply-lost / bypassed / no-reply over captures in path order."""
+    if not any(replied):
+        return "no-reply"
+    idx = [i for i, s in enumerate(seen) if s]
+    missing = [i for i in idx if not replied[i]]
+    if not missing:
+        return "same-path"
+    for i in missing:
+        if any(replied[j] for j in range(i)) and any(replied[j] for j in range(i + 1, len(seen))):
+            return "bypassed"
+    return "reply-lost"
+
+
+# --------------------------------------------------------------------------- verify (tshark)
+TS_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
+             "tcp.flags", "tcp.len", "udp.srcport", "udp.dstport", "icmp.type", "icmp.code", "icmp.ident",
+             "icmpv6.type", "icmpv6.code", "icmpv6.echo.identifier", "tcp.payload", "udp.payload",
+             "data.data"]
+MARKER_RE = re.compile(r"tclab-[A-Za-z0-9-]*[A-Za-z0-9]")
+
+
+def tshark_packets(path):
+    cmd = ["tshark", "-n", "-r", path, "-o", "tcp.desegment_tcp_streams:FALSE", "-T", "fields",
+           "-E", "occurrence=a", "-E", "aggregator=|", "-E", "separator=/t"]
+    for fld in TS_FIELDS:
+        cmd += ["-e", fld]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    pkts = []
+    for line in out.splitlines():
+        cols = line.split("\t")
+        cols += [""] * (len(TS_FIELDS) - len(cols))
+        f = {k: [v for v in c.split("|") if v != ""] for k, c in zip(TS_FIELDS, cols)}
+        pkts.append(classify(f))
+    return pkts
+
+
+def _int(v):
+    return int(v, 0) if v.startswith("0x") else int(v)
+
+
+def classify(f):
+    """One packet: outer addresses, protocol, ports, and for ICMP errors the quoted tuple."""
+    src = (f["ip.src"] or f["ipv6.src"] or [None])[0]
+    dst = (f["ip.dst"] or f["ipv6.dst"] or [None])[0]
+    pk = {"n": int(f["frame.number"][0]), "t": float(f["frame.time_epoch"][0]), "src": src, "dst": dst, "proto": None, "sport": None, "dport": None,
+          "flags": 0, "tcp_len": 0, "error": None, "inner": None, "icmp_type": None, "ident": None,
+          "payload": ""}
+    itype = [int(x) for x in f["icmp.type"]]
+    i6type = [int(x) for x in f["icmpv6.type"]]
+    err = None
+    if itype and itype[0] in (3, 4, 5, 11, 12):
+        err = f"{itype[0]}/{f['icmp.code'][0]}"
+        isrc, idst = (f["ip.src"] + [None, None])[1], (f["ip.dst"] + [None, None])[1]
+    elif i6type and i6type[0] in (1, 2, 3, 4):
+        err = f"{i6type[0]}/{f['icmpv6.code'][0]}"
+        isrc, idst = (f["ipv6.src"] + [None, None])[1], (f["ipv6.dst"] + [None, None])[1]
+    hexes = f["tcp.payload"] or f["udp.payload"] or f["data.data"]
+    if hexes:
+        try:
+            pk["payload"] = bytes.fromhex(hexes[-1].replace(":", "")).decode("latin-1")
+        except ValueError:
+            pass
+    if f["tcp.srcport"]:
+        l4 = ("tcp", int(f["tcp.srcport"][-1]), int(f["tcp.dstport"][-1]))
+    elif f["udp.srcport"]:
+        l4 = ("udp", int(f["udp.srcport"][-1]), int(f["udp.dstport"][-1]))
+    else:
+        l4 = None
+    if err:
+        pk["proto"] = "icmp-error"
+        pk["error"] = err
+        if l4:
+            pk["inner"] = (l4[0], isrc, l4[1], idst, l4[2])
+        else:
+            pk["inner"] = ("icmp", isrc, None, idst, None)
+        return pk
+    if l4:
+        pk["proto"], pk["sport"], pk["dport"] = l4
+        if l4[0] == "tcp":
+            pk["flags"] = _int(f["tcp.flags"][0]) if f["tcp.flags"] else 0
+            pk["tcp_len"] = int(f["tcp.len"][0]) if f["tcp.len"] else 0
+    elif itype or i6type:
+        pk["proto"] = "icmp"
+        pk["icmp_type"] = (itype or i6type)[0]
+        ids = f["icmp.ident"] or f["icmpv6.echo.identifier"]
+        if ids:
+            pk["ident"] = _int(ids[0])
+    return pk
+
+
+def parse_ep(s):
+    """'a.b.c.d:p', '[v6]:p', bare address -> (addr, port or '*' or None)"""
+    if s is None:
+        return None
+    if s.startswith("["):
+        addr, _, port = s[1:].partition("]:")
+        return addr, ("*" if port == "*" else int(port))
+    if s.count(":") == 1:
+        addr, port = s.split(":")
+        return addr, ("*" if port == "*" else int(port))
+    return s, None
+
+
+def port_ok(want, got):
+    return want == "*" or want is None or want == got
+
+
+def is_request_pkt(pk, proto, cl, sv):
+    if proto == "icmp":
+        return pk["proto"] == "icmp" and pk["icmp_type"] in (8, 128) and pk["src"] == cl[0] and pk["dst"] == sv[0]
+    return (pk["proto"] == proto and pk["src"] == cl[0] and pk["dst"] == sv[0]
+            and port_ok(cl[1], pk["sport"]) and port_ok(sv[1], pk["dport"]))
+
+
+def verify_request(r, label, pkts, problems):
+    """Checks one request at one capture; returns a summary for checks.json."""
+    cap = r["captures"][label]
+    proto = r["proto"]
+    mk = r["marker"]
+    with_marker = [pk for pk in pkts if mk and mk in pk["payload"] and pk["proto"] == proto
+                   or (mk and proto == "icmp" and pk["proto"] == "icmp" and pk["icmp_type"] in (8, 128)
+                       and mk in pk["payload"])]
+    summary = {"marker_packets": len(with_marker)}
+    if not cap["seen"]:
+        if with_marker and r["proto"] != "tcp-healthcheck":
+            # identical health checks share a marker: only flag a foreign endpoint
+            problems.append(f"request {r['id']} at {label}: expected not seen, marker in {len(with_marker)} packets")
+        return summary
+    cl, sv = parse_ep(cap["client"]), parse_ep(cap["server"])
+    # the request's packets at this capture: by endpoints (the marker pins '*' ports)
+    reqp = [pk for pk in pkts if is_request_pkt(pk, proto, cl, sv)]
+    if mk:
+        mine = [pk for pk in reqp if mk in pk["payload"]]
+        if not mine:
+            problems.append(f"request {r['id']} at {label}: no packet carries {mk} from {cap['client']} to "
+                            f"{cap['server']}")
+            return summary
+        if cl[1] == "*":
+            cl = (cl[0], mine[0]["sport"])
+            reqp = [pk for pk in reqp if pk["sport"] == cl[1]]
+        if proto == "icmp":
+            ident = mine[0]["ident"]
+            reqp = [pk for pk in reqp if pk["ident"] == ident]
+            summary["icmp_id"] = ident
+    if not reqp:
+        problems.append(f"request {r['id']} at {label}: no packet from {cap['client']} to {cap['server']}")
+        return summary
+    summary["tuple"] = [fmt_ep(cl[0], cl[1]), fmt_ep(sv[0], sv[1])]
+    summary["first_request_time"] = round(reqp[0]["t"], 6)
+    # replies: server->client packets of the flow, or ICMP errors quoting it
+    replies, errors = [], []
+    for pk in pkts:
+        if proto == "icmp":
+            if pk["proto"] == "icmp" and pk["icmp_type"] in (0, 129) and pk["src"] == sv[0] \
+                    and pk["dst"] == cl[0] and pk["ident"] == summary.get("icmp_id"):
+                replies.append(pk)
+        elif pk["proto"] == proto and pk["src"] == sv[0] and pk["dst"] == cl[0] and pk["sport"] == sv[1] \
+                and pk["dport"] == cl[1]:
+            replies.append(pk)
+        if pk["proto"] == "icmp-error" and pk["inner"]:
+            ip, isrc, isp, idst, idp = pk["inner"]
+            if ip == proto and isrc == cl[0] and idst == sv[0] and (proto == "icmp" or (isp == cl[1] and idp == sv[1])):
+                errors.append(pk)
+    reply_seen = bool(replies or errors)
+    if replies or errors:
+        summary["first_reply_time"] = round(min(pk["t"] for pk in replies + errors), 6)
+    summary["replies"] = len(replies)
+    summary["icmp_errors"] = [[e["src"], e["error"]] for e in errors]
+    if reply_seen != cap["reply_seen"]:
+        problems.append(f"request {r['id']} at {label}: reply_seen {cap['reply_seen']} expected, tshark says "
+                        f"{reply_seen} ({len(replies)} replies, {len(errors)} ICMP errors)")
+    return summary
+
+
+def outcome_from(summary_pkts, proto):
+    replies, errors = summary_pkts
+    if proto == "tcp":
+        if any(pk["tcp_len"] > 0 or pk["flags"] & 0x01 for pk in replies):
+            return "completed", None
+        if any(pk["flags"] & 0x04 for pk in replies):
+            return "reset", None
+        if errors:
+            return "icmp-error", errors[0]["error"]
+        if any(pk["flags"] & 0x12 == 0x12 for pk in replies):
+            return "handshake-only", None
+        return "no-reply", None
+    if replies:
+        return "completed", None
+    if errors:
+        return "icmp-error", errors[0]["error"]
+    return "no-reply", None
+
+
+def flow_packets(r, label, pkts, summary):
+    cap = r["captures"][label]
+    if "tuple" not in summary:
+        return [], []
+    cl, sv = parse_ep(summary["tuple"][0]), parse_ep(summary["tuple"][1])
+    proto = r["proto"]
+    replies, errors = [], []
+    for pk in pkts:
+        if proto == "icmp":
+            if pk["proto"] == "icmp" and pk["icmp_type"] in (0, 129) and pk["src"] == sv[0] and pk["dst"] == cl[0]\
+                    and pk["ident"] == summary.get("icmp_id"):
+                replies.append(pk)
+        elif pk["proto"] == proto and pk["src"] == sv[0] and pk["dst"] == cl[0] and pk["sport"] == sv[1] \
+                and pk["dport"] == cl[1]:
+            replies.append(pk)
+        if pk["proto"] == "icmp-error" and pk["inner"]:
+            ip, isrc, isp, idst, idp = pk["inner"]
+            if ip == proto and isrc == cl[0] and idst == sv[0] and (proto == "icmp" or (isp == cl[1] and idp == sv[1])):
+                errors.append(pk)
+    del cap
+    return replies, errors
+
+
+def timing(exp, per_req, problems):
+    """Median of (first request time at L) - (at capture 1), as recorded, per label;
+    and per boundary the median one-way delay of the requests (recorded times minus
+    the scenario's known clock offsets). Checks the clock-shift and delay scenarios."""
+    labels = list(exp["captures"])
+    offs = exp["clock_offsets_ms"]
+    out = {"recorded_minus_capture1": {}, "one_way_delay": {}}
+
+    def med(xs):
+        xs = sorted(xs)
+        return round(xs[len(xs) // 2], 3) if xs else None
+
+    for lb in labels[1:]:
+        d = [(per_req[k][lb]["first_request_time"] - per_req[k][labels[0]]["first_request_time"]) * 1000
+             for k in per_req if "first_request_time" in per_req[k].get(lb, {})
+             and "first_request_time" in per_req[k].get(labels[0], {})]
+        out["recorded_minus_capture1"][lb] = med(d)
+    for a, b in zip(labels, labels[1:]):
+        d = [(per_req[k][b]["first_request_time"] - offs[b] / 1000 - per_req[k][a]["first_request_time"]
+              + offs[a] / 1000) * 1000
+             for k in per_req if "first_request_time" in per_req[k].get(a, {})
+             and "first_request_time" in per_req[k].get(b, {})]
+        out["one_way_delay"][f"{a}->{b}"] = med(d)
+    sc = exp["scenario"]
+    for lb in labels[1:]:
+        rec = out["recorded_minus_capture1"][lb]
+        if rec is not None and abs(rec - offs[lb]) > (30 if sc == "delay" else 10):
+            problems.append(f"timing: {lb} is {rec} ms from capture 1, clock_offsets_ms says {offs[lb]}")
+    if sc == "delay":
+        d = out["one_way_delay"].get("egress->backend")
+        if d is None or not 19.5 <= d <= 30:
+            problems.append(f"timing: one-way delay egress->backend {d} ms, 20 ms configured")
+    return out
+
+
+def tcpdump_count(path):
+    if path.endswith(".gz"):
+        return None
+    out = subprocess.run(["tcpdump", "-n", "-r", path], check=True, capture_output=True, text=True).stdout
+    return len(out.splitlines())
+
+
+def cmd_verify(a):
+    dest = a.dest
+    with open(os.path.join(dest, "expected.json"), encoding="utf-8") as f:
+        exp = json.load(f)
+    problems = []
+    files = {}
+    pk_by_label = {}
+    for label, fn in exp["captures"].items():
+        path = os.path.join(dest, fn)
+        pkts = tshark_packets(path)
+        pk_by_label[label] = pkts
+        n_td = tcpdump_count(path)
+        if n_td is not None and n_td != len(pkts):
+            problems.append(f"{fn}: tshark counts {len(pkts)} packets, tcpdump {n_td}")
+        markers = sorted({m for pk in pkts for m in MARKER_RE.findall(pk["payload"])})
+        files[fn] = {"packets": len(pkts), "markers": markers}
+    per_req = {}
+    for r in exp["requests"]:
+        rs = {}
+        first = None
+        for label in exp["captures"]:
+            s = verify_request(r, label, pk_by_label[label], problems)
+            rs[label] = s
+            if first is None and r["captures"][label]["seen"]:
+                first = label
+        if first is not None:
+            oc, icmp_c = outcome_from(flow_packets(r, first, pk_by_label[first], rs[first]), r["proto"])
+            rs["outcome_at_" + first] = [oc, icmp_c]
+            if oc != r["outcome"] or icmp_c != r["outcome_icmp"]:
+                problems.append(f"request {r['id']}: outcome {r['outcome']} {r['outcome_icmp']} expected, "
+                                f"tshark at {first} says {oc} {icmp_c}")
+        per_req[str(r["id"])] = rs
+    checks = {"tool": "tshark (packet counts confirmed with tcpdump -r where it can read the file)",
+              "files": files, "requests": per_req, "timing_ms": timing(exp, per_req, problems)}
+    counters_path = os.path.join(a.work, "counters.json") if a.work else ""
+    if counters_path and os.path.exists(counters_path):
+        with open(counters_path, encoding="utf-8") as f:
+            counters = json.load(f)
+        if exp["scenario"] == "rp-filter":
+            checks["kernel_counters_delta"] = counters
+            if counters["pod"]["IPReversePathFilter"] <= 0:
+                problems.append("the pod's IPReversePathFilter counter did not grow")
+        elif counters["pod"]["IPReversePathFilter"] != 0:
+            problems.append(f"unexpected rp_filter drops in the pod: {counters}")
+    elif exp["scenario"] == "rp-filter":
+        old = os.path.join(dest, "checks.json")
+        if os.path.exists(old):  # re-verifying committed data: keep the recorded counters
+            with open(old, encoding="utf-8") as f:
+                prev = json.load(f)
+            if "kernel_counters_delta" in prev:
+                checks["kernel_counters_delta"] = prev["kernel_counters_delta"]
+    with open(os.path.join(dest, "checks.json"), "w", encoding="utf-8") as f:
+        json.dump(checks, f, indent=1, sort_keys=True)
+        f.write("\n")
+    if problems:
+        print(f"labexpect verify {exp['scenario']}: {len(problems)} disagreements:", file=sys.stderr)
+        for p in problems:
+            print("  " + p, file=sys.stderr)
+        sys.exit(1)
+    counts = ", ".join(f"{k} {v['packets']}" for k, v in files.items())
+    print(f"labexpect verify {exp['scenario']}: OK ({len(exp['requests'])} requests; packets: {counts})",
+          file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- index / compare
+def cmd_index(a):
+    rows = []
+    for sc in SCENARIOS:
+        p = os.path.join(a.out, sc, "expected.json")
+        if not os.path.exists(p):
+            continue
+        with open(p, encoding="utf-8") as f:
+            e = json.load(f)
+        rows.append("\t".join([sc, ",".join(e["captures"].values()), str(len(e["requests"])),
+                               e["description"].replace("\t", " ")]))
+    with open(os.path.join(a.out, "index.tsv"), "w", encoding="utf-8") as f:
+        f.write("scenario\tcaptures\trequests\tdescription\n")
+        for r in rows:
+            f.write(r + "\n")
+
+
+def ep_match(want, got):
+    if want is None or got is None:
+        return want == got
+    w, g = parse_ep(want), parse_ep(got)
+    return w[0] == g[0] and (w[1] == "*" or g[1] == "*" or w[1] == g[1])
+
+
+def cmd_compare(a):
+    with open(a.expected, encoding="utf-8") as f:
+        want = json.load(f)
+    with open(a.actual, encoding="utf-8") as f:
+        got = json.load(f)
+    problems = []
+    if list(want["captures"]) != list(got["captures"]):
+        problems.append(f"capture labels {list(want['captures'])} != {list(got['captures'])}")
+    key = lambda r: (r["marker"] or "", r["captures"][list(r["captures"])[0]]["client"])  # noqa: E731
+    wr, gr = sorted(want["requests"], key=key), sorted(got["requests"], key=key)
+    if len(wr) != len(gr):
+        problems.append(f"{len(wr)} requests expected, {len(gr)} in the live run")
+    for w, g in zip(wr, gr):
+        tag = f"request {w['marker'] or w['id']}"
+        for fld in ("proto", "marker", "source_changed_at", "destination_changed_at", "reply_path", "outcome",
+                    "outcome_icmp"):
+            if w[fld] != g[fld]:
+                problems.append(f"{tag}: {fld} {w[fld]!r} expected, live {g[fld]!r}")
+        for lb, wc in w["captures"].items():
+            gc = g["captures"].get(lb, {})
+            for fld in ("seen", "reply_seen"):
+                if wc[fld] != gc.get(fld):
+                    problems.append(f"{tag} at {lb}: {fld} {wc[fld]!r} expected, live {gc.get(fld)!r}")
+            for fld in ("client", "server"):
+                if not ep_match(wc[fld], gc.get(fld)):
+                    problems.append(f"{tag} at {lb}: {fld} {wc[fld]!r} expected, live {gc.get(fld)!r}")
+    if problems:
+        print("lab compare: live run differs from " + a.expected, file=sys.stderr)
+        for p in problems:
+            print("  " + p, file=sys.stderr)
+        sys.exit(1)
+    print(f"lab compare: live run matches {a.expected} ({len(wr)} requests)", file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    x = sub.add_parser("plan")
+    x.add_argument("scenario")
+    x = sub.add_parser("expect")
+    x.add_argument("scenario")
+    x.add_argument("--work", required=True)
+    x.add_argument("--dest", required=True)
+    x.add_argument("--offset", action="append")
+    x.add_argument("captures", nargs="+")
+    x = sub.add_parser("verify")
+    x.add_argument("dest")
+    x.add_argument("--work")
+    x = sub.add_parser("index")
+    x.add_argument("out")
+    x = sub.add_parser("compare")
+    x.add_argument("expected")
+    x.add_argument("actual")
+    a = p.parse_args()
+    if a.cmd == "plan":
+        json.dump(plan(a.scenario), sys.stdout, indent=1)
+        print()
+    elif a.cmd == "expect":
+        cmd_expect(a)
+    elif a.cmd == "verify":
+        cmd_verify(a)
+    elif a.cmd == "index":
+        cmd_index(a)
+    else:
+        cmd_compare(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Client and server of the tuplecorr lab (python3 stdlib only).
+
+  server  --tcp PORTS --udp PORTS [--icmp]  logs, per request, what its sockets saw
+          (getpeername/getsockname, the marker) as JSON lines; answers TCP with an
+          HTTP-like response, UDP with an echo; --icmp opens raw ICMP/ICMPv6 sockets
+          that log the echo requests the backend's kernel answers.
+  client  --plan FILE  runs the requests of a plan (JSON list) and logs, per request,
+          getsockname/getpeername and how it ended (response, refused, unreachable,
+          timeout).
+
+Markers are ASCII strings carried in the request bytes. Every socket has a
+timeout; the server ends at --lifetime.
+"""
+import argparse
+import errno
+import json
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+STOP = False
+LOCK = threading.Lock()
+
+
+def _stop(_signum, _frame):
+    global STOP
+    STOP = True
+
+
+def log(path, obj):
+    with LOCK:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(obj, sort_keys=True) + "\n")
+
+
+def family_of(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def ep(sa):
+    return [sa[0], sa[1]]
+
+
+# --------------------------------------------------------------------------- server
+def serve_tcp_conn(a, conn, peer):
+    conn.settimeout(a.timeout)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        text = data.decode("ascii", "replace")
+        marker = text.split("\r\n", 1)[0]
+        log(a.log, {"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
+                    "request_line": marker, "bytes": len(data), "t": time.time()})
+        if conn.getsockname()[1] in a.silent:
+            # a server that accepts and never answers: wait (bounded) for the client
+            # to give up; a client reset ends it without a FIN from this side
+            conn.settimeout(a.timeout * 2)
+            try:
+                while conn.recv(4096):
+                    pass
+            except OSError:
+                pass
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        body = ("ok " + marker + "\n").encode()
+        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        conn.shutdown(socket.SHUT_WR)
+        # drain until the client closes (bounded by the timeout)
+        while conn.recv(4096):
+            pass
+    except OSError as e:
+        log(a.log, {"proto": "tcp", "event": "error", "peer": ep(peer), "error": str(e)})
+    finally:
+        conn.close()
+
+
+def cmd_server(a):
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    deadline = time.monotonic() + a.lifetime
+    socks = {}
+    fams = [socket.AF_INET] + ([socket.AF_INET6] if a.ipv6 else [])
+    for fam in fams:
+        any_addr = "::" if fam == socket.AF_INET6 else "0.0.0.0"
+        for port in a.tcp:
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((any_addr, port))
+            s.listen(128)
+            s.setblocking(False)
+            socks[s] = "tcp"
+        for port in a.udp:
+            s = socket.socket(fam, socket.SOCK_DGRAM)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((any_addr, port))
+            s.setblocking(False)
+            socks[s] = "udp"
+        if a.icmp:
+            if fam == socket.AF_INET:
+                s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+                socks[s] = "icmp"
+            else:
+                s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+                socks[s] = "icmp6"
+            s.setblocking(False)
+    with open(a.ready, "w", encoding="utf-8") as f:
+        f.write("ready\n")
+    threads = []
+    while not STOP and time.monotonic() < deadline:
+        r, _, _ = select.select(list(socks), [], [], 0.2)
+        for s in r:
+            kind = socks[s]
+            try:
+                if kind == "tcp":
+                    conn, peer = s.accept()
+                    conn.setblocking(True)
+                    t = threading.Thread(target=serve_tcp_conn, args=(a, conn, peer), daemon=True)
+                    t.start()
+                    threads.append(t)
+                elif kind == "udp":
+                    data, peer = s.recvfrom(65535)
+                    sock = s.getsockname()
+                    log(a.log, {"proto": "udp", "event": "request", "peer": ep(peer), "sock": ep(sock),
+                                "request_line": data.decode("ascii", "replace"), "bytes": len(data),
+                                "t": time.time()})
+                    s.sendto(b"echo " + data, peer)
+                elif kind == "icmp":
+                    data, peer = s.recvfrom(65535)
+                    ihl = (data[0] & 0x0F) * 4
+                    dst = socket.inet_ntoa(data[16:20])
+                    icmp = data[ihl:]
+                    if len(icmp) >= 8 and icmp[0] == 8:
+                        ident, seq = struct.unpack("!HH", icmp[4:8])
+                        log(a.log, {"proto": "icmp", "event": "request", "peer": [peer[0], ident],
+                                    "sock": [dst, ident], "seq": seq,
+                                    "request_line": icmp[8:].decode("ascii", "replace"), "t": time.time()})
+                elif kind == "icmp6":
+                    data, peer = s.recvfrom(65535)
+                    if len(data) >= 8 and data[0] == 128:
+                        ident, seq = struct.unpack("!HH", data[4:8])
+                        log(a.log, {"proto": "icmp", "event": "request", "peer": [peer[0].split("%")[0], ident],
+                                    "sock": [None, ident], "seq": seq,
+                                    "request_line": data[8:].decode("ascii", "replace"), "t": time.time()})
+            except (BlockingIOError, socket.timeout):
+                pass
+            except OSError as e:
+                log(a.log, {"proto": kind, "event": "error", "error": str(e)})
+    for t in threads:
+        t.join(0.5)
+
+
+# --------------------------------------------------------------------------- client
+def outcome_of_error(e):
+    if isinstance(e, socket.timeout):
+        return "timeout"
+    if isinstance(e, ConnectionRefusedError):
+        return "refused"
+    if isinstance(e, ConnectionResetError):
+        return "reset"
+    if isinstance(e, OSError) and e.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EACCES,
+                                              errno.EPERM):
+        return "unreachable"
+    return "error"
+
+
+def run_tcp(r, timeout):
+    fam = family_of(r["dst"])
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.settimeout(timeout)
+    res = {"id": r["id"], "proto": "tcp", "marker": r.get("marker")}
+    try:
+        s.bind((r["src"], r.get("sport", 0)))
+        res["sock"] = ep(s.getsockname())
+        res["t_start"] = time.time()
+        s.connect((r["dst"], r["dport"]))
+        res["peer"] = ep(s.getpeername())
+        res["connected"] = True
+        s.sendall(r["payload"].encode())
+        resp = b""
+        while len(resp) < 65536:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            resp += chunk
+        res["response"] = resp.decode("ascii", "replace")
+        res["result"] = "response" if resp else "closed"
+    except OSError as e:
+        res["result"] = outcome_of_error(e)
+        res["error"] = str(e)
+        res.setdefault("peer", [r["dst"], r["dport"]])
+        if res.get("connected"):
+            # give up with a reset, as an impatient client does
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        res["t_end"] = time.time()
+        s.close()
+    return res
+
+
+def run_udp(r, timeout):
+    fam = family_of(r["dst"])
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(timeout)
+    res = {"id": r["id"], "proto": "udp", "marker": r.get("marker")}
+    try:
+        s.bind((r["src"], r.get("sport", 0)))
+        s.connect((r["dst"], r["dport"]))
+        res["sock"] = ep(s.getsockname())
+        res["peer"] = ep(s.getpeername())
+        res["t_start"] = time.time()
+        s.send(r["payload"].encode())
+        data = s.recv(65535)
+        res["response"] = data.decode("ascii", "replace")
+        res["result"] = "response"
+    except OSError as e:
+        res["result"] = outcome_of_error(e)
+        res["error"] = str(e)
+    finally:
+        res["t_end"] = time.time()
+        s.close()
+    return res
+
+
+def run_icmp(r, timeout):
+    """ICMP echo through a ping socket bound to a chosen identifier."""
+    fam = family_of(r["dst"])
+    proto = socket.IPPROTO_ICMPV6 if fam == socket.AF_INET6 else socket.IPPROTO_ICMP
+    s = socket.socket(fam, socket.SOCK_DGRAM, proto)
+    s.settimeout(timeout)
+    res = {"id": r["id"], "proto": "icmp", "marker": r.get("marker"), "seqs": []}
+    replies = 0
+    try:
+        s.bind((r["src"], r.get("ident", 0)))
+        res["sock"] = ep(s.getsockname())
+        res["peer"] = [r["dst"], 0]
+        res["t_start"] = time.time()
+        etype = 128 if fam == socket.AF_INET6 else 8
+        for seq in range(1, r.get("count", 1) + 1):
+            pkt = struct.pack("!BBHHH", etype, 0, 0, 0, seq) + r["payload"].encode()
+            s.sendto(pkt, (r["dst"], 0))
+            res["seqs"].append(seq)
+            try:
+                s.recv(65535)
+                replies += 1
+            except socket.timeout:
+                pass
+            time.sleep(r.get("interval", 0.05))
+        res["replies"] = replies
+        res["result"] = "response" if replies else "timeout"
+    except OSError as e:
+        res["result"] = outcome_of_error(e)
+        res["error"] = str(e)
+    finally:
+        res["t_end"] = time.time()
+        s.close()
+    return res
+
+
+RUNNERS = {"tcp": run_tcp, "udp": run_udp, "icmp": run_icmp}
+
+
+def cmd_client(a):
+    with open(a.plan, encoding="utf-8") as f:
+        plan = json.load(f)
+    results = []
+    start = time.monotonic()
+    threads = []
+    for r in plan:
+        at = r.get("at")
+        if at is not None:
+            wait = start + at - time.monotonic()
+            if wait > 0:
+                time.sleep(min(wait, 30))
+        runner = RUNNERS[r["proto"]]
+        if r.get("background", False) or a.concurrent:
+            def work(r=r, runner=runner):
+                res = runner(r, a.timeout)
+                with LOCK:
+                    results.append(res)
+            t = threading.Thread(target=work, daemon=True)
+            t.start()
+            threads.append(t)
+        else:
+            results.append(runner(r, a.timeout))
+    for t in threads:
+        t.join(a.timeout * 3 + 1)
+    results.sort(key=lambda x: x["id"])
+    with open(a.log, "w", encoding="utf-8") as f:
+        for res in results:
+            f.write(json.dumps(res, sort_keys=True) + "\n")
+    bad = [x["id"] for x in results if x.get("result") not in ("response",)]
+    print(f"client: {len(results)} requests, not answered: {bad}", file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("server")
+    s.add_argument("--tcp", type=int, nargs="*", default=[])
+    s.add_argument("--udp", type=int, nargs="*", default=[])
+    s.add_argument("--silent", type=int, nargs="*", default=[], help="TCP ports that never answer")
+    s.add_argument("--icmp", action="store_true")
+    s.add_argument("--ipv6", action="store_true")
+    s.add_argument("--log", required=True)
+    s.add_argument("--ready", required=True)
+    s.add_argument("--timeout", type=float, default=3)
+    s.add_argument("--lifetime", type=float, default=90)
+    c = sub.add_parser("client")
+    c.add_argument("--plan", required=True)
+    c.add_argument("--log", required=True)
+    c.add_argument("--timeout", type=float, default=2)
+    c.add_argument("--concurrent", action="store_true")
+    a = p.parse_args()
+    {"server": cmd_server, "client": cmd_client}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
