@@ -39,4 +39,12 @@ trap 'rm -rf "$out"' EXIT
 echo "lab-ci: running scenario $SCENARIO live into $out"
 timeout 240 "$ROOT/scripts/lab.sh" --out "$out" "$SCENARIO"
 python3 "$HERE/lab/labexpect.py" compare "$want" "$out/$SCENARIO/expected.json"
+# The correlator on captures the kernel just made: every verdict field of the
+# live expected.json (TUPLECORR: the binary to check; default: build one).
+bin=${TUPLECORR:-}
+if [[ -z $bin ]]; then
+  (cd "$ROOT" && cargo build -q --release)
+  bin="$ROOT/target/release/tuplecorr"
+fi
+python3 "$HERE/lab/check-verdicts.py" "$bin" "$out/$SCENARIO"
 echo "lab-ci: OK"
