@@ -13,5 +13,6 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod inspect;
 mod read;
 mod util;
