@@ -594,6 +594,21 @@ mod tests {
     }
 
     #[test]
+    fn every_cut_of_a_capture_is_inspected_or_refused_without_panic() {
+        let whole = edge("pcapng-two-sections.pcapng");
+        for len in 0..whole.len() {
+            if let Ok(i) = inspect_bytes("cut", &whole[..len], &FlowConfig::default()) {
+                assert!(i.packets <= 4, "{len}: {}", i.packets);
+                let p = &i.protocols;
+                assert_eq!(
+                    p.tcp + p.udp + p.icmp + p.icmpv6 + p.other_ip + p.fragments + i.undecodable,
+                    i.packets
+                );
+            }
+        }
+    }
+
+    #[test]
     fn table_aligns_sub_table_columns() {
         let i = inspect_bytes("eth", &edge("eth-ipv4-tcp.pcap"), &FlowConfig::default()).unwrap();
         let mut out = Vec::new();
