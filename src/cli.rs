@@ -149,11 +149,22 @@ pub struct CorrelateArgs {
     pub chunk_bytes: Option<u64>,
 }
 
+const INSPECT_AFTER_HELP: &str = "\
+Each capture is read by its own task. Table (default) or JSON: an array with one object per capture read
+(file, format, byte_order, interfaces, packets, first_time, last_time, protocols, truncated, undecodable,
+top_flows, warnings). Warnings go to stderr too.
+
+Exit status: 0 every capture was read (warnings allowed); 2 a capture could not be opened or is not a
+capture at all: it is named on stderr and left out of the report, the other captures are still reported.";
+
+/// Options of `tuplecorr inspect`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = INSPECT_AFTER_HELP)]
 pub struct InspectArgs {
-    /// Captures to describe.
+    /// Captures to describe: LABEL=PATH, PATH or - for standard input.
     #[arg(value_name = "CAPTURE", required = true)]
     pub captures: Vec<String>,
+    /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: InspectFormat,
     /// No progress bars.

@@ -11,7 +11,8 @@
 //! correlate, verdict, warning` · `decode -> read` · `flows -> decode` ·
 //! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
 //! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
-//! `verdict -> flowid` (a leaf: Community ID and Wireshark filters).
+//! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
+//! `inspect -> read, decode, flows, pipeline, verdict::time, warning` (`tuplecorr inspect`).
 #![forbid(unsafe_code)]
 
 pub mod app;
@@ -22,6 +23,7 @@ pub mod correlate;
 pub mod decode;
 pub mod flowid;
 pub mod flows;
+pub mod inspect;
 pub mod pipeline;
 pub mod progress;
 pub mod read;

@@ -89,20 +89,7 @@ pub fn read_flows(
     };
     let flows = table.finish();
     let mut warnings = info.warnings.clone();
-    if flows.stats.duplicate_flows > 0 {
-        warnings.push(Warning {
-            label: spec.label.clone(),
-            file: spec.display_name(),
-            record: None,
-            byte_offset: None,
-            problem: format!(
-                "{} flows are copies of other flows of this capture (same ISN or first datagram: \
-                 a capture on several interfaces, e.g. tcpdump -i any on a NAT host)",
-                flows.stats.duplicate_flows
-            ),
-            consequence: "each request is reported once, from the copy nearest the client".into(),
-        });
-    }
+    warnings.extend(duplicate_flows_warning(&spec.label, &spec.display_name(), flows.stats.duplicate_flows));
     Ok(CaptureResult { info, flows, undecodable, warnings })
 }
 
@@ -111,6 +98,22 @@ fn file_len(spec: &CaptureSpec) -> Option<u64> {
         crate::config::Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         crate::config::Source::Stdin => None,
     }
+}
+
+/// The warning for `duplicates` flows folded as copies of others (`tcpdump -i any`
+/// on a NAT host), or None when there are none.
+pub fn duplicate_flows_warning(label: &str, file: &str, duplicates: u64) -> Option<Warning> {
+    (duplicates > 0).then(|| Warning {
+        label: label.to_string(),
+        file: file.to_string(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "{duplicates} flows are copies of other flows of this capture (same ISN or first datagram: \
+             a capture on several interfaces, e.g. tcpdump -i any on a NAT host)"
+        ),
+        consequence: "each request is reported once, from the copy nearest the client".into(),
+    })
 }
 
 /// Runs the whole pipeline on the configured captures.
