@@ -336,6 +336,8 @@ pub(crate) struct Ctx<'a> {
     record_warnings: usize,
     suppressed: u64,
     io_error_reported: bool,
+    /// Timestamps beyond what i64 nanoseconds hold (year 2262) seen so far.
+    ts_out_of_range: u64,
     /// Set while planning chunks: where the next cut is due and the cuts so far.
     planner: Option<Planner>,
 }
@@ -377,6 +379,7 @@ impl<'a> Ctx<'a> {
             record_warnings: 0,
             suppressed: 0,
             io_error_reported: false,
+            ts_out_of_range: 0,
             planner,
         }
     }
@@ -411,6 +414,24 @@ impl<'a> Ctx<'a> {
             problem,
             consequence,
         });
+    }
+
+    /// A timestamp beyond year 2262 (or before 1677) was clamped; warned once
+    /// per capture, at the first such record.
+    pub(crate) fn timestamp_out_of_range(&mut self, record: u64, byte_offset: u64) {
+        self.ts_out_of_range += 1;
+        if self.ts_out_of_range == 1 {
+            self.warn(
+                Some(record),
+                Some(byte_offset),
+                "timestamp beyond what tuplecorr can hold (after the year 2262 or before 1677: a bogus \
+                 if_tsresol or clock?)"
+                    .to_string(),
+                "clamped it (and any later such timestamps) to the limit; times of this interface are not \
+                 trustworthy"
+                    .to_string(),
+            );
+        }
     }
 
     /// One record was skipped; the first `MAX_RECORD_WARNINGS` are listed.

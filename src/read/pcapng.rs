@@ -444,7 +444,13 @@ fn packet(
         caplen as usize
     };
     let ts_ns = match units {
-        Some(u) => iface.clock.to_ns(u),
+        Some(u) => {
+            let ts = iface.clock.to_ns(u);
+            if ts == i64::MAX || ts == i64::MIN {
+                ctx.timestamp_out_of_range(record, offset);
+            }
+            ts
+        }
         None => st.last_ts_ns,
     };
     st.last_ts_ns = ts_ns;

@@ -633,3 +633,16 @@ fn only_uncompressed_files_are_splittable() {
     assert!(!read::is_splittable(&stdin));
     assert!(read::plan_chunks(&spec(&testdata("edge/eth-ipv4-tcp.pcap.gz")), 100).is_err());
 }
+
+#[test]
+fn corpus_timestamp_beyond_year_2262_is_clamped_with_one_warning() {
+    // Interface 1 (LINUX_SLL, µs) of this file carries timestamps Wireshark reads
+    // as ~1.8e13 s: more than i64 nanoseconds hold.
+    let (recs, info) = read_file(&corpus_dir().join("pcpp__Pcap++Test__pcapng-example.pcapng")).unwrap();
+    assert_eq!(recs.len(), 159);
+    let w: Vec<_> = info.warnings.iter().filter(|w| w.problem.contains("2262")).collect();
+    assert_eq!(w.len(), 1, "{:?}", info.warnings);
+    assert_eq!(w[0].record, Some(60));
+    assert!(recs.iter().filter(|r| r.interface == 1).all(|r| r.ts_ns == i64::MAX));
+    assert!(recs.iter().filter(|r| r.interface == 0).all(|r| r.ts_ns < 1_500_000_000_000_000_000));
+}
