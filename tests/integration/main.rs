@@ -15,6 +15,7 @@ mod decode;
 mod formats;
 mod inspect;
 mod lab;
+mod lab_reports;
 mod lab_verdicts;
 mod read;
 mod util;
