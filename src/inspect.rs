@@ -30,7 +30,7 @@ use crate::config::{CaptureSpec, FlowConfig};
 use crate::decode::{self, DecodeError, Fragment, Packet, Transport};
 use crate::flows::{Flow, FlowProto, FlowTable};
 use crate::read::{self, ByteOrder, CaptureInfo, Progress, RawRecord, ReadError};
-use crate::verdict::time::rfc3339;
+use crate::time::rfc3339;
 use crate::warning::Warning;
 use rayon::prelude::*;
 use serde::Serialize;

@@ -12,7 +12,7 @@
 //! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
 //! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
-//! `inspect -> read, decode, flows, pipeline, verdict::time, warning` (`tuplecorr inspect`).
+//! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`).
 #![forbid(unsafe_code)]
 
 pub mod app;
@@ -29,6 +29,7 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod synth;
+pub mod time;
 pub mod verdict;
 pub mod warning;
 

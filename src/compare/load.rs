@@ -161,23 +161,11 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
                 let base = LEADING_COLUMNS.len() + 3 * i;
                 let (client, server, reply) = (cell(base), cell(base + 1), cell(base + 2));
                 Hop {
-                    label: label.clone(),
                     seen: !client.is_empty() || !server.is_empty(),
-                    time: None,
-                    raw_time: None,
                     client: opt(client),
                     server: opt(server),
                     reply_seen: reply == "yes",
-                    rtt_ms: None,
-                    packets_to_server: None,
-                    packets_to_client: None,
-                    bytes_to_server: None,
-                    bytes_to_client: None,
-                    community_id: None,
-                    wireshark_filter: None,
-                    icmp_id: None,
-                    icmp_seqs: None,
-                    time_ns: None,
+                    ..Hop::unseen(label.clone())
                 }
             })
             .collect();

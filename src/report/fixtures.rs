@@ -41,25 +41,7 @@ pub fn seen(label: &str, offset_ns: i64, client: &str, server: &str, reply_seen:
 
 /// A hop where the request was not seen.
 pub fn unseen(label: &str, reply_seen: bool) -> Hop {
-    Hop {
-        label: label.to_string(),
-        seen: false,
-        time: None,
-        raw_time: None,
-        client: None,
-        server: None,
-        reply_seen,
-        rtt_ms: None,
-        packets_to_server: None,
-        packets_to_client: None,
-        bytes_to_server: None,
-        bytes_to_client: None,
-        community_id: None,
-        wireshark_filter: None,
-        icmp_id: None,
-        icmp_seqs: None,
-        time_ns: None,
-    }
+    Hop { reply_seen, ..Hop::unseen(label.to_string()) }
 }
 
 fn strong(between: &str, evidence: &[Evidence]) -> Match {

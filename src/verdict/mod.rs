@@ -9,7 +9,6 @@ pub mod model;
 mod outcome;
 mod reply;
 mod rewrite;
-pub mod time;
 
 pub use model::*;
 
@@ -123,7 +122,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
                         "{} {} @{}",
                         ctx.labels[l.to],
                         fl.describe(),
-                        time::rfc3339(ctx.corrected(l.to, fl.first_ns))
+                        crate::time::rfc3339(ctx.corrected(l.to, fl.first_ns))
                     )
                 })
                 .collect(),
@@ -150,25 +149,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
 fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
     let label = ctx.labels[c].to_string();
     let Some(f) = flow else {
-        return Hop {
-            label,
-            seen: false,
-            time: None,
-            raw_time: None,
-            client: None,
-            server: None,
-            reply_seen: false,
-            rtt_ms: None,
-            packets_to_server: None,
-            packets_to_client: None,
-            bytes_to_server: None,
-            bytes_to_client: None,
-            community_id: None,
-            wireshark_filter: None,
-            icmp_id: None,
-            icmp_seqs: None,
-            time_ns: None,
-        };
+        return Hop::unseen(label);
     };
     let icmp = f.proto == FlowProto::Icmp;
     let start = f.first_client_ns.unwrap_or(f.first_ns);
@@ -180,8 +161,8 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
     Hop {
         label,
         seen: true,
-        time: Some(time::rfc3339(corrected)),
-        raw_time: Some(time::rfc3339(f.first_ns)),
+        time: Some(crate::time::rfc3339(corrected)),
+        raw_time: Some(crate::time::rfc3339(f.first_ns)),
         client: Some(f.client.display(icmp)),
         server: Some(f.server.display(icmp)),
         reply_seen: f.reply_seen(),
@@ -278,7 +259,7 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
                             proto: proto_of(f),
                             client: f.client.display(icmp),
                             server: f.server.display(icmp),
-                            time: time::rfc3339(ctx.corrected(c, f.first_ns)),
+                            time: crate::time::rfc3339(ctx.corrected(c, f.first_ns)),
                             packets: f.packets_to_server + f.packets_to_client,
                         }
                     })

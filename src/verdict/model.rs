@@ -137,6 +137,31 @@ pub struct Hop {
     pub time_ns: Option<i64>,
 }
 
+impl Hop {
+    /// A capture where the request was not seen (and no reply either).
+    pub fn unseen(label: String) -> Hop {
+        Hop {
+            label,
+            seen: false,
+            time: None,
+            raw_time: None,
+            client: None,
+            server: None,
+            reply_seen: false,
+            rtt_ms: None,
+            packets_to_server: None,
+            packets_to_client: None,
+            bytes_to_server: None,
+            bytes_to_client: None,
+            community_id: None,
+            wireshark_filter: None,
+            icmp_id: None,
+            icmp_seqs: None,
+            time_ns: None,
+        }
+    }
+}
+
 /// How the flows of two neighbouring captures (those where the request was seen)
 /// were paired.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
