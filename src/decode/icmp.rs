@@ -5,8 +5,8 @@
 //! short still gives what it holds.
 
 use super::ip;
+use super::transport::{be16, be32};
 use super::{ip_proto, Fragment, IcmpInfo, IcmpMessage, Quoted};
-use std::ops::Range;
 
 /// ICMP header fields (both versions), smoltcp style.
 mod field {
@@ -124,14 +124,6 @@ pub fn parse_quote(bytes: &[u8]) -> Option<Quoted> {
         _ => {}
     }
     Some(q)
-}
-
-fn be16(bytes: &[u8], range: Range<usize>) -> Option<u16> {
-    bytes.get(range).and_then(|b| <[u8; 2]>::try_from(b).ok()).map(u16::from_be_bytes)
-}
-
-fn be32(bytes: &[u8], range: Range<usize>) -> Option<u32> {
-    bytes.get(range).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_be_bytes)
 }
 
 #[cfg(test)]

@@ -152,11 +152,13 @@ fn find_mss(mut options: &[u8]) -> Option<u16> {
     None
 }
 
-fn be16(bytes: &[u8], range: Range<usize>) -> Option<u16> {
+/// Big-endian u16 at `range`, None when the bytes are not all there.
+pub(super) fn be16(bytes: &[u8], range: Range<usize>) -> Option<u16> {
     bytes.get(range).and_then(|b| <[u8; 2]>::try_from(b).ok()).map(u16::from_be_bytes)
 }
 
-fn be32(bytes: &[u8], range: Range<usize>) -> Option<u32> {
+/// Big-endian u32 at `range`, None when the bytes are not all there.
+pub(super) fn be32(bytes: &[u8], range: Range<usize>) -> Option<u32> {
     bytes.get(range).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_be_bytes)
 }
 
