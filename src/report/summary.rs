@@ -88,7 +88,10 @@ pub fn pattern(r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(r.source.changed.iter().map(|c| change_phrase("source", c)));
     parts.extend(r.destination.changed.iter().map(|c| change_phrase("destination", c)));
-    if parts.is_empty() {
+    let seen: Vec<&str> = r.captures.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
+    if parts.is_empty() && seen.len() == 1 && r.captures.len() > 1 {
+        parts.push(format!("seen only at {}", seen[0]));
+    } else if parts.is_empty() {
         parts.push("addresses unchanged".to_string());
     }
     parts.push(reply_phrase(r));
