@@ -408,3 +408,21 @@ fn server_reset_and_its_origin() {
     assert_eq!(r.outcome.by.as_deref(), Some("198.19.96.10"));
     assert_eq!(r.outcome.origin.as_deref(), Some("backend"));
 }
+
+#[test]
+fn capture_started_mid_connection_is_midstream_and_still_chained() {
+    let mut p = Path::new(three_points(), node_masquerade());
+    p.tcp(&Tcp::new((ip("198.18.90.42"), 52400), (ip("198.19.96.10"), 80), T0, 81));
+    let mut caps = p.finish();
+    for point in &mut caps.points {
+        point.drain(..3); // SYN, SYN-ACK, handshake ACK happened before tcpdump started
+    }
+    let f = run(&caps, &LABELS, &CorrelateConfig::default());
+    assert_eq!(f.requests.len(), 1);
+    let r = &f.requests[0];
+    assert_eq!(r.outcome.kind, OutcomeKind::Midstream);
+    assert_eq!(r.captures[0].server.as_deref(), Some("198.19.96.10:80"), "oriented by the well-known port");
+    assert!(r.captures.iter().all(|h| h.seen));
+    assert!(r.matches.iter().all(|m| m.evidence.contains(&Evidence::ClientFingerprint)));
+    assert_eq!(r.source.changed[0].between, "egress->backend");
+}
