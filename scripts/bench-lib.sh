@@ -1,0 +1,49 @@
+# Shared helpers of scripts/bench.sh and scripts/scale.sh (sourced, not run).
+# Needs: cargo, python3, GNU time (/usr/bin/time; apt-get install -y time).
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${CACHE:-$ROOT/target/bench-cache}"
+BIN="$ROOT/target/release/tuplecorr"
+SYNTH="$ROOT/target/release/examples/synth_captures"
+GNU_TIME=/usr/bin/time
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || { echo "bench: $1 not found${2:+ ($2)}" >&2; exit 2; }
+}
+
+# Builds the binary and the generator once (a no-op when they are up to date).
+build() {
+    [ -x "$GNU_TIME" ] || { echo "bench: $GNU_TIME missing (apt-get install -y time)" >&2; exit 2; }
+    need python3
+    (cd "$ROOT" && cargo build --release --quiet --bin tuplecorr --example synth_captures) || exit 2
+}
+
+# gen CONNECTIONS RESPONSE_BYTES SEED -> prints the folder holding decap/egress/backend.pcap
+# and truth.tsv, generating it only when absent (a .done marker guards half-written sets).
+gen() {
+    local dir="$CACHE/c$1-r$2-s$3"
+    if [ ! -f "$dir/.done" ]; then
+        rm -rf "$dir" && mkdir -p "$dir"
+        echo "generating $dir ..." >&2
+        "$SYNTH" "$dir" "$1" "$2" "$3" >&2 || exit 2
+        touch "$dir/.done"
+    fi
+    echo "$dir"
+}
+
+# timed OUT NAME CMD... : runs CMD under GNU time, appends "NAME<TAB>seconds<TAB>maxrss_kb"
+# to OUT. CMD's stdout goes to /dev/null; a failing CMD stops the script.
+timed() {
+    local out="$1" name="$2"; shift 2
+    local t; t="$(mktemp)"
+    if ! "$GNU_TIME" -f "%e %M" -o "$t" "$@" >/dev/null 2>"$t.err"; then
+        echo "bench: '$name' failed:" >&2; cat "$t.err" >&2; rm -f "$t" "$t.err"; exit 1
+    fi
+    printf '%s\t%s\t%s\n' "$name" "$(tail -1 "$t" | cut -d' ' -f1)" "$(tail -1 "$t" | cut -d' ' -f2)" >>"$out"
+    rm -f "$t" "$t.err"
+}
+
+# Total packets of a capture set, from tuplecorr's JSON report.
+packets_of() {
+    python3 -c 'import json,sys; print(sum(c["packets"] for c in json.load(open(sys.argv[1]))["captures"]))' "$1"
+}
