@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # variables are used by the sourcing scripts
 # Shared helpers of scripts/bench.sh and scripts/scale.sh (sourced, not run).
 # Needs: cargo, python3, GNU time (/usr/bin/time; apt-get install -y time).
 

@@ -14,6 +14,7 @@
 # ratios, and checks that tuplecorr mapped every request of truth.tsv (exit 1 on
 # any mismatch, so a fast wrong answer cannot pass).
 set -euo pipefail
+# shellcheck source=scripts/bench-lib.sh
 source "$(dirname "$0")/bench-lib.sh"
 
 CONNECTIONS="${1:-10000}"

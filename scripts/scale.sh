@@ -14,6 +14,7 @@
 # Captures are generated once into $CACHE (target/bench-cache) and reused; the
 # 10× set is ~1.9 GB per file, the 4× set ~760 MB per file.
 set -euo pipefail
+# shellcheck source=scripts/bench-lib.sh
 source "$(dirname "$0")/bench-lib.sh"
 
 CONNECTIONS="${1:-10000}"
@@ -21,28 +22,28 @@ RUNS="${2:-3}"
 SEED="${SEED:-1}"
 
 build
-BASE="$(gen "$CONNECTIONS" 20000 "$SEED")"
-DEEP="$(gen "$CONNECTIONS" 200000 "$SEED")"
-WIDE="$(gen $((CONNECTIONS * 4)) 20000 "$SEED")"
+declare -A DIRS
+DIRS[BASE]="$(gen "$CONNECTIONS" 20000 "$SEED")"
+DIRS[DEEP]="$(gen "$CONNECTIONS" 200000 "$SEED")"
+DIRS[WIDE]="$(gen $((CONNECTIONS * 4)) 20000 "$SEED")"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 RESULTS="$WORK/results.tsv"
-files() { echo "$1/decap.pcap" "$1/egress.pcap" "$1/backend.pcap"; }
+files() { local d="${DIRS[$1]}"; FILES=("$d/decap.pcap" "$d/egress.pcap" "$d/backend.pcap"); }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 fail=0
 for set in BASE DEEP WIDE; do
-    # shellcheck disable=SC2046
-    "$BIN" -q --format json -o "$WORK/$set.json" $(files "${!set}")
-    # shellcheck disable=SC2046
-    "$BIN" -q --threads 1 --format json -o "$WORK/$set-t1.json" $(files "${!set}")
-    cat $(files "${!set}") >/dev/null # page cache
+    files "$set"
+    "$BIN" -q --format json -o "$WORK/$set.json" "${FILES[@]}"
+    "$BIN" -q --threads 1 --format json -o "$WORK/$set-t1.json" "${FILES[@]}"
+    cat "${FILES[@]}" >/dev/null # page cache
 done
 for run in $(seq "$RUNS"); do
     echo "# run $run/$RUNS" >&2
     for set in BASE DEEP WIDE; do
-        # shellcheck disable=SC2046
-        timed "$RESULTS" "$set" "$BIN" -q --format json -o "$WORK/run.json" $(files "${!set}")
+        files "$set"
+        timed "$RESULTS" "$set" "$BIN" -q --format json -o "$WORK/run.json" "${FILES[@]}"
     done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
