@@ -1,7 +1,7 @@
 //! A reusable big buffer in front of any byte stream (file, gzip decoder, standard
 //! input, a slice). Takes a `Read`; gives the framing code a window of at least N
 //! contiguous bytes (or everything up to the end of the stream), the stream offset
-//! of that window, and progress reports per refill. Reads MiBs at a time and moves
+//! of that window, and progress reports per refill. Reads 512 KiB at a time, moves
 //! only the unread tail to the front when it refills. Never grows past what the
 //! caller asks for (callers check lengths against the caps first); never reads
 //! the whole stream into memory.
@@ -12,7 +12,10 @@ use std::io::{self, Read};
 use std::rc::Rc;
 
 /// Bytes asked from the source per refill (when the buffer has that much room).
-pub(crate) const READ_CHUNK: usize = 4 << 20;
+/// 512 KiB rather than 4 MiB: the window just copied from the page cache stays in
+/// L2 (2 MiB here) while it is framed and decoded; 3 × 190 MB, --threads 1, 15
+/// alternating runs: task-clock median 337.5 -> 328.4 ms, peak RSS -3.4 MiB.
+pub(crate) const READ_CHUNK: usize = 512 << 10;
 
 /// Counts the bytes read from the underlying (possibly compressed) source, so
 /// progress follows the file on disk, not the decompressed stream.

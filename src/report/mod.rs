@@ -112,14 +112,20 @@ fn keep(r: &Request, filter: &Filter, since: Option<i64>, until: Option<i64>) ->
     if !filter.protos.is_empty() && !filter.protos.iter().any(|p| p.eq_ignore_ascii_case(r.proto.name())) {
         return false;
     }
-    let endpoints: Vec<_> = r
-        .captures
-        .iter()
-        .filter(|h| h.seen)
-        .flat_map(|h| [h.client.as_deref(), h.server.as_deref()])
-        .flatten()
-        .filter_map(endpoint::parse_endpoint)
-        .collect();
+    // Parsing every endpoint back from its text cost ~3% of a 3 × 190 MB run
+    // when no address filter was given: only parse when one is.
+    let by_address = !filter.hosts.is_empty() || !filter.nets.is_empty() || !filter.ports.is_empty();
+    let endpoints: Vec<_> = if !by_address {
+        Vec::new()
+    } else {
+        r.captures
+            .iter()
+            .filter(|h| h.seen)
+            .flat_map(|h| [h.client.as_deref(), h.server.as_deref()])
+            .flatten()
+            .filter_map(endpoint::parse_endpoint)
+            .collect()
+    };
     if !filter.hosts.is_empty() && !endpoints.iter().any(|(a, _)| filter.hosts.contains(a)) {
         return false;
     }

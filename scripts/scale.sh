@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Scaling checks of tuplecorr on generated three-point captures
+# (examples/synth_captures.rs), each a pass/fail line; exit 1 when one fails.
+#
+#     scripts/scale.sh [CONNECTIONS] [RUNS]        defaults: 10000 3
+#
+#  memory:  same flows, 10× the bytes per flow (RESPONSE_BYTES 20000 → 200000; 6× the
+#           packets, the backend sees GRO-sized segments):
+#           median peak RSS within 10% ("memory grows with flows, not packets").
+#  linear:  4× the connections (4× the data and packets): wall time per packet
+#           within 10% of the 1× run (medians of RUNS alternating runs).
+#  threads: `--threads 1` and the default write byte-identical JSON (1× and 4×).
+#
+# Captures are generated once into $CACHE (target/bench-cache) and reused; the
+# 10× set is ~1.9 GB per file, the 4× set ~760 MB per file.
+set -euo pipefail
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+
+CONNECTIONS="${1:-10000}"
+RUNS="${2:-3}"
+SEED="${SEED:-1}"
+
+build
+declare -A DIRS
+DIRS[BASE]="$(gen "$CONNECTIONS" 20000 "$SEED")"
+DIRS[DEEP]="$(gen "$CONNECTIONS" 200000 "$SEED")"
+DIRS[WIDE]="$(gen $((CONNECTIONS * 4)) 20000 "$SEED")"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+RESULTS="$WORK/results.tsv"
+files() { local d="${DIRS[$1]}"; FILES=("$d/decap.pcap" "$d/egress.pcap" "$d/backend.pcap"); }
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+fail=0
+for set in BASE DEEP WIDE; do
+    files "$set"
+    "$BIN" -q --format json -o "$WORK/$set.json" "${FILES[@]}"
+    "$BIN" -q --threads 1 --format json -o "$WORK/$set-t1.json" "${FILES[@]}"
+    cat "${FILES[@]}" >/dev/null # page cache
+done
+for run in $(seq "$RUNS"); do
+    echo "# run $run/$RUNS" >&2
+    for set in BASE DEEP WIDE; do
+        files "$set"
+        timed "$RESULTS" "$set" "$BIN" -q --format json -o "$WORK/run.json" "${FILES[@]}"
+    done
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+python3 - "$RESULTS" "$WORK" "$CONNECTIONS" <<'PY' || fail=1
+import json, statistics, sys
+from collections import defaultdict
+results, work, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+t, rss = defaultdict(list), defaultdict(list)
+for line in open(results):
+    name, sec, kb = line.split()
+    t[name].append(float(sec)); rss[name].append(int(kb) / 1024)
+info = {}
+for s in ("BASE", "DEEP", "WIDE"):
+    caps = json.load(open(f"{work}/{s}.json"))["captures"]
+    info[s] = (sum(c["packets"] for c in caps), sum(c["flows"] for c in caps))
+desc = {"BASE": f"{n} conn × 20 kB", "DEEP": f"{n} conn × 200 kB", "WIDE": f"{4 * n} conn × 20 kB"}
+print("| set | packets | flows | median s | min–max s | median peak RSS MiB | ns / packet |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for s in ("BASE", "DEEP", "WIDE"):
+    m = statistics.median(t[s])
+    print(f"| {desc[s]} | {info[s][0]} | {info[s][1]} | {m:.3f} | {min(t[s]):.3f}–{max(t[s]):.3f} "
+          f"| {statistics.median(rss[s]):.1f} | {m / info[s][0] * 1e9:.0f} |")
+ok = True
+r = statistics.median(rss["DEEP"]) / statistics.median(rss["BASE"])
+good = r <= 1.10
+ok &= good
+print(f"\nmemory:  {info['DEEP'][0] / info['BASE'][0]:.1f}× packets, same flows -> peak RSS ×{r:.3f} "
+      f"(limit 1.10): {'pass' if good else 'FAIL'}")
+pp = lambda s: statistics.median(t[s]) / info[s][0]
+r = pp("WIDE") / pp("BASE")
+good = r <= 1.10
+ok &= good
+print(f"linear:  {info['WIDE'][0] / info['BASE'][0]:.1f}× packets -> time per packet ×{r:.3f} "
+      f"(limit 1.10): {'pass' if good else 'FAIL'}")
+r = statistics.median(rss["WIDE"]) / statistics.median(rss["BASE"])
+print(f"         ({info['WIDE'][1] / info['BASE'][1]:.1f}× flows -> peak RSS ×{r:.2f}, for reference)")
+sys.exit(0 if ok else 1)
+PY
+for set in BASE WIDE; do
+    if cmp -s "$WORK/$set.json" "$WORK/$set-t1.json"; then
+        echo "threads: $set JSON identical with --threads 1 and the default: pass"
+    else
+        echo "threads: $set JSON differs between --threads 1 and the default: FAIL"
+        diff <(python3 -m json.tool "$WORK/$set.json") <(python3 -m json.tool "$WORK/$set-t1.json") | head -20
+        fail=1
+    fi
+done
+exit "$fail"
