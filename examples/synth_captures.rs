@@ -63,7 +63,9 @@ fn main() -> std::io::Result<()> {
             let client_ip =
                 IpAddr::V4(Ipv4Addr::new(198, 18, 90 + (c / 60_000 % 100) as u8, (c % 250 + 2) as u8));
             let client_port = 10_000 + (c % 50_000) as u16;
-            let remap = 20_000 + (synth::mix(c ^ seed) % 30_000) as u16;
+            // Distinct for 45,000 consecutive connections (7919 is prime): NAT never
+            // hands one tuple to two live requests.
+            let remap = 20_000 + ((u64::from(c) * 7919 + u64::from(seed)) % 45_000) as u16;
             hops.push((c, client_ip, client_port, remap));
         }
         // One path per connection would be slow; hops differ only by the remapped
