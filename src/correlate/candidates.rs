@@ -71,16 +71,26 @@ pub struct Scored {
     pub score: i64,
 }
 
-/// Hash indexes over one capture's flows. Each bucket is sorted by the flow's
-/// start on the earlier capture's corrected clock, so a lookup only visits the
-/// flows inside the time window: identical bytes (health checks, the same HTTP
-/// status line in every response) never turn a join into an all-pairs scan.
+/// One sorted index over one capture's flows: every join key (client ISN,
+/// fingerprints, ICMP echo) hashed into one `u64`, with the flow's start on the
+/// earlier capture's corrected clock. Sorted by (key, time), a lookup is a
+/// binary search plus a scan of the flows inside the time window, so identical
+/// bytes (health checks, the same HTTP status line in every response) never
+/// turn a join into an all-pairs scan, and building it allocates once.
+/// Keys only find candidates; `evidence` then compares the flows for real.
 pub struct Index {
-    isn: FxHashMap<u32, Vec<(i64, usize)>>,
-    /// (protocol, prefix length index or 4 for a whole short stream, hash).
-    client_fp: FxHashMap<(FlowProto, u8, u64), Vec<(i64, usize)>>,
-    server_fp: FxHashMap<(FlowProto, u8, u64), Vec<(i64, usize)>>,
-    echo: FxHashMap<(u16, u64), Vec<(i64, usize)>>,
+    entries: Vec<(u64, i64, u32)>,
+}
+
+/// Kinds of join key, mixed into the hash.
+const K_ISN: u64 = 1;
+const K_CLIENT_FP: u64 = 2;
+const K_SERVER_FP: u64 = 3;
+const K_ECHO: u64 = 4;
+
+fn key(kind: u64, proto: FlowProto, len: u8, value: u64) -> u64 {
+    let tag = (kind << 16) | ((proto as u64) << 8) | u64::from(len);
+    xxhash_rust::xxh3::xxh3_64_with_seed(&value.to_le_bytes(), tag)
 }
 
 fn echo_key(f: &Flow) -> Option<(u16, u64)> {
@@ -89,10 +99,20 @@ fn echo_key(f: &Flow) -> Option<(u16, u64)> {
     Some((e.first_seq, h ^ u64::from(len)))
 }
 
-/// Every (length, hash) a fingerprint knows, longest first.
-fn fp_keys(fp: &Fingerprint) -> impl Iterator<Item = (u8, u64)> + '_ {
-    let whole = fp.whole.map(|(len, h)| (4u8, h ^ u64::from(len).rotate_left(48)));
-    whole.into_iter().chain((0..4u8).rev().filter_map(move |i| fp.prefix[i as usize].map(|h| (i, h))))
+/// Index keys of a fingerprint: the whole short stream, and one prefix — 32
+/// bytes, or 16 when only 16 are known (a short snaplen).
+fn fp_index_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 2] {
+    let whole = fp.whole.map(|(len, h)| (255u8, h ^ u64::from(len).rotate_left(48)));
+    let prefix = fp.prefix[1].map(|h| (32u8, h)).or(fp.prefix[0].map(|h| (16u8, h)));
+    [whole, prefix]
+}
+
+/// Lookup keys of a fingerprint: those it is indexed under, plus its 16-byte
+/// prefix (to meet flows whose snaplen left only 16 bytes).
+fn fp_lookup_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 3] {
+    let [whole, prefix] = fp_index_keys(fp);
+    let short = if fp.prefix[1].is_some() { fp.prefix[0].map(|h| (16u8, h)) } else { None };
+    [whole, prefix, short]
 }
 
 fn start(f: &Flow) -> i64 {
@@ -103,67 +123,48 @@ impl Index {
     /// Indexes the flows for which `include` is true; times are moved onto the
     /// earlier capture's clock with `gate`.
     pub fn build(flows: &[Flow], gate: &Gate, include: impl Fn(usize) -> bool) -> Index {
-        let mut ix = Index {
-            isn: FxHashMap::default(),
-            client_fp: FxHashMap::default(),
-            server_fp: FxHashMap::default(),
-            echo: FxHashMap::default(),
-        };
+        let mut entries = Vec::with_capacity(flows.len() * 3);
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
             let t = start(f) - gate.rel_offset_ns;
+            let i = i as u32;
             if let Some(isn) = f.client_isn {
-                ix.isn.entry(isn).or_default().push((t, i));
+                entries.push((key(K_ISN, f.proto, 0, u64::from(isn)), t, i));
             }
-            for (len, h) in fp_keys(&f.client_fp) {
-                ix.client_fp.entry((f.proto, len, h)).or_default().push((t, i));
+            for (kind, fp) in [(K_CLIENT_FP, &f.client_fp), (K_SERVER_FP, &f.server_fp)] {
+                for (len, h) in fp_index_keys(fp).into_iter().flatten() {
+                    entries.push((key(kind, f.proto, len, h), t, i));
+                }
             }
-            for (len, h) in fp_keys(&f.server_fp) {
-                ix.server_fp.entry((f.proto, len, h)).or_default().push((t, i));
-            }
-            if let Some(k) = echo_key(f) {
-                ix.echo.entry(k).or_default().push((t, i));
+            if let Some((seq, h)) = echo_key(f) {
+                entries.push((key(K_ECHO, f.proto, 0, h ^ u64::from(seq)), t, i));
             }
         }
-        for v in ix
-            .isn
-            .values_mut()
-            .chain(ix.client_fp.values_mut())
-            .chain(ix.server_fp.values_mut())
-            .chain(ix.echo.values_mut())
-        {
-            v.sort_unstable();
-        }
-        ix
+        entries.sort_unstable();
+        Index { entries }
     }
 
-    /// Flows sharing at least one strong key with `f` and starting inside the
+    /// Flows sharing at least one join key with `f` and starting inside the
     /// widest window any gate allows, ascending, without repeats.
     pub fn lookup(&self, f: &Flow, gate: &Gate, out: &mut Vec<usize>) {
         out.clear();
         let lo = f.first_ns.min(start(f)) - gate.tolerance_ns + gate.delay_ns.min(0);
         let hi = f.last_ns + gate.tolerance_ns + gate.delay_ns.max(0);
-        let window = |v: &Vec<(i64, usize)>, out: &mut Vec<usize>| {
-            let from = v.partition_point(|&(t, _)| t < lo);
-            out.extend(v[from..].iter().take_while(|&&(t, _)| t <= hi).map(|&(_, i)| i));
+        let mut window = |k: u64| {
+            let from = self.entries.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
+            out.extend(
+                self.entries[from..].iter().take_while(|&&(ek, t, _)| ek == k && t <= hi).map(|&(_, _, i)| i as usize),
+            );
         };
-        if let Some(v) = f.client_isn.and_then(|isn| self.isn.get(&isn)) {
-            window(v, out);
+        if let Some(isn) = f.client_isn {
+            window(key(K_ISN, f.proto, 0, u64::from(isn)));
         }
-        // Fingerprints: the longest length with any hit (a shorter snaplen on the
-        // other side shows up at a shorter length).
-        for (index, fp) in [(&self.client_fp, &f.client_fp), (&self.server_fp, &f.server_fp)] {
-            for (len, h) in fp_keys(fp) {
-                if let Some(v) = index.get(&(f.proto, len, h)) {
-                    let before = out.len();
-                    window(v, out);
-                    if out.len() > before {
-                        break;
-                    }
-                }
+        for (kind, fp) in [(K_CLIENT_FP, &f.client_fp), (K_SERVER_FP, &f.server_fp)] {
+            for (len, h) in fp_lookup_keys(fp).into_iter().flatten() {
+                window(key(kind, f.proto, len, h));
             }
         }
-        if let Some(v) = echo_key(f).and_then(|k| self.echo.get(&k)) {
-            window(v, out);
+        if let Some((seq, h)) = echo_key(f) {
+            window(key(K_ECHO, f.proto, 0, h ^ u64::from(seq)));
         }
         out.sort_unstable();
         out.dedup();
