@@ -43,50 +43,57 @@ pub fn assign(
         }
     }
     // Best score per source and per target, and how many candidates reach it.
-    let mut best_src: FxHashMap<usize, (i64, Vec<usize>)> = FxHashMap::default();
-    let mut best_tgt: FxHashMap<usize, (i64, usize)> = FxHashMap::default();
+    let mut best_src: Vec<(i64, u32)> = vec![(i64::MIN, 0); sources.len()];
+    let mut best_tgt: Vec<(i64, u32)> = vec![(i64::MIN, 0); b.len()];
     for c in &cands {
-        let e = best_src.entry(c.source).or_insert((i64::MIN, Vec::new()));
-        if c.score > e.0 {
-            *e = (c.score, vec![c.target]);
-        } else if c.score == e.0 {
-            e.1.push(c.target);
+        for (best, at) in [(&mut best_src, c.source), (&mut best_tgt, c.target)] {
+            let e = &mut best[at];
+            if c.score > e.0 {
+                *e = (c.score, 1);
+            } else if c.score == e.0 {
+                e.1 += 1;
+            }
         }
-        let t = best_tgt.entry(c.target).or_insert((i64::MIN, 0));
-        if c.score > t.0 {
-            *t = (c.score, 1);
-        } else if c.score == t.0 {
-            t.1 += 1;
+    }
+    // The tied best targets of each source that has a tie (rare: identical
+    // requests inside the tolerance); candidates are still grouped by source here.
+    let mut ties: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+    for c in &cands {
+        if best_src[c.source].1 > 1 && best_src[c.source].0 == c.score {
+            ties.entry(c.source).or_default().push(c.target);
         }
     }
     // Best first; among equals, the nearer in corrected time, then by index.
-    cands.sort_by_key(|c| {
+    cands.sort_by_cached_key(|c| {
         (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target)
     });
     let mut src_done = vec![false; sources.len()];
-    let mut tgt_done: FxHashMap<usize, ()> = FxHashMap::default();
+    let mut tgt_done = vec![false; b.len()];
     let mut out: Vec<(usize, Assigned)> = Vec::new();
-    for c in cands {
-        if src_done[c.source] || tgt_done.contains_key(&c.target) {
+    for i in 0..cands.len() {
+        let c = &cands[i];
+        if src_done[c.source] || tgt_done[c.target] {
             continue;
         }
-        let (top, tied) = &best_src[&c.source];
-        let tied_src = *top == c.score && tied.len() > 1;
-        let tied_tgt = best_tgt.get(&c.target).is_some_and(|&(s, n)| s == c.score && n > 1);
+        let tied_src = best_src[c.source].0 == c.score && best_src[c.source].1 > 1;
+        let tied_tgt = best_tgt[c.target].0 == c.score && best_tgt[c.target].1 > 1;
         let ambiguous = tied_src || tied_tgt;
         src_done[c.source] = true;
-        tgt_done.insert(c.target, ());
+        tgt_done[c.target] = true;
         let mut candidates = Vec::new();
         if ambiguous {
-            candidates = if tied_src { tied.clone() } else { vec![c.target] };
+            candidates =
+                if tied_src { ties.get(&c.source).cloned().unwrap_or_default() } else { vec![c.target] };
             candidates.sort_unstable();
+            candidates.dedup();
         }
+        let c = &cands[i];
         out.push((
             c.source,
             Assigned {
                 target: c.target,
                 strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
-                evidence: c.evidence,
+                evidence: c.evidence.clone(),
                 kind: c.kind,
                 candidates,
             },
@@ -108,12 +115,12 @@ fn weak_pass(
     taken: &[bool],
     gate: &Gate,
     src_done: &[bool],
-    tgt_done: &FxHashMap<usize, ()>,
+    tgt_done: &[bool],
     out: &mut Vec<(usize, Assigned)>,
 ) {
     let start = |f: &Flow| f.first_client_ns.unwrap_or(f.first_ns);
     let mut free_b: Vec<(i64, usize)> = (0..b.len())
-        .filter(|&i| !taken[i] && !tgt_done.contains_key(&i))
+        .filter(|&i| !taken[i] && !tgt_done[i])
         .map(|i| (start(&b[i]) - gate.rel_offset_ns - gate.delay_ns, i))
         .collect();
     if free_b.is_empty() {

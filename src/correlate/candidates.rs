@@ -152,7 +152,10 @@ impl Index {
         let mut window = |k: u64| {
             let from = self.entries.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
             out.extend(
-                self.entries[from..].iter().take_while(|&&(ek, t, _)| ek == k && t <= hi).map(|&(_, _, i)| i as usize),
+                self.entries[from..]
+                    .iter()
+                    .take_while(|&&(ek, t, _)| ek == k && t <= hi)
+                    .map(|&(_, _, i)| i as usize),
             );
         };
         if let Some(isn) = f.client_isn {
