@@ -70,8 +70,7 @@ pub fn assign(
     let mut src_done = vec![false; sources.len()];
     let mut tgt_done = vec![false; b.len()];
     let mut out: Vec<(usize, Assigned)> = Vec::new();
-    for i in 0..cands.len() {
-        let c = &cands[i];
+    for c in &cands {
         if src_done[c.source] || tgt_done[c.target] {
             continue;
         }
@@ -87,7 +86,6 @@ pub fn assign(
             candidates.sort_unstable();
             candidates.dedup();
         }
-        let c = &cands[i];
         out.push((
             c.source,
             Assigned {
