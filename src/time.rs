@@ -8,7 +8,25 @@ pub fn rfc3339(ts_ns: i64) -> String {
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z", sod / 3600, (sod / 60) % 60, sod % 60)
+    if !(0..=9999).contains(&y) {
+        return format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z", sod / 3600, (sod / 60) % 60, sod % 60);
+    }
+    // Digits by hand: this runs for every capture of every request.
+    let mut b = *b"0000-00-00T00:00:00.000000000Z";
+    let mut put = |at: usize, width: usize, mut v: u64| {
+        for i in (0..width).rev() {
+            b[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, y as u64);
+    put(5, 2, u64::from(m));
+    put(8, 2, u64::from(d));
+    put(11, 2, (sod / 3600) as u64);
+    put(14, 2, ((sod / 60) % 60) as u64);
+    put(17, 2, (sod % 60) as u64);
+    put(20, 9, nanos as u64);
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 /// Parses RFC 3339 (`Z` or `±hh:mm`, optional fraction) into ns since the epoch.
