@@ -669,3 +669,108 @@ pub fn write_pcap_records(out: &mut dyn Write, packets: &[(i64, Vec<u8>, u32)]) 
     }
     Ok(())
 }
+
+/// The three points of the benchmark mix (decap, egress, backend): egress's clock
+/// runs 2.75 s ahead, backend's 1.3 s behind, backend sees GRO-sized segments.
+pub fn mix_points() -> Vec<Point> {
+    vec![
+        Point::default(),
+        Point { clock_offset_ns: 2_750_000_000, ..Point::default() },
+        Point { clock_offset_ns: -1_300_000_000, segment: 65_000, ..Point::default() },
+    ]
+}
+
+/// What the benchmark mix expects of one connection (a `truth.tsv` row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MixTruth {
+    pub proto: &'static str,
+    pub decap_client: String,
+    /// `-` where the request never reaches the backend.
+    pub backend_client: String,
+    pub reply_path: &'static str,
+}
+
+/// Start of the benchmark mix (true time, ns).
+pub const MIX_T0: i64 = 1_795_995_638_000_000_000;
+
+/// Connection `c` of the deterministic benchmark mix, as seen at `mix_points()`:
+/// the pod forwards (TTL − 1), the node masquerades to 198.19.3.17 with a
+/// remapped port (distinct for 45,000 consecutive connections: 7919 is prime, so
+/// NAT never hands one tuple to two live requests); one connection every 200 µs;
+/// per 100 connections 90 TCP request/response with `response_bytes`, 4 UDP, 2
+/// ICMP echo, 2 whose request is lost after egress, 2 whose replies are lost
+/// before egress; every tenth connection adds node-local background traffic seen
+/// only at the backend. Gives the packets of each point and the expectation.
+pub fn mix_connection(c: u32, seed: u32, response_bytes: usize) -> (Captures, MixTruth) {
+    use std::net::Ipv4Addr;
+    let masq = IpAddr::V4(Ipv4Addr::new(198, 19, 3, 17));
+    let backend = IpAddr::V4(Ipv4Addr::new(198, 19, 96, 10));
+    let client_ip = IpAddr::V4(Ipv4Addr::new(198, 18, 90 + (c / 60_000 % 100) as u8, (c % 250 + 2) as u8));
+    let client_port = 10_000 + (c % 50_000) as u16;
+    let remap = 20_000 + ((u64::from(c) * 7919 + u64::from(seed)) % 45_000) as u16;
+    let hops = vec![
+        Hop { delay_ns: 40_000, routed: true, ..Hop::default() },
+        Hop { delay_ns: 90_000, routed: true, snat: Some(masq), snat_port: Some(remap), ..Hop::default() },
+    ];
+    let mut path = Path::new(mix_points(), hops);
+    let t = MIX_T0 + i64::from(c) * 200_000;
+    let kind = c % 100;
+    let s = c ^ seed.rotate_left(16);
+    let mut truth = MixTruth {
+        proto: "tcp",
+        decap_client: format!("{client_ip}:{client_port}"),
+        backend_client: format!("{masq}:{remap}"),
+        reply_path: "same-path",
+    };
+    match kind {
+        0..=89 | 94..=97 => {
+            let mut tcp = Tcp::new((client_ip, client_port), (backend, 80), t, s);
+            tcp.response = response_body(s, response_bytes);
+            if (94..=95).contains(&kind) {
+                tcp.lost_after = Some(1);
+                tcp.unanswered = true;
+                truth.reply_path = "no-reply";
+                truth.backend_client = "-".into();
+            } else if (96..=97).contains(&kind) {
+                tcp.reply_lost_before = Some(2);
+                truth.reply_path = "reply-lost";
+            }
+            path.tcp(&tcp);
+        }
+        90..=93 => {
+            let mut request = format!("udp-query-{s:08x}-").into_bytes();
+            request.resize(120, b'q');
+            path.udp(&Udp {
+                client: (client_ip, client_port),
+                server: (backend, 53),
+                start_ns: t,
+                request,
+                response: Some(response_body(s, 400)),
+                ip_id: (s >> 3) as u16,
+            });
+            truth.proto = "udp";
+        }
+        _ => {
+            let mut payload = format!("echo-{s:08x}-").into_bytes();
+            payload.resize(56, b'e');
+            path.echo(&Echo {
+                client: client_ip,
+                server: backend,
+                start_ns: t,
+                id: client_port,
+                count: 1,
+                payload,
+                answered: true,
+            });
+            truth.proto = "icmp";
+            truth.decap_client = client_ip.to_string();
+            truth.backend_client = masq.to_string();
+        }
+    }
+    if c % 10 == 0 {
+        // Node-local background traffic (ports below the remap range).
+        let bg = Tcp::new((masq, 10_000 + (c % 10_000) as u16), (backend, 9100), t + 50_000, s ^ 0xdead);
+        path.background_tcp(2, &bg);
+    }
+    (path.finish(), truth)
+}

@@ -9,7 +9,12 @@ pub fn rfc3339(ts_ns: i64) -> String {
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     if !(0..=9999).contains(&y) {
-        return format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z", sod / 3600, (sod / 60) % 60, sod % 60);
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+            sod / 3600,
+            (sod / 60) % 60,
+            sod % 60
+        );
     }
     // Digits by hand: this runs for every capture of every request.
     let mut b = *b"0000-00-00T00:00:00.000000000Z";
