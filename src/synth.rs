@@ -767,7 +767,7 @@ pub fn mix_connection(c: u32, seed: u32, response_bytes: usize) -> (Captures, Mi
             truth.backend_client = masq.to_string();
         }
     }
-    if c % 10 == 0 {
+    if c.is_multiple_of(10) {
         // Node-local background traffic (ports below the remap range).
         let bg = Tcp::new((masq, 10_000 + (c % 10_000) as u16), (backend, 9100), t + 50_000, s ^ 0xdead);
         path.background_tcp(2, &bg);
