@@ -12,7 +12,10 @@
 //! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
 //! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
-//! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`).
+//! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
+//! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
+//! `app` is what the binary runs: `cli -> config`, then the stages, then `report`.
+//! Check: `rg 'crate::(report|verdict)' src/{read,decode,flows,correlate}` stays empty.
 #![forbid(unsafe_code)]
 
 pub mod app;
