@@ -1,11 +1,12 @@
 //! analyze(): one rayon task per capture (read → decode → flows), then correlate →
-//! verdict. The only place that wires the stages together.
+//! verdict. The only place that wires the stages together. `analyze_bytes` runs
+//! the same stages on captures held in memory (fuzzing, tests).
 
 use crate::config::{CaptureSpec, Config};
 use crate::correlate;
 use crate::decode;
 use crate::flows::{FlowTable, Flows};
-use crate::read::{self, CaptureInfo, Progress, ReadError};
+use crate::read::{self, CaptureInfo, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -28,9 +29,21 @@ pub fn read_flows(
     config: &Config,
     progress: &dyn Progress,
 ) -> Result<CaptureResult, ReadError> {
+    build_flows(&spec.label, &spec.display_name(), config, |on_record| {
+        read::read_capture(spec, index, progress, on_record)
+    })
+}
+
+/// Decodes every record that `read` yields into one capture's flow table.
+fn build_flows(
+    label: &str,
+    file: &str,
+    config: &Config,
+    read: impl FnOnce(&mut dyn FnMut(&RawRecord<'_>)) -> Result<CaptureInfo, ReadError>,
+) -> Result<CaptureResult, ReadError> {
     let mut table = FlowTable::new(&config.flows);
     let mut undecodable = 0u64;
-    let info = read::read_capture(spec, index, progress, &mut |rec| match decode::decode(rec) {
+    let info = read(&mut |rec| match decode::decode(rec) {
         Ok(p) => table.insert(&p, p.payload(rec.data)),
         Err(_) => undecodable += 1,
     })?;
@@ -38,8 +51,8 @@ pub fn read_flows(
     let mut warnings = info.warnings.clone();
     if flows.stats.duplicate_flows > 0 {
         warnings.push(Warning {
-            label: spec.label.clone(),
-            file: spec.display_name(),
+            label: label.to_string(),
+            file: file.to_string(),
             record: None,
             byte_offset: None,
             problem: format!(
@@ -62,11 +75,32 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
         .map(|(i, spec)| read_flows(spec, i, config, progress))
         .collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let metas: Vec<CaptureMeta> = config
-        .captures
+    let names: Vec<(String, String)> =
+        config.captures.iter().map(|s| (s.label.clone(), s.display_name())).collect();
+    Ok(conclude(config, &names, results))
+}
+
+/// Runs the whole pipeline on captures held in memory, `(label, bytes)` in path
+/// order, sequentially (fuzzing, tests). `config.captures` is not used; each
+/// label also names its capture in warnings.
+pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Findings, ReadError> {
+    let mut results = Vec::with_capacity(captures.len());
+    for &(label, bytes) in captures {
+        results
+            .push(build_flows(label, label, config, |on_record| read::read_bytes(label, bytes, on_record))?);
+    }
+    let names: Vec<(String, String)> =
+        captures.iter().map(|&(label, _)| (label.to_string(), label.to_string())).collect();
+    Ok(conclude(config, &names, results))
+}
+
+/// Correlates the per-capture results (`names`: label and file of each) and
+/// builds the findings.
+fn conclude(config: &Config, names: &[(String, String)], results: Vec<CaptureResult>) -> Findings {
+    let metas: Vec<CaptureMeta> = names
         .iter()
         .zip(&results)
-        .map(|(spec, r)| {
+        .map(|((label, file), r)| {
             let mut link_types: Vec<String> = Vec::new();
             for i in &r.info.interfaces {
                 let name = i.link_type.name();
@@ -75,8 +109,8 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
                 }
             }
             CaptureMeta {
-                label: spec.label.clone(),
-                file: spec.display_name(),
+                label: label.clone(),
+                file: file.clone(),
                 format: r.info.format.name().to_string(),
                 link_types,
                 packets: r.info.packets,
@@ -87,5 +121,5 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
     let flows: Vec<Flows> = results.into_iter().map(|r| r.flows).collect();
     let correlation = correlate::correlate(&flows, &config.correlate);
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
-    Ok(verdict::verdict(&metas, &flows, &correlation, &warnings, &options))
+    verdict::verdict(&metas, &flows, &correlation, &warnings, &options)
 }
