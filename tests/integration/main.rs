@@ -14,4 +14,5 @@ mod cli;
 mod decode;
 mod formats;
 mod read;
+mod regression;
 mod util;
