@@ -27,7 +27,7 @@ for t in "${targets[@]}"; do
     echo "fuzz.sh: $t for ${secs}s" >&2
     before=$(ls "artifacts/$t" | wc -l)
     if ! cargo fuzz run "$t" "corpus/$t" "seeds/$t" -- \
-        -max_total_time="$secs" -jobs=1 -workers=1 -rss_limit_mb=512 -max_len=65536 \
+        -max_total_time="$secs" -rss_limit_mb=512 -max_len=65536 \
         -print_final_stats=1 2>"artifacts/$t.log"; then
         status=1
     fi
