@@ -219,7 +219,12 @@ pub(crate) fn read_blocks(
             if first {
                 return Err(bad(format!("pcapng section header is cut short: {avail} bytes")));
             }
-            ctx.cut_short(feeder, None, offset, "block header", 8, avail, false);
+            // With its type readable, a cut-short packet block still gets its number.
+            let packet =
+                read_u32(win, field::BLOCK_TYPE, st.bo).filter(|t| matches!(*t, BT_EPB | BT_SPB | BT_PB));
+            let record = packet.map(|_| st.records + 1);
+            let what = if record.is_some() { "record header" } else { "block header" };
+            ctx.cut_short(feeder, record, offset, what, 8, avail, false);
             break;
         };
         if raw_type == BT_SHB {

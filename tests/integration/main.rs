@@ -13,6 +13,8 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod properties;
 mod read;
 mod regression;
 mod util;
+mod writer;
