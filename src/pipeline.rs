@@ -4,7 +4,7 @@
 
 use crate::config::{CaptureSpec, Config};
 use crate::correlate;
-use crate::decode;
+use crate::decode::{self, DecodeError};
 use crate::flows::{FlowTable, Flows};
 use crate::read::{self, CaptureInfo, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
@@ -43,12 +43,33 @@ fn build_flows(
 ) -> Result<CaptureResult, ReadError> {
     let mut table = FlowTable::new(&config.flows);
     let mut undecodable = 0u64;
+    // Records whose IP header is cut short or malformed (zero-length records
+    // too): how many, and the first one's number, offset and problem.
+    let mut damaged = 0u64;
+    let mut first_damaged: Option<(u64, u64, DecodeError)> = None;
     let info = read(&mut |rec| match decode::decode(rec) {
         Ok(p) => table.insert(&p, p.payload(rec.data)),
-        Err(_) => undecodable += 1,
+        Err(e) => {
+            undecodable += 1;
+            if matches!(e, DecodeError::Truncated { .. } | DecodeError::Malformed { .. }) {
+                damaged += 1;
+                first_damaged.get_or_insert((rec.record, rec.byte_offset, e));
+            }
+        }
     })?;
     let flows = table.finish();
     let mut warnings = info.warnings.clone();
+    if let Some((record, byte_offset, e)) = first_damaged {
+        let (s, hold) = if damaged == 1 { ("", "holds") } else { ("s", "hold") };
+        warnings.push(Warning {
+            label: label.to_string(),
+            file: file.to_string(),
+            record: Some(record),
+            byte_offset: Some(byte_offset),
+            problem: format!("{damaged} record{s} {hold} no usable IP header (this is the first: {e})"),
+            consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
+        });
+    }
     if flows.stats.duplicate_flows > 0 {
         warnings.push(Warning {
             label: label.to_string(),

@@ -453,6 +453,7 @@ fn packet(
         None => st.last_ts_ns,
     };
     st.last_ts_ns = ts_ns;
+    ctx.odd.note(record, offset, ts_ns, caplen, if btype == BT_SPB { 0 } else { iface.snaplen });
     let data = body.get(data_at..data_at + caplen).unwrap_or(&[]);
     on_record(&RawRecord {
         ts_ns,

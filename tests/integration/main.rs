@@ -13,6 +13,7 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod messages;
 mod properties;
 mod read;
 mod regression;
