@@ -17,5 +17,6 @@ mod messages;
 mod properties;
 mod read;
 mod regression;
+mod resources;
 mod util;
 mod writer;
