@@ -205,6 +205,35 @@ proptest! {
     }
 
     #[test]
+    fn truncated_gzip_keeps_a_prefix_of_the_records_and_says_so(
+        (w, expected) in any_capture(),
+        at in any::<prop::sample::Index>(),
+    ) {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&w.bytes).unwrap();
+        let gz = gz.finish().unwrap();
+        let cut = 2 + at.index(gz.len() - 1); // past the gzip magic: still sniffed as gzip
+        match read_mem("cut.gz", &gz[..cut]) {
+            Ok((recs, mut info)) => {
+                prop_assert!(info.gzip);
+                prop_assert_eq!(&recs[..], &expected[..recs.len()]);
+                info.warnings.retain(|w| !is_summary(w));
+                if cut < gz.len() {
+                    // the decompressor reports the cut (or the capture ends inside a record)
+                    prop_assert_eq!(info.warnings.len(), 1, "{:?}", info.warnings);
+                    let kept = format!("kept the {} record", recs.len());
+                    prop_assert!(info.warnings[0].consequence.contains(&kept), "{:?}", info.warnings);
+                } else {
+                    prop_assert_eq!(recs.len(), expected.len());
+                }
+            }
+            // cut inside the compressed file header: nothing decompresses
+            Err(e) => prop_assert!(e.to_string().contains("cut.gz"), "{}", e),
+        }
+    }
+
+    #[test]
     fn byte_flips_never_panic(
         (w, _) in any_capture(),
         pick in 0usize..6,
