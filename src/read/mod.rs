@@ -312,7 +312,7 @@ pub(crate) fn read_stream<'p>(
         if let Some(e) = feeder.error() {
             let n = ctx.info.packets;
             ctx.warn(
-                None,
+                Some(n + 1),
                 Some(feeder.offset()),
                 format!("reading failed: {e}"),
                 format!("stopped reading this capture, kept the {} before it", records(n)),
@@ -520,7 +520,12 @@ impl<'a> Ctx<'a> {
     fn finish(&mut self) {
         if self.suppressed > 0 {
             let n = self.suppressed;
-            self.warn(None, None, format!("{n} more records had problems"), "skipped them".to_string());
+            self.warn(
+                None,
+                None,
+                format!("{n} more records had problems like those above (only the first {MAX_RECORD_WARNINGS} are listed)"),
+                "skipped them".to_string(),
+            );
         }
         if let Some((record, offset, back_ns)) = self.odd.first_backwards {
             let n = self.odd.backwards;

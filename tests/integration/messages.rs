@@ -224,3 +224,45 @@ fn a_read_warning_says_where_even_without_a_record() {
          records before it"
     );
 }
+
+#[test]
+fn pcapng_framing_problems_say_expected_and_found() {
+    let iface = writer::Iface { link_type: 101, snaplen: 65535, tsresol: None };
+    let syn = two_point_tcp().points[0][0].1.clone();
+    let p = Packet { interface: 0, ts_units: 1, data: syn, orig_len: 60 };
+    let mut bytes = writer::pcapng(false, 1, &[iface], &[p]).bytes;
+    let at = bytes.len();
+    // a second section header whose byte-order magic is garbage
+    bytes.extend_from_slice(&[0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef]);
+    bytes.extend_from_slice(&[1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0]);
+    let (recs, info) = read_mem("bad-shb.pcapng", &bytes).unwrap();
+    assert_eq!(recs.len(), 1);
+    let messages: Vec<String> = info.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        messages,
+        [format!(
+            "bad-shb.pcapng: byte {at}: section header block has no byte-order magic: expected 1a2b3c4d or \
+             4d3c2b1a, found de ad be ef; stopped reading this capture, kept the 1 record before it"
+        )]
+    );
+}
+
+#[test]
+fn many_bad_records_list_twenty_then_count_the_rest() {
+    let iface = writer::Iface { link_type: 101, snaplen: 65535, tsresol: None };
+    let packets: Vec<Packet> =
+        (0..25).map(|i| Packet { interface: 3, ts_units: i, data: vec![0x45; 20], orig_len: 20 }).collect();
+    let (recs, info) =
+        read_mem("bad-if.pcapng", &writer::pcapng(false, 1, &[iface], &packets).bytes).unwrap();
+    assert!(recs.is_empty());
+    assert_eq!(info.warnings.len(), 21);
+    assert_eq!(
+        info.warnings[0].to_string(),
+        "bad-if.pcapng: record 1 at byte 48: packet refers to interface 3, but its section describes 1; skipped \
+         this record"
+    );
+    assert_eq!(
+        info.warnings[20].to_string(),
+        "bad-if.pcapng: 5 more records had problems like those above (only the first 20 are listed); skipped them"
+    );
+}
