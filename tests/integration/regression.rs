@@ -49,3 +49,27 @@ fn ipv6_extension_header_the_slicer_rejected_is_not_walked() {
     assert_eq!(p.fragment, tuplecorr::decode::Fragment::None);
     assert!(info.warnings.iter().any(|w| w.record == Some(10)), "{:?}", info.warnings);
 }
+
+/// Splits a `pipeline` fuzz input as the target does: a 2-byte little-endian
+/// length of the first capture, then both captures.
+fn split_pipeline_input(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let (len, rest) = bytes.split_at(2);
+    let split = usize::from(u16::from_le_bytes([len[0], len[1]])).min(rest.len());
+    rest.split_at(split)
+}
+
+/// Two pcapng captures whose timestamps sit near the i64 limits (a huge
+/// `if_tsoffset` / unit count, clamped by the reader): the correlator's time
+/// window `last_ns + tolerance` overflowed. Time arithmetic in correlate and
+/// verdict now saturates.
+#[test]
+fn timestamps_near_the_i64_limits_do_not_overflow_the_time_gates() {
+    let bytes = std::fs::read(testdata("regress/pipeline-timestamps-near-i64-limits.bin")).unwrap();
+    let (a, b) = split_pipeline_input(&bytes);
+    let _ = analyze_bytes(&Config::default(), &[("decap", a), ("egress", b)]);
+    let mut times = Vec::new();
+    for capture in [a, b] {
+        let _ = read_bytes("t", capture, &mut |rec| times.push(rec.ts_ns));
+    }
+    assert!(times.iter().any(|&t| !(i64::MIN / 2..=i64::MAX / 2).contains(&t)), "{times:?}");
+}
