@@ -7,7 +7,7 @@ use crate::util::{read_mem, testdata};
 use tuplecorr::config::Config;
 use tuplecorr::decode::decode;
 use tuplecorr::pipeline::analyze_bytes;
-use tuplecorr::read::read_bytes;
+use tuplecorr::read::{read_bytes, LinkType, RawRecord};
 
 /// Reads `testdata/regress/<name>`, decodes every record and runs the pipeline
 /// on it twice (as two capture points); returns the records decoded.
@@ -72,4 +72,54 @@ fn timestamps_near_the_i64_limits_do_not_overflow_the_time_gates() {
         let _ = read_bytes("t", capture, &mut |rec| times.push(rec.ts_ns));
     }
     assert!(times.iter().any(|&t| !(i64::MIN / 2..=i64::MAX / 2).contains(&t)), "{times:?}");
+}
+
+/// The committed fuzz seeds (`fuzz/seeds/<target>/`) replayed the way each fuzz
+/// target runs them, so `cargo test` keeps them green without cargo-fuzz.
+#[test]
+fn fuzz_seeds_replay_through_their_targets() {
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    let files = |target: &str| -> Vec<Vec<u8>> {
+        let mut paths: Vec<_> = std::fs::read_dir(seeds.join(target))
+            .unwrap_or_else(|e| panic!("fuzz/seeds/{target}: {e}"))
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    };
+    let mut decoded = 0usize;
+    for bytes in files("read_capture") {
+        let _ = read_bytes("seed", &bytes, &mut |rec| decoded += usize::from(decode(rec).is_ok()));
+    }
+    assert!(decoded > 100, "{decoded}");
+    for bytes in files("decode_packet") {
+        let Some((&pick, rest)) = bytes.split_first() else { continue };
+        let link_type = match pick % 10 {
+            0 | 9 => LinkType::Ethernet,
+            1 => LinkType::RawIp,
+            2 => LinkType::Ipv4,
+            3 => LinkType::Ipv6,
+            4 => LinkType::LinuxSll,
+            5 => LinkType::LinuxSll2,
+            6 => LinkType::Null,
+            7 => LinkType::Loop,
+            _ => LinkType::Unknown(147),
+        };
+        let rec = RawRecord {
+            ts_ns: 0,
+            interface: 0,
+            link_type,
+            data: rest,
+            orig_len: 0,
+            record: 1,
+            byte_offset: 0,
+        };
+        let _ = decode(&rec);
+    }
+    let pipeline = files("pipeline");
+    assert!(pipeline.len() > 10);
+    for bytes in pipeline.iter().filter(|b| b.len() >= 2) {
+        let (a, b) = split_pipeline_input(bytes);
+        let _ = analyze_bytes(&Config::default(), &[("decap", a), ("egress", b)]);
+    }
 }
