@@ -60,13 +60,16 @@ fn build_flows(
     let flows = table.finish();
     let mut warnings = info.warnings.clone();
     if let Some((record, byte_offset, e)) = first_damaged {
-        let (s, hold) = if damaged == 1 { ("", "holds") } else { ("s", "hold") };
         warnings.push(Warning {
             label: label.to_string(),
             file: file.to_string(),
             record: Some(record),
             byte_offset: Some(byte_offset),
-            problem: format!("{damaged} record{s} {hold} no usable IP header (this is the first: {e})"),
+            problem: if damaged == 1 {
+                format!("1 record holds no usable IP header: {e}")
+            } else {
+                format!("{damaged} records hold no usable IP header (this is the first: {e})")
+            },
             consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
         });
     }

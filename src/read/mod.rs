@@ -529,34 +529,35 @@ impl<'a> Ctx<'a> {
         }
         if let Some((record, offset, back_ns)) = self.odd.first_backwards {
             let n = self.odd.backwards;
-            let (have, s) = if n == 1 { ("has", "") } else { ("have", "s") };
-            self.warn(
-                Some(record),
-                Some(offset),
-                format!(
-                    "{n} record{s} {have} a timestamp earlier than the record before {} (this is the first, \
-                     {} ms back)",
-                    if n == 1 { "it" } else { "them" },
-                    ms(back_ns)
-                ),
-                format!("kept {}; flows use each packet's own time", if n == 1 { "it" } else { "them" }),
-            );
+            let back = ms(back_ns);
+            let (problem, them) = if n == 1 {
+                (format!("1 record has a timestamp earlier than the record before it ({back} ms back)"), "it")
+            } else {
+                let what = format!(
+                    "{n} records have a timestamp earlier than the record before them (this is the first, \
+                     {back} ms back)"
+                );
+                (what, "them")
+            };
+            let consequence = format!("kept {them}; flows use each packet's own time");
+            self.warn(Some(record), Some(offset), problem, consequence);
         }
         if let Some((record, offset, caplen, snaplen)) = self.odd.first_over_snaplen {
             let n = self.odd.over_snaplen;
-            let (are, s) = if n == 1 { ("is", "") } else { ("are", "s") };
-            self.warn(
-                Some(record),
-                Some(offset),
-                format!(
-                    "{n} record{s} {are} longer than the interface's snaplen (this is the first: \
-                     {caplen} bytes, snaplen {snaplen})"
-                ),
-                format!(
-                    "read {} whole (up to the {MAX_PCAP_RECORD}-byte cap)",
-                    if n == 1 { "it" } else { "them" }
-                ),
-            );
+            let (problem, them) = if n == 1 {
+                let what = format!(
+                    "1 record is longer than the interface's snaplen ({caplen} bytes, snaplen {snaplen})"
+                );
+                (what, "it")
+            } else {
+                let what = format!(
+                    "{n} records are longer than the interface's snaplen (this is the first: {caplen} bytes, \
+                     snaplen {snaplen})"
+                );
+                (what, "them")
+            };
+            let consequence = format!("read {them} whole (up to the {MAX_PCAP_RECORD}-byte cap)");
+            self.warn(Some(record), Some(offset), problem, consequence);
         }
         // (link type value, interfaces, packets) in order of first appearance
         let mut unknown: Vec<(u32, Vec<usize>, u64)> = Vec::new();
