@@ -8,6 +8,10 @@
 #
 # The working corpus (fuzz/corpus/<target>/) starts from the committed seeds in
 # fuzz/seeds/<target>/ and is not committed; crashes land in fuzz/artifacts/<target>/.
+# A crash: reproduce it with `RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET ARTIFACT`
+# (in fuzz/), fix it in the library, copy the input to testdata/regress/ and add
+# a test named after what it exercises to tests/integration/regression.rs.
+# Seeds are rebuilt with scripts/fuzz-seeds.py.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${1:-60}"
