@@ -26,7 +26,9 @@ pub fn is_broken_pipe(err: &AppError) -> bool {
     err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }
 
-fn print_warnings(warnings: &[crate::verdict::WarningOut]) {
+/// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
+/// (the label only when the file name does not start with it).
+fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::config::CaptureSpec]) {
     for w in warnings {
         let mut place = String::new();
         if let Some(r) = w.record {
@@ -36,16 +38,37 @@ fn print_warnings(warnings: &[crate::verdict::WarningOut]) {
             place.push_str(&format!("at byte {o} "));
         }
         let place = if place.is_empty() { String::new() } else { format!("{}: ", place.trim_end()) };
-        eprintln!("tuplecorr: warning: {}: {place}{}", w.label, w.message);
+        let file = captures.iter().find(|c| c.label == w.label).map(|c| c.display_name());
+        let who = match file {
+            // the label only when the file name does not already say it
+            Some(f) if !file_name_of(&f).starts_with(&w.label) => format!("{f} ({})", w.label),
+            Some(f) => f,
+            _ => w.label.clone(),
+        };
+        eprintln!("tuplecorr: warning: {who}: {place}{}", w.message);
     }
+}
+
+/// The last component of a path as given (for messages).
+fn file_name_of(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A capture that cannot be read stops the main form and `compare`: every
+/// capture point is needed for the verdicts.
+fn stopped(e: crate::read::ReadError) -> AppError {
+    format!("{e}; stopped, no report written (every capture point is needed)").into()
 }
 
 /// The main form: correlate the captures and write the report.
 pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
-    let mut findings = with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))??;
-    print_warnings(&findings.warnings);
+    let mut findings =
+        with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))?.map_err(stopped)?;
+    print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
     if !args.all {
         for u in &mut findings.unmatched {
@@ -119,7 +142,7 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
             message: w.message.clone(),
         })
         .collect();
-    print_warnings(&warnings);
+    print_warnings(&warnings, &specs);
     write_output(None, |out| match args.format {
         InspectFormat::Table => crate::inspect::write_table(&read, out),
         InspectFormat::Json => crate::inspect::write_json(&read, out),
@@ -155,8 +178,8 @@ pub fn compare_side(arg: &str, quiet: bool) -> Result<Findings, AppError> {
             }
             let config = Config { captures: crate::cli::capture_specs(&list)?, quiet, ..Config::default() };
             let bars = Bars::new(config.captures.len(), !quiet);
-            let findings = crate::pipeline::analyze(&config, &bars)?;
-            print_warnings(&findings.warnings);
+            let findings = crate::pipeline::analyze(&config, &bars).map_err(stopped)?;
+            print_warnings(&findings.warnings, &config.captures);
             Ok(findings)
         }
     }

@@ -1,11 +1,12 @@
 //! analyze(): one rayon task per capture (read → decode → flows), then correlate →
-//! verdict. The only place that wires the stages together.
+//! verdict. The only place that wires the stages together. `analyze_bytes` runs
+//! the same stages on captures held in memory (fuzzing, tests).
 
 use crate::config::{CaptureSpec, Config};
 use crate::correlate;
-use crate::decode::{self, Packet};
+use crate::decode::{self, DecodeError, Packet};
 use crate::flows::{FlowTable, Flows};
-use crate::read::{self, CaptureInfo, Progress, ReadError};
+use crate::read::{self, CaptureInfo, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -21,6 +22,77 @@ pub struct CaptureResult {
     pub warnings: Vec<Warning>,
 }
 
+/// Records whose IP header is cut short or malformed (zero-length records too):
+/// how many, and the first one's number, offset and problem.
+#[derive(Default)]
+struct Damage {
+    count: u64,
+    first: Option<(u64, u64, DecodeError)>,
+}
+
+impl Damage {
+    fn note(&mut self, rec: &RawRecord<'_>, e: DecodeError) {
+        if matches!(e, DecodeError::Truncated { .. } | DecodeError::Malformed { .. }) {
+            self.count += 1;
+            self.first.get_or_insert((rec.record, rec.byte_offset, e));
+        }
+    }
+
+    /// Adds a later chunk's damage (file order).
+    fn merge(&mut self, later: Damage) {
+        self.count += later.count;
+        if self.first.is_none() {
+            self.first = later.first;
+        }
+    }
+}
+
+/// The flow table of one capture being built, with its decode statistics.
+struct Builder {
+    table: FlowTable,
+    undecodable: u64,
+    damage: Damage,
+}
+
+impl Builder {
+    fn new(config: &Config) -> Builder {
+        Builder { table: FlowTable::new(&config.flows), undecodable: 0, damage: Damage::default() }
+    }
+
+    /// Decodes one record and adds it.
+    fn record(&mut self, rec: &RawRecord<'_>) {
+        match decode::decode(rec) {
+            Ok(p) => self.table.insert(&p, p.payload(rec.data)),
+            Err(e) => {
+                self.undecodable += 1;
+                self.damage.note(rec, e);
+            }
+        }
+    }
+
+    fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
+        let flows = self.table.finish();
+        let mut warnings = info.warnings.clone();
+        if let Some((record, byte_offset, e)) = self.damage.first {
+            let damaged = self.damage.count;
+            warnings.push(Warning {
+                label: label.to_string(),
+                file: file.to_string(),
+                record: Some(record),
+                byte_offset: Some(byte_offset),
+                problem: if damaged == 1 {
+                    format!("1 record holds no usable IP header: {e}")
+                } else {
+                    format!("{damaged} records hold no usable IP header (this is the first: {e})")
+                },
+                consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
+            });
+        }
+        warnings.extend(duplicate_flows_warning(label, file, flows.stats.duplicate_flows));
+        CaptureResult { info, flows, undecodable: self.undecodable, warnings }
+    }
+}
+
 /// Packets of one chunk, decoded in parallel with other chunks; payloads cut to
 /// the bytes the flow stage can use, kept in one arena.
 #[derive(Default)]
@@ -28,6 +100,7 @@ struct DecodedChunk {
     packets: Vec<(Packet, u32, u32)>,
     payloads: Vec<u8>,
     undecodable: u64,
+    damage: Damage,
 }
 
 /// Reads, decodes and builds the flows of one capture. A large uncompressed
@@ -41,56 +114,53 @@ pub fn read_flows(
     config: &Config,
     progress: &dyn Progress,
 ) -> Result<CaptureResult, ReadError> {
-    let mut table = FlowTable::new(&config.flows);
-    let mut undecodable = 0u64;
+    let (label, file) = (spec.label.as_str(), spec.display_name());
+    let mut b = Builder::new(config);
     let split = config.read.force_chunks
         || (rayon::current_num_threads() > config.captures.len()
             && file_len(spec).is_some_and(|len| len > config.read.chunk_bytes));
-    let info = if split && read::is_splittable(spec) {
-        let plan = read::plan_chunks(spec, config.read.chunk_bytes)?;
-        let total: u64 = plan.chunks.iter().map(|c| c.end - c.start).sum();
-        progress.start(index, &spec.label, total);
-        let limit = config.flows.fingerprint_len;
-        let wave = rayon::current_num_threads().max(1);
-        for group in plan.chunks.chunks(wave) {
-            let decoded: Vec<Result<DecodedChunk, ReadError>> = group
-                .par_iter()
-                .map(|chunk| {
-                    let mut d = DecodedChunk::default();
-                    read::read_chunk(spec, index, chunk, progress, &mut |rec| match decode::decode(rec) {
-                        Ok(p) => {
-                            let payload = p.payload(rec.data);
-                            let payload = &payload[..payload.len().min(limit)];
-                            let at = d.payloads.len() as u32;
-                            d.payloads.extend_from_slice(payload);
-                            d.packets.push((p, at, payload.len() as u32));
-                        }
-                        Err(_) => d.undecodable += 1,
-                    })?;
-                    Ok(d)
-                })
-                .collect();
-            for d in decoded {
-                let d = d?;
-                undecodable += d.undecodable;
-                for (p, at, len) in &d.packets {
-                    let (at, len) = (*at as usize, *len as usize);
-                    table.insert(p, &d.payloads[at..at + len]);
-                }
+    if !(split && read::is_splittable(spec)) {
+        let info = read::read_capture(spec, index, progress, &mut |rec| b.record(rec))?;
+        return Ok(b.finish(label, &file, info));
+    }
+    let plan = read::plan_chunks(spec, config.read.chunk_bytes)?;
+    let total: u64 = plan.chunks.iter().map(|c| c.end - c.start).sum();
+    progress.start(index, label, total);
+    let limit = config.flows.fingerprint_len;
+    let wave = rayon::current_num_threads().max(1);
+    for group in plan.chunks.chunks(wave) {
+        let decoded: Vec<Result<DecodedChunk, ReadError>> = group
+            .par_iter()
+            .map(|chunk| {
+                let mut d = DecodedChunk::default();
+                read::read_chunk(spec, index, chunk, progress, &mut |rec| match decode::decode(rec) {
+                    Ok(p) => {
+                        let payload = p.payload(rec.data);
+                        let payload = &payload[..payload.len().min(limit)];
+                        let at = d.payloads.len() as u32;
+                        d.payloads.extend_from_slice(payload);
+                        d.packets.push((p, at, payload.len() as u32));
+                    }
+                    Err(e) => {
+                        d.undecodable += 1;
+                        d.damage.note(rec, e);
+                    }
+                })?;
+                Ok(d)
+            })
+            .collect();
+        for d in decoded {
+            let d = d?;
+            b.undecodable += d.undecodable;
+            b.damage.merge(d.damage);
+            for (p, at, len) in &d.packets {
+                let (at, len) = (*at as usize, *len as usize);
+                b.table.insert(p, &d.payloads[at..at + len]);
             }
         }
-        progress.finish(index);
-        plan.info
-    } else {
-        read::read_capture(spec, index, progress, &mut |rec| match decode::decode(rec) {
-            Ok(p) => table.insert(&p, p.payload(rec.data)),
-            Err(_) => undecodable += 1,
-        })?
-    };
-    let flows = table.finish();
-    let mut warnings = info.warnings.clone();
-    warnings.extend(duplicate_flows_warning(&spec.label, &spec.display_name(), flows.stats.duplicate_flows));
-    Ok(CaptureResult { info, flows, undecodable, warnings })
+    }
+    progress.finish(index);
+    Ok(b.finish(label, &file, plan.info))
 }
 
 fn file_len(spec: &CaptureSpec) -> Option<u64> {
@@ -125,11 +195,33 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
         .map(|(i, spec)| read_flows(spec, i, config, progress))
         .collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let metas: Vec<CaptureMeta> = config
-        .captures
+    let names: Vec<(String, String)> =
+        config.captures.iter().map(|s| (s.label.clone(), s.display_name())).collect();
+    Ok(conclude(config, &names, results))
+}
+
+/// Runs the whole pipeline on captures held in memory, `(label, bytes)` in path
+/// order, sequentially (fuzzing, tests). `config.captures` is not used; each
+/// label also names its capture in warnings.
+pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Findings, ReadError> {
+    let mut results = Vec::with_capacity(captures.len());
+    for &(label, bytes) in captures {
+        let mut b = Builder::new(config);
+        let info = read::read_bytes(label, bytes, &mut |rec| b.record(rec))?;
+        results.push(b.finish(label, label, info));
+    }
+    let names: Vec<(String, String)> =
+        captures.iter().map(|&(label, _)| (label.to_string(), label.to_string())).collect();
+    Ok(conclude(config, &names, results))
+}
+
+/// Correlates the per-capture results (`names`: label and file of each) and
+/// builds the findings.
+fn conclude(config: &Config, names: &[(String, String)], results: Vec<CaptureResult>) -> Findings {
+    let metas: Vec<CaptureMeta> = names
         .iter()
         .zip(&results)
-        .map(|(spec, r)| {
+        .map(|((label, file), r)| {
             let mut link_types: Vec<String> = Vec::new();
             for i in &r.info.interfaces {
                 let name = i.link_type.name();
@@ -138,8 +230,8 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
                 }
             }
             CaptureMeta {
-                label: spec.label.clone(),
-                file: spec.display_name(),
+                label: label.clone(),
+                file: file.clone(),
                 format: r.info.format.name().to_string(),
                 link_types,
                 packets: r.info.packets,
@@ -150,5 +242,5 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
     let flows: Vec<Flows> = results.into_iter().map(|r| r.flows).collect();
     let correlation = correlate::correlate(&flows, &config.correlate);
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
-    Ok(verdict::verdict(&metas, &flows, &correlation, &warnings, &options))
+    verdict::verdict(&metas, &flows, &correlation, &warnings, &options)
 }

@@ -119,7 +119,7 @@ fn weak_pass(
     let start = |f: &Flow| f.first_client_ns.unwrap_or(f.first_ns);
     let mut free_b: Vec<(i64, usize)> = (0..b.len())
         .filter(|&i| !taken[i] && !tgt_done[i])
-        .map(|i| (start(&b[i]) - gate.rel_offset_ns - gate.delay_ns, i))
+        .map(|i| (start(&b[i]).saturating_sub(gate.rel_offset_ns).saturating_sub(gate.delay_ns), i))
         .collect();
     if free_b.is_empty() {
         return;
@@ -133,11 +133,11 @@ fn weak_pass(
             continue;
         }
         let t = start(&a[ia]);
-        let lo = free_b.partition_point(|&(tb, _)| tb < t - tol);
+        let lo = free_b.partition_point(|&(tb, _)| tb < t.saturating_sub(tol));
         let mut found: Option<(usize, Vec<Evidence>)> = None;
         let mut count = 0;
         for &(tb, ib) in &free_b[lo..] {
-            if tb > t + tol {
+            if tb > t.saturating_add(tol) {
                 break;
             }
             if let Some(ev) = weak_evidence(&a[ia], &b[ib], gate) {

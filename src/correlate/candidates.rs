@@ -32,12 +32,15 @@ impl Gate {
         to: usize,
         config: &CorrelateConfig,
     ) -> Gate {
-        let rel = clocks[to].offset_ns - clocks[from].offset_ns;
-        let delay: i64 = (from..to).map(|i| delays.get(i).copied().flatten().unwrap_or(0)).sum();
-        let spread = clocks[to].spread_ns.max(0) + clocks[from].spread_ns.max(0);
+        let rel = clocks[to].offset_ns.saturating_sub(clocks[from].offset_ns);
+        let delay: i64 =
+            (from..to).map(|i| delays.get(i).copied().flatten().unwrap_or(0)).fold(0, i64::saturating_add);
+        let spread = clocks[to].spread_ns.max(0).saturating_add(clocks[from].spread_ns.max(0));
         let tolerance = config
             .tolerance_ns
-            .unwrap_or_else(|| (5 * spread + TOLERANCE_FLOOR_NS).min(TOLERANCE_CAP_NS))
+            .unwrap_or_else(|| {
+                spread.saturating_mul(5).saturating_add(TOLERANCE_FLOOR_NS).min(TOLERANCE_CAP_NS)
+            })
             .max(0);
         Gate { rel_offset_ns: rel, delay_ns: delay, tolerance_ns: tolerance }
     }
@@ -46,7 +49,10 @@ impl Gate {
     pub fn distance(&self, a: &Flow, b: &Flow) -> i64 {
         let ta = a.first_client_ns.unwrap_or(a.first_ns);
         let tb = b.first_client_ns.unwrap_or(b.first_ns);
-        (tb - self.rel_offset_ns - ta - self.delay_ns).abs()
+        tb.saturating_sub(self.rel_offset_ns)
+            .saturating_sub(ta)
+            .saturating_sub(self.delay_ns)
+            .saturating_abs()
     }
 
     /// Packet-for-packet correspondence: starts within the tolerance.
@@ -56,8 +62,9 @@ impl Gate {
 
     /// A proxy's new connection starts while the client's connection is alive.
     pub fn during(&self, a: &Flow, b: &Flow) -> bool {
-        let tb = b.first_ns - self.rel_offset_ns;
-        tb + self.tolerance_ns >= a.first_ns && tb <= a.last_ns + self.tolerance_ns + self.delay_ns.max(0)
+        let tb = b.first_ns.saturating_sub(self.rel_offset_ns);
+        tb.saturating_add(self.tolerance_ns) >= a.first_ns
+            && tb <= a.last_ns.saturating_add(self.tolerance_ns).saturating_add(self.delay_ns.max(0))
     }
 }
 
@@ -125,7 +132,7 @@ impl Index {
     pub fn build(flows: &[Flow], gate: &Gate, include: impl Fn(usize) -> bool) -> Index {
         let mut entries = Vec::with_capacity(flows.len() * 3);
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
-            let t = start(f) - gate.rel_offset_ns;
+            let t = start(f).saturating_sub(gate.rel_offset_ns);
             let i = i as u32;
             if let Some(isn) = f.client_isn {
                 entries.push((key(K_ISN, f.proto, 0, u64::from(isn)), t, i));
@@ -147,8 +154,10 @@ impl Index {
     /// widest window any gate allows, ascending, without repeats.
     pub fn lookup(&self, f: &Flow, gate: &Gate, out: &mut Vec<usize>) {
         out.clear();
-        let lo = f.first_ns.min(start(f)) - gate.tolerance_ns + gate.delay_ns.min(0);
-        let hi = f.last_ns + gate.tolerance_ns + gate.delay_ns.max(0);
+        // Saturating: a damaged capture can hold timestamps near the i64 limits.
+        let lo =
+            f.first_ns.min(start(f)).saturating_sub(gate.tolerance_ns).saturating_add(gate.delay_ns.min(0));
+        let hi = f.last_ns.saturating_add(gate.tolerance_ns).saturating_add(gate.delay_ns.max(0));
         let mut window = |k: u64| {
             let from = self.entries.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
             out.extend(

@@ -66,16 +66,16 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
                 if let Some((k, est)) = est {
                     // Delay measured on the corrected clocks.
                     if k == j - 1 {
-                        let rel = offset - clocks[k].offset_ns;
-                        delays[j - 1] = est.one_way_median.map(|d| d - rel);
+                        let rel = offset.saturating_sub(clocks[k].offset_ns);
+                        delays[j - 1] = est.one_way_median.map(|d| d.saturating_sub(rel));
                     }
                     clocks[j].samples = est.samples;
                 }
             }
             (None, Some((k, est))) => {
                 clocks[j] = ClockEstimate {
-                    offset_ns: clocks[k].offset_ns + est.offset_ns,
-                    spread_ns: clocks[k].spread_ns + est.spread_ns,
+                    offset_ns: clocks[k].offset_ns.saturating_add(est.offset_ns),
+                    spread_ns: clocks[k].spread_ns.saturating_add(est.spread_ns),
                     samples: est.samples,
                     method: est.method,
                 };
@@ -126,8 +126,8 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
     for (ia, ib) in unique_pairs(a, b) {
         let (fa, fb) = (&a[ia], &b[ib]);
         let (Some(a1), Some(b1)) = (fa.first_client_ns, fb.first_client_ns) else { continue };
-        let d1 = b1 - a1;
-        if d1.abs() > max_offset_ns {
+        let d1 = b1.saturating_sub(a1);
+        if d1.saturating_abs() > max_offset_ns {
             continue;
         }
         if fa.syn_count > 1 || fb.syn_count > 1 {
@@ -135,10 +135,10 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
         }
         one_way.push(d1);
         if let (Some(a2), Some(b2)) = (fa.first_server_ns, fb.first_server_ns) {
-            let d2 = a2 - b2;
-            if d2.abs() <= max_offset_ns && a2 >= a1 {
-                ntp_offsets.push((d1 - d2) / 2);
-                ntp_delays.push((d1 + d2) / 2);
+            let d2 = a2.saturating_sub(b2);
+            if d2.saturating_abs() <= max_offset_ns && a2 >= a1 {
+                ntp_offsets.push(d1.saturating_sub(d2) / 2);
+                ntp_delays.push(d1.saturating_add(d2) / 2);
             }
         }
     }
@@ -184,7 +184,7 @@ pub fn median_mad(v: &mut [i64]) -> (i64, i64) {
     }
     v.sort_unstable();
     let med = v[(v.len() - 1) / 2];
-    let mut dev: Vec<i64> = v.iter().map(|x| (x - med).abs()).collect();
+    let mut dev: Vec<i64> = v.iter().map(|x| x.saturating_sub(med).saturating_abs()).collect();
     dev.sort_unstable();
     (med, dev[(dev.len() - 1) / 2])
 }

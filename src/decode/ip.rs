@@ -7,7 +7,7 @@
 use super::{DecodeError, Fragment};
 use etherparse::err::ip::{HeaderError, LaxHeaderSliceError};
 use etherparse::err::ipv6_exts::HeaderSliceError as ExtError;
-use etherparse::{Ipv6ExtensionSlice, LaxIpSlice};
+use etherparse::LaxIpSlice;
 use std::net::IpAddr;
 
 /// Fixed IPv6 header length.
@@ -76,16 +76,7 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
             let ip_len =
                 if declared == 0 { captured } else { len_u32(IPV6_HEADER_LEN.saturating_add(declared)) };
             // Find the fragment header (if any) and where it ends.
-            let mut frag = None;
-            let mut walked = 0usize;
-            for ext in v6.extensions().clone() {
-                let len = ext_len(&ext);
-                walked += len;
-                if let Ipv6ExtensionSlice::Fragment(f) = ext {
-                    frag = Some((f.fragment_offset().value(), f.more_fragments(), f.next_header().0, walked));
-                    break;
-                }
-            }
+            let frag = find_fragment_header(h.next_header().0, v6.extensions().slice());
             let payload = v6.payload();
             let (fragment, protocol, header_len, transport) = match frag {
                 Some((offset, more, next, end)) if offset != 0 => {
@@ -127,14 +118,40 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
     }
 }
 
-fn ext_len(ext: &Ipv6ExtensionSlice<'_>) -> usize {
-    match ext {
-        Ipv6ExtensionSlice::HopByHop(s)
-        | Ipv6ExtensionSlice::Routing(s)
-        | Ipv6ExtensionSlice::DestinationOptions(s) => s.slice().len(),
-        Ipv6ExtensionSlice::Fragment(s) => s.slice().len(),
-        Ipv6ExtensionSlice::Authentication(s) => s.slice().len(),
+/// IPv6 extension header numbers.
+const EXT_HOP_BY_HOP: u8 = 0;
+const EXT_ROUTING: u8 = 43;
+const EXT_FRAGMENT: u8 = 44;
+const EXT_AUTH: u8 = 51;
+const EXT_DEST_OPTIONS: u8 = 60;
+
+/// Walks the extension headers the slicer validated (`exts`, starting with
+/// header `first`) to the first fragment header: its offset (8-byte units), MF
+/// flag, next header and where it ends within `exts`. Our own bounds-checked
+/// walk: etherparse 0.21's `Ipv6ExtensionSliceIter` reads past the validated
+/// bytes (unchecked) when the slicer stopped at a cut-short extension header
+/// whose type the last valid header names (found by fuzzing).
+fn find_fragment_header(first: u8, exts: &[u8]) -> Option<(u16, bool, u8, usize)> {
+    let mut next = first;
+    let mut at = 0usize;
+    while let Some(rest) = exts.get(at..).filter(|r| r.len() >= 8) {
+        let len = match next {
+            EXT_HOP_BY_HOP | EXT_ROUTING | EXT_DEST_OPTIONS => (usize::from(rest[1]) + 1) * 8,
+            EXT_FRAGMENT => 8,
+            EXT_AUTH => (usize::from(rest[1]) + 2) * 4,
+            _ => return None,
+        };
+        if len > rest.len() {
+            return None;
+        }
+        if next == EXT_FRAGMENT {
+            let field = u16::from_be_bytes([rest[2], rest[3]]);
+            return Some((field >> 3, field & 1 != 0, rest[0], at + len));
+        }
+        next = rest[0];
+        at += len;
     }
+    None
 }
 
 /// Offset (in 8-byte units) and MF → fragment state. Offset 0 without MF is

@@ -27,9 +27,10 @@ impl FlowKey {
     }
 }
 
-/// A flow being built: its summary plus the stream reassembly state.
-struct Builder {
-    flow: Flow,
+/// The stream reassembly state of a flow being built, kept beside its summary
+/// (`FlowTable::flows[i]` and `streams[i]`), so `finish` can drop it and keep the
+/// summaries' vector as it is: no second copy of every flow at the peak.
+struct Streams {
     client_stream: StreamPrefix,
     server_stream: StreamPrefix,
     /// Stream offset 0 of each direction: ISN + 1, or the first seq seen (midstream).
@@ -45,7 +46,8 @@ const COPY_WINDOW_NS: i64 = 1_000_000_000;
 /// Builds the flows of one capture from its packets in capture order.
 pub struct FlowTable {
     config: FlowConfig,
-    builders: Vec<Builder>,
+    flows: Vec<Flow>,
+    streams: Vec<Streams>,
     index: FxHashMap<FlowKey, u32>,
     stats: FlowStats,
 }
@@ -54,7 +56,8 @@ impl FlowTable {
     pub fn new(config: &FlowConfig) -> FlowTable {
         FlowTable {
             config: config.clone(),
-            builders: Vec::new(),
+            flows: Vec::new(),
+            streams: Vec::new(),
             index: FxHashMap::default(),
             stats: FlowStats::default(),
         }
@@ -62,11 +65,11 @@ impl FlowTable {
 
     /// Flows so far.
     pub fn len(&self) -> usize {
-        self.builders.len()
+        self.flows.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.builders.is_empty()
+        self.flows.is_empty()
     }
 
     /// Adds one packet; `payload` is its captured transport payload
@@ -139,9 +142,9 @@ impl FlowTable {
             copies: 0,
         };
         let limit = self.config.fingerprint_len;
-        let idx = self.builders.len();
-        self.builders.push(Builder {
-            flow,
+        let idx = self.flows.len();
+        self.flows.push(flow);
+        self.streams.push(Streams {
             client_stream: StreamPrefix::new(limit),
             server_stream: StreamPrefix::new(limit),
             client_base: None,
@@ -152,8 +155,7 @@ impl FlowTable {
     }
 
     /// Counts the packet in its direction (`to_server`: client → server).
-    fn account(b: &mut Builder, p: &Packet, to_server: bool) -> bool {
-        let f = &mut b.flow;
+    fn account(f: &mut Flow, p: &Packet, to_server: bool) -> bool {
         f.first_ns = f.first_ns.min(p.ts_ns);
         f.last_ns = f.last_ns.max(p.ts_ns);
         if to_server {
@@ -186,7 +188,7 @@ impl FlowTable {
 
         let idx = match existing {
             Some(i) if syn && !ack => {
-                let f = &self.builders[i].flow;
+                let f = &self.flows[i];
                 if f.client == src && f.client_isn == Some(t.seq) {
                     i // SYN retransmission
                 } else {
@@ -194,7 +196,7 @@ impl FlowTable {
                 }
             }
             Some(i) if syn && ack => {
-                let f = &self.builders[i].flow;
+                let f = &self.flows[i];
                 let fits = f.server == src && (f.server_isn.is_none() || f.server_isn == Some(t.seq));
                 if fits {
                     i
@@ -212,16 +214,15 @@ impl FlowTable {
             }
         };
 
-        let b = &mut self.builders[idx];
-        let to_server = Self::account(b, p, src == b.flow.client);
-        let f = &mut b.flow;
+        let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
+        let to_server = Self::account(f, p, src == f.client);
         let payload_len = p.payload_len;
         if to_server {
             if syn && !ack {
                 if f.client_isn.is_none() {
                     f.client_isn = Some(t.seq);
                     f.syn_mss = t.mss;
-                    b.client_base = Some(t.seq.wrapping_add(1));
+                    s.client_base = Some(t.seq.wrapping_add(1));
                 }
                 f.syn_count += 1;
             } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
@@ -237,19 +238,19 @@ impl FlowTable {
                 f.rst_to_server =
                     Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
             }
-            if !syn && b.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
-                b.client_base = Some(t.seq); // midstream: offsets from the first seq seen
+            if !syn && s.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                s.client_base = Some(t.seq); // midstream: offsets from the first seq seen
             }
-            stream_add(&mut b.client_stream, b.client_base, t.seq, payload, payload_len, t.flags);
+            stream_add(&mut s.client_stream, s.client_base, t.seq, payload, payload_len, t.flags);
         } else {
             if syn && ack && f.server_isn.is_none() {
                 f.server_isn = Some(t.seq);
                 f.synack_mss = t.mss;
                 f.synack_ns = Some(p.ts_ns);
-                b.server_base = Some(t.seq.wrapping_add(1));
+                s.server_base = Some(t.seq.wrapping_add(1));
                 if f.client_isn.is_none() {
                     f.client_isn = Some(t.ack.wrapping_sub(1));
-                    b.client_base = Some(t.ack);
+                    s.client_base = Some(t.ack);
                 }
             }
             if payload_len > 0 && f.server_data_ns.is_none() {
@@ -262,10 +263,10 @@ impl FlowTable {
                 f.rst_to_client =
                     Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
             }
-            if !syn && b.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
-                b.server_base = Some(t.seq);
+            if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                s.server_base = Some(t.seq);
             }
-            stream_add(&mut b.server_stream, b.server_base, t.seq, payload, payload_len, t.flags);
+            stream_add(&mut s.server_stream, s.server_base, t.seq, payload, payload_len, t.flags);
         }
     }
 
@@ -276,15 +277,15 @@ impl FlowTable {
         let key = FlowKey::new(FlowProto::Udp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
-            Some(i) if p.ts_ns.saturating_sub(self.builders[i].flow.last_ns) <= idle => i,
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
             _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
         };
-        let b = &mut self.builders[idx];
-        let to_server = Self::account(b, p, src == b.flow.client);
+        let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
+        let to_server = Self::account(f, p, src == f.client);
         let (stream, seen) = if to_server {
-            (&mut b.client_stream, b.flow.packets_to_server > 1)
+            (&mut s.client_stream, f.packets_to_server > 1)
         } else {
-            (&mut b.server_stream, b.flow.packets_to_client > 1)
+            (&mut s.server_stream, f.packets_to_client > 1)
         };
         if !seen {
             // The first datagram of each direction is its fingerprint.
@@ -292,11 +293,11 @@ impl FlowTable {
             stream.set_end(u64::from(p.payload_len));
         }
         if to_server {
-            if p.payload_len > 0 && b.flow.client_data_ns.is_none() {
-                b.flow.client_data_ns = Some(p.ts_ns);
+            if p.payload_len > 0 && f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
             }
-        } else if b.flow.server_data_ns.is_none() {
-            b.flow.server_data_ns = Some(p.ts_ns);
+        } else if f.server_data_ns.is_none() {
+            f.server_data_ns = Some(p.ts_ns);
         }
     }
 
@@ -307,15 +308,15 @@ impl FlowTable {
         let key = FlowKey::new(FlowProto::Icmp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
-            Some(i) if p.ts_ns.saturating_sub(self.builders[i].flow.last_ns) <= idle => i,
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
             _ => {
                 let (client, server) = if request { (src, dst) } else { (dst, src) };
                 self.new_flow(key, p, FlowProto::Icmp, client, server, Orientation::FirstPacket)
             }
         };
-        let b = &mut self.builders[idx];
-        let to_server = Self::account(b, p, request);
-        let echo = b.flow.echo.get_or_insert(EchoSummary {
+        let f = &mut self.flows[idx];
+        let to_server = Self::account(f, p, request);
+        let echo = f.echo.get_or_insert(EchoSummary {
             first_seq: seq,
             last_seq: seq,
             requests: 0,
@@ -331,13 +332,13 @@ impl FlowTable {
             }
             echo.requests += 1;
             echo.last_seq = seq;
-            if b.flow.client_data_ns.is_none() {
-                b.flow.client_data_ns = Some(p.ts_ns);
+            if f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
             }
         } else {
             echo.replies += 1;
-            if b.flow.server_data_ns.is_none() {
-                b.flow.server_data_ns = Some(p.ts_ns);
+            if f.server_data_ns.is_none() {
+                f.server_data_ns = Some(p.ts_ns);
             }
         }
     }
@@ -351,7 +352,7 @@ impl FlowTable {
             self.stats.icmp_unattributed += 1;
             return;
         };
-        let f = &mut self.builders[i as usize].flow;
+        let f = &mut self.flows[i as usize];
         f.last_ns = f.last_ns.max(p.ts_ns);
         if f.icmp_errors.len() < MAX_ICMP_ERRORS {
             f.icmp_errors.push(IcmpError {
@@ -368,17 +369,13 @@ impl FlowTable {
 
     /// Finishes the table: fingerprints hashed, `-i any` copies folded.
     pub fn finish(self) -> Flows {
-        let mut stats = self.stats;
-        let mut flows: Vec<Flow> = self
-            .builders
-            .into_iter()
-            .map(|b| {
-                let mut f = b.flow;
-                f.client_fp = b.client_stream.fingerprint();
-                f.server_fp = b.server_stream.fingerprint();
-                f
-            })
-            .collect();
+        let FlowTable { mut flows, streams, index, mut stats, .. } = self;
+        drop(index);
+        for (f, s) in flows.iter_mut().zip(&streams) {
+            f.client_fp = s.client_stream.fingerprint();
+            f.server_fp = s.server_stream.fingerprint();
+        }
+        drop(streams);
         let before = flows.len();
         fold_copies(&mut flows);
         stats.duplicate_flows = (before - flows.len()) as u64;
@@ -437,16 +434,18 @@ fn quoted_key(q: &Quoted) -> Option<(FlowKey, Endpoint)> {
 /// different interfaces (UDP, ICMP), are copies of one request. Keeps the copy
 /// nearest the client — the earliest, then the highest TTL — and counts the rest.
 fn fold_copies(flows: &mut Vec<Flow>) {
-    let mut by_sig: FxHashMap<(FlowProto, u64), Vec<usize>> = FxHashMap::default();
-    for (i, f) in flows.iter().enumerate() {
-        if let Some(sig) = copy_signature(f) {
-            by_sig.entry((f.proto, sig)).or_default().push(i);
-        }
-    }
+    // (protocol, signature, index), sorted: each run of one signature is a group
+    // with its indices ascending. A sort rather than a map of vectors: 16 bytes
+    // per flow at the peak of a million-flow capture instead of ~100.
+    let mut sigs: Vec<(u8, u64, u32)> = flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| copy_signature(f).map(|sig| (f.proto as u8, sig, i as u32)))
+        .collect();
+    sigs.sort_unstable();
     let mut drop = vec![false; flows.len()];
-    let mut groups: Vec<Vec<usize>> = by_sig.into_values().filter(|g| g.len() > 1).collect();
-    groups.sort();
-    for group in groups {
+    for run in sigs.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|g| g.len() > 1) {
+        let group: Vec<usize> = run.iter().map(|&(_, _, i)| i as usize).collect();
         // Within a group, cluster copies whose first packets are close in time.
         for (n, &i) in group.iter().enumerate() {
             if drop[i] {

@@ -3,8 +3,8 @@
 //! contiguous bytes (or everything up to the end of the stream), the stream offset
 //! of that window, and progress reports per refill. Reads 512 KiB at a time, moves
 //! only the unread tail to the front when it refills. Never grows past what the
-//! caller asks for (callers check lengths against the caps first); never reads
-//! the whole stream into memory.
+//! caller asks for (callers check lengths against the caps first), and grows
+//! toward that only as bytes arrive; never reads the whole stream into memory.
 
 use super::Progress;
 use std::cell::Cell;
@@ -111,10 +111,16 @@ impl<'p> Feeder<'p> {
             self.start = 0;
         }
         let want = n.max(self.chunk);
-        if self.buf.len() < want {
-            self.buf.resize(want, 0);
-        }
-        while self.end < self.buf.len() && !self.eof {
+        while !self.eof {
+            if self.end == self.buf.len() {
+                if self.buf.len() >= want {
+                    break;
+                }
+                // Grow toward `want` only as bytes arrive: a length near a cap in a
+                // short or truncated stream costs what the stream holds, not the cap.
+                let grow = self.buf.len().saturating_mul(2).max(self.end + self.chunk).min(want);
+                self.buf.resize(grow, 0);
+            }
             let Some(room) = self.buf.get_mut(self.end..) else { break };
             match self.src.read(room) {
                 Ok(0) => self.eof = true,
@@ -202,5 +208,13 @@ mod tests {
         assert_eq!(f.fill(1), 0);
         assert_eq!(f.offset(), 200);
         assert!(f.error().is_none());
+    }
+
+    #[test]
+    fn a_large_request_on_a_short_stream_allocates_what_arrives() {
+        let mut f = feeder(&[7u8; 100], 116);
+        assert_eq!(f.fill(16 << 20), 100);
+        assert!(f.buf.len() <= 232, "{}", f.buf.len());
+        assert_eq!(f.window(), &[7u8; 100][..]);
     }
 }

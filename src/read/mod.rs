@@ -130,16 +130,26 @@ pub enum ReadErrorKind {
     BadHeader { what: String },
 }
 
+/// Says what is wrong and where; the caller says what happens next (the main
+/// form stops, `inspect` skips the capture).
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = &self.file;
         match &self.kind {
-            ReadErrorKind::Io(e) => write!(f, "{}: cannot read: {e}", self.file),
-            ReadErrorKind::Empty => write!(f, "{}: the file is empty, not a capture", self.file),
+            ReadErrorKind::Io(e) => write!(f, "{file}: cannot read it: {e}"),
+            ReadErrorKind::Empty => {
+                write!(f, "{file}: the file is empty (0 bytes); expected a pcap, pcapng or gzip capture")
+            }
             ReadErrorKind::NotACapture { first_bytes } => {
                 let hex: Vec<String> = first_bytes.iter().map(|b| format!("{b:02x}")).collect();
-                write!(f, "{}: not a pcap, pcapng or gzip file (starts with {})", self.file, hex.join(" "))
+                write!(
+                    f,
+                    "{file}: not a pcap, pcapng or gzip file: expected a capture's magic number at byte 0, \
+                     found {}",
+                    hex.join(" ")
+                )
             }
-            ReadErrorKind::BadHeader { what } => write!(f, "{}: {what}", self.file),
+            ReadErrorKind::BadHeader { what } => write!(f, "{file}: {what}"),
         }
     }
 }
@@ -303,7 +313,7 @@ pub(crate) fn read_stream<'p>(
         if let Some(e) = feeder.error() {
             let n = ctx.info.packets;
             ctx.warn(
-                None,
+                Some(n + 1),
                 Some(feeder.offset()),
                 format!("reading failed: {e}"),
                 format!("stopped reading this capture, kept the {} before it", records(n)),
@@ -340,6 +350,38 @@ pub(crate) struct Ctx<'a> {
     ts_out_of_range: u64,
     /// Set while planning chunks: where the next cut is due and the cuts so far.
     planner: Option<Planner>,
+    /// Timestamps that go backwards and records longer than their snaplen.
+    pub(crate) odd: OddRecords,
+}
+
+/// Records that are read as they are but counted for one summary warning each
+/// per capture: a timestamp earlier than the record before it (clock steps,
+/// several interfaces merged), a captured length above the interface's snaplen.
+#[derive(Default)]
+pub(crate) struct OddRecords {
+    last_ts_ns: Option<i64>,
+    backwards: u64,
+    /// First such record: number, byte offset, how far back (ns).
+    first_backwards: Option<(u64, u64, i64)>,
+    over_snaplen: u64,
+    /// First such record: number, byte offset, captured length, snaplen.
+    first_over_snaplen: Option<(u64, u64, usize, u32)>,
+}
+
+impl OddRecords {
+    /// Notes one record's timestamp, captured length and its interface's snaplen (0: none).
+    #[inline]
+    pub(crate) fn note(&mut self, record: u64, byte_offset: u64, ts_ns: i64, caplen: usize, snaplen: u32) {
+        if let Some(last) = self.last_ts_ns.filter(|&last| ts_ns < last) {
+            self.backwards += 1;
+            self.first_backwards.get_or_insert((record, byte_offset, last.saturating_sub(ts_ns)));
+        }
+        self.last_ts_ns = Some(ts_ns);
+        if snaplen != 0 && caplen > snaplen as usize {
+            self.over_snaplen += 1;
+            self.first_over_snaplen.get_or_insert((record, byte_offset, caplen, snaplen));
+        }
+    }
 }
 
 /// Records resumable positions about every `every` bytes.
@@ -381,6 +423,7 @@ impl<'a> Ctx<'a> {
             io_error_reported: false,
             ts_out_of_range: 0,
             planner,
+            odd: OddRecords::default(),
         }
     }
 
@@ -494,32 +537,84 @@ impl<'a> Ctx<'a> {
         self.warn(record, Some(byte_offset), problem, consequence);
     }
 
-    /// End-of-capture warnings: suppressed record warnings, unknown link types.
+    /// End-of-capture warnings: suppressed record warnings, timestamps that go
+    /// backwards, records over their snaplen, unknown link types (one per value).
     fn finish(&mut self) {
         if self.suppressed > 0 {
             let n = self.suppressed;
-            self.warn(None, None, format!("{n} more records had problems"), "skipped them".to_string());
-        }
-        let unknown: Vec<(usize, u32, u64)> = (self.info.interfaces.iter().enumerate())
-            .filter_map(|(i, f)| match f.link_type {
-                LinkType::Unknown(v) => Some((i, v, f.packets)),
-                _ => None,
-            })
-            .collect();
-        for (i, v, packets) in unknown {
-            let what = if packets == 1 {
-                "its 1 packet is".to_string()
-            } else {
-                format!("its {packets} packets are")
-            };
             self.warn(
                 None,
                 None,
-                format!("interface {i} has link type {v} (unknown)"),
-                format!("{what} skipped"),
+                format!("{n} more records had problems like those above (only the first {MAX_RECORD_WARNINGS} are listed)"),
+                "skipped them".to_string(),
             );
         }
+        if let Some((record, offset, back_ns)) = self.odd.first_backwards {
+            let n = self.odd.backwards;
+            let back = ms(back_ns);
+            let (problem, them) = if n == 1 {
+                (format!("1 record has a timestamp earlier than the record before it ({back} ms back)"), "it")
+            } else {
+                let what = format!(
+                    "{n} records have a timestamp earlier than the record before them (this is the first, \
+                     {back} ms back)"
+                );
+                (what, "them")
+            };
+            let consequence = format!("kept {them}; flows use each packet's own time");
+            self.warn(Some(record), Some(offset), problem, consequence);
+        }
+        if let Some((record, offset, caplen, snaplen)) = self.odd.first_over_snaplen {
+            let n = self.odd.over_snaplen;
+            let (problem, them) = if n == 1 {
+                let what = format!(
+                    "1 record is longer than the interface's snaplen ({caplen} bytes, snaplen {snaplen})"
+                );
+                (what, "it")
+            } else {
+                let what = format!(
+                    "{n} records are longer than the interface's snaplen (this is the first: {caplen} bytes, \
+                     snaplen {snaplen})"
+                );
+                (what, "them")
+            };
+            let consequence = format!("read {them} whole (up to the {MAX_PCAP_RECORD}-byte cap)");
+            self.warn(Some(record), Some(offset), problem, consequence);
+        }
+        // (link type value, interfaces, packets) in order of first appearance
+        let mut unknown: Vec<(u32, Vec<usize>, u64)> = Vec::new();
+        for (i, f) in self.info.interfaces.iter().enumerate() {
+            if let LinkType::Unknown(v) = f.link_type {
+                match unknown.iter_mut().find(|u| u.0 == v) {
+                    Some(u) => {
+                        u.1.push(i);
+                        u.2 += f.packets;
+                    }
+                    None => unknown.push((v, vec![i], f.packets)),
+                }
+            }
+        }
+        for (v, ifaces, packets) in unknown {
+            let their = if ifaces.len() == 1 { "its" } else { "their" };
+            let what = if packets == 1 {
+                format!("{their} 1 packet is")
+            } else {
+                format!("{their} {packets} packets are")
+            };
+            let which = match ifaces.as_slice() {
+                [one] => format!("interface {one} has"),
+                [first, ..] => format!("{} interfaces (the first is {first}) have", ifaces.len()),
+                [] => continue,
+            };
+            self.warn(None, None, format!("{which} link type {v} (unknown)"), format!("{what} skipped"));
+        }
     }
+}
+
+/// Nanoseconds as milliseconds with up to three decimals.
+fn ms(ns: i64) -> String {
+    let text = format!("{:.3}", ns as f64 / 1e6);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Reads a u16 at `at` in byte order `bo`; None past the end.

@@ -122,6 +122,7 @@ pub(crate) fn read_records(
     let kind = st.kind;
     let bo = kind.order;
     let link_type = st.link_type;
+    let snaplen = ctx.info.interfaces.first().map_or(0, |i| i.snaplen);
     let hdr_len = if kind.modified { field::MODIFIED_RECORD_HEADER_LEN } else { field::RECORD_HEADER_LEN };
     let (frac_unit_ns, frac_limit): (i64, u32) =
         if kind.nanos { (1, 1_000_000_000) } else { (1_000, 1_000_000) };
@@ -169,6 +170,7 @@ pub(crate) fn read_records(
         let ts_ns = i64::from(ts_sec)
             .saturating_mul(1_000_000_000)
             .saturating_add(i64::from(ts_frac).saturating_mul(frac_unit_ns));
+        ctx.odd.note(record, offset, ts_ns, caplen as usize, snaplen);
         let data = feeder.window().get(hdr_len..need).unwrap_or(&[]);
         on_record(&RawRecord { ts_ns, interface: 0, link_type, data, orig_len, record, byte_offset: offset });
         st.packets = record;

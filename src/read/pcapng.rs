@@ -219,7 +219,12 @@ pub(crate) fn read_blocks(
             if first {
                 return Err(bad(format!("pcapng section header is cut short: {avail} bytes")));
             }
-            ctx.cut_short(feeder, None, offset, "block header", 8, avail, false);
+            // With its type readable, a cut-short packet block still gets its number.
+            let packet =
+                read_u32(win, field::BLOCK_TYPE, st.bo).filter(|t| matches!(*t, BT_EPB | BT_SPB | BT_PB));
+            let record = packet.map(|_| st.records + 1);
+            let what = if record.is_some() { "record header" } else { "block header" };
+            ctx.cut_short(feeder, record, offset, what, 8, avail, false);
             break;
         };
         if raw_type == BT_SHB {
@@ -229,7 +234,12 @@ pub(crate) fn read_blocks(
                 _ => None,
             };
             let Some(order) = order else {
-                let what = "section header block has no valid byte-order magic".to_string();
+                let found = win.get(field::SHB_BYTE_ORDER..field::SHB_BYTE_ORDER + 4).unwrap_or(&[]);
+                let hex: Vec<String> = found.iter().map(|b| format!("{b:02x}")).collect();
+                let what = format!(
+                    "section header block has no byte-order magic: expected 1a2b3c4d or 4d3c2b1a, found {}",
+                    hex.join(" ")
+                );
                 if first {
                     return Err(bad(what));
                 }
@@ -248,7 +258,8 @@ pub(crate) fn read_blocks(
         let record = is_packet.then_some(st.records + 1);
         let min_len = if btype == BT_SHB { field::SHB_MIN_LEN } else { field::BLOCK_OVERHEAD };
         if (len32 as usize) < min_len || !len32.is_multiple_of(4) {
-            let what = format!("block length {len32} is impossible (under {min_len} or not a multiple of 4)");
+            let what =
+                format!("block length {len32} is impossible: expected a multiple of 4, at least {min_len}");
             if first {
                 return Err(bad(format!("pcapng section header: {what}")));
             }
@@ -325,19 +336,24 @@ pub(crate) fn read_blocks(
 fn interface(ctx: &mut Ctx<'_>, st: &mut State, body: &[u8], offset: u64) {
     let bo = st.bo;
     let global = st.ifaces.len() as u32;
-    let (link_raw, snaplen) =
-        match (read_u16(body, field::IDB_LINKTYPE, bo), read_u32(body, field::IDB_SNAPLEN, bo)) {
-            (Some(l), Some(s)) => (u32::from(l), s),
-            _ => {
-                ctx.warn(
+    let (link_raw, snaplen) = match (
+        read_u16(body, field::IDB_LINKTYPE, bo),
+        read_u32(body, field::IDB_SNAPLEN, bo),
+    ) {
+        (Some(l), Some(s)) => (u32::from(l), s),
+        _ => {
+            ctx.warn(
                     None,
                     Some(offset),
-                    format!("interface {global}'s description block is too short ({} bytes)", body.len()),
+                    format!(
+                        "interface {global}'s description block is too short: expected at least 8 body bytes, found {}",
+                        body.len()
+                    ),
                     "its packets are skipped".to_string(),
                 );
-                (0xffff, 0)
-            }
-        };
+            (0xffff, 0)
+        }
+    };
     let mut tsresol = 6u8;
     let mut tsoffset_s = 0i64;
     let mut name = None;
@@ -410,7 +426,12 @@ fn packet(
         }
     };
     let Some((local, units, caplen, orig_len, data_at)) = fields else {
-        ctx.skip_record(record, offset, format!("packet block is too short ({} body bytes)", body.len()));
+        let needed = if btype == BT_SPB { field::SPB_DATA } else { field::EPB_DATA };
+        ctx.skip_record(
+            record,
+            offset,
+            format!("packet block is too short: expected at least {needed} body bytes, found {}", body.len()),
+        );
         return;
     };
     let Some(&global) = st.section_ifaces.get(local as usize) else {
@@ -437,7 +458,7 @@ fn packet(
         ctx.skip_record(
             record,
             offset,
-            format!("captured length {caplen} exceeds the block's {room} data bytes"),
+            format!("captured length {caplen} exceeds the {room} data bytes its block holds"),
         );
         return;
     } else {
@@ -454,6 +475,7 @@ fn packet(
         None => st.last_ts_ns,
     };
     st.last_ts_ns = ts_ns;
+    ctx.odd.note(record, offset, ts_ns, caplen, if btype == BT_SPB { 0 } else { iface.snaplen });
     let data = body.get(data_at..data_at + caplen).unwrap_or(&[]);
     on_record(&RawRecord {
         ts_ns,

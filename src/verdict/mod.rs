@@ -84,7 +84,7 @@ impl Ctx<'_> {
 
     /// Recorded time → capture 1's clock.
     pub fn corrected(&self, capture: usize, ts_ns: i64) -> i64 {
-        ts_ns - self.corr.clocks[capture].offset_ns
+        ts_ns.saturating_sub(self.corr.clocks[capture].offset_ns)
     }
 }
 
@@ -154,7 +154,7 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
     let icmp = f.proto == FlowProto::Icmp;
     let start = f.first_client_ns.unwrap_or(f.first_ns);
     let rtt = match (f.first_client_ns, f.first_reply_ns()) {
-        (Some(a), Some(b)) if b >= a => Some(ms(b - a)),
+        (Some(a), Some(b)) if b >= a => Some(ms(b.saturating_sub(a))),
         _ => None,
     };
     let corrected = ctx.corrected(c, f.first_ns);

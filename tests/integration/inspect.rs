@@ -256,7 +256,7 @@ fn binary_json_parses_back_with_every_contract_field() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "warnings still exit 0; stderr: {stderr}");
     assert!(
-        stderr.contains("tuplecorr: warning: cut: record 3 at byte 172: record is cut short"),
+        stderr.contains(&format!("tuplecorr: warning: {b} (cut): record 3 at byte 172: record is cut short")),
         "{stderr}"
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
@@ -316,7 +316,8 @@ fn binary_not_a_capture_exits_2_and_still_reports_the_others() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "tuplecorr: error: {bad}: not a pcap, pcapng or gzip file (starts with 23 20 74 75)"
+            "tuplecorr: error: {bad}: not a pcap, pcapng or gzip file: expected a capture's magic number at \
+             byte 0, found 23 20 74 75; skipped it"
         )),
         "{stderr}"
     );

@@ -279,17 +279,32 @@ fn edge_caplen_above_snaplen_is_accepted() {
     let (recs, info) = edge("snaplen-exceeded.pcap");
     assert_eq!(info.interfaces[0].snaplen, 64);
     assert_eq!(recs.iter().map(|r| r.data.len()).collect::<Vec<_>>(), vec![58, 58, 83]);
-    assert!(info.warnings.is_empty());
+    let messages: Vec<String> = info.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        messages,
+        vec![format!(
+            "{}: record 3 at byte 172: 1 record is longer than the interface's snaplen (83 bytes, \
+             snaplen 64); read it whole (up to the 262144-byte cap)",
+            testdata("edge/snaplen-exceeded.pcap").display()
+        )]
+    );
 }
 
 #[test]
 fn edge_nanosecond_fraction_overflow_is_carried_and_warned_once() {
     let (recs, info) = edge("ns-fraction-overflow.pcap");
     assert_eq!(recs.iter().map(|r| r.ts_ns - T0_NS).collect::<Vec<_>>(), vec![1_500_000_000, 1_000_000_000]);
-    assert_eq!(info.warnings.len(), 1);
+    assert_eq!(info.warnings.len(), 2, "{:?}", info.warnings);
     let w = &info.warnings[0];
     assert_eq!((w.record, w.byte_offset), (Some(1), Some(24)));
     assert!(w.problem.contains("1500000000 ns") && w.problem.contains("2 such records"), "{}", w.problem);
+    // 1.5 s carried, then 1.0 s: the second record goes back in time
+    assert_eq!(
+        info.warnings[1].message(),
+        "1 record has a timestamp earlier than the record before it (500 ms back); kept it; \
+          flows use each packet's own time"
+    );
+    assert_eq!((info.warnings[1].record, info.warnings[1].byte_offset), (Some(2), Some(98)));
 }
 
 #[test]
@@ -466,9 +481,10 @@ fn edge_unusable_files_are_errors_of_the_right_kind() {
     // a folder opens but cannot be read
     assert!(matches!(edge_err(""), ReadErrorKind::Io(_)));
     let err = read_file(&testdata("edge/not-a-capture.txt")).unwrap_err();
-    assert!(err
-        .to_string()
-        .ends_with("not-a-capture.txt: not a pcap, pcapng or gzip file (starts with 23 20 74 75)"));
+    assert!(err.to_string().ends_with(
+        "not-a-capture.txt: not a pcap, pcapng or gzip file: expected a capture's magic number at byte 0, \
+             found 23 20 74 75"
+    ));
 }
 
 #[test]
