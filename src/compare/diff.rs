@@ -83,18 +83,6 @@ fn reply_path_text(r: &Request) -> String {
     }
 }
 
-fn outcome_text(r: &Request) -> String {
-    let o = &r.outcome;
-    let mut text = o.kind.name().to_string();
-    if let Some(icmp) = &o.icmp {
-        text.push_str(&format!(" {icmp}"));
-    }
-    if let Some(by) = &o.by {
-        text.push_str(&format!(" by {by}"));
-    }
-    text
-}
-
 fn summarize(requests: &[&Request], labels: &[String]) -> SideSummary {
     let sources = labels
         .iter()
@@ -116,7 +104,7 @@ fn summarize(requests: &[&Request], labels: &[String]) -> SideSummary {
         requests: requests.len() as u64,
         sources,
         reply_paths: distinct(reply_path_text),
-        outcomes: distinct(outcome_text),
+        outcomes: distinct(crate::report::table::outcome_sender_text),
     }
 }
 

@@ -93,6 +93,15 @@ pub fn reply_text(r: &Request) -> String {
 
 /// The outcome column: kind, ICMP type/code, sender and where it came in.
 pub fn outcome_text(r: &Request) -> String {
+    let mut text = outcome_sender_text(r);
+    if let Some(origin) = &r.outcome.origin {
+        text.push_str(&format!(" at {origin}"));
+    }
+    text
+}
+
+/// Kind, ICMP type/code and sender of the outcome, e.g. `icmp-error 3/13 by 198.18.10.1`.
+pub fn outcome_sender_text(r: &Request) -> String {
     let o = &r.outcome;
     let mut text = o.kind.name().to_string();
     if let Some(icmp) = &o.icmp {
@@ -100,9 +109,6 @@ pub fn outcome_text(r: &Request) -> String {
     }
     if let Some(by) = &o.by {
         text.push_str(&format!(" by {by}"));
-    }
-    if let Some(origin) = &o.origin {
-        text.push_str(&format!(" at {origin}"));
     }
     text
 }
