@@ -1,72 +1,23 @@
 //! Findings → JSON (one pretty object) and NDJSON (one request object a line,
 //! nothing else). Takes `Findings`; gives bytes that depend only on the findings
-//! (field order is the model's, ms values rounded to the microsecond here, at
-//! write time). Never reorders or filters requests.
+//! (field order is the model's; ms values are rounded to the microsecond by
+//! the model's serializers, without copying the findings). Never reorders or filters requests.
 
-use crate::verdict::{Boundary, CaptureSummary, Findings, Request};
+use crate::verdict::Findings;
 use std::io::{self, Write};
 
-/// Decimals kept in `*_ms` values: 3 = microseconds, below any capture's clock precision.
-pub const MS_DECIMALS: i32 = 3;
-
-/// Rounds a millisecond value to [`MS_DECIMALS`] decimals (and `-0` to `0`), so
-/// reports do not print float noise such as `0.30999999999999994`.
-pub fn round_ms(ms: f64) -> f64 {
-    if !ms.is_finite() {
-        return ms;
-    }
-    let scale = 10f64.powi(MS_DECIMALS);
-    let rounded = (ms * scale).round() / scale;
-    if rounded == 0.0 {
-        0.0
-    } else {
-        rounded
-    }
-}
-
-fn rounded_capture(c: &CaptureSummary) -> CaptureSummary {
-    CaptureSummary {
-        clock_offset_ms: round_ms(c.clock_offset_ms),
-        offset_spread_ms: round_ms(c.offset_spread_ms),
-        ..c.clone()
-    }
-}
-
-fn rounded_boundary(b: &Boundary) -> Boundary {
-    Boundary { delay_ms: b.delay_ms.map(round_ms), ..b.clone() }
-}
-
-/// The request with its ms values rounded.
-pub fn rounded_request(r: &Request) -> Request {
-    let mut r = r.clone();
-    for hop in &mut r.captures {
-        hop.rtt_ms = hop.rtt_ms.map(round_ms);
-    }
-    r
-}
-
-/// The findings with every ms value rounded.
-pub fn rounded(f: &Findings) -> Findings {
-    Findings {
-        tuplecorr: f.tuplecorr.clone(),
-        captures: f.captures.iter().map(rounded_capture).collect(),
-        boundaries: f.boundaries.iter().map(rounded_boundary).collect(),
-        requests: f.requests.iter().map(rounded_request).collect(),
-        unmatched: f.unmatched.clone(),
-        warnings: f.warnings.clone(),
-    }
-}
+pub use crate::verdict::{round_ms, MS_DECIMALS};
 
 /// `--format json`: the whole findings as one pretty-printed object and a newline.
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &rounded(findings))?;
+    serde_json::to_writer_pretty(&mut *out, findings)?;
     writeln!(out)
 }
 
 /// `--format ndjson`: one request object a line, nothing else.
 pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     for r in &findings.requests {
-        serde_json::to_writer(&mut *out, &rounded_request(r))?;
+        serde_json::to_writer(&mut *out, r)?;
         writeln!(out)?;
     }
     Ok(())
@@ -76,6 +27,7 @@ pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> 
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
+    use crate::verdict::Request;
 
     #[test]
     fn ms_values_round_to_microseconds() {

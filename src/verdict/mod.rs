@@ -97,7 +97,7 @@ pub(crate) fn proto_of(f: &Flow) -> Proto {
 }
 
 fn ms(ns: i64) -> f64 {
-    (ns as f64 / 1e6 * 1000.0).round() / 1000.0
+    round_ms(ns as f64 / 1e6)
 }
 
 fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {

@@ -3,7 +3,38 @@
 //! serialises these; `compare` reads them back. Plain data, no behaviour.
 
 pub use crate::correlate::{Evidence, Strength};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// Decimals kept in `*_ms` values: 3 = microseconds, below any capture's clock precision.
+pub const MS_DECIMALS: i32 = 3;
+
+/// Rounds a millisecond value to [`MS_DECIMALS`] decimals (and `-0` to `0`), so
+/// reports do not print float noise such as `0.30999999999999994`.
+pub fn round_ms(ms: f64) -> f64 {
+    if !ms.is_finite() {
+        return ms;
+    }
+    let scale = 10f64.powi(MS_DECIMALS);
+    let rounded = (ms * scale).round() / scale;
+    if rounded == 0.0 {
+        0.0
+    } else {
+        rounded
+    }
+}
+
+/// Serializes an ms value rounded (whatever the findings hold).
+fn ser_ms<S: Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_ms(*ms))
+}
+
+/// Serializes an optional ms value rounded.
+fn ser_opt_ms<S: Serializer>(ms: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match ms {
+        Some(v) => s.serialize_some(&round_ms(*v)),
+        None => s.serialize_none(),
+    }
+}
 
 /// Everything a report shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,7 +57,9 @@ pub struct CaptureSummary {
     pub packets: u64,
     pub flows: u64,
     /// Positive: this capture's clock runs ahead of capture 1's.
+    #[serde(serialize_with = "ser_ms")]
     pub clock_offset_ms: f64,
+    #[serde(serialize_with = "ser_ms")]
     pub offset_spread_ms: f64,
     pub offset_samples: u64,
     pub offset_method: OffsetMethod,
@@ -52,6 +85,7 @@ pub enum OffsetMethod {
 pub struct Boundary {
     /// `A->B`, A nearer the client.
     pub between: String,
+    #[serde(serialize_with = "ser_opt_ms")]
     pub delay_ms: Option<f64>,
     pub ttl_decrement: Option<i64>,
     /// `kept`, `remapped`, `mixed` or `unknown`.
@@ -112,7 +146,7 @@ pub struct Hop {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     pub reply_seen: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_ms")]
     pub rtt_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_to_server: Option<u64>,
