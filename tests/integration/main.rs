@@ -13,6 +13,7 @@ mod adversarial;
 mod cli;
 mod decode;
 mod formats;
+mod golden;
 mod inspect;
 mod lab;
 mod lab_reports;

@@ -1,0 +1,177 @@
+//! Golden outputs: the binary's exact bytes for every lab scenario in every
+//! report format (table, summary, CSV, JSON, NDJSON), for `compare` on two lab
+//! pairs, and for a generated three-point set. They pin the output contract:
+//! a refactor must leave them byte-identical, and a deliberate change of the
+//! contract re-blesses them in the same commit:
+//!
+//!     TUPLECORR_BLESS=1 cargo test golden
+//!
+//! then review `git diff testdata/golden`. The binary runs inside the scenario's
+//! folder with relative file names, so no path of this machine enters a file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/golden")
+}
+
+fn blessing() -> bool {
+    std::env::var_os("TUPLECORR_BLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Runs the binary in `dir` and returns its standard output; panics with its
+/// standard error when it does not exit 0.
+fn run_in(dir: &Path, args: &[String]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run tuplecorr");
+    assert!(
+        out.status.success(),
+        "tuplecorr {args:?} in {} exited {:?}: {}",
+        dir.display(),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Compares `got` with the golden file `name` (or writes it when blessing);
+/// returns a one-line failure instead of panicking so one run lists them all.
+fn check(name: &str, got: &[u8]) -> Option<String> {
+    let path = golden_dir().join(name);
+    if blessing() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return None;
+    }
+    let want = match std::fs::read(&path) {
+        Ok(w) => w,
+        Err(e) => {
+            return Some(format!("{name}: cannot read golden file ({e}); bless with TUPLECORR_BLESS=1"))
+        }
+    };
+    if want == got {
+        return None;
+    }
+    let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
+    let line = w
+        .lines()
+        .zip(g.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(w.lines().count().min(g.lines().count()));
+    Some(format!(
+        "{name}: differs at line {}:\n  golden: {}\n  got:    {}",
+        line + 1,
+        w.lines().nth(line).unwrap_or("<end>"),
+        g.lines().nth(line).unwrap_or("<end>")
+    ))
+}
+
+fn report(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} golden outputs differ (if the change is deliberate: TUPLECORR_BLESS=1 cargo test golden, then review git diff testdata/golden):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The capture files of a lab scenario, in path order (from its expected.json).
+fn lab_files(dir: &Path) -> Vec<String> {
+    let exp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    let index = std::fs::read_to_string(dir.parent().unwrap().join("index.tsv")).unwrap();
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    let row = index.lines().find(|l| l.split('\t').next() == Some(name)).expect("scenario in index.tsv");
+    let files: Vec<String> = row.split('\t').nth(1).unwrap().split(',').map(str::to_string).collect();
+    assert_eq!(files.len(), exp["captures"].as_object().unwrap().len(), "{name}: index.tsv vs expected.json");
+    files
+}
+
+fn lab_scenarios() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 16, "lab scenarios missing under {}", root.display());
+    dirs
+}
+
+/// Every format of the main form on `files` run in `dir`, checked against `prefix.*`.
+fn every_format(dir: &Path, files: &[String], prefix: &str, failures: &mut Vec<String>) {
+    let forms: [(&str, &[&str]); 5] = [
+        ("table.txt", &["--format", "table", "--color", "never"]),
+        ("summary.txt", &["--summary", "--color", "never"]),
+        ("csv", &["--format", "csv"]),
+        ("json", &["--format", "json"]),
+        ("ndjson", &["--format", "ndjson"]),
+    ];
+    for (ext, flags) in forms {
+        let mut args: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        args.push("--quiet".into());
+        args.extend(files.iter().cloned());
+        failures.extend(check(&format!("{prefix}.{ext}"), &run_in(dir, &args)));
+    }
+}
+
+#[test]
+fn golden_lab_scenarios_every_format() {
+    let mut failures = Vec::new();
+    for dir in lab_scenarios() {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        every_format(&dir, &lab_files(&dir), &format!("lab/{name}"), &mut failures);
+    }
+    report(failures);
+}
+
+#[test]
+fn golden_compare_on_lab_pairs() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
+    let list =
+        |s: &str| lab_files(&root.join(s)).iter().map(|f| format!("{s}/{f}")).collect::<Vec<_>>().join(",");
+    let mut failures = Vec::new();
+    for (before, after) in [("preserved", "masquerade-node"), ("masquerade-node", "masquerade-pod")] {
+        for format in ["table", "csv", "json", "ndjson"] {
+            let args: Vec<String> = ["compare", "--quiet", "--format", format]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([list(before), list(after)])
+                .collect();
+            let ext = if format == "table" { "txt" } else { format };
+            failures.extend(check(&format!("compare/{before}--{after}.{ext}"), &run_in(&root, &args)));
+        }
+    }
+    report(failures);
+}
+
+/// A generated three-point set (the benchmark mix: SNAT with remapped ports,
+/// clocks +2.75 s / -1.3 s, lost requests and replies, background flows).
+#[test]
+fn golden_generated_set_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let points = tuplecorr::synth::mix_points();
+    let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
+    for c in 0..300 {
+        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
+        for (k, pkts) in captures.points.into_iter().enumerate() {
+            caps[k].extend(pkts);
+        }
+    }
+    let mut files = Vec::new();
+    for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
+        pkts.sort_by_key(|(ts, _, _)| *ts);
+        let mut f = std::fs::File::create(dir.path().join(format!("{label}.pcap"))).unwrap();
+        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
+        files.push(format!("{label}.pcap"));
+    }
+    let mut failures = Vec::new();
+    every_format(dir.path(), &files, "generated/mix-300", &mut failures);
+    report(failures);
+}
