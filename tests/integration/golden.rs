@@ -156,21 +156,7 @@ fn golden_compare_on_lab_pairs() {
 #[test]
 fn golden_generated_set_every_format() {
     let dir = tempfile::tempdir().unwrap();
-    let points = tuplecorr::synth::mix_points();
-    let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
-    for c in 0..300 {
-        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
-        for (k, pkts) in captures.points.into_iter().enumerate() {
-            caps[k].extend(pkts);
-        }
-    }
-    let mut files = Vec::new();
-    for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
-        pkts.sort_by_key(|(ts, _, _)| *ts);
-        let mut f = std::fs::File::create(dir.path().join(format!("{label}.pcap"))).unwrap();
-        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
-        files.push(format!("{label}.pcap"));
-    }
+    let files = crate::util::write_mix_set(dir.path(), 300);
     let mut failures = Vec::new();
     every_format(dir.path(), &files, "generated/mix-300", &mut failures);
     report(failures);
