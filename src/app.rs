@@ -64,11 +64,18 @@ fn stopped(e: crate::read::ReadError) -> AppError {
 /// The main form: correlate the captures and write the report.
 pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
+    if args.summary && args.report_format() != Format::Table {
+        return Err(UsageError(
+            "--summary is the table's summary only; leave it out for CSV, JSON or NDJSON".into(),
+        )
+        .into());
+    }
     let target =
         crate::output::target(args.output.as_deref(), &crate::output::capture_inputs(&config.captures))?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
     let mut findings =
         with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))?.map_err(stopped)?;
+    findings.warnings.extend(crate::checks::all(&config, &findings));
     print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
     if !args.all {

@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod compare;
 pub mod config;
