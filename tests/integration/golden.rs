@@ -161,3 +161,35 @@ fn golden_generated_set_every_format() {
     every_format(dir.path(), &files, "generated/mix-300", &mut failures);
     report(failures);
 }
+
+/// Every golden JSON report reads back into the model and is written again
+/// byte for byte (what `compare` relies on when it loads a report), and every
+/// golden NDJSON line is the matching request of the JSON report: no key is
+/// dropped, added or rounded differently on the way.
+#[test]
+fn golden_json_reads_back_and_writes_the_same_bytes() {
+    let mut checked = 0;
+    for dir in ["lab", "generated"] {
+        for entry in std::fs::read_dir(golden_dir().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let findings: tuplecorr::verdict::Findings = serde_json::from_slice(&bytes).unwrap();
+            let mut again = Vec::new();
+            tuplecorr::report::json::write_json(&findings, &mut again).unwrap();
+            assert!(again == bytes, "{} does not survive a read and write", path.display());
+            let ndjson = std::fs::read(path.with_extension("ndjson")).unwrap();
+            let mut lines = Vec::new();
+            tuplecorr::report::json::write_ndjson(&findings, &mut lines).unwrap();
+            assert!(
+                lines == ndjson,
+                "{} is not the requests of the JSON report",
+                path.with_extension("ndjson").display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 17, "{checked} golden JSON files");
+}
