@@ -1,8 +1,9 @@
 //! Where a report goes (`-o`), written so that nothing is ever destroyed:
 //!
 //! - no `-o`, or `-o -`: standard output;
-//! - an existing target that is not a regular file (`/dev/null`, `/dev/stdout`,
-//!   a FIFO, a socket, a terminal): opened and written directly, never replaced;
+//! - an existing target that is not a regular file (`/dev/null`, a FIFO, a
+//!   socket, a terminal), or anything under `/dev` or `/proc` (`/dev/stdout`
+//!   redirected to a file): opened and written directly, never replaced;
 //! - a regular file or a new name: written to a temporary file beside the final
 //!   target, then renamed over it, so a failed run never leaves half a report.
 //!   A symlink is written through: the temporary file goes beside the file the
@@ -109,7 +110,10 @@ pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageErro
                     input.path.display()
                 )));
             }
-            if !meta.is_file() {
+            // /dev/stdout, /dev/fd/1, /proc/self/fd/1 name an open file of this
+            // process (maybe a regular file the shell opened): write to it,
+            // never replace what the name resolves to.
+            if !meta.is_file() || path.starts_with("/dev") || path.starts_with("/proc") {
                 return Ok(Target::Direct(path.to_path_buf()));
             }
             Ok(replace_at(&final_path(path)))
@@ -186,7 +190,8 @@ pub fn write_to(
                 message: format!("{}: cannot write the report", path.display()),
                 source,
             };
-            let file = fs::OpenOptions::new().write(true).open(path).map_err(err)?;
+            // append: a no-op for devices and FIFOs; right for `>>` behind /dev/stdout
+            let file = fs::OpenOptions::new().append(true).open(path).map_err(err)?;
             let mut out = io::BufWriter::new(file);
             write(&mut out).and_then(|()| out.flush()).map_err(err)
         }

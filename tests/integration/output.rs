@@ -80,6 +80,32 @@ fn dev_null_is_written_and_stays_a_device() {
     assert_eq!(names(dir.path()), ["backend.pcap", "decap.pcap", "egress.pcap"]);
 }
 
+#[test]
+fn dev_stdout_redirected_to_a_file_writes_the_file_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    lab_copy(dir.path());
+    let out = std::fs::File::create(dir.path().join("redirected.csv")).unwrap();
+    let o = bin()
+        .current_dir(dir.path())
+        .args([
+            "--quiet",
+            "--format",
+            "csv",
+            "-o",
+            "/dev/stdout",
+            "decap.pcap",
+            "egress.pcap",
+            "backend.pcap",
+        ])
+        .stdout(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("redirected.csv")).unwrap(), csv_on_stdout(dir.path()));
+    assert!(std::fs::symlink_metadata("/dev/stdout").unwrap().file_type().is_symlink());
+    assert_eq!(names(dir.path()), ["backend.pcap", "decap.pcap", "egress.pcap", "redirected.csv"]);
+}
+
 /// As a user who may not create files in /dev: the report goes to /dev/null
 /// itself, never through a temporary file beside it.
 #[test]
