@@ -3,7 +3,8 @@
 //! positioned at the file header; gives each record to the callback with its
 //! timestamp in UTC ns. Captured lengths are checked against `MAX_PCAP_RECORD`
 //! before anything is buffered; a caplen above the snaplen is accepted up to that
-//! cap. Never decodes packets, never allocates per record.
+//! cap. Major version 2 only; a minor version other than 4 is read with one
+//! warning. Never decodes packets, never allocates per record.
 
 use super::feeder::Feeder;
 use super::{read_u16, read_u32};

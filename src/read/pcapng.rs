@@ -1,6 +1,8 @@
 //! pcapng framing: sections in either byte order, interface description blocks
 //! (`if_tsresol` powers of ten and of two, `if_tsoffset`, `if_name`, snaplen),
-//! enhanced, simple and obsolete packet blocks; other blocks are skipped. Takes a
+//! enhanced, simple and obsolete packet blocks; other blocks are skipped. Sections
+//! of version 1.x are read (one warning for the first that is not 1.0); a later
+//! section of another major version is skipped with a warning. Takes a
 //! `Feeder` positioned at the first section header block; gives each packet to the
 //! callback with interfaces numbered across sections in file order. Block lengths
 //! are checked against `MAX_PCAPNG_BLOCK` before the block is buffered; options are
