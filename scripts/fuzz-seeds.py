@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 MAX_SEED = 12 * 1024
 # decode_packet selector byte per pcap link type
-SELECTOR = {1: 0, 101: 1, 12: 1, 14: 1, 228: 2, 229: 3, 113: 4, 276: 5, 0: 6, 108: 7}
+SELECTOR = {1: 0, 101: 1, 12: 1, 14: 1, 228: 2, 229: 3, 113: 4, 276: 5, 0: 6, 108: 7, 9: 10, 50: 11, 104: 12, 239: 13}
 
 
 def put(target, data):

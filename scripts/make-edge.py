@@ -169,13 +169,41 @@ def null(ip, family, order):
     return struct.pack(order + "I", family) + ip
 
 
+def ppp(ip, hdlc=True, compressed=False):
+    # optional address 0xff + control 0x03, then protocol 0x0021 IPv4 / 0x0057 IPv6
+    # (one byte with protocol-field compression)
+    proto = 0x57 if is_v6(ip) else 0x21
+    head = bytes([0xFF, 0x03]) if hdlc else b""
+    return head + (bytes([proto]) if compressed else struct.pack("!H", proto)) + ip
+
+
+def chdlc(ip, address=0x0F):
+    # address (0x0f unicast, 0x8f broadcast), control 0, ethertype
+    return struct.pack("!BBH", address, 0, ethertype(ip)) + ip
+
+
+def nflog(ip, order="<", prefix=b"k8s-fw-drop", rid=5):
+    """NFLOG (239): family, version 0, resource id (big-endian), then TLVs whose
+    length and type are in the capturing host's byte order, padded to 4 bytes:
+    NFULA_PACKET_HDR (1), NFULA_PREFIX (10), NFULA_UID (11), NFULA_PAYLOAD (9)."""
+    def tlv(ty, value):
+        t = struct.pack(order + "HH", 4 + len(value), ty) + value
+        return t + b"\0" * (-len(t) % 4)
+    family = 10 if is_v6(ip) else 2
+    out = struct.pack("!BBH", family, 0, rid)
+    out += tlv(1, struct.pack("!HBx", ethertype(ip), 3))
+    out += tlv(10, prefix + b"\0")
+    out += tlv(11, struct.pack("!I", 0))
+    return out + tlv(9, ip)
+
+
 # ---------------------------------------------------------------- writers
 
 
-def pcap(records, link=1, order="<", nanos=False, modified=False, snaplen=262144, linkfield=None):
+def pcap(records, link=1, order="<", nanos=False, modified=False, snaplen=262144, linkfield=None, minor=4):
     """records: (sec, frac, data[, orig_len])."""
     magic = 0xA1B2CD34 if modified else (0xA1B23C4D if nanos else 0xA1B2C3D4)
-    out = struct.pack(order + "IHHiIII", magic, 2, 4, 0, 0, snaplen, link if linkfield is None else linkfield)
+    out = struct.pack(order + "IHHiIII", magic, 2, minor, 0, 0, snaplen, link if linkfield is None else linkfield)
     for r in records:
         sec, frac, data = r[0], r[1], r[2]
         orig = r[3] if len(r) > 3 else len(data)
@@ -208,7 +236,7 @@ def idb(link, snaplen=0, opts=(), order="<"):
 
 
 def epb(iface, units, data, order="<", orig=None):
-    body = struct.pack(order + "IIIII", iface, units >> 32, units & 0xFFFFFFFF, len(data), orig or len(data))
+    body = struct.pack(order + "IIIII", iface, units >> 32, units & 0xFFFFFFFF, len(data), len(data) if orig is None else orig)
     return block(6, body + data, order)
 
 
@@ -228,6 +256,14 @@ def us(sec, usec):
 # ---------------------------------------------------------------- the files
 
 FILES = []  # (name, bytes, what it exercises, [packet descriptions])
+
+# Captures made by real tools (not rewritten here), listed in index.tsv.
+KEPT = [
+    ("nflog-tcpdump.pcap",
+     "NFLOG (239) from tcpdump -i nflog:5 (scripts/capture-nflog.sh): nftables log group 5 in a namespace, LE host",
+     ["tcp 198.18.77.1:60390>198.18.77.1:8080 [S]", "[A]", "[AP] len=20", "[AF]",
+      "udp [2001:db8:77::1]:40573>[2001:db8:77::1]:5353 len=12", "tcp [A]"]),
+]
 
 
 def add(name, data, what, pkts=()):
@@ -331,6 +367,45 @@ def main():
     add("pcapng-truncated.pcapng", ngtrunc[:-20],
         "pcapng: last EPB cut 20 bytes short", hs[:1])
 
+    # Link types carrying plain IP (PPP, Cisco HDLC, NFLOG) and ones not decoded
+    pppk = [hs[0], v6_tcp(SYN, 51517, 443, 3000, mss=1440), hs[1]]
+    lcp = bytes.fromhex("ff03c021010100040000")  # LCP Configure-Request: not IP
+    add("ppp9.pcap", pcap([(T0, 0, ppp(pppk[0].ip)), (T0, 1, ppp(pppk[1].ip, hdlc=False)),
+                           (T0, 2, ppp(pppk[2].ip, compressed=True)), (T0, 3, lcp)], link=9),
+        "PPP (9): ff03+0x0021 IPv4; no address/control, 0x0057 IPv6; compressed protocol 0x21; then an LCP frame (not IP)",
+        pppk + [Pkt(b"", "LCP Configure-Request (not IP)")])
+    add("ppp-hdlc50.pcap", pcap([(T0, 0, ppp(pppk[0].ip)), (T0, 1, ppp(pppk[1].ip))], link=50),
+        "PPP in HDLC-like framing (50): ff03 0021 IPv4, ff03 0057 IPv6", pppk[:2])
+    slarp = bytes.fromhex("8f008035") + bytes(18)
+    add("chdlc104.pcap", pcap([(T0, 0, chdlc(hs[0].ip)), (T0, 1, chdlc(pppk[1].ip, 0x8F)), (T0, 2, slarp)], link=104),
+        "Cisco HDLC (104): 0f00 0800 IPv4, 8f00 86dd IPv6, then a SLARP keepalive (8035, not IP)",
+        pppk[:2] + [Pkt(b"", "SLARP keepalive (not IP)")])
+    nfk = [hs[0], v6_udp(40002, 53, DNS_Q)]
+    add("nflog239-be.pcap", pcap([(T0, i, nflog(p.ip, ">")) for i, p in enumerate(nfk)], link=239, order=">"),
+        "NFLOG (239) from a big-endian host: big-endian file, TLV lengths and types big-endian; prefix k8s-fw-drop", nfk)
+    add("fddi10.pcap", pcap([(T0, 0, bytes(13) + hs[0].ip), (T0, 1, bytes(13) + hs[1].ip)], link=10),
+        "FDDI (10), not decoded: two records skipped with one warning naming FDDI", hs[:2])
+    idle = shb() + idb(1) + idb(10) + idb(105) + epb(0, us(T0, 70), eth(hs[0].ip))
+    add("pcapng-idle-interfaces.pcapng", idle,
+        "pcapng: interface 0 Ethernet with a packet; interfaces 1 (FDDI) and 2 (IEEE802_11) have none: no warning", hs[:1])
+
+    # Versions and lengths that are odd but readable --------------------------
+    v11 = shb(minor=1) + idb(1) + epb(0, us(T0, 80), eth(hs[0].ip)) + shb(minor=2) + idb(1) + epb(0, us(T0, 81), eth(hs[1].ip))
+    add("pcapng-version-1-1.pcapng", v11,
+        "pcapng: sections of version 1.1 and 1.2: read, one warning", hs[:2])
+    add("pcap-version-2-5.pcap", pcap([(T0, i, eth(p.ip)) for i, p in enumerate(hs[:2])], minor=5),
+        "pcap version 2.5: read, one warning", hs[:2])
+    over = [(T0, 0, eth(hs[0].ip)), (T0, 1, eth(hs[1].ip), 40), (T0, 2, eth(hs[2].ip), 60)]
+    add("caplen-over-orig.pcap", pcap(over),
+        "records 2 and 3 have captured length above original length (58 > 40, 83 > 60): read, one warning", hs)
+    ngover = shb() + idb(1) + epb(0, us(T0, 90), eth(hs[0].ip), orig=14)
+    add("pcapng-caplen-over-orig.pcapng", ngover,
+        "pcapng: an EPB with captured length 58, original length 14: read, one warning", hs[:1])
+    later2 = (shb() + idb(1) + epb(0, us(T0, 100), eth(hs[0].ip)) + shb(major=2) + idb(1)
+              + epb(0, us(T0, 101), eth(hs[1].ip)) + shb() + idb(1) + epb(0, us(T0, 102), eth(hs[2].ip)))
+    add("pcapng-later-version-2.pcapng", later2,
+        "pcapng: three sections, the second of version 2.0: skipped with a warning, records 1 and 3 read", [hs[0], hs[2]])
+
     # gzip --------------------------------------------------------------------
     plain = pcap([(T0, i * 1000, eth(p.ip)) for i, p in enumerate(hs)])
     cut = 24 + 16 + len(eth(hs[0].ip)) + 5  # second member starts inside record 2
@@ -362,6 +437,8 @@ def main():
     with open(os.path.join(OUT, "index.tsv"), "w") as f:
         f.write("file\texercises\tpackets\tcontents\n")
         for name, _, what, descs in FILES:
+            f.write(f"{name}\t{what}\t{len(descs)}\t{'; '.join(descs)}\n")
+        for name, what, descs in KEPT:
             f.write(f"{name}\t{what}\t{len(descs)}\t{'; '.join(descs)}\n")
     print(f"wrote {len(FILES)} files to {os.path.normpath(OUT)}")
 

@@ -84,10 +84,13 @@ pub struct Inspection {
 pub struct InterfaceOut {
     /// Interface index in the capture (pcapng: across sections, in file order).
     pub index: u32,
-    /// `ethernet`, `raw`, `sll`, `sll2`, `null`, ..., `unknown-N`.
+    /// `ethernet`, `raw`, `sll`, `sll2`, `null`, `ppp`, `nflog`, ...; a type
+    /// not decoded has its registry name in lower case (`fddi`) or `unknown-N`.
     pub link_type: String,
     /// The LINKTYPE_* number.
     pub link_type_number: u32,
+    /// False when tuplecorr does not decode this link type (its packets are skipped).
+    pub decoded: bool,
     /// Largest record the capturer kept, bytes (pcapng: 0 means no limit).
     pub snaplen: u32,
     /// `us`, `ns`, `2^-20 s`, ...
@@ -303,7 +306,8 @@ impl Tally {
             .map(|(n, i)| InterfaceOut {
                 index: u32::try_from(n).unwrap_or(u32::MAX),
                 link_type: i.link_type.name(),
-                link_type_number: link_type_number(i.link_type),
+                link_type_number: i.link_type.number(),
+                decoded: i.link_type.is_decoded(),
                 snaplen: i.snaplen,
                 ts_resolution: i.ts_resolution.clone(),
                 ts_offset_s: i.ts_offset_s,
@@ -339,22 +343,6 @@ impl Tally {
             top_flows,
             warnings,
         }
-    }
-}
-
-/// The LINKTYPE_* number of a link type (raw IP reads as 101 whatever the file said).
-fn link_type_number(l: read::LinkType) -> u32 {
-    use read::LinkType as L;
-    match l {
-        L::Ethernet => 1,
-        L::RawIp => 101,
-        L::Ipv4 => 228,
-        L::Ipv6 => 229,
-        L::LinuxSll => 113,
-        L::LinuxSll2 => 276,
-        L::Null => 0,
-        L::Loop => 108,
-        L::Unknown(v) => v,
     }
 }
 
@@ -421,7 +409,11 @@ fn write_block(i: &Inspection, out: &mut dyn Write) -> io::Result<()> {
         .map(|f| {
             vec![
                 f.index.to_string(),
-                format!("{} ({})", f.link_type, f.link_type_number),
+                if f.decoded {
+                    format!("{} ({})", f.link_type, f.link_type_number)
+                } else {
+                    format!("{} ({}), not decoded", f.link_type, f.link_type_number)
+                },
                 if f.snaplen == 0 { "none".to_string() } else { f.snaplen.to_string() },
                 f.ts_resolution.clone(),
                 f.packets.to_string(),
@@ -584,7 +576,14 @@ mod tests {
         let k = &i.undecodable_by_kind[0];
         assert_eq!((k.kind.as_str(), k.packets, k.first_record), ("unsupported-link-type", 2, 2));
         assert_eq!(i.protocols.non_ip, 0);
-        assert!(i.warnings.iter().any(|w| w.message.contains("link type 147")), "{:?}", i.warnings);
+        let messages: Vec<&str> = i.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["interface 1 has link type USER0 (147), not decoded; its 2 packets are skipped"]
+        );
+        let iface = &i.interfaces[1];
+        assert_eq!((iface.link_type.as_str(), iface.link_type_number, iface.decoded), ("user0", 147, false));
+        assert!(i.interfaces[0].decoded);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use tuplecorr::decode::decode;
 use tuplecorr::read::{LinkType, RawRecord};
 
 /// The link types tuplecorr decodes, plus one it does not.
-const LINK_TYPES: [LinkType; 10] = [
+const LINK_TYPES: [LinkType; 14] = [
     LinkType::Ethernet,
     LinkType::RawIp,
     LinkType::Ipv4,
@@ -19,6 +19,10 @@ const LINK_TYPES: [LinkType; 10] = [
     LinkType::Loop,
     LinkType::Unknown(147),
     LinkType::Ethernet,
+    LinkType::Ppp,
+    LinkType::PppHdlc,
+    LinkType::CiscoHdlc,
+    LinkType::Nflog,
 ];
 
 fuzz_target!(|data: &[u8]| {

@@ -1,9 +1,10 @@
 //! Link layer → where the IP packet starts. Takes a record's link type and bytes;
 //! gives the offset of the IP header plus what the Linux cooked headers say
 //! (packet type, SLL2 interface index). Ethernet with any stack of 802.1Q /
-//! 802.1ad / 0x9100 tags (bounded), raw IP, SLL, SLL2, BSD null and loop are read
-//! by hand (etherparse has no SLL2 and no null/loopback). Never looks at the IP
-//! header itself: the version nibble decides IPv4 vs IPv6 later.
+//! 802.1ad / 0x9100 tags (bounded), raw IP, SLL, SLL2, BSD null and loop, PPP
+//! (with or without HDLC address and control), Cisco HDLC and NFLOG are read by
+//! hand (etherparse has none of the last ones). Never looks at the IP header
+//! itself: the version nibble decides IPv4 vs IPv6 later.
 
 use super::DecodeError;
 use crate::read::LinkType;
@@ -67,6 +68,36 @@ mod null {
     pub const ETHERTYPE: Range<usize> = 2..4;
 }
 
+/// PPP (RFC 1661) and PPP in HDLC-like framing (RFC 1662).
+mod ppp {
+    /// HDLC address and control bytes that may precede the protocol field.
+    pub const ADDRESS_CONTROL: [u8; 2] = [0xff, 0x03];
+    pub const IPV4: u16 = 0x0021;
+    pub const IPV6: u16 = 0x0057;
+}
+
+/// Cisco HDLC (LINKTYPE_C_HDLC, 104): address, control, ethertype.
+mod chdlc {
+    use std::ops::Range;
+    /// Unicast and broadcast address bytes.
+    pub const ADDRESSES: [u8; 2] = [0x0f, 0x8f];
+    pub const PROTOCOL: Range<usize> = 2..4;
+    pub const HEADER_LEN: usize = 4;
+}
+
+/// Linux netfilter log (LINKTYPE_NFLOG, 239): family (1), version (1), resource
+/// id (2, big-endian), then TLVs whose length (which counts the 4-byte TLV
+/// header) and type are in the byte order of the capturing host, each padded to
+/// 4 bytes. The packet is the value of the payload TLV.
+mod nflog {
+    pub const HEADER_LEN: usize = 4;
+    pub const TLV_HEADER_LEN: usize = 4;
+    /// NFULA_PAYLOAD.
+    pub const PAYLOAD: u16 = 9;
+    /// The type's upper bits are netlink flags (nested, network byte order).
+    pub const TYPE_MASK: u16 = 0x3fff;
+}
+
 /// Where the IP packet starts and what the link layer said about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkInfo {
@@ -121,8 +152,70 @@ pub fn locate_ip(link_type: LinkType, data: &[u8]) -> Result<LinkInfo, DecodeErr
             let family = u32::from_be_bytes(bytes4(data, null::FAMILY, "loop")?);
             family_to_ip(family, data)
         }
+        LinkType::Ppp => ppp_to_ip(data, 0),
+        LinkType::PppHdlc => match data.first() {
+            Some(a) if chdlc::ADDRESSES.contains(a) => cisco_hdlc(data),
+            _ => ppp_to_ip(data, 0),
+        },
+        LinkType::CiscoHdlc => cisco_hdlc(data),
+        LinkType::Nflog => nflog_payload(data).map(LinkInfo::at),
         LinkType::Unknown(_) => Err(DecodeError::UnsupportedLinkType),
     }
+}
+
+/// PPP from `at`: optional 0xff 0x03, then a 1-byte (compressed, odd) or 2-byte
+/// protocol field.
+fn ppp_to_ip(data: &[u8], mut at: usize) -> Result<LinkInfo, DecodeError> {
+    if data.get(at..at + 2) == Some(&ppp::ADDRESS_CONTROL[..]) {
+        at += 2;
+    }
+    let first = *data.get(at).ok_or(DecodeError::Truncated {
+        layer: "ppp",
+        needed: at + 1,
+        available: data.len(),
+    })?;
+    let (protocol, len) =
+        if first & 1 == 1 { (u16::from(first), 1) } else { (be16(data, at..at + 2, "ppp")?, 2) };
+    match protocol {
+        ppp::IPV4 | ppp::IPV6 => Ok(LinkInfo::at(at + len)),
+        other => Err(DecodeError::NotIp { ethertype: other }),
+    }
+}
+
+fn cisco_hdlc(data: &[u8]) -> Result<LinkInfo, DecodeError> {
+    let ty = be16(data, chdlc::PROTOCOL, "c_hdlc")?;
+    match ty {
+        ethertype::IPV4 | ethertype::IPV6 => Ok(LinkInfo::at(chdlc::HEADER_LEN)),
+        other => Err(DecodeError::NotIp { ethertype: other }),
+    }
+}
+
+/// Offset of the NFLOG payload TLV's value. The TLV byte order is the capturing
+/// host's, which the record does not say: the walk that reaches the payload
+/// with every length in bounds wins, little-endian (most hosts) tried first.
+fn nflog_payload(data: &[u8]) -> Result<usize, DecodeError> {
+    need(data, nflog::HEADER_LEN, "nflog")?;
+    let walk = |read: fn([u8; 2]) -> u16| -> Option<usize> {
+        let mut at = nflog::HEADER_LEN;
+        // Every step moves at least 4 bytes forward, so this ends.
+        while let Some(hdr) = data.get(at..at + nflog::TLV_HEADER_LEN) {
+            let len = usize::from(read([hdr[0], hdr[1]]));
+            let ty = read([hdr[2], hdr[3]]) & nflog::TYPE_MASK;
+            if len < nflog::TLV_HEADER_LEN {
+                return None;
+            }
+            if ty == nflog::PAYLOAD {
+                // The payload may be cut by the snaplen; the IP stage says so.
+                return Some(at + nflog::TLV_HEADER_LEN);
+            }
+            at = at.checked_add(len.div_ceil(4) * 4)?;
+        }
+        None
+    };
+    walk(u16::from_le_bytes).or_else(|| walk(u16::from_be_bytes)).ok_or_else(|| DecodeError::Malformed {
+        layer: "nflog",
+        what: "no packet payload (TLV type 9) within the record".to_string(),
+    })
 }
 
 fn family_to_ip(family: u32, data: &[u8]) -> Result<LinkInfo, DecodeError> {
@@ -309,5 +402,90 @@ mod tests {
     #[test]
     fn unknown_link_type_is_unsupported() {
         assert_eq!(locate_ip(LinkType::Unknown(147), &[0; 40]), Err(DecodeError::UnsupportedLinkType));
+    }
+
+    #[test]
+    fn ppp_with_and_without_address_control_and_compressed_protocol() {
+        assert_eq!(locate_ip(LinkType::Ppp, &[0xff, 0x03, 0x00, 0x21, 0x45]), Ok(LinkInfo::at(4)));
+        assert_eq!(locate_ip(LinkType::Ppp, &[0x00, 0x57, 0x60]), Ok(LinkInfo::at(2)));
+        // protocol field compression: one odd byte
+        assert_eq!(locate_ip(LinkType::Ppp, &[0x21, 0x45]), Ok(LinkInfo::at(1)));
+        assert_eq!(locate_ip(LinkType::PppHdlc, &[0xff, 0x03, 0x57, 0x60]), Ok(LinkInfo::at(3)));
+        // LCP is not IP
+        assert_eq!(
+            locate_ip(LinkType::PppHdlc, &[0xff, 0x03, 0xc0, 0x21, 1]),
+            Err(DecodeError::NotIp { ethertype: 0xc021 })
+        );
+        for cut in [&[][..], &[0xff, 0x03], &[0xff, 0x03, 0x00]] {
+            assert!(matches!(
+                locate_ip(LinkType::Ppp, cut),
+                Err(DecodeError::Truncated { layer: "ppp", .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn cisco_hdlc_reads_the_ethertype_also_under_ppp_hdlc() {
+        assert_eq!(locate_ip(LinkType::CiscoHdlc, &[0x0f, 0x00, 0x08, 0x00, 0x45]), Ok(LinkInfo::at(4)));
+        assert_eq!(locate_ip(LinkType::PppHdlc, &[0x8f, 0x00, 0x86, 0xdd, 0x60]), Ok(LinkInfo::at(4)));
+        // SLARP keepalive
+        assert_eq!(
+            locate_ip(LinkType::CiscoHdlc, &[0x8f, 0x00, 0x80, 0x35, 0, 0, 0, 2]),
+            Err(DecodeError::NotIp { ethertype: 0x8035 })
+        );
+        assert!(matches!(
+            locate_ip(LinkType::CiscoHdlc, &[0x0f, 0x00, 0x08]),
+            Err(DecodeError::Truncated { .. })
+        ));
+    }
+
+    /// NFLOG header for AF_INET, then TLVs (length, type, value) in byte order `le`.
+    fn nflog(le: bool, tlvs: &[(u16, &[u8])]) -> Vec<u8> {
+        let mut b = vec![2, 0, 0, 5];
+        for (ty, value) in tlvs {
+            let len = 4 + value.len() as u16;
+            let (l, t) = if le {
+                (len.to_le_bytes(), ty.to_le_bytes())
+            } else {
+                (len.to_be_bytes(), ty.to_be_bytes())
+            };
+            b.extend_from_slice(&l);
+            b.extend_from_slice(&t);
+            b.extend_from_slice(value);
+            b.resize(b.len().div_ceil(4) * 4, 0);
+        }
+        b
+    }
+
+    #[test]
+    fn nflog_payload_is_found_in_either_byte_order() {
+        // NFULA_PACKET_HDR (1), NFULA_PREFIX (10) "k8s-drop\0" (padded), NFULA_PAYLOAD (9)
+        let tlvs: [(u16, &[u8]); 3] = [(1, &[0x08, 0x00, 3, 0]), (10, b"k8s-drop\0"), (9, &[0x45, 0, 0, 20])];
+        // 4 (header) + 8 + 16 (13 padded) + 4 (payload TLV header)
+        assert_eq!(locate_ip(LinkType::Nflog, &nflog(true, &tlvs)), Ok(LinkInfo::at(32)));
+        assert_eq!(locate_ip(LinkType::Nflog, &nflog(false, &tlvs)), Ok(LinkInfo::at(32)));
+    }
+
+    #[test]
+    fn nflog_without_a_reachable_payload_is_malformed() {
+        let no_payload = nflog(true, &[(1, &[0x08, 0x00, 3, 0])]);
+        assert!(matches!(
+            locate_ip(LinkType::Nflog, &no_payload),
+            Err(DecodeError::Malformed { layer: "nflog", .. })
+        ));
+        // A zero TLV length would loop forever if it were followed.
+        let mut zero = vec![2, 0, 0, 0, 0, 0, 1, 0];
+        zero.extend_from_slice(&[9, 0, 9, 0, 0x45]);
+        assert!(matches!(locate_ip(LinkType::Nflog, &zero), Err(DecodeError::Malformed { .. })));
+        assert!(matches!(
+            locate_ip(LinkType::Nflog, &[2, 0, 0]),
+            Err(DecodeError::Truncated { layer: "nflog", .. })
+        ));
+        // A length that points past the record ends the walk.
+        let past = nflog(true, &[(1, &[0; 4])]);
+        let mut past = past.clone();
+        past[4] = 0xfc;
+        past[5] = 0xff;
+        assert!(locate_ip(LinkType::Nflog, &past).is_err());
     }
 }

@@ -485,6 +485,10 @@ mod tests {
             LinkType::LinuxSll2,
             LinkType::Null,
             LinkType::Loop,
+            LinkType::Ppp,
+            LinkType::PppHdlc,
+            LinkType::CiscoHdlc,
+            LinkType::Nflog,
         ];
         let mut buf = Vec::with_capacity(128);
         for round in 0..20_000u64 {
@@ -496,7 +500,7 @@ mod tests {
                 buf[at] = next() as u8;
             }
             let end = (next() as usize) % (buf.len() + 1);
-            let lt = links[(next() % 6) as usize];
+            let lt = links[(next() % links.len() as u64) as usize];
             if let Ok(p) = decode(&rec(lt, &buf[..end])) {
                 assert!(p.payload_captured <= p.payload_len, "{lt:?} {:02x?}: {p:?}", &buf[..end]);
             }

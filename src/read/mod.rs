@@ -366,12 +366,28 @@ pub(crate) struct OddRecords {
     over_snaplen: u64,
     /// First such record: number, byte offset, captured length, snaplen.
     first_over_snaplen: Option<(u64, u64, usize, u32)>,
+    over_orig_len: u64,
+    /// First record captured longer than it was on the wire: number, byte
+    /// offset, captured length, original length.
+    first_over_orig_len: Option<(u64, u64, usize, u32)>,
+}
+
+/// Where and what one record is, for `OddRecords::note`.
+pub(crate) struct Noted {
+    pub(crate) record: u64,
+    pub(crate) byte_offset: u64,
+    pub(crate) ts_ns: i64,
+    pub(crate) caplen: usize,
+    /// Its interface's snaplen (0: none).
+    pub(crate) snaplen: u32,
+    pub(crate) orig_len: u32,
 }
 
 impl OddRecords {
-    /// Notes one record's timestamp, captured length and its interface's snaplen (0: none).
+    /// Notes one record's timestamp, captured, snap and original lengths.
     #[inline]
-    pub(crate) fn note(&mut self, record: u64, byte_offset: u64, ts_ns: i64, caplen: usize, snaplen: u32) {
+    pub(crate) fn note(&mut self, r: Noted) {
+        let Noted { record, byte_offset, ts_ns, caplen, snaplen, orig_len } = r;
         if let Some(last) = self.last_ts_ns.filter(|&last| ts_ns < last) {
             self.backwards += 1;
             self.first_backwards.get_or_insert((record, byte_offset, last.saturating_sub(ts_ns)));
@@ -380,6 +396,10 @@ impl OddRecords {
         if snaplen != 0 && caplen > snaplen as usize {
             self.over_snaplen += 1;
             self.first_over_snaplen.get_or_insert((record, byte_offset, caplen, snaplen));
+        }
+        if caplen > orig_len as usize {
+            self.over_orig_len += 1;
+            self.first_over_orig_len.get_or_insert((record, byte_offset, caplen, orig_len));
         }
     }
 }
@@ -538,7 +558,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// End-of-capture warnings: suppressed record warnings, timestamps that go
-    /// backwards, records over their snaplen, unknown link types (one per value).
+    /// backwards, records over their snaplen or their original length, link
+    /// types not decoded (one per value, for interfaces that have packets).
     fn finish(&mut self) {
         if self.suppressed > 0 {
             let n = self.suppressed;
@@ -550,51 +571,57 @@ impl<'a> Ctx<'a> {
             );
         }
         if let Some((record, offset, back_ns)) = self.odd.first_backwards {
-            let n = self.odd.backwards;
             let back = ms(back_ns);
-            let (problem, them) = if n == 1 {
-                (format!("1 record has a timestamp earlier than the record before it ({back} ms back)"), "it")
-            } else {
-                let what = format!(
-                    "{n} records have a timestamp earlier than the record before them (this is the first, \
-                     {back} ms back)"
-                );
-                (what, "them")
-            };
-            let consequence = format!("kept {them}; flows use each packet's own time");
-            self.warn(Some(record), Some(offset), problem, consequence);
+            self.summarize(
+                self.odd.backwards,
+                (record, offset),
+                format!("1 record has a timestamp earlier than the record before it ({back} ms back)"),
+                format!("have a timestamp earlier than the record before them (this is the first, {back} ms back)"),
+                |them| format!("kept {them}; flows use each packet's own time"),
+            );
         }
         if let Some((record, offset, caplen, snaplen)) = self.odd.first_over_snaplen {
-            let n = self.odd.over_snaplen;
-            let (problem, them) = if n == 1 {
-                let what = format!(
-                    "1 record is longer than the interface's snaplen ({caplen} bytes, snaplen {snaplen})"
-                );
-                (what, "it")
-            } else {
-                let what = format!(
-                    "{n} records are longer than the interface's snaplen (this is the first: {caplen} bytes, \
-                     snaplen {snaplen})"
-                );
-                (what, "them")
-            };
-            let consequence = format!("read {them} whole (up to the {MAX_PCAP_RECORD}-byte cap)");
-            self.warn(Some(record), Some(offset), problem, consequence);
+            self.summarize(
+                self.odd.over_snaplen,
+                (record, offset),
+                format!("1 record is longer than the interface's snaplen ({caplen} bytes, snaplen {snaplen})"),
+                format!(
+                    "are longer than the interface's snaplen (this is the first: {caplen} bytes, snaplen {snaplen})"
+                ),
+                |them| format!("read {them} whole (up to the {MAX_PCAP_RECORD}-byte cap)"),
+            );
         }
-        // (link type value, interfaces, packets) in order of first appearance
-        let mut unknown: Vec<(u32, Vec<usize>, u64)> = Vec::new();
+        if let Some((record, offset, caplen, orig)) = self.odd.first_over_orig_len {
+            self.summarize(
+                self.odd.over_orig_len,
+                (record, offset),
+                format!(
+                    "1 record has more bytes captured than its original length ({caplen} captured, {orig} on \
+                     the wire)"
+                ),
+                format!(
+                    "have more bytes captured than their original length (this is the first: {caplen} \
+                     captured, {orig} on the wire)"
+                ),
+                |them| format!("read {them} as captured"),
+            );
+        }
+        // (link type, interfaces, packets) in order of first appearance; an
+        // interface without packets loses nothing, so it is not warned about.
+        let mut unknown: Vec<(LinkType, Vec<usize>, u64)> = Vec::new();
         for (i, f) in self.info.interfaces.iter().enumerate() {
-            if let LinkType::Unknown(v) = f.link_type {
-                match unknown.iter_mut().find(|u| u.0 == v) {
-                    Some(u) => {
-                        u.1.push(i);
-                        u.2 += f.packets;
-                    }
-                    None => unknown.push((v, vec![i], f.packets)),
+            if f.link_type.is_decoded() || f.packets == 0 {
+                continue;
+            }
+            match unknown.iter_mut().find(|u| u.0 == f.link_type) {
+                Some(u) => {
+                    u.1.push(i);
+                    u.2 += f.packets;
                 }
+                None => unknown.push((f.link_type, vec![i], f.packets)),
             }
         }
-        for (v, ifaces, packets) in unknown {
+        for (link_type, ifaces, packets) in unknown {
             let their = if ifaces.len() == 1 { "its" } else { "their" };
             let what = if packets == 1 {
                 format!("{their} 1 packet is")
@@ -606,8 +633,24 @@ impl<'a> Ctx<'a> {
                 [first, ..] => format!("{} interfaces (the first is {first}) have", ifaces.len()),
                 [] => continue,
             };
-            self.warn(None, None, format!("{which} link type {v} (unknown)"), format!("{what} skipped"));
+            let problem = format!("{which} link type {}, not decoded", link_type.describe());
+            self.warn(None, None, problem, format!("{what} skipped"));
         }
+    }
+
+    /// One warning for `n` records of a kind, at the first: `one` says it for a
+    /// single record, `many` follows "N records" for several; `consequence` gets
+    /// "it" or "them".
+    fn summarize(
+        &mut self,
+        n: u64,
+        (record, offset): (u64, u64),
+        one: String,
+        many: String,
+        consequence: impl Fn(&str) -> String,
+    ) {
+        let (problem, them) = if n == 1 { (one, "it") } else { (format!("{n} records {many}"), "them") };
+        self.warn(Some(record), Some(offset), problem, consequence(them));
     }
 }
 

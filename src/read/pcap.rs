@@ -3,11 +3,14 @@
 //! positioned at the file header; gives each record to the callback with its
 //! timestamp in UTC ns. Captured lengths are checked against `MAX_PCAP_RECORD`
 //! before anything is buffered; a caplen above the snaplen is accepted up to that
-//! cap. Never decodes packets, never allocates per record.
+//! cap. Major version 2 only; a minor version other than 4 is read with one
+//! warning. Never decodes packets, never allocates per record.
 
 use super::feeder::Feeder;
 use super::{read_u16, read_u32};
-use super::{ByteOrder, Ctx, Format, InterfaceInfo, LinkType, RawRecord, ReadErrorKind, MAX_PCAP_RECORD};
+use super::{
+    ByteOrder, Ctx, Format, InterfaceInfo, LinkType, Noted, RawRecord, ReadErrorKind, MAX_PCAP_RECORD,
+};
 
 /// Byte positions in the pcap file header and record headers.
 mod field {
@@ -26,6 +29,9 @@ mod field {
     /// Kuznetsov's header adds ifindex (4), protocol (2), pkt_type (1), pad (1).
     pub const MODIFIED_RECORD_HEADER_LEN: usize = 24;
 }
+
+/// The minor version every libpcap since 0.4 writes (with major 2).
+const VERSION_MINOR: u16 = 4;
 
 /// Magic numbers as read little-endian.
 const MAGIC_US: u32 = 0xa1b2_c3d4;
@@ -76,6 +82,14 @@ pub(crate) fn read(
         return Err(ReadErrorKind::BadHeader {
             what: format!("pcap version {major}.{minor} is not supported (only 2.x is)"),
         });
+    }
+    if minor != VERSION_MINOR {
+        ctx.warn(
+            None,
+            Some(0),
+            format!("the file header says pcap version {major}.{minor}; tcpdump and libpcap write 2.{VERSION_MINOR}"),
+            format!("read it as version 2.{VERSION_MINOR}"),
+        );
     }
     let snaplen = read_u32(head, field::SNAPLEN, bo).unwrap_or(0);
     let link_type = LinkType::from_u32(read_u32(head, field::LINKTYPE, bo).unwrap_or(0));
@@ -170,7 +184,14 @@ pub(crate) fn read_records(
         let ts_ns = i64::from(ts_sec)
             .saturating_mul(1_000_000_000)
             .saturating_add(i64::from(ts_frac).saturating_mul(frac_unit_ns));
-        ctx.odd.note(record, offset, ts_ns, caplen as usize, snaplen);
+        ctx.odd.note(Noted {
+            record,
+            byte_offset: offset,
+            ts_ns,
+            caplen: caplen as usize,
+            snaplen,
+            orig_len,
+        });
         let data = feeder.window().get(hdr_len..need).unwrap_or(&[]);
         on_record(&RawRecord { ts_ns, interface: 0, link_type, data, orig_len, record, byte_offset: offset });
         st.packets = record;

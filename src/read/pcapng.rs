@@ -1,6 +1,8 @@
 //! pcapng framing: sections in either byte order, interface description blocks
 //! (`if_tsresol` powers of ten and of two, `if_tsoffset`, `if_name`, snaplen),
-//! enhanced, simple and obsolete packet blocks; other blocks are skipped. Takes a
+//! enhanced, simple and obsolete packet blocks; other blocks are skipped. Sections
+//! of version 1.x are read (one warning for the first that is not 1.0); a later
+//! section of another major version is skipped with a warning. Takes a
 //! `Feeder` positioned at the first section header block; gives each packet to the
 //! callback with interfaces numbered across sections in file order. Block lengths
 //! are checked against `MAX_PCAPNG_BLOCK` before the block is buffered; options are
@@ -8,7 +10,9 @@
 
 use super::feeder::Feeder;
 use super::{read_u16, read_u32, read_u64};
-use super::{ByteOrder, Ctx, Format, InterfaceInfo, LinkType, RawRecord, ReadErrorKind, MAX_PCAPNG_BLOCK};
+use super::{
+    ByteOrder, Ctx, Format, InterfaceInfo, LinkType, Noted, RawRecord, ReadErrorKind, MAX_PCAPNG_BLOCK,
+};
 
 /// Block types.
 const BT_SHB: u32 = 0x0a0d_0d0a;
@@ -163,6 +167,8 @@ pub(crate) struct State {
     ifaces: Vec<Iface>,
     /// Blocks are skipped until the next section header (unknown version).
     skip_section: bool,
+    /// A section of version 1.x other than 1.0 was warned about.
+    minor_warned: bool,
     /// Packet blocks seen (the record number of the last one).
     records: u64,
     /// Timestamp of the last packet, for simple packet blocks.
@@ -189,6 +195,7 @@ pub(crate) fn read(
         section_ifaces: Vec::new(),
         ifaces: Vec::new(),
         skip_section: false,
+        minor_warned: false,
         records: 0,
         last_ts_ns: 0,
     };
@@ -301,18 +308,28 @@ pub(crate) fn read_blocks(
                 let major = read_u16(body, field::SHB_MAJOR, bo).unwrap_or(0);
                 let minor = read_u16(body, field::SHB_MINOR, bo).unwrap_or(0);
                 if major != 1 {
-                    let what = format!("pcapng version {major}.{minor} is not supported (only 1.x is)");
                     if first {
-                        return Err(bad(what));
+                        return Err(bad(format!(
+                            "pcapng version {major}.{minor} is not supported (only 1.x is)"
+                        )));
                     }
                     ctx.warn(
                         None,
                         Some(offset),
-                        format!("section at byte {offset} has {what}"),
+                        format!("this section has pcapng version {major}.{minor}; only version 1 sections can be read"),
                         "skipped its blocks up to the next section header".to_string(),
                     );
                     st.skip_section = true;
                 } else {
+                    if minor != 0 && !st.minor_warned {
+                        st.minor_warned = true;
+                        ctx.warn(
+                            None,
+                            Some(offset),
+                            format!("this section has pcapng version 1.{minor}; the format defines only 1.0"),
+                            "read it, and any later such section, as version 1.0".to_string(),
+                        );
+                    }
                     st.skip_section = false;
                 }
                 st.section_ifaces.clear();
@@ -475,7 +492,8 @@ fn packet(
         None => st.last_ts_ns,
     };
     st.last_ts_ns = ts_ns;
-    ctx.odd.note(record, offset, ts_ns, caplen, if btype == BT_SPB { 0 } else { iface.snaplen });
+    let snaplen = if btype == BT_SPB { 0 } else { iface.snaplen };
+    ctx.odd.note(Noted { record, byte_offset: offset, ts_ns, caplen, snaplen, orig_len });
     let data = body.get(data_at..data_at + caplen).unwrap_or(&[]);
     on_record(&RawRecord {
         ts_ns,

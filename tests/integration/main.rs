@@ -14,6 +14,7 @@ mod cli;
 mod decode;
 mod formats;
 mod golden;
+mod honest_input;
 mod inspect;
 mod lab;
 mod lab_reports;

@@ -130,10 +130,10 @@ fn any_capture() -> impl Strategy<Value = (Written, Vec<Rec>)> {
     prop_oneof![pcap_capture(), pcapng_capture(1)]
 }
 
-/// The end-of-capture summary warnings random packets may earn (unknown link
-/// types, timestamps that go backwards), not tied to damage.
+/// The end-of-capture summary warnings random packets may earn (link types not
+/// decoded, timestamps that go backwards), not tied to damage.
 fn is_summary(w: &tuplecorr::warning::Warning) -> bool {
-    w.problem.contains("(unknown)") || w.problem.contains("earlier than the record before")
+    w.problem.ends_with(", not decoded") || w.problem.contains("earlier than the record before")
 }
 
 /// Checks what a capture cut at `cut` reads as.

@@ -233,11 +233,8 @@ fn thousands_of_sections_and_interfaces_read_fast() {
     assert_eq!(recs.len(), SECTIONS);
     assert_eq!(info.interfaces.len(), SECTIONS * ifaces.len());
     assert!(recs.iter().enumerate().all(|(i, r)| r.interface == (i * ifaces.len() + 1) as u32));
-    let messages: Vec<String> = info.warnings.iter().map(|w| w.message()).collect();
-    assert_eq!(
-        messages,
-        ["2000 interfaces (the first is 3) have link type 147 (unknown); their 0 packets are skipped"]
-    );
+    // The 2000 USER0 interfaces have no packets: nothing is lost, nothing to warn about.
+    assert!(info.warnings.is_empty(), "{:?}", info.warnings);
     assert!(took < Duration::from_secs(2), "{SECTIONS} sections took {took:?}");
     let f = tuplecorr::pipeline::analyze_bytes(
         &tuplecorr::config::Config::default(),
