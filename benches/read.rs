@@ -1,6 +1,6 @@
 //! Criterion bench of the read stage. Takes a generated capture
-//! (`common::three_points`, always present) and, when `../shared/corpus` is
-//! there, two real captures (skipped with a message otherwise); gives MB/s for
+//! (`common::three_points`, always present) and, when `TUPLECORR_CORPUS` names
+//! the corpus folder, two real captures (skipped with a message otherwise); gives MB/s for
 //! framing from memory (`read_bytes`) and from disk (`read_capture`, a temp
 //! file for the generated one), counting records so the work cannot be
 //! optimised away. Never decodes packets.
@@ -15,8 +15,10 @@ use tuplecorr::read::{read_bytes, read_capture, NoProgress};
 const FILES: &[&str] =
     &["pcapparser__wireshark_samples-test.pcapng", "pcpp__ExamplesTest__many-protocols.pcap"];
 
+/// `name` in the corpus folder named by `TUPLECORR_CORPUS` (unset: a path that
+/// does not exist, so the bench says it skips it).
 fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus").join(name)
+    PathBuf::from(std::env::var_os("TUPLECORR_CORPUS").unwrap_or_default()).join(name)
 }
 
 fn bench_one(

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Builds the committed fuzz seeds in fuzz/seeds/<target>/ from testdata/edge/,
-testdata/lab/ (when present) and ../shared/corpus/ (small files only).
+testdata/lab/ (when present) and the corpus folder named by $TUPLECORR_CORPUS
+(when set; small files only).
 
     python3 scripts/fuzz-seeds.py [SYNTH_DIR]
 
@@ -28,8 +29,9 @@ def put(target, data):
 
 
 def sources():
-    dirs = [os.path.join(ROOT, "testdata", "edge"), os.path.join(ROOT, "testdata", "lab"),
-            os.path.join(ROOT, "..", "shared", "corpus")]
+    dirs = [os.path.join(ROOT, "testdata", "edge"), os.path.join(ROOT, "testdata", "lab")]
+    if os.environ.get("TUPLECORR_CORPUS"):
+        dirs.append(os.environ["TUPLECORR_CORPUS"])
     for d in dirs:
         for dirpath, _, files in os.walk(d):
             for f in sorted(files):

@@ -9,8 +9,7 @@ use crate::report::{self, FailOnKind, Format, ReportOptions};
 use crate::verdict::Findings;
 use std::error::Error;
 use std::ffi::OsStr;
-use std::io::{self, IsTerminal, Write};
-use std::path::Path;
+use std::io::{self, IsTerminal};
 
 /// Report written (warnings allowed).
 pub const EXIT_OK: u8 = 0;
@@ -23,7 +22,7 @@ pub type AppError = Box<dyn Error + Send + Sync>;
 
 /// True for a write error caused by a closed pipe (`tuplecorr ... | head`).
 pub fn is_broken_pipe(err: &AppError) -> bool {
-    err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    crate::output::is_broken_pipe(err.as_ref())
 }
 
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
@@ -65,9 +64,18 @@ fn stopped(e: crate::read::ReadError) -> AppError {
 /// The main form: correlate the captures and write the report.
 pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
+    if args.summary && args.report_format() != Format::Table {
+        return Err(UsageError(
+            "--summary is the table's summary only; leave it out for CSV, JSON or NDJSON".into(),
+        )
+        .into());
+    }
+    let target =
+        crate::output::target(args.output.as_deref(), &crate::output::capture_inputs(&config.captures))?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
     let mut findings =
         with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))?.map_err(stopped)?;
+    findings.warnings.extend(crate::checks::all(&config, &findings));
     print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
     if !args.all {
@@ -82,7 +90,7 @@ pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
         summary_only: args.summary,
         color: color_enabled(args.color.unwrap_or(ColorArg::Auto), to_terminal, no_color.as_deref()),
     };
-    write_output(args.output.as_deref(), |out| report::write(&findings, &options, out))?;
+    crate::output::write_to(&target, |out| report::write(&findings, &options, out))?;
     let fail_on: Vec<FailOnKind> = args.fail_on.iter().map(|f| fail_on_kind(*f)).collect();
     let code = if report::fail_on_matches(&findings, &fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
     // The process ends right after this: freeing every request's strings one by
@@ -143,7 +151,7 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
         })
         .collect();
     print_warnings(&warnings, &specs);
-    write_output(None, |out| match args.format {
+    crate::output::write_to(&crate::output::Target::Stdout, |out| match args.format {
         InspectFormat::Table => crate::inspect::write_table(&read, out),
         InspectFormat::Json => crate::inspect::write_json(&read, out),
     })?;
@@ -152,6 +160,8 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
 
 /// `tuplecorr compare`: load or analyse each side, compare, write.
 pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
+    let inputs = crate::output::compare_inputs(&[&args.before, &args.after]);
+    let target = crate::output::target(args.output.as_deref(), &inputs)?;
     let before = compare_side(&args.before, args.quiet)?;
     let after = compare_side(&args.after, args.quiet)?;
     let comparison = crate::compare::compare(&before, &after);
@@ -160,7 +170,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         .map(Format::from)
         .or_else(|| crate::cli::format_from_path(args.output.as_deref()))
         .unwrap_or(Format::Table);
-    write_output(args.output.as_deref(), |out| crate::compare::write(&comparison, format, out))?;
+    crate::output::write_to(&target, |out| crate::compare::write(&comparison, format, out))?;
     Ok(EXIT_OK)
 }
 
@@ -192,45 +202,6 @@ pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Sen
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
             Ok(pool.install(f))
-        }
-    }
-}
-
-/// Writes to stdout, or to `path` through a temporary file in the same folder
-/// that is renamed into place only when everything was written.
-pub fn write_output(
-    path: Option<&Path>,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<(), AppError> {
-    match path {
-        None => {
-            let stdout = io::stdout();
-            let mut out = io::BufWriter::new(stdout.lock());
-            write(&mut out)?;
-            out.flush()?;
-            Ok(())
-        }
-        Some(path) => {
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => std::path::PathBuf::from("."),
-            };
-            let name =
-                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
-            let tmp = dir.join(format!(".{name}.tuplecorr-{}.tmp", std::process::id()));
-            let result = (|| -> io::Result<()> {
-                let file = std::fs::File::create(&tmp)?;
-                let mut out = io::BufWriter::new(file);
-                write(&mut out)?;
-                out.flush()?;
-                drop(out);
-                std::fs::rename(&tmp, path)
-            })();
-            if let Err(e) = result {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(format!("{}: cannot write the report: {e}", path.display()).into());
-            }
-            Ok(())
         }
     }
 }

@@ -289,10 +289,14 @@ pub fn parse_cidr(text: &str) -> Result<(IpAddr, u8), UsageError> {
 
 /// A `--since` / `--until` value: RFC 3339, or seconds from the first request.
 fn time_bound(option: &str, text: &str) -> Result<TimeBound, UsageError> {
-    TimeBound::parse(text).ok_or_else(|| {
-        UsageError(format!(
+    TimeBound::parse(text).ok_or_else(|| match crate::time::parse_rfc3339_checked(text) {
+        // a date, but not a real one: say what is wrong with it
+        Err(why) if text.trim().as_bytes().get(4) == Some(&b'-') => {
+            UsageError(format!("{option} {text}: not an RFC 3339 time: {why}"))
+        }
+        _ => UsageError(format!(
             "{option} {text}: expected an RFC 3339 time (2026-11-29T23:40:38Z) or seconds from the first packet (30)"
-        ))
+        )),
     })
 }
 

@@ -14,11 +14,13 @@
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
 //! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
 //! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
-//! `app` is what the binary runs: `cli -> config`, then the stages, then `report`.
+//! `app` is what the binary runs: `cli -> config`, then the stages, then `report`,
+//! written by `output` (`-o`: never over an input, a directory or a device).
 //! Check: `rg 'crate::(report|verdict)' src/{read,decode,flows,correlate}` stays empty.
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod compare;
 pub mod config;
@@ -27,6 +29,7 @@ pub mod decode;
 pub mod flowid;
 pub mod flows;
 pub mod inspect;
+pub mod output;
 pub mod pipeline;
 pub mod progress;
 pub mod read;

@@ -34,25 +34,53 @@ pub fn rfc3339(ts_ns: i64) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
-/// Parses RFC 3339 (`Z` or `±hh:mm`, optional fraction) into ns since the epoch.
+/// Parses RFC 3339 (`Z` or `±hh:mm`, optional fraction) into ns since the epoch;
+/// `None` for anything that is not exactly that (see [`parse_rfc3339_checked`]).
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    parse_rfc3339_checked(text).ok()
+}
+
+/// Parses RFC 3339 strictly: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (`t`,
+/// `z` and a space for `T` allowed, as RFC 3339 permits), every field made of
+/// digits, the day existing in its month (2026-02-31 is refused, never read as
+/// 3 March), hours 0-23, minutes 0-59, seconds 0-60 (a leap second), a zone
+/// offset of at most 23:59. Says what is wrong otherwise.
+pub fn parse_rfc3339_checked(text: &str) -> Result<i64, String> {
     let t = text.trim();
     let b = t.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ') {
-        return None;
+    let layout = b.len() >= 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ')
+        && b[13] == b':'
+        && b[16] == b':';
+    if !layout {
+        return Err("expected YYYY-MM-DDTHH:MM:SS with Z or a ±HH:MM zone".into());
     }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { t.get(r)?.parse().ok() };
+    let num = |r: std::ops::Range<usize>| -> Result<i64, String> {
+        let field = &b[r.clone()];
+        if !field.iter().all(u8::is_ascii_digit) {
+            return Err(format!("{:?} is not a number", &t[r]));
+        }
+        Ok(field.iter().fold(0i64, |v, c| v * 10 + i64::from(c - b'0')))
+    };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
+    if !(1..=12).contains(&mo) {
+        return Err(format!("month {mo:02} does not exist"));
+    }
+    if d < 1 || d > days_in_month(y, mo) {
+        return Err(format!("{y:04}-{mo:02} has no day {d:02}"));
+    }
+    if h > 23 || mi > 59 || s > 60 {
+        return Err(format!("{h:02}:{mi:02}:{s:02} is not a time of day"));
     }
     let mut rest = &t[19..];
     let mut nanos = 0i64;
     if let Some(frac) = rest.strip_prefix('.') {
         let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
         if digits == 0 {
-            return None;
+            return Err("a '.' without fraction digits".into());
         }
         let mut scaled = 0i64;
         for (i, c) in frac.bytes().take(digits).enumerate() {
@@ -69,22 +97,44 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     let offset_s = match rest {
         "Z" | "z" => 0,
         _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
+            let z = rest.as_bytes();
+            let sign = match z.first() {
+                Some(b'+') => 1,
+                Some(b'-') => -1,
+                _ => return Err(format!("zone {rest:?}: expected Z, +HH:MM or -HH:MM")),
             };
-            let hh: i64 = rest.get(1..3)?.parse().ok()?;
-            let mm: i64 = rest.get(4..6)?.parse().ok()?;
-            if rest.len() != 6 {
-                return None;
+            let digits = |r: std::ops::Range<usize>| z.get(r).filter(|f| f.iter().all(u8::is_ascii_digit));
+            let (Some(hh), Some(mm)) = (digits(1..3), digits(4..6)) else {
+                return Err(format!("zone {rest:?}: expected Z, +HH:MM or -HH:MM"));
+            };
+            if z.len() != 6 || z[3] != b':' {
+                return Err(format!("zone {rest:?}: expected Z, +HH:MM or -HH:MM"));
+            }
+            let (hh, mm) = (
+                i64::from((hh[0] - b'0') * 10 + hh[1] - b'0'),
+                i64::from((mm[0] - b'0') * 10 + mm[1] - b'0'),
+            );
+            if hh > 23 || mm > 59 {
+                return Err(format!("zone {rest:?}: hours 00-23 and minutes 00-59"));
             }
             sign * (hh * 3600 + mm * 60)
         }
     };
     let days = days_from_civil(y, mo, d);
     let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_s;
-    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
+    secs.checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(nanos))
+        .ok_or_else(|| "outside the years 1677-2262 that ns since 1970 can hold".into())
+}
+
+/// Days in month `m` of year `y` (proleptic Gregorian).
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 → (year, month, day). Howard Hinnant's algorithm.
@@ -131,5 +181,37 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-29T23:40:38Z"), Some(1_795_995_638_000_000_000));
         assert_eq!(parse_rfc3339("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
         assert_eq!(parse_rfc3339("yesterday"), None);
+    }
+
+    #[test]
+    fn impossible_dates_and_malformed_zones_are_refused() {
+        for bad in [
+            "2026-02-31T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-00-10T00:00:00Z",
+            "2026-11-00T00:00:00Z",
+            "2026-11-29T24:00:00Z",
+            "2026-11-29T23:60:00Z",
+            "2026-11-29T23:40:38+01x00",
+            "2026-11-29T23:40:38+1:00",
+            "2026-11-29T23:40:38+24:00",
+            "2026-11-29T23:40:38+01:60",
+            "2026-11-29T23:40:38+01:00:00",
+            "2026-11-29T23:40:38",
+            "+026-11-29T23:40:38Z",
+            "2026-+1-29T23:40:38Z",
+            "2026-11-29T23:40:38.Z",
+        ] {
+            assert!(parse_rfc3339_checked(bad).is_err(), "{bad} accepted as {:?}", parse_rfc3339(bad));
+        }
+        assert_eq!(parse_rfc3339_checked("2026-02-31T00:00:00Z").unwrap_err(), "2026-02 has no day 31");
+        assert!(parse_rfc3339_checked("2026-11-29T23:40:38+01x00").unwrap_err().contains("zone"));
+        // leap days and a leap second are real
+        assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z"), Some(1_709_164_800_000_000_000));
+        assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400_000_000_000));
+        assert!(parse_rfc3339("1900-02-29T00:00:00Z").is_none());
+        assert_eq!(parse_rfc3339("2016-12-31T23:59:60Z"), Some(1_483_228_800_000_000_000));
+        assert_eq!(parse_rfc3339("2026-11-29T23:40:38-00:30"), Some(1_795_997_438_000_000_000));
     }
 }

@@ -3,7 +3,7 @@
 //! forwards, the node masquerades with remapped ports, egress's clock runs
 //! ahead and backend's behind, backend sees GRO-sized segments; per 100
 //! connections 90 TCP, 4 UDP, 2 ICMP echo, 2 lost requests, 2 lost replies.
-//! Deterministic, no files, no `../shared/corpus`.
+//! Deterministic, no files, no corpus.
 #![allow(dead_code)] // each bench uses part of this
 
 use tuplecorr::config::FlowConfig;

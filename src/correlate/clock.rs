@@ -98,7 +98,7 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
         let base = o.1;
         for c in clocks.iter_mut().skip(1) {
             if c.method != OffsetMethodKind::Manual {
-                c.offset_ns -= base;
+                c.offset_ns = c.offset_ns.saturating_sub(base);
             }
         }
     }

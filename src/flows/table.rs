@@ -481,7 +481,10 @@ fn copy_signature(f: &Flow) -> Option<u64> {
 }
 
 fn are_copies(a: &Flow, b: &Flow) -> bool {
-    if (a.first_ns - b.first_ns).abs() > COPY_WINDOW_NS || (a.client == b.client && a.server == b.server) {
+    // abs_diff: the two times may sit at opposite i64 limits (a clamped pcapng timestamp).
+    if a.first_ns.abs_diff(b.first_ns) > COPY_WINDOW_NS.unsigned_abs()
+        || (a.client == b.client && a.server == b.server)
+    {
         return false;
     }
     match a.proto {
@@ -489,7 +492,7 @@ fn are_copies(a: &Flow, b: &Flow) -> bool {
         // Identical datagrams are only copies when seen on different interfaces.
         FlowProto::Udp | FlowProto::Icmp => {
             (a.first_interface, a.first_packet_type) != (b.first_interface, b.first_packet_type)
-                && (a.first_ns - b.first_ns).abs() <= 1_000_000
+                && a.first_ns.abs_diff(b.first_ns) <= 1_000_000
         }
     }
 }

@@ -54,19 +54,6 @@ mod tests {
     }
 
     #[test]
-    fn json_keeps_every_key_of_the_model() {
-        // Rounding goes through a copy of the model: it must not drop or add keys.
-        let f = findings();
-        let plain = serde_json::to_value(&f).unwrap();
-        let mut out = Vec::new();
-        write_json(&f, &mut out).unwrap();
-        let written: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&plain), keys(&written));
-        assert_eq!(keys(&plain["requests"][0]), keys(&written["requests"][0]));
-    }
-
-    #[test]
     fn ndjson_is_one_request_a_line_and_nothing_else() {
         let f = findings();
         let mut out = Vec::new();
@@ -79,14 +66,5 @@ mod tests {
             assert_eq!(r.request, want.request);
             assert_eq!(r.proto, want.proto);
         }
-    }
-
-    #[test]
-    fn output_is_byte_for_byte_repeatable() {
-        let f = findings();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        write_json(&f, &mut a).unwrap();
-        write_json(&f.clone(), &mut b).unwrap();
-        assert_eq!(a, b);
     }
 }

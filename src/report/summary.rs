@@ -182,7 +182,11 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
         parts.push(format!("delay {:.3} ms", crate::report::json::round_ms(d)));
     }
     if let Some(t) = b.ttl_decrement {
-        parts.push(if t >= 0 { format!("TTL -{t}") } else { format!("TTL +{}", -t) });
+        parts.push(match t {
+            0 => "TTL kept".to_string(),
+            1.. => format!("TTL -{t}"),
+            _ => format!("TTL +{}", t.unsigned_abs()),
+        });
     }
     parts.push(format!("ports {}", b.ports));
     parts.push(format!("ICMP id {}", b.icmp_id));

@@ -4,9 +4,9 @@
 
 use crate::fixtures::findings;
 use clap::Parser;
-use tuplecorr::app;
 use tuplecorr::cli::{Args, ColorArg, CompareArgs, FailOn};
 use tuplecorr::report::{self, FailOnKind, Format, ReportOptions};
+use tuplecorr::{app, output};
 
 fn table(color: bool) -> String {
     let mut out = Vec::new();
@@ -27,7 +27,7 @@ fn output_into_a_file_used_as_folder_fails_cleanly_leaving_nothing() {
     let target = file.join("report.csv"); // ENOTDIR
     let f = findings();
     let options = ReportOptions { format: Format::Csv, summary_only: false, color: false };
-    let err = app::write_output(Some(&target), |out| report::write(&f, &options, out)).unwrap_err();
+    let err = output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap_err();
     assert!(err.to_string().contains("cannot write the report"), "{err}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["plain-file"]);
@@ -40,7 +40,7 @@ fn output_file_is_complete_and_no_temporary_is_left() {
     let target = dir.path().join("report.json");
     let f = findings();
     let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
-    app::write_output(Some(&target), |out| report::write(&f, &options, out)).unwrap();
+    output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap();
     let back: tuplecorr::verdict::Findings =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(back.requests.len(), 5);
@@ -52,7 +52,7 @@ fn failed_write_removes_the_temporary_and_keeps_the_old_report() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("report.csv");
     std::fs::write(&target, "old").unwrap();
-    let err = app::write_output(Some(&target), |out| {
+    let err = output::write_output(Some(&target), &[], |out| {
         out.write_all(b"partial")?;
         Err(std::io::Error::other("disk full"))
     })
@@ -119,7 +119,7 @@ fn compare_writes_the_change_statement_for_two_report_files() {
     let write = |name: &str, f: &tuplecorr::verdict::Findings| {
         let path = dir.path().join(name);
         let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
-        app::write_output(Some(&path), |out| report::write(f, &options, out)).unwrap();
+        output::write_output(Some(&path), &[], |out| report::write(f, &options, out)).unwrap();
         path.to_str().unwrap().to_string()
     };
     let out = dir.path().join("change.txt");

@@ -1,14 +1,14 @@
-//! Decode stage on real captures from ../shared/corpus (other projects' test
-//! suites). Takes record bytes through pcap-file, not our read stage, so decode
+//! Decode stage on real captures from the corpus (`TUPLECORR_CORPUS`: other
+//! projects' test suites). Takes record bytes through pcap-file, not our read stage, so decode
 //! is tested on its own; gives assertions on decoded fields whose expected
 //! values were read with `tshark -T fields` / `tcpdump -nr -vv`. Never writes.
 
+use crate::util::{corpus_dir, require_corpus};
 use pcap_file::pcap::PcapReader;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::net::IpAddr;
-use std::path::PathBuf;
 use tuplecorr::decode::{decode, DecodeError, Fragment, IcmpMessage, Packet, Transport, UdpInfo};
 use tuplecorr::read::{LinkType, RawRecord};
 
@@ -18,16 +18,6 @@ struct Rec {
     interface: u32,
     data: Vec<u8>,
     orig_len: u32,
-}
-
-fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    assert!(
-        dir.is_dir(),
-        "corpus folder {} is missing: these tests read real captures from it",
-        dir.display()
-    );
-    dir
 }
 
 /// Every record pcap-file can read from `name`, and whether it stopped on an error.
@@ -141,6 +131,7 @@ fn icmp(p: &Packet) -> (bool, u8, u8, IcmpMessage) {
 
 #[test]
 fn sll2_tcp_gives_ifindex_packet_type_and_seq() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__sll2.pcap");
     assert_eq!(p.len(), 3);
     // tcpdump: "In ifindex 20 ... 116.63.66.108.443 > 7.249.151.114.57292: Flags [P.],
@@ -158,6 +149,7 @@ fn sll2_tcp_gives_ifindex_packet_type_and_seq() {
 
 #[test]
 fn sll2_icmp_and_icmpv6_echo_then_arp() {
+    require_corpus!();
     let r = decode_file("zeek__linux_dlt_sll2.pcap");
     assert_eq!(r.len(), 6);
     let p: Vec<&Packet> = r[..4].iter().map(|x| x.as_ref().unwrap()).collect();
@@ -179,6 +171,7 @@ fn sll2_icmp_and_icmpv6_echo_then_arp() {
 
 #[test]
 fn null_loopback_ipv6_tcp() {
+    require_corpus!();
     let p = ok_all("gopacket__pcap__test_loopback.pcap");
     assert_eq!(p.len(), 24);
     // Every record: family 30 (AF_INET6, macOS), ::1 <-> ::1 TCP 58799/58806 <-> 8080.
@@ -196,6 +189,7 @@ fn null_loopback_ipv6_tcp() {
 
 #[test]
 fn null_loopback_both_families_and_an_ethertype_header() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__null_loopback.pcap");
     // AF_INET6 (30): ::1.49888 > ::1.81 [P.] seq 1482536582, 403 bytes.
     assert_eq!(tcp(&p[0]), (49888, 81, 1_482_536_582, 1_634_461_540, 0x18));
@@ -212,6 +206,7 @@ fn null_loopback_both_families_and_an_ethertype_header() {
 
 #[test]
 fn raw_ip_mixes_ipv4_and_ipv6() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__raw_ip.pcap");
     // tshark: 100 records: 50 IPv6 TCP, 42 IPv4 TCP, 8 IPv4 UDP.
     assert_eq!(p.len(), 100);
@@ -232,6 +227,7 @@ fn raw_ip_mixes_ipv4_and_ipv6() {
 
 #[test]
 fn dlt_12_raw_ipv6_http_streams() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__four_ipv6_http_streams.pcap");
     // tshark: 81 IPv6 TCP records: 4 SYN, 4 SYN-ACK, 49 ACK, 24 PSH-ACK; 46 to port 80.
     assert_eq!(p.len(), 81);
@@ -244,6 +240,7 @@ fn dlt_12_raw_ipv6_http_streams() {
 
 #[test]
 fn linktype_ipv4_and_ipv6() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__linktype_ipv4.pcap");
     // 10.0.0.1.58121 > 10.0.0.138.53, ttl 128, id 8655, length 60; reply ttl 64, id 0, DF, length 150.
     assert_eq!(
@@ -259,6 +256,7 @@ fn linktype_ipv4_and_ipv6() {
 
 #[test]
 fn linktype_ipv4_carrying_ipv6_trusts_the_version_nibble() {
+    require_corpus!();
     let p = ok_all("tcpdump__LINKTYPE_IPV4_invalid.pcap");
     // 2001:db8::1.12345 > 2620:fe::9.53 UDP, hlim 64, UDP length 37.
     assert_eq!((p[0].src, p[0].dst, p[0].ttl), (ip("2001:db8::1"), ip("2620:fe::9"), 64));
@@ -268,6 +266,7 @@ fn linktype_ipv4_carrying_ipv6_trusts_the_version_nibble() {
 
 #[test]
 fn qinq_arp_is_not_ip() {
+    require_corpus!();
     // 802.1ad vlan 200, 802.1Q vlan 2001, ARP request and reply.
     let r = decode_file("tcpdump__802.1ad_QinQ.pcap");
     assert_eq!(r, vec![Err(DecodeError::NotIp { ethertype: 0x0806 }); 2]);
@@ -275,6 +274,7 @@ fn qinq_arp_is_not_ip() {
 
 #[test]
 fn double_tagged_icmp_and_cdp() {
+    require_corpus!();
     let r = decode_file("pcpp__Pcap++Test__VlanPackets.pcap");
     assert_eq!(r.len(), 26);
     // 20 ICMP echo packets behind two 802.1Q tags (118/10 and 209/20).
@@ -290,6 +290,7 @@ fn double_tagged_icmp_and_cdp() {
 
 #[test]
 fn ipv4_fragments_first_carries_ports_later_counted() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__ip4_fragments.pcap");
     // tshark (no reassembly): 53 UDP records: 9 first fragments (from port 789),
     // 41 later ones, 3 unfragmented (from port 2049).
@@ -309,6 +310,7 @@ fn ipv4_fragments_first_carries_ports_later_counted() {
 
 #[test]
 fn ipv6_fragments_first_carries_ports_later_counted() {
+    require_corpus!();
     let p = ok_all("pcpp__Pcap++Test__ip6_fragments.pcap");
     // tcpdump: 36 records, all fragments; 4 at offset 0: two mDNS 5353 > 5353
     // from fe80::21f:f3ff:fecd:f617 to ff02::fb, two WS-Discovery 60245 > 3702.
@@ -325,6 +327,7 @@ fn ipv6_fragments_first_carries_ports_later_counted() {
 
 #[test]
 fn sll_handshake_seq_and_ack() {
+    require_corpus!();
     let p = ok_all("tcpdump__tcp-handshake-nano.pcap");
     // 131.155.215.69.46656 > 137.116.81.94.80 [S] seq 797190859, mss 1360, win 27200, Out (4).
     assert_eq!(tcp(&p[0]), (46656, 80, 797_190_859, 0, 0x02));
@@ -342,6 +345,7 @@ fn sll_handshake_seq_and_ack() {
 
 #[test]
 fn tcp_header_longer_than_the_segment_keeps_ports() {
+    require_corpus!();
     let p = ok_all("pcpp__Packet++Test__tcp-malformed.pcap");
     // tcpdump: 172.19.42.74.49671 > 87.240.131.240.25014 [.] "bad hdr length 28 - too long, > 20".
     for x in &p {
@@ -353,6 +357,7 @@ fn tcp_header_longer_than_the_segment_keeps_ports() {
 
 #[test]
 fn ip_header_cut_by_snaplen_is_an_error() {
+    require_corpus!();
     // 20 bytes captured of 46: Ethernet + 6 bytes of IPv4 ("[|ip]").
     let r = decode_file("zeek__trunc__ip4-trunc.pcap");
     assert_eq!(r, vec![Err(DecodeError::Truncated { layer: "ip", needed: 20, available: 6 })]);
@@ -360,6 +365,7 @@ fn ip_header_cut_by_snaplen_is_an_error() {
 
 #[test]
 fn ipv6_fragment_with_zero_payload_length() {
+    require_corpus!();
     let p = ok_all("tcpdump__ipv6_frag6_negative_len.pcap");
     // Payload length 0, 70 bytes captured: IPv6 + fragment header (next header 2,
     // offset 1280 bytes) + 8 bytes. A later fragment; lengths from the capture.
@@ -369,6 +375,7 @@ fn ipv6_fragment_with_zero_payload_length() {
 
 #[test]
 fn every_corpus_record_decodes_without_panic() {
+    require_corpus!();
     let mut files = 0;
     let mut decoded = 0;
     for entry in std::fs::read_dir(corpus_dir()).unwrap() {

@@ -156,22 +156,40 @@ fn golden_compare_on_lab_pairs() {
 #[test]
 fn golden_generated_set_every_format() {
     let dir = tempfile::tempdir().unwrap();
-    let points = tuplecorr::synth::mix_points();
-    let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
-    for c in 0..300 {
-        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
-        for (k, pkts) in captures.points.into_iter().enumerate() {
-            caps[k].extend(pkts);
-        }
-    }
-    let mut files = Vec::new();
-    for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
-        pkts.sort_by_key(|(ts, _, _)| *ts);
-        let mut f = std::fs::File::create(dir.path().join(format!("{label}.pcap"))).unwrap();
-        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
-        files.push(format!("{label}.pcap"));
-    }
+    let files = crate::util::write_mix_set(dir.path(), 300);
     let mut failures = Vec::new();
     every_format(dir.path(), &files, "generated/mix-300", &mut failures);
     report(failures);
+}
+
+/// Every golden JSON report reads back into the model and is written again
+/// byte for byte (what `compare` relies on when it loads a report), and every
+/// golden NDJSON line is the matching request of the JSON report: no key is
+/// dropped, added or rounded differently on the way.
+#[test]
+fn golden_json_reads_back_and_writes_the_same_bytes() {
+    let mut checked = 0;
+    for dir in ["lab", "generated"] {
+        for entry in std::fs::read_dir(golden_dir().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let findings: tuplecorr::verdict::Findings = serde_json::from_slice(&bytes).unwrap();
+            let mut again = Vec::new();
+            tuplecorr::report::json::write_json(&findings, &mut again).unwrap();
+            assert!(again == bytes, "{} does not survive a read and write", path.display());
+            let ndjson = std::fs::read(path.with_extension("ndjson")).unwrap();
+            let mut lines = Vec::new();
+            tuplecorr::report::json::write_ndjson(&findings, &mut lines).unwrap();
+            assert!(
+                lines == ndjson,
+                "{} is not the requests of the JSON report",
+                path.with_extension("ndjson").display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 17, "{checked} golden JSON files");
 }

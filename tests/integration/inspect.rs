@@ -1,10 +1,10 @@
-//! `tuplecorr inspect` (issue 2) on real captures: every file of the shared corpus
+//! `tuplecorr inspect` (issue 2) on real captures: every file of the corpus
 //! inspected without panic and counted like capinfos; protocol counts, interfaces
 //! and time ranges checked against tshark / tcpdump output written down below; a
 //! truncated edge capture's warning; and the built binary's JSON and exit status.
-//! Takes the corpus (`../shared/corpus`) and `testdata/edge/`; never writes files.
+//! Takes the corpus (`TUPLECORR_CORPUS`) and `testdata/edge/`; never writes files.
 
-use crate::util::{corpus_dir, spec, testdata};
+use crate::util::{corpus_dir, require_corpus, spec, testdata};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -74,6 +74,7 @@ fn assert_consistent(name: &str, i: &Inspection) {
 
 #[test]
 fn every_corpus_file_is_inspected_and_counted_like_capinfos() {
+    require_corpus!();
     let rows = corpus_counts();
     assert!(rows.len() >= 50, "corpus index has only {} rows", rows.len());
     let mut compared = 0;
@@ -102,6 +103,7 @@ fn every_corpus_file_is_inspected_and_counted_like_capinfos() {
 
 #[test]
 fn many_protocols_counts_match_tshark_protocol_hierarchy() {
+    require_corpus!();
     // tshark -r pcpp__ExamplesTest__many-protocols.pcap -qz io,phs:
     //   eth 4709; ip 4663 (+20 under vlan/vlan); ipv6 16; tcp 4321; udp 253 + 16 (ipv6);
     //   icmp 89 + 20 (under vlan/vlan); not IP: vlan/llc/cdp 4 + llc/cdp 2 + arp 4.
@@ -132,6 +134,7 @@ fn many_protocols_counts_match_tshark_protocol_hierarchy() {
 
 #[test]
 fn ipv4_fragments_count_later_fragments_apart_from_udp() {
+    require_corpus!();
     // tshark -o ip.defragment:FALSE -r pcpp__Pcap++Test__ip4_fragments.pcap -qz io,phs:
     //   ip 53; udp 12 (9 of them first fragments of NFS datagrams); data 41.
     // tshark -Y "ip.frag_offset>0" | wc -l: 41 later fragments.
@@ -143,6 +146,7 @@ fn ipv4_fragments_count_later_fragments_apart_from_udp() {
 
 #[test]
 fn pcapng_example_has_ethernet_ns_and_sll_us_interfaces() {
+    require_corpus!();
     // capinfos / tshark: interface 0 LINKTYPE_ETHERNET, if_tsresol 9 (ns), snaplen
     // 262144, name "lo", 59 packets; interface 1 LINUX_SLL, µs, snaplen 0, 100
     // packets. tshark -qz io,phs: tcp 59 + 96 (ip) + 4 (ipv6) = 159.
@@ -169,6 +173,7 @@ fn pcapng_example_has_ethernet_ns_and_sll_us_interfaces() {
 
 #[test]
 fn zeek_multi_interface_has_two_ethernet_interfaces_with_ns_and_us() {
+    require_corpus!();
     // tshark -T fields -e frame.interface_id -e frame.time_epoch -e frame.protocols:
     //   0 1767663089.500330493 ... 0 1767663089.514291940 (ns), then 1 1767663437.111897000
     //   ... 1 1767663437.140942000 (µs); every frame eth:ethertype:ip:udp:dns.
@@ -189,6 +194,7 @@ fn zeek_multi_interface_has_two_ethernet_interfaces_with_ns_and_us() {
 
 #[test]
 fn tcp_handshake_nano_time_range_to_the_nanosecond() {
+    require_corpus!();
     // tshark -T fields -e frame.time_epoch: 1418145369.924505488, 1418145370.052027262,
     // 1418145370.052115157 (date -u -d @1418145369: 2014-12-09T17:16:09).
     let i = corpus("tcpdump__tcp-handshake-nano.pcap");
@@ -250,6 +256,7 @@ fn path_str(p: &Path) -> String {
 
 #[test]
 fn binary_json_parses_back_with_every_contract_field() {
+    require_corpus!();
     let a = path_str(&corpus_dir().join("pcpp__Pcap++Test__pcapng-example.pcapng"));
     let b = path_str(&testdata("edge/truncated-last-record.pcap"));
     let out = run(&["inspect", "--quiet", "--format", "json", &a, &format!("cut={b}")]);
@@ -350,6 +357,7 @@ fn binary_missing_file_and_empty_file_exit_2() {
 
 #[test]
 fn binary_table_lists_interfaces_protocols_and_flows_aligned() {
+    require_corpus!();
     let f = path_str(&corpus_dir().join("zeek__pcapng-multi-interface.pcapng"));
     let out = run(&["inspect", "--quiet", &f]);
     assert_eq!(out.status.code(), Some(0));

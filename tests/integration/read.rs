@@ -1,8 +1,8 @@
-//! The read stage against real captures (the shared corpus written by other
+//! The read stage against real captures (the corpus, `TUPLECORR_CORPUS`, written by other
 //! projects) and the hand-made edge captures in `testdata/edge/`. Asserts record
 //! counts, timestamps, interfaces, link types, warnings and error kinds.
 
-use crate::util::{corpus_dir, read_file, read_mem, spec, testdata, Rec};
+use crate::util::{corpus_dir, read_file, read_mem, require_corpus, spec, testdata, Rec};
 use tuplecorr::read::{self, ByteOrder, CaptureInfo, Format, LinkType, NoProgress, Progress, ReadErrorKind};
 
 /// One row of the corpus index.
@@ -52,6 +52,7 @@ const NO_CAPINFOS_COUNT: &[(&str, u64)] = &[
 
 #[test]
 fn every_corpus_file_reads_and_counts_like_capinfos() {
+    require_corpus!();
     let index = corpus_index();
     assert!(index.len() >= 50, "corpus index has only {} rows", index.len());
     let mut failures = Vec::new();
@@ -99,6 +100,7 @@ fn every_corpus_file_reads_and_counts_like_capinfos() {
 
 #[test]
 fn corpus_big_endian_nanosecond_pcap() {
+    require_corpus!();
     let (recs, info) = read_file(&corpus_dir().join("pcpp__Pcap++Test__nanosecs_big_endian.pcap")).unwrap();
     assert_eq!(info.format, Format::Pcap);
     assert_eq!(info.byte_order, ByteOrder::Big);
@@ -109,6 +111,7 @@ fn corpus_big_endian_nanosecond_pcap() {
 
 #[test]
 fn corpus_test901_skips_the_version_2_section_with_a_warning() {
+    require_corpus!();
     let (recs, info) = read_file(&corpus_dir().join("gopacket__pcapgo__tests__le__test901.pcapng")).unwrap();
     assert_eq!(info.interfaces.len(), 2);
     assert_eq!(recs.iter().map(|r| r.interface).collect::<Vec<_>>(), vec![0, 1]);
@@ -124,6 +127,7 @@ fn corpus_test901_skips_the_version_2_section_with_a_warning() {
 
 #[test]
 fn corpus_link_type_not_decoded_gets_one_warning_with_its_registry_name() {
+    require_corpus!();
     // NETLINK (253), 13 packets
     let (recs, info) = read_file(&corpus_dir().join("pcpp__Pcap++Test__microsecs_big_endian.pcap")).unwrap();
     assert_eq!(recs.len(), 13);
@@ -135,6 +139,7 @@ fn corpus_link_type_not_decoded_gets_one_warning_with_its_registry_name() {
 
 #[test]
 fn corpus_invalid_nanosecond_fraction_is_accepted_and_warned_once() {
+    require_corpus!();
     let (recs, info) = read_file(&corpus_dir().join("tcpdump__timestamp_invalid_nano.pcap")).unwrap();
     assert_eq!(recs.len(), 3);
     // first record: 1418145369 s + 999999999 ns (in range; a later one is not)
@@ -144,6 +149,7 @@ fn corpus_invalid_nanosecond_fraction_is_accepted_and_warned_once() {
 
 #[test]
 fn corpus_file_and_memory_reads_agree() {
+    require_corpus!();
     for name in ["pcpp__Pcap++Test__pcapng-example.pcapng", "pcpp__Pcap++Test__sll.pcap"] {
         let path = corpus_dir().join(name);
         let (a, ia) = read_file(&path).unwrap();
@@ -611,12 +617,7 @@ fn read_chunked(path: &std::path::Path, chunk_bytes: u64) -> (Vec<Rec>, CaptureI
 
 #[test]
 fn chunked_reads_equal_sequential_reads() {
-    let mut files: Vec<std::path::PathBuf> =
-        ["pcpp__Pcap++Test__many_interfaces-1.pcapng", "pcpp__Pcap++Test__sll.pcap"]
-            .iter()
-            .map(|n| corpus_dir().join(n))
-            .collect();
-    for n in [
+    let files: Vec<std::path::PathBuf> = [
         "pcapng-two-sections.pcapng",
         "pcapng-two-if-tsresol.pcapng",
         "pcapng-spb-pb.pcapng",
@@ -625,11 +626,31 @@ fn chunked_reads_equal_sequential_reads() {
         "garbage-length.pcap",
         "modified-be.pcap",
         "ns-fraction-overflow.pcap",
-    ] {
-        files.push(testdata(&format!("edge/{n}")));
-    }
-    files.push(corpus_dir().join("gopacket__pcapgo__tests__le__test901.pcapng"));
-    for path in &files {
+    ]
+    .iter()
+    .map(|n| testdata(&format!("edge/{n}")))
+    .collect();
+    assert_chunked_reads_equal(&files);
+}
+
+#[test]
+fn corpus_chunked_reads_equal_sequential_reads() {
+    require_corpus!();
+    let files: Vec<std::path::PathBuf> = [
+        "pcpp__Pcap++Test__many_interfaces-1.pcapng",
+        "pcpp__Pcap++Test__sll.pcap",
+        "gopacket__pcapgo__tests__le__test901.pcapng",
+    ]
+    .iter()
+    .map(|n| corpus_dir().join(n))
+    .collect();
+    assert_chunked_reads_equal(&files);
+}
+
+/// Every file read in chunks of 1, 100, 4096 bytes and 1 GiB gives the records
+/// and summary of the sequential read.
+fn assert_chunked_reads_equal(files: &[std::path::PathBuf]) {
+    for path in files {
         let (want, want_info) = read_file(path).unwrap();
         for chunk_bytes in [1, 100, 4096, 1 << 30] {
             let (got, info, parts) = read_chunked(path, chunk_bytes);
@@ -656,6 +677,7 @@ fn only_uncompressed_files_are_splittable() {
 
 #[test]
 fn corpus_timestamp_beyond_year_2262_is_clamped_with_one_warning() {
+    require_corpus!();
     // Interface 1 (LINUX_SLL, µs) of this file carries timestamps Wireshark reads
     // as ~1.8e13 s: more than i64 nanoseconds hold.
     let (recs, info) = read_file(&corpus_dir().join("pcpp__Pcap++Test__pcapng-example.pcapng")).unwrap();

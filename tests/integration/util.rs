@@ -1,7 +1,9 @@
-//! Shared test helpers: where the shared corpus and testdata live, and reading a
+//! Shared test helpers: where the corpus (`TUPLECORR_CORPUS`) and testdata live, and reading a
 //! capture into owned records so tests can assert on them. Never writes files.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tuplecorr::config::{CaptureSpec, Source};
 use tuplecorr::read::{self, CaptureInfo, LinkType, NoProgress, ReadError};
 
@@ -17,16 +19,76 @@ pub struct Rec {
     pub byte_offset: u64,
 }
 
-/// `../shared/corpus` beside the repository; panics loudly when it is missing.
-pub fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+/// The environment variable that names the corpus folder: real captures from
+/// other projects' test suites, kept outside this repository (`index.tsv` says
+/// what each file exercises). CI always sets it; a plain clone skips those tests.
+pub const CORPUS_VAR: &str = "TUPLECORR_CORPUS";
+
+/// The corpus folder named by `TUPLECORR_CORPUS`, `None` when the variable is
+/// unset or empty. Set to something that is not a corpus folder, it panics: a
+/// wrong setting must fail, never silently skip.
+pub fn corpus() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os(CORPUS_VAR).filter(|v| !v.is_empty())?);
     assert!(
         dir.join("index.tsv").is_file(),
-        "the shared corpus is missing: expected {} (a copy of shared/ beside the repository)",
+        "{CORPUS_VAR}={} is not a corpus folder (no index.tsv in it)",
         dir.display()
     );
-    dir
+    Some(dir)
 }
+
+/// The corpus folder, for tests that began with `require_corpus!()`.
+pub fn corpus_dir() -> PathBuf {
+    corpus().unwrap_or_else(|| panic!("{CORPUS_VAR} is unset: begin this test with require_corpus!()"))
+}
+
+/// Corpus tests skipped so far in this run.
+static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tests in this binary read the corpus: the `require_corpus!()` calls
+/// in their sources (one per test; helpers never call it).
+fn corpus_tests() -> usize {
+    let marker = concat!("require_corpus", "!()");
+    [include_str!("read.rs"), include_str!("inspect.rs"), include_str!("decode.rs")]
+        .iter()
+        .map(|src| src.matches(marker).count())
+        .sum()
+}
+
+/// True when the corpus is not available and the calling test should return.
+/// libtest has no "skipped" result, so the skip is written straight to the
+/// process's stderr (past libtest's capture): one line, by the skip that
+/// completes the count, saying how many were skipped and why. When the run is
+/// filtered (some corpus tests may not run at all), each skip says so itself.
+pub fn skip_corpus_test() -> bool {
+    if corpus().is_some() {
+        return false;
+    }
+    let n = SKIPPED.fetch_add(1, Ordering::SeqCst) + 1;
+    let total = corpus_tests();
+    let filtered = std::env::args().skip(1).any(|a| !a.starts_with('-'));
+    let line = if filtered {
+        let name = std::thread::current().name().unwrap_or("a corpus test").to_string();
+        format!("skipped: corpus test {name} ({CORPUS_VAR} unset)\n")
+    } else if n == total {
+        format!("skipped: {n} corpus tests ({CORPUS_VAR} unset; set it to a corpus folder to run them)\n")
+    } else {
+        return true;
+    };
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    true
+}
+
+/// At the top of a test that reads the corpus: returns from it (a visible skip)
+/// when `TUPLECORR_CORPUS` is unset.
+macro_rules! require_corpus {
+    () => {
+        if $crate::util::skip_corpus_test() {
+            return;
+        }
+    };
+}
+pub(crate) use require_corpus;
 
 /// `testdata/<rel>` in this repository.
 pub fn testdata(rel: &str) -> PathBuf {
@@ -64,4 +126,26 @@ pub fn own(r: &read::RawRecord<'_>) -> Rec {
         record: r.record,
         byte_offset: r.byte_offset,
     }
+}
+
+/// Writes the benchmark mix of `connections` requests as `decap.pcap`,
+/// `egress.pcap`, `backend.pcap` in `dir` (seed 7, 3000-byte responses) and
+/// returns the file names in path order.
+pub fn write_mix_set(dir: &std::path::Path, connections: u32) -> Vec<String> {
+    let points = tuplecorr::synth::mix_points();
+    let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
+    for c in 0..connections {
+        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
+        for (k, pkts) in captures.points.into_iter().enumerate() {
+            caps[k].extend(pkts);
+        }
+    }
+    let mut files = Vec::new();
+    for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
+        pkts.sort_by_key(|(ts, _, _)| *ts);
+        let mut f = std::fs::File::create(dir.join(format!("{label}.pcap"))).unwrap();
+        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
+        files.push(format!("{label}.pcap"));
+    }
+    files
 }

@@ -1,0 +1,260 @@
+//! Mistakes users make, turned into warnings that say what to do (issue 10):
+//!
+//! - the same capture given twice (the same file by device and inode, or the
+//!   same bytes under two names): every request would look unchanged, with no
+//!   delay, at both "points";
+//! - a boundary whose median delay is negative beyond the tolerance (or, with
+//!   `--offset`, longer than a second): the later capture's clock offset is
+//!   wrong, and the value that would make the delay about zero is suggested,
+//!   saying so when it is the given value with the other sign;
+//! - an `--offset` that leaves most of a capture's flows unmatched: the sign
+//!   is suggested the other way round, or no `--offset` at all.
+//!
+//! The warnings go into the report's `warnings` like a reader's (label, no
+//! record, no byte offset).
+
+use crate::config::{CaptureSpec, Config, Source};
+use crate::verdict::{Findings, OffsetMethod, WarningOut};
+use std::io::Read;
+
+/// A median hop delay longer than this, with a clock offset given by hand,
+/// means the offset is off (a satellite hop takes ~600 ms).
+const LONGEST_HOP_MS: f64 = 1000.0;
+
+/// How much of each file is compared when two captures have the same size.
+const HASHED_PREFIX: u64 = 1 << 20;
+
+fn warning(label: &str, message: String) -> WarningOut {
+    WarningOut { label: label.to_string(), record: None, byte_offset: None, message }
+}
+
+/// Captures given twice: the same file (device and inode, also by another
+/// path), or two files of the same size whose first MiB is identical.
+pub fn same_captures(captures: &[CaptureSpec]) -> Vec<WarningOut> {
+    struct Seen {
+        label: String,
+        id: Option<(u64, u64)>,
+        len: u64,
+        prefix: Option<u64>,
+    }
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut out = Vec::new();
+    for c in captures {
+        let Source::Path(path) = &c.source else { continue };
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        let mut me =
+            Seen { label: c.label.clone(), id: crate::output::file_id(&meta), len: meta.len(), prefix: None };
+        for other in &mut seen {
+            let same_file = me.id.is_some() && me.id == other.id;
+            let same_bytes = !same_file
+                && me.len == other.len
+                && prefix_hash(path, &mut me.prefix).is_some()
+                && prefix_hash_of(captures, &other.label, &mut other.prefix) == me.prefix;
+            if same_file || same_bytes {
+                let what = if same_file { "the same file" } else { "identical bytes" };
+                out.push(warning(
+                    &me.label,
+                    format!(
+                        "{} and {} are {what}: one capture point given twice looks like a path that changes nothing \
+                         (no rewrite, no delay); give each point its own capture",
+                        other.label, me.label
+                    ),
+                ));
+                break;
+            }
+        }
+        seen.push(me);
+    }
+    out
+}
+
+/// The hash of the first MiB of the capture labelled `label`, computed once.
+fn prefix_hash_of(captures: &[CaptureSpec], label: &str, cache: &mut Option<u64>) -> Option<u64> {
+    let spec = captures.iter().find(|c| c.label == label)?;
+    let Source::Path(path) = &spec.source else { return None };
+    prefix_hash(path, cache)
+}
+
+fn prefix_hash(path: &std::path::Path, cache: &mut Option<u64>) -> Option<u64> {
+    if cache.is_none() {
+        let mut buf = Vec::new();
+        let file = std::fs::File::open(path).ok()?;
+        file.take(HASHED_PREFIX).read_to_end(&mut buf).ok()?;
+        *cache = Some(xxhash_rust::xxh3::xxh3_64(&buf));
+    }
+    *cache
+}
+
+/// Clock offsets that cannot be right: a negative median delay beyond the
+/// tolerance at a boundary, or an `--offset` that leaves most flows unmatched.
+pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
+    let mut out = Vec::new();
+    let captures = &findings.captures;
+    for b in &findings.boundaries {
+        let Some(delay) = b.delay_ms else { continue };
+        let Some(later) = b.between.rsplit("->").next() else { continue };
+        let Some(c) = captures.iter().find(|c| c.label == later) else { continue };
+        let tolerance_ms = match config.correlate.tolerance_ns {
+            Some(t) => t as f64 / 1e6,
+            None => (5.0 * c.offset_spread_ms + 1.0).min(200.0),
+        };
+        let manual = c.offset_method == OffsetMethod::Manual;
+        let likely_s = (c.clock_offset_ms + delay) / 1000.0;
+        let earlier = b.between.split("->").next().unwrap_or("the capture before it");
+        let mut message = if delay < -tolerance_ms {
+            format!(
+                "requests appear here {:.3} ms before they appear at {earlier} (median delay across {}), so the \
+                 clock offset of {later} ({:+.3} ms, {}) looks wrong; try --offset {later}={likely_s:.3}",
+                -delay,
+                b.between,
+                c.clock_offset_ms,
+                method_name(c.offset_method),
+            )
+        } else if manual && delay > LONGEST_HOP_MS {
+            format!(
+                "requests take {delay:.3} ms from {earlier} to here (median delay across {}), longer than a hop \
+                 takes, with the clock offset of {later} given as --offset {later}={:.3}; try --offset \
+                 {later}={likely_s:.3}",
+                b.between,
+                c.clock_offset_ms / 1000.0,
+            )
+        } else {
+            continue;
+        };
+        if manual && reversed(c.clock_offset_ms / 1000.0, likely_s) {
+            message.push_str(" (the sign of --offset looks reversed)");
+        }
+        out.push(warning(later, message));
+    }
+    for u in &findings.unmatched {
+        let Some(c) = captures.iter().find(|c| c.label == u.label) else { continue };
+        if c.offset_method != OffsetMethod::Manual || c.flows == 0 || u.count * 2 <= c.flows {
+            continue;
+        }
+        let given_s = c.clock_offset_ms / 1000.0;
+        out.push(warning(
+            &u.label,
+            format!(
+                "--offset {label}={given_s:.3} leaves {} of {} flows at {label} unmatched: if its clock runs behind \
+                 rather than ahead, the sign is the other way round (--offset {label}={:.3}); without --offset, \
+                 tuplecorr estimates the offset",
+                u.count,
+                c.flows,
+                -given_s,
+                label = u.label,
+            ),
+        ));
+    }
+    out
+}
+
+/// Whether `likely` is about `-given` (within 10 %): a flipped sign.
+fn reversed(given: f64, likely: f64) -> bool {
+    given != 0.0 && (likely + given).abs() <= 0.1 * given.abs()
+}
+
+fn method_name(m: OffsetMethod) -> &'static str {
+    match m {
+        OffsetMethod::Reference => "reference",
+        OffsetMethod::RequestReply => "estimated from requests and replies",
+        OffsetMethod::OneWay => "estimated one way",
+        OffsetMethod::Manual => "given with --offset",
+        OffsetMethod::None => "not estimated",
+    }
+}
+
+/// Every check of this module, for the main form.
+pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
+    let mut w = same_captures(&config.captures);
+    w.extend(clock_mistakes(config, findings));
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(label: &str, path: &std::path::Path) -> CaptureSpec {
+        CaptureSpec { label: label.into(), source: Source::Path(path.to_path_buf()) }
+    }
+
+    #[test]
+    fn the_same_file_or_the_same_bytes_twice_is_named_with_both_labels() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.pcap");
+        std::fs::write(&a, b"same bytes").unwrap();
+        let b = dir.path().join("b.pcap");
+        std::fs::write(&b, b"same bytes").unwrap();
+        let c = dir.path().join("c.pcap");
+        std::fs::write(&c, b"other byte").unwrap();
+        let w = same_captures(&[spec("decap", &a), spec("egress", &dir.path().join("./a.pcap"))]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].label, "egress");
+        assert!(w[0].message.starts_with("decap and egress are the same file"), "{}", w[0].message);
+        let w = same_captures(&[spec("decap", &a), spec("egress", &c), spec("backend", &b)]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.starts_with("decap and backend are identical bytes"), "{}", w[0].message);
+        assert!(same_captures(&[spec("decap", &a), spec("egress", &c)]).is_empty());
+    }
+
+    #[test]
+    fn a_negative_delay_names_the_capture_and_the_likely_offset() {
+        let mut f = crate::report::fixtures::findings();
+        assert!(clock_mistakes(&Config::default(), &f).is_empty(), "the fixture is sane");
+        // backend's estimate 2750.012 ms, median delay -2000 ms: likely 0.750 s
+        f.boundaries[1].delay_ms = Some(-2000.0);
+        let w = clock_mistakes(&Config::default(), &f);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].label, "backend");
+        assert!(w[0].message.starts_with("requests appear here 2000.000 ms before they appear at egress"));
+        assert!(w[0].message.ends_with("try --offset backend=0.750"), "{}", w[0].message);
+        // within the tolerance (5 x 0.0041 + 1 ms): nothing
+        f.boundaries[1].delay_ms = Some(-1.0);
+        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+        // given by hand with the wrong sign
+        f.captures[2].offset_method = OffsetMethod::Manual;
+        f.captures[2].clock_offset_ms = 1300.0;
+        f.boundaries[1].delay_ms = Some(-2600.0);
+        let w = clock_mistakes(&Config::default(), &f);
+        assert!(w[0].message.ends_with("try --offset backend=-1.300 (the sign of --offset looks reversed)"));
+        f.captures[2].clock_offset_ms = -1300.0;
+        f.boundaries[1].delay_ms = Some(2600.0);
+        let w = clock_mistakes(&Config::default(), &f);
+        assert!(
+            w[0].message.starts_with("requests take 2600.000 ms from egress to here"),
+            "{}",
+            w[0].message
+        );
+        assert!(w[0].message.ends_with("try --offset backend=1.300 (the sign of --offset looks reversed)"));
+    }
+
+    #[test]
+    fn an_offset_leaving_most_flows_unmatched_suggests_the_other_sign() {
+        let mut f = crate::report::fixtures::findings();
+        f.boundaries[1].delay_ms = None;
+        f.captures[2].offset_method = OffsetMethod::Manual;
+        f.captures[2].clock_offset_ms = 2750.0;
+        f.unmatched[1].count = 15; // of 31: not most
+        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+        f.unmatched[1].count = 16;
+        let w = clock_mistakes(&Config::default(), &f);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.starts_with("--offset backend=2.750 leaves 16 of 31 flows at backend unmatched")
+                && w[0].message.contains("(--offset backend=-2.750)"),
+            "{}",
+            w[0].message
+        );
+        // an estimated offset with unmatched flows (background traffic) is no mistake
+        f.captures[2].offset_method = OffsetMethod::RequestReply;
+        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+    }
+
+    #[test]
+    fn a_flipped_sign_is_recognised() {
+        assert!(reversed(-2.0, 2.0));
+        assert!(reversed(2.75, -2.7));
+        assert!(!reversed(2.0, 2.0));
+        assert!(!reversed(0.0, 0.0));
+    }
+}

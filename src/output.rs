@@ -1,0 +1,324 @@
+//! Where a report goes (`-o`), written so that nothing is ever destroyed:
+//!
+//! - no `-o`, or `-o -`: standard output;
+//! - an existing target that is not a regular file (`/dev/null`, a FIFO, a
+//!   socket, a terminal), or anything under `/dev` or `/proc` (`/dev/stdout`
+//!   redirected to a file): opened and written directly, never replaced;
+//! - a regular file or a new name: written to a temporary file beside the final
+//!   target, then renamed over it, so a failed run never leaves half a report.
+//!   A symlink is written through: the temporary file goes beside the file the
+//!   link points at, and the link stays a link;
+//! - a directory, or any input of the run (the same file by device and inode,
+//!   also when reached by another path or a link): refused, before anything is
+//!   read or written.
+//!
+//! A closed pipe is not an error (`tuplecorr ... | head -1`): [`is_broken_pipe`]
+//! walks an error's whole source chain, since the csv crate wraps the io error.
+
+use crate::cli::UsageError;
+use crate::config::{CaptureSpec, Source};
+use std::error::Error;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// One input of the run, for refusing to write over it: its label (or how it
+/// was given) and its path.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub label: String,
+    pub path: PathBuf,
+}
+
+/// Where the bytes of a report go, decided before the pipeline runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Standard output (no `-o`, or `-o -`).
+    Stdout,
+    /// An existing file that is not a regular file: written in place.
+    Direct(PathBuf),
+    /// A regular file (or a new one): temporary file in `dir`, renamed to `file`.
+    Replace { file: PathBuf, dir: PathBuf },
+}
+
+/// An error while writing the report that says what failed and keeps the io
+/// error as its source (so a broken pipe is still recognised).
+#[derive(Debug)]
+pub struct OutputError {
+    message: String,
+    source: io::Error,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.message, self.source)
+    }
+}
+
+impl Error for OutputError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// True when `err`, or any error in its source chain (also the error an
+/// `io::Error` wraps, and the io error inside a csv error), is a closed pipe.
+pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
+    let mut next: Option<&(dyn Error + 'static)> = Some(err);
+    // A chain is short; the bound only guards against a cycle.
+    for _ in 0..32 {
+        let Some(e) = next else { return false };
+        if let Some(c) = e.downcast_ref::<csv::Error>() {
+            // csv::Error gives no source(); its io error is in its kind.
+            next = match c.kind() {
+                csv::ErrorKind::Io(io) => Some(io),
+                _ => None,
+            };
+            continue;
+        }
+        next = match e.downcast_ref::<io::Error>() {
+            Some(io) if io.kind() == io::ErrorKind::BrokenPipe => return true,
+            // io::Error::source() skips the wrapped error itself: visit it.
+            Some(io) => match io.get_ref() {
+                Some(inner) => Some(inner as &(dyn Error + 'static)),
+                None => e.source(),
+            },
+            None => e.source(),
+        };
+    }
+    false
+}
+
+/// Decides where `-o PATH` writes, refusing a directory and any input.
+pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageError> {
+    let Some(path) = path else { return Ok(Target::Stdout) };
+    if path.as_os_str() == "-" {
+        return Ok(Target::Stdout);
+    }
+    let shown = path.display();
+    match fs::metadata(path) {
+        Ok(meta) => {
+            if meta.is_dir() {
+                return Err(UsageError(format!(
+                    "-o {shown}: is a directory; give a file name for the report"
+                )));
+            }
+            if let Some(input) = inputs.iter().find(|i| same_file(&meta, &i.path)) {
+                return Err(UsageError(format!(
+                    "-o {shown}: is the input {} ({}); refusing to write the report over it",
+                    input.label,
+                    input.path.display()
+                )));
+            }
+            // /dev/stdout, /dev/fd/1, /proc/self/fd/1 name an open file of this
+            // process (maybe a regular file the shell opened): write to it,
+            // never replace what the name resolves to.
+            if !meta.is_file() || path.starts_with("/dev") || path.starts_with("/proc") {
+                return Ok(Target::Direct(path.to_path_buf()));
+            }
+            Ok(replace_at(&final_path(path)))
+        }
+        // A new file, or a link pointing at one not yet made.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(replace_at(&final_path(path))),
+        Err(e) => Err(UsageError(format!("-o {shown}: cannot write the report: {e}"))),
+    }
+}
+
+/// The file a path finally names: symlinks followed (at most 40, as the kernel
+/// does), each relative link read against the folder of the link.
+fn final_path(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match fs::read_link(&p) {
+                Ok(to) if to.is_absolute() => p = to,
+                Ok(to) => p = p.parent().map_or(to.clone(), |dir| dir.join(&to)),
+                Err(_) => return p,
+            },
+            _ => return p,
+        }
+    }
+    p
+}
+
+fn replace_at(file: &Path) -> Target {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Target::Replace { file: file.to_path_buf(), dir }
+}
+
+/// (device, inode) of a file, following links.
+#[cfg(unix)]
+pub fn file_id(meta: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+pub fn file_id(_meta: &fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Whether `meta` (of the target) is the file at `path`: same device and inode,
+/// or (without inodes) the same canonical path.
+fn same_file(meta: &fs::Metadata, path: &Path) -> bool {
+    let Ok(other) = fs::metadata(path) else { return false };
+    match (file_id(meta), file_id(&other)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Writes a report to `target`; see the module documentation.
+pub fn write_to(
+    target: &Target,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    match target {
+        Target::Stdout => {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::new(stdout.lock());
+            write(&mut out).and_then(|()| out.flush()).map_err(|source| OutputError {
+                message: "standard output: cannot write the report".into(),
+                source,
+            })
+        }
+        Target::Direct(path) => {
+            let err = |source| OutputError {
+                message: format!("{}: cannot write the report", path.display()),
+                source,
+            };
+            // append: a no-op for devices and FIFOs; right for `>>` behind /dev/stdout
+            let file = fs::OpenOptions::new().append(true).open(path).map_err(err)?;
+            let mut out = io::BufWriter::new(file);
+            write(&mut out).and_then(|()| out.flush()).map_err(err)
+        }
+        Target::Replace { file, dir } => replace(file, dir, write),
+    }
+}
+
+/// Temporary file in `dir`, renamed over `file` once everything is written.
+fn replace(
+    file: &Path,
+    dir: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let tmp = dir.join(format!(".{name}.tuplecorr-{}.tmp", std::process::id()));
+    let created = fs::OpenOptions::new().write(true).create_new(true).open(&tmp);
+    let handle = created.map_err(|source| OutputError {
+        message: format!(
+            "{}: cannot write the report: cannot create a temporary file in the folder {}",
+            file.display(),
+            dir.display()
+        ),
+        source,
+    })?;
+    let result = (|| -> io::Result<()> {
+        // A replaced report keeps the permissions of the file it replaces.
+        if let Ok(old) = fs::metadata(file) {
+            handle.set_permissions(old.permissions())?;
+        }
+        let mut out = io::BufWriter::new(handle);
+        write(&mut out)?;
+        out.flush()?;
+        drop(out);
+        fs::rename(&tmp, file)
+    })();
+    result.map_err(|source| {
+        let _ = fs::remove_file(&tmp);
+        OutputError { message: format!("{}: cannot write the report", file.display()), source }
+    })
+}
+
+/// Decides the target and writes: all of `-o` at once (for callers that have
+/// nothing to do between the two).
+pub fn write_output(
+    path: Option<&Path>,
+    inputs: &[Input],
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let target = target(path, inputs)?;
+    Ok(write_to(&target, write)?)
+}
+
+/// The captures read from files, as inputs not to write over.
+pub fn capture_inputs(specs: &[CaptureSpec]) -> Vec<Input> {
+    (specs.iter())
+        .filter_map(|c| match &c.source {
+            Source::Path(p) => Some(Input { label: c.label.clone(), path: p.clone() }),
+            Source::Stdin => None,
+        })
+        .collect()
+}
+
+/// Both sides of `compare`: reports, or lists of captures (an unparsable list
+/// is left to `compare` to report).
+pub fn compare_inputs(sides: &[&str]) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for side in sides {
+        match crate::compare::side_of(side) {
+            crate::compare::Side::Report(path) => inputs.push(Input { label: "report".into(), path }),
+            crate::compare::Side::Captures(list) => inputs
+                .extend(crate::cli::capture_specs(&list).map(|s| capture_inputs(&s)).unwrap_or_default()),
+        }
+    }
+    inputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(label: &str, path: &Path) -> Input {
+        Input { label: label.into(), path: path.to_path_buf() }
+    }
+
+    #[test]
+    fn dash_and_none_are_stdout() {
+        assert_eq!(target(None, &[]).unwrap(), Target::Stdout);
+        assert_eq!(target(Some(Path::new("-")), &[]).unwrap(), Target::Stdout);
+    }
+
+    #[test]
+    fn devices_are_written_directly() {
+        assert_eq!(target(Some(Path::new("/dev/null")), &[]).unwrap(), Target::Direct("/dev/null".into()));
+    }
+
+    #[test]
+    fn a_new_file_goes_through_a_temporary_file_beside_it() {
+        let t = target(Some(Path::new("report.csv")), &[]).unwrap();
+        assert_eq!(t, Target::Replace { file: "report.csv".into(), dir: ".".into() });
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_replaced_at_its_final_target_and_an_input_by_any_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("sub");
+        fs::create_dir(&real).unwrap();
+        fs::write(real.join("out.csv"), "old").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink("sub/out.csv", &link).unwrap();
+        let t = target(Some(&link), &[]).unwrap();
+        assert_eq!(t, Target::Replace { file: dir.path().join("sub/out.csv"), dir: dir.path().join("sub") });
+        let err = target(Some(&link), &[input("backend", &real.join("out.csv"))]).unwrap_err();
+        assert!(err.0.contains("is the input backend"), "{}", err.0);
+        let err = target(Some(&real), &[]).unwrap_err();
+        assert!(err.0.contains("is a directory"), "{}", err.0);
+    }
+
+    #[test]
+    fn broken_pipe_is_found_inside_wrapped_errors() {
+        let pipe = io::Error::from(io::ErrorKind::BrokenPipe);
+        let csv_like = csv::Error::from(pipe);
+        let wrapped = io::Error::other(csv_like);
+        assert!(is_broken_pipe(&wrapped));
+        let boxed: Box<dyn Error + Send + Sync> =
+            Box::new(OutputError { message: "x".into(), source: io::Error::other(wrapped) });
+        assert!(is_broken_pipe(boxed.as_ref()));
+        assert!(!is_broken_pipe(&io::Error::from(io::ErrorKind::PermissionDenied)));
+    }
+}
