@@ -66,8 +66,11 @@ fn stopped(e: crate::read::ReadError) -> AppError {
 pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
-    let mut findings =
-        with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))?.map_err(stopped)?;
+    let format = args.report_format();
+    let want_ladder = (format == Format::Html && !args.summary) || args.pcapng.is_some();
+    let (mut findings, ladder) =
+        with_threads(config.threads, || crate::pipeline::analyze_full(&config, &bars, want_ladder))?
+            .map_err(stopped)?;
     print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
     if !args.all {
@@ -78,11 +81,25 @@ pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let to_terminal = args.output.is_none() && io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR");
     let options = ReportOptions {
-        format: args.report_format(),
+        format,
         summary_only: args.summary,
         color: color_enabled(args.color.unwrap_or(ColorArg::Auto), to_terminal, no_color.as_deref()),
     };
-    write_output(args.output.as_deref(), |out| report::write(&findings, &options, out))?;
+    write_output(args.output.as_deref(), |out| {
+        report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
+    })?;
+    if let (Some(path), Some(ladder)) = (&args.pcapng, &ladder) {
+        let merge = crate::merge::MergeOptions { only_requests: args.pcapng_only_requests };
+        let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
+        write_output(Some(path), |out| {
+            let stats =
+                crate::merge::write_merged(&config.captures, ladder, &findings, &reported, &merge, out)?;
+            for w in stats.warnings() {
+                eprintln!("tuplecorr: warning: {}: {w}", path.display());
+            }
+            Ok(())
+        })?;
+    }
     let fail_on: Vec<FailOnKind> = args.fail_on.iter().map(|f| fail_on_kind(*f)).collect();
     let code = if report::fail_on_matches(&findings, &fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
     // The process ends right after this: freeing every request's strings one by
@@ -160,6 +177,12 @@ pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         .map(Format::from)
         .or_else(|| crate::cli::format_from_path(args.output.as_deref()))
         .unwrap_or(Format::Table);
+    if format == Format::Html {
+        return Err(UsageError(
+            "compare writes table, csv, json or ndjson; html is for the main form".into(),
+        )
+        .into());
+    }
     write_output(args.output.as_deref(), |out| crate::compare::write(&comparison, format, out))?;
     Ok(EXIT_OK)
 }

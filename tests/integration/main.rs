@@ -19,6 +19,7 @@ mod lab;
 mod lab_reports;
 mod lab_verdicts;
 mod messages;
+mod pictures;
 mod properties;
 mod read;
 mod regression;
