@@ -464,5 +464,17 @@ mod tests {
     fn format_is_inferred_from_output_extension() {
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "r.csv"]).unwrap();
         assert_eq!(a.correlate.report_format(), Format::Csv);
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "report.HTML"]).unwrap();
+        assert_eq!(a.correlate.report_format(), Format::Html);
+    }
+
+    #[test]
+    fn pcapng_only_requests_needs_pcapng() {
+        assert!(Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--pcapng-only-requests"]).is_err());
+        let a =
+            Args::try_parse_from(["tuplecorr", "a", "b", "--pcapng", "m.pcapng", "--pcapng-only-requests"])
+                .unwrap();
+        assert_eq!(a.correlate.pcapng.as_deref(), Some(std::path::Path::new("m.pcapng")));
+        assert!(a.correlate.pcapng_only_requests);
     }
 }

@@ -129,6 +129,8 @@ enum Msg {
 struct Input {
     rx: Receiver<Msg>,
     window: BinaryHeap<Reverse<Rec>>,
+    /// Most records in `window`.
+    cap: usize,
     bytes: usize,
     done: bool,
     /// Latest time written from this capture.
@@ -138,7 +140,7 @@ struct Input {
 impl Input {
     /// Tops the window up; Err when the reader failed.
     fn fill(&mut self) -> io::Result<()> {
-        while !self.done && self.window.len() < REORDER_RECORDS && self.bytes < REORDER_BYTES {
+        while !self.done && self.window.len() < self.cap && self.bytes < REORDER_BYTES {
             match self.rx.recv() {
                 Ok(Msg::Rec(r)) => {
                     self.bytes += r.data.len();
@@ -325,6 +327,22 @@ pub fn write_merged(
     options: &MergeOptions,
     out: &mut dyn Write,
 ) -> io::Result<MergeStats> {
+    let run = Run { specs, ladder, findings, reported, options };
+    merge(&run, REORDER_RECORDS, out)
+}
+
+/// The inputs of one merge.
+struct Run<'a> {
+    specs: &'a [CaptureSpec],
+    ladder: &'a Ladder,
+    findings: &'a Findings,
+    reported: &'a [u64],
+    options: &'a MergeOptions,
+}
+
+/// [`write_merged`] with a reorder window of `window` records per capture.
+fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeStats> {
+    let Run { specs, ladder, findings, reported, options } = *run;
     if specs.iter().any(|s| matches!(s.source, Source::Stdin)) {
         return Err(io::Error::other("--pcapng reads every capture again: a capture from stdin cannot be"));
     }
@@ -366,7 +384,14 @@ pub fn write_merged(
                         let _ = tx.send(Msg::Failed(e.to_string()));
                     }
                 });
-                Input { rx, window: BinaryHeap::new(), bytes: 0, done: false, last_ns: None }
+                Input {
+                    rx,
+                    window: BinaryHeap::new(),
+                    cap: window.max(1),
+                    bytes: 0,
+                    done: false,
+                    last_ns: None,
+                }
             })
             .collect();
         loop {
@@ -429,6 +454,101 @@ mod tests {
         assert!(c.starts_with("tuplecorr request 1 at egress: source "), "{c}");
         assert!(c.contains(" changed "), "{c}");
         assert!(c.contains("reply "), "{c}");
+    }
+
+    /// Three points of the synthetic mix (clocks +2.75 s and -1.3 s) as pcap
+    /// files; `egress` gets the record at `move_from` moved to `move_to`.
+    fn captures(dir: &std::path::Path, move_from: usize, move_to: usize) -> Vec<CaptureSpec> {
+        let mut points: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); 3];
+        for c in 0..30 {
+            let (caps, _) = crate::synth::mix_connection(c, 1, 300);
+            for (all, p) in points.iter_mut().zip(caps.points) {
+                all.extend(p);
+            }
+        }
+        for p in &mut points {
+            p.sort_by_key(|(t, _, _)| *t);
+        }
+        let r = points[1].remove(move_from);
+        points[1].insert(move_to, r);
+        (["decap", "egress", "backend"].iter().zip(&points))
+            .map(|(label, p)| {
+                let path = dir.join(format!("{label}.pcap"));
+                crate::synth::write_pcap(&mut std::fs::File::create(&path).unwrap(), 65535, p).unwrap();
+                CaptureSpec { label: label.to_string(), source: Source::Path(path) }
+            })
+            .collect()
+    }
+
+    /// A written packet: interface, timestamp (ns), comment.
+    type Written = (u32, u64, Option<String>);
+
+    /// Merges with `window`; gives the stats, the written packets and the interface names.
+    fn merged(specs: &[CaptureSpec], window: usize) -> (MergeStats, Vec<Written>, Vec<String>) {
+        use pcap_file::pcapng::{Block, PcapNgReader};
+        let config = crate::config::Config { captures: specs.to_vec(), quiet: true, ..Default::default() };
+        let (findings, ladder) =
+            crate::pipeline::analyze_full(&config, &crate::read::NoProgress, true).unwrap();
+        let ladder = ladder.unwrap();
+        let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
+        let options = MergeOptions::default();
+        let run = Run { specs, ladder: &ladder, findings: &findings, reported: &reported, options: &options };
+        let mut out = Vec::new();
+        let stats = merge(&run, window, &mut out).unwrap();
+        let mut reader = PcapNgReader::new(&out[..]).unwrap();
+        let (mut packets, mut names) = (Vec::new(), Vec::new());
+        while let Some(block) = reader.next_block() {
+            match block.unwrap() {
+                Block::EnhancedPacket(p) => {
+                    let comment = p.options.iter().find_map(|o| match o {
+                        EnhancedPacketOption::Comment(c) => Some(c.to_string()),
+                        _ => None,
+                    });
+                    packets.push((p.interface_id, p.timestamp.as_nanos() as u64, comment));
+                }
+                Block::InterfaceDescription(i) => names.extend(i.options.iter().filter_map(|o| match o {
+                    InterfaceDescriptionOption::IfName(n) => Some(n.to_string()),
+                    _ => None,
+                })),
+                _ => {}
+            }
+        }
+        (stats, packets, names)
+    }
+
+    #[test]
+    fn slight_disorder_is_put_in_order_and_every_packet_written_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = captures(dir.path(), 10, 13);
+        let (stats, packets, names) = merged(&specs, 8);
+        assert_eq!(names, ["decap", "egress", "backend"]);
+        let total: u64 =
+            specs.iter().map(|s| read::read_capture(s, 0, &NoProgress, &mut |_| {}).unwrap().packets).sum();
+        assert_eq!(packets.len() as u64, total);
+        assert_eq!((stats.written, stats.out_of_order), (total, 0));
+        assert!(packets.windows(2).all(|w| w[0].1 <= w[1].1), "corrected-time order");
+        // Every interface appears; packets of requests carry their comment.
+        for i in 0..3 {
+            assert!(packets.iter().any(|p| p.0 == i));
+        }
+        assert_eq!(packets.iter().filter(|p| p.2.is_some()).count() as u64, stats.annotated);
+        assert!(stats.annotated > total / 2);
+    }
+
+    #[test]
+    fn disorder_beyond_the_window_is_written_late_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        // egress's record 40 now comes after 50 later ones: more than a window of 8.
+        let specs = captures(dir.path(), 40, 90);
+        let (stats, packets, _) = merged(&specs, 8);
+        assert_eq!(stats.out_of_order, 1);
+        assert_eq!(stats.written, packets.len() as u64);
+        assert_eq!(packets.windows(2).filter(|w| w[0].1 > w[1].1).count(), 1, "one packet out of place");
+        assert_eq!(stats.warnings().len(), 1);
+        // A large enough window puts it back in order.
+        let (stats, packets, _) = merged(&specs, 256);
+        assert_eq!(stats.out_of_order, 0);
+        assert!(packets.windows(2).all(|w| w[0].1 <= w[1].1));
     }
 
     #[test]

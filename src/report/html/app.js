@@ -311,5 +311,7 @@
   if (params.has("source")) fSource.value = params.get("source");
   applyFilters();
   if (params.has("request")) showDetail(Number(params.get("request")));
+  // Milliseconds from the start of navigation until the page was drawn (scripts/html-scale.sh reads it).
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
 })();
