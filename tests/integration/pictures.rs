@@ -299,6 +299,17 @@ fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
     assert!(change[..change.find('<').unwrap()].contains(" → 198.19.3.17:"));
     assert!(l.contains("data-kind=\"SYN-ACK\" data-dir=\"to-client\""));
 
+    // rp-filter: the reply is lost between egress and decap: its arrow stops.
+    let page_rp = tmp.path().join("rp.html");
+    tuplecorr(&lab.join("rp-filter"), &["-o", page_rp.to_str().unwrap()]);
+    let dom = dump_dom(&browser, &page_rp, "request=1", &profile);
+    let l = ladder(&dom);
+    let reply = &l[l.find("data-kind=\"SYN-ACK\" data-dir=\"to-client\"").expect("a SYN-ACK band")..];
+    let reply = &reply[..reply.find("</g>").unwrap()];
+    assert!(reply.contains("data-from=\"backend\" data-to=\"egress\""));
+    assert!(reply.contains("lost-label"), "the reply stops before decap");
+    assert!(!reply.contains("data-to=\"decap\""));
+
     // A screenshot renders.
     let shot = tmp.path().join("shot.png");
     let out = Command::new(&browser)
