@@ -205,7 +205,8 @@
     hops.forEach((evs, i) => {
       if (!evs) return;
       const count = new Map();
-      for (const [kind, dt, back, detail] of evs) {
+      for (let [kind, dt, back, detail] of evs) {
+        if (r.proto !== "tcp") kind = kind === "data" ? "request" : kind === "reply data" ? "reply" : kind;
         const key = kind + "/" + back;
         const k = (count.get(key) || 0) + 1;
         count.set(key, k);
