@@ -310,6 +310,16 @@ fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
     assert!(reply.contains("lost-label"), "the reply stops before decap");
     assert!(!reply.contains("data-to=\"decap\""));
 
+    // Capture-derived text stays text: a label that is markup (labels hold no `/`).
+    let page_bad = tmp.path().join("bad.html");
+    let mut args = capture_args(&lab.join("reject"));
+    args[0] = format!("<b>bold<script>x{}", &args[0][args[0].find('=').unwrap()..]);
+    args.extend(["-q".into(), "-o".into(), page_bad.display().to_string()]);
+    assert!(Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).status().unwrap().success());
+    let dom = dump_dom(&browser, &page_bad, "request=1", &profile);
+    assert!(!dom.contains("<b>bold"), "no element made of a label");
+    assert!(dom.contains(">&lt;b&gt;bold&lt;script&gt;x</"), "the label shown as text");
+
     // A screenshot renders.
     let shot = tmp.path().join("shot.png");
     let out = Command::new(&browser)
