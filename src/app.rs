@@ -66,15 +66,21 @@ pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let config = args.to_config()?;
     if args.summary && args.report_format() != Format::Table {
         return Err(UsageError(
-            "--summary is the table's summary only; leave it out for CSV, JSON or NDJSON".into(),
+            "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
         )
         .into());
     }
     let target =
         crate::output::target(args.output.as_deref(), &crate::output::capture_inputs(&config.captures))?;
     let bars = Bars::new(config.captures.len(), !config.quiet);
-    let mut findings =
-        with_threads(config.threads, || crate::pipeline::analyze(&config, &bars))?.map_err(stopped)?;
+    let inputs = crate::output::capture_inputs(&config.captures);
+    let pcapng_target =
+        args.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
+    let format = args.report_format();
+    let want_ladder = (format == Format::Html && !args.summary) || args.pcapng.is_some();
+    let (mut findings, ladder) =
+        with_threads(config.threads, || crate::pipeline::analyze_full(&config, &bars, want_ladder))?
+            .map_err(stopped)?;
     findings.warnings.extend(crate::checks::all(&config, &findings));
     print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
@@ -86,11 +92,25 @@ pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
     let to_terminal = args.output.is_none() && io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR");
     let options = ReportOptions {
-        format: args.report_format(),
+        format,
         summary_only: args.summary,
         color: color_enabled(args.color.unwrap_or(ColorArg::Auto), to_terminal, no_color.as_deref()),
     };
-    crate::output::write_to(&target, |out| report::write(&findings, &options, out))?;
+    crate::output::write_to(&target, |out| {
+        report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
+    })?;
+    if let (Some(pcapng), Some(path), Some(ladder)) = (&pcapng_target, &args.pcapng, &ladder) {
+        let merge = crate::merge::MergeOptions { only_requests: args.pcapng_only_requests };
+        let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
+        crate::output::write_to(pcapng, |out| {
+            let stats =
+                crate::merge::write_merged(&config.captures, ladder, &findings, &reported, &merge, out)?;
+            for w in stats.warnings() {
+                eprintln!("tuplecorr: warning: {}: {w}", path.display());
+            }
+            Ok(())
+        })?;
+    }
     let fail_on: Vec<FailOnKind> = args.fail_on.iter().map(|f| fail_on_kind(*f)).collect();
     let code = if report::fail_on_matches(&findings, &fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
     // The process ends right after this: freeing every request's strings one by
@@ -170,6 +190,12 @@ pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
         .map(Format::from)
         .or_else(|| crate::cli::format_from_path(args.output.as_deref()))
         .unwrap_or(Format::Table);
+    if format == Format::Html {
+        return Err(UsageError(
+            "compare writes table, csv, json or ndjson; html is for the main form".into(),
+        )
+        .into());
+    }
     crate::output::write_to(&target, |out| crate::compare::write(&comparison, format, out))?;
     Ok(EXIT_OK)
 }

@@ -41,6 +41,8 @@ pub enum FormatArg {
     Csv,
     Json,
     Ndjson,
+    /// One self-contained page: summary, filterable table, a ladder per request.
+    Html,
 }
 
 impl From<FormatArg> for Format {
@@ -50,6 +52,7 @@ impl From<FormatArg> for Format {
             FormatArg::Csv => Format::Csv,
             FormatArg::Json => Format::Json,
             FormatArg::Ndjson => Format::Ndjson,
+            FormatArg::Html => Format::Html,
         }
     }
 }
@@ -99,6 +102,13 @@ pub struct CorrelateArgs {
     /// Print only the summary.
     #[arg(long)]
     pub summary: bool,
+    /// Also write one pcapng of all captures merged in corrected-time order, each
+    /// packet of a request annotated with a comment (`frame.comment contains "request 17"`).
+    #[arg(long, value_name = "FILE")]
+    pub pcapng: Option<PathBuf>,
+    /// With --pcapng: leave out packets that belong to no reported request.
+    #[arg(long, requires = "pcapng")]
+    pub pcapng_only_requests: bool,
     /// Also list flows of later captures that matched no request.
     #[arg(long)]
     pub all: bool,
@@ -381,13 +391,14 @@ impl CorrelateArgs {
     }
 }
 
-/// `.csv`, `.json`, `.ndjson`/`.jsonl` → their format.
+/// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html` → their format.
 pub fn format_from_path(path: Option<&std::path::Path>) -> Option<Format> {
     let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
     match ext.as_str() {
         "csv" => Some(Format::Csv),
         "json" => Some(Format::Json),
         "ndjson" | "jsonl" => Some(Format::Ndjson),
+        "html" | "htm" => Some(Format::Html),
         "txt" => Some(Format::Table),
         _ => None,
     }
@@ -457,5 +468,17 @@ mod tests {
     fn format_is_inferred_from_output_extension() {
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "r.csv"]).unwrap();
         assert_eq!(a.correlate.report_format(), Format::Csv);
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "report.HTML"]).unwrap();
+        assert_eq!(a.correlate.report_format(), Format::Html);
+    }
+
+    #[test]
+    fn pcapng_only_requests_needs_pcapng() {
+        assert!(Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--pcapng-only-requests"]).is_err());
+        let a =
+            Args::try_parse_from(["tuplecorr", "a", "b", "--pcapng", "m.pcapng", "--pcapng-only-requests"])
+                .unwrap();
+        assert_eq!(a.correlate.pcapng.as_deref(), Some(std::path::Path::new("m.pcapng")));
+        assert!(a.correlate.pcapng_only_requests);
     }
 }

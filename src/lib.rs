@@ -13,6 +13,9 @@
 //! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
 //! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
+//! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
+//! `report -> ladder` (the HTML page) · `merge -> read, decode, ladder, verdict`
+//! (`--pcapng`: reads the captures again, after the verdicts) ·
 //! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
 //! `app` is what the binary runs: `cli -> config`, then the stages, then `report`,
 //! written by `output` (`-o`: never over an input, a directory or a device).
@@ -29,6 +32,8 @@ pub mod decode;
 pub mod flowid;
 pub mod flows;
 pub mod inspect;
+pub mod ladder;
+pub mod merge;
 pub mod output;
 pub mod pipeline;
 pub mod progress;

@@ -6,6 +6,7 @@ use crate::config::{CaptureSpec, Config};
 use crate::correlate;
 use crate::decode::{self, DecodeError, Packet};
 use crate::flows::{FlowTable, Flows};
+use crate::ladder::{self, Ladder, LadderCapture, LadderInterface};
 use crate::read::{self, CaptureInfo, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
@@ -188,6 +189,16 @@ pub fn duplicate_flows_warning(label: &str, file: &str, duplicates: u64) -> Opti
 
 /// Runs the whole pipeline on the configured captures.
 pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, ReadError> {
+    analyze_full(config, progress, false).map(|(findings, _)| findings)
+}
+
+/// [`analyze`], and with `ladder` also the per-request packet events and flow
+/// tuples (HTML ladders, merged pcapng).
+pub fn analyze_full(
+    config: &Config,
+    progress: &dyn Progress,
+    ladder: bool,
+) -> Result<(Findings, Option<Ladder>), ReadError> {
     let results: Vec<Result<CaptureResult, ReadError>> = config
         .captures
         .par_iter()
@@ -197,7 +208,7 @@ pub fn analyze(config: &Config, progress: &dyn Progress) -> Result<Findings, Rea
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let names: Vec<(String, String)> =
         config.captures.iter().map(|s| (s.label.clone(), s.display_name())).collect();
-    Ok(conclude(config, &names, results))
+    Ok(conclude(config, &names, results, ladder))
 }
 
 /// Runs the whole pipeline on captures held in memory, `(label, bytes)` in path
@@ -212,12 +223,17 @@ pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Find
     }
     let names: Vec<(String, String)> =
         captures.iter().map(|&(label, _)| (label.to_string(), label.to_string())).collect();
-    Ok(conclude(config, &names, results))
+    Ok(conclude(config, &names, results, false).0)
 }
 
 /// Correlates the per-capture results (`names`: label and file of each) and
-/// builds the findings.
-fn conclude(config: &Config, names: &[(String, String)], results: Vec<CaptureResult>) -> Findings {
+/// builds the findings (and the ladder data when asked).
+fn conclude(
+    config: &Config,
+    names: &[(String, String)],
+    results: Vec<CaptureResult>,
+    want_ladder: bool,
+) -> (Findings, Option<Ladder>) {
     let metas: Vec<CaptureMeta> = names
         .iter()
         .zip(&results)
@@ -239,8 +255,29 @@ fn conclude(config: &Config, names: &[(String, String)], results: Vec<CaptureRes
         })
         .collect();
     let warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
+    let ladder_captures = want_ladder.then(|| ladder_captures(names, &results));
     let flows: Vec<Flows> = results.into_iter().map(|r| r.flows).collect();
     let correlation = correlate::correlate(&flows, &config.correlate);
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
-    verdict::verdict(&metas, &flows, &correlation, &warnings, &options)
+    let findings = verdict::verdict(&metas, &flows, &correlation, &warnings, &options);
+    let ladder = ladder_captures.map(|caps| {
+        let order = verdict::request_order(&flows, &correlation);
+        ladder::build(caps, &flows, &correlation, &order)
+    });
+    (findings, ladder)
+}
+
+/// The capture points as the ladder data describes them (offsets filled in by
+/// `ladder::build`).
+fn ladder_captures(names: &[(String, String)], results: &[CaptureResult]) -> Vec<LadderCapture> {
+    (names.iter().zip(results))
+        .map(|((label, file), r)| LadderCapture {
+            label: label.clone(),
+            file: file.clone(),
+            offset_ns: 0,
+            interfaces: (r.info.interfaces.iter())
+                .map(|i| LadderInterface { link_type: i.link_type, snaplen: i.snaplen, name: i.name.clone() })
+                .collect(),
+        })
+        .collect()
 }

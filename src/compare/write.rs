@@ -22,6 +22,10 @@ pub fn write(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result<
             }
             Ok(())
         }
+        Format::Html => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "compare writes table, csv, json or ndjson, not html",
+        )),
     }
 }
 

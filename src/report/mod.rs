@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod endpoint;
+pub mod html;
 pub mod json;
 pub mod summary;
 pub mod table;
@@ -23,6 +24,8 @@ pub enum Format {
     Csv,
     Json,
     Ndjson,
+    /// One self-contained page with ladders (`html.rs`).
+    Html,
 }
 
 /// How to write a report.
@@ -37,6 +40,16 @@ pub struct ReportOptions {
 
 /// Writes the findings in the chosen format.
 pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) -> io::Result<()> {
+    write_with_ladder(findings, None, options, out)
+}
+
+/// [`write`], with the ladder data the HTML page draws.
+pub fn write_with_ladder(
+    findings: &Findings,
+    ladder: Option<&crate::ladder::Ladder>,
+    options: &ReportOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if options.summary_only {
         return summary::write_summary(findings, options.color, out);
     }
@@ -44,6 +57,7 @@ pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) 
         Format::Json => json::write_json(findings, out),
         Format::Ndjson => json::write_ndjson(findings, out),
         Format::Csv => csv::write_csv(findings, out),
+        Format::Html => html::write_html(findings, ladder, out),
         Format::Table => {
             table::write_table(findings, options.color, out)?;
             writeln!(out)?;

@@ -43,9 +43,7 @@ pub fn verdict(
 ) -> Findings {
     let labels: Vec<&str> = metas.iter().map(|m| m.label.as_str()).collect();
     let ctx = Ctx { labels: &labels, captures, corr };
-    let mut order: Vec<usize> = (0..corr.chains.len()).collect();
-    let first = |c: usize| -> Option<&Flow> { corr.chains[c].hops[0].and_then(|f| captures[0].flows.get(f)) };
-    order.sort_by_key(|&c| first(c).map(|f| (f.first_ns, f.client)));
+    let order = request_order(captures, corr);
     let requests: Vec<Request> =
         order.iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
     Findings {
@@ -64,6 +62,15 @@ pub fn verdict(
             })
             .collect(),
     }
+}
+
+/// The chains in request order: `order[n]` is the chain of request `n + 1`
+/// (by the first packet at capture 1, then its client).
+pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..corr.chains.len()).collect();
+    let first = |c: usize| -> Option<&Flow> { corr.chains[c].hops[0].and_then(|f| captures[0].flows.get(f)) };
+    order.sort_by_key(|&c| first(c).map(|f| (f.first_ns, f.client)));
+    order
 }
 
 /// Shared view of the run for the verdict helpers.

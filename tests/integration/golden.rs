@@ -127,8 +127,36 @@ fn golden_lab_scenarios_every_format() {
     for dir in lab_scenarios() {
         let name = dir.file_name().unwrap().to_str().unwrap().to_string();
         every_format(&dir, &lab_files(&dir), &format!("lab/{name}"), &mut failures);
+        html_data(&dir, &lab_files(&dir), &format!("lab/{name}"), &mut failures);
     }
     report(failures);
+}
+
+/// The text of the page's `<script type="application/json" id=ID>` block.
+fn html_block<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = format!("<script type=\"application/json\" id=\"{id}\">");
+    let from = html.find(&start).unwrap_or_else(|| panic!("no {id} block")) + start.len();
+    &html[from..from + html[from..].find("</script>").unwrap()]
+}
+
+/// `--format html`: the data the page draws, not its script (which may change
+/// without changing what it shows). The ladder events are pinned in
+/// `prefix.ladder.json`; the embedded findings must equal `--format json`'s.
+fn html_data(dir: &Path, files: &[String], prefix: &str, failures: &mut Vec<String>) {
+    let args = |format: &str| {
+        let mut a: Vec<String> = vec!["--format".into(), format.into(), "--quiet".into()];
+        a.extend(files.iter().cloned());
+        a
+    };
+    let html = String::from_utf8(run_in(dir, &args("html"))).unwrap();
+    let mut ladder = html_block(&html, "tc-ladder").to_string();
+    ladder.push('\n');
+    failures.extend(check(&format!("{prefix}.ladder.json"), ladder.as_bytes()));
+    let embedded: serde_json::Value = serde_json::from_str(html_block(&html, "tc-findings")).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&run_in(dir, &args("json"))).unwrap();
+    if embedded != json {
+        failures.push(format!("{prefix}: the HTML page's findings differ from --format json"));
+    }
 }
 
 #[test]
@@ -172,7 +200,9 @@ fn golden_json_reads_back_and_writes_the_same_bytes() {
     for dir in ["lab", "generated"] {
         for entry in std::fs::read_dir(golden_dir().join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "json") {
+            // Reports only: `*.ladder.json` is the HTML page's ladder data.
+            let name = path.file_name().unwrap().to_string_lossy();
+            if !name.ends_with(".json") || name.ends_with(".ladder.json") {
                 continue;
             }
             let bytes = std::fs::read(&path).unwrap();

@@ -23,6 +23,7 @@ mod limits;
 mod messages;
 mod mistakes;
 mod output;
+mod pictures;
 mod properties;
 mod read;
 mod regression;

@@ -1,0 +1,143 @@
+//! Findings → one self-contained HTML page (`--format html`): no network, no
+//! external scripts, fonts or styles. The data is embedded once, as JSON in
+//! `<script type="application/json">` blocks — the findings exactly as the JSON
+//! writer's model serialises them, the ladder events of the reported requests
+//! (not part of the JSON contract) and the text summary — and everything is
+//! drawn by the page's own script (`html/app.js`). Every `<` inside the JSON
+//! is written as `\u003c`, so no capture-derived text can close the block or
+//! become markup. Never reads captures.
+
+use crate::ladder::{Embedded, Ladder};
+use crate::verdict::Findings;
+use std::io::{self, Write};
+
+const PAGE: &str = include_str!("html/page.html");
+const STYLE: &str = include_str!("html/style.css");
+const APP: &str = include_str!("html/app.js");
+
+/// `--format html`. Without ladder data the ladders say there are no events.
+pub fn write_html(findings: &Findings, ladder: Option<&Ladder>, out: &mut dyn Write) -> io::Result<()> {
+    let (head, rest) = split(PAGE, "/*STYLE*/");
+    let (middle, rest) = split(rest, "<!--DATA-->");
+    let (before_app, tail) = split(rest, "/*APP*/");
+    out.write_all(head.as_bytes())?;
+    out.write_all(STYLE.as_bytes())?;
+    out.write_all(middle.as_bytes())?;
+    json_block(out, "tc-findings", |w| serde_json::to_writer(w, findings))?;
+    let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
+    let empty = Ladder::default();
+    let embedded = Embedded { ladder: ladder.unwrap_or(&empty), reported: &reported };
+    json_block(out, "tc-ladder", |w| serde_json::to_writer(w, &embedded))?;
+    let mut summary = Vec::new();
+    super::summary::write_summary(findings, false, &mut summary)?;
+    let summary = String::from_utf8_lossy(&summary);
+    json_block(out, "tc-summary", |w| serde_json::to_writer(w, summary.trim_end()))?;
+    out.write_all(before_app.as_bytes())?;
+    out.write_all(APP.as_bytes())?;
+    out.write_all(tail.as_bytes())
+}
+
+/// The template around a marker (the template is ours: the marker is there).
+fn split<'a>(text: &'a str, marker: &str) -> (&'a str, &'a str) {
+    text.split_once(marker).unwrap_or((text, ""))
+}
+
+/// `<script type="application/json" id=ID>JSON</script>` with every `<` escaped.
+fn json_block(
+    out: &mut dyn Write,
+    id: &str,
+    write: impl FnOnce(&mut EscapeLt<'_>) -> serde_json::Result<()>,
+) -> io::Result<()> {
+    write!(out, "<script type=\"application/json\" id=\"{id}\">")?;
+    let mut w = EscapeLt { out: &mut *out };
+    write(&mut w)?;
+    out.write_all(b"</script>\n")
+}
+
+/// Writes JSON text with `<` as `\u003c` (it only occurs inside strings, where
+/// the escape means the same character).
+struct EscapeLt<'a> {
+    out: &'a mut dyn Write,
+}
+
+impl Write for EscapeLt<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for part in buf.split_inclusive(|&b| b == b'<') {
+            match part.split_last() {
+                Some((b'<', text)) => {
+                    self.out.write_all(text)?;
+                    self.out.write_all(b"\\u003c")?;
+                }
+                _ => self.out.write_all(part)?,
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+
+    fn page(f: &Findings) -> String {
+        let mut out = Vec::new();
+        write_html(f, None, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The text of the `<script type="application/json" id=ID>` block.
+    fn block<'a>(html: &'a str, id: &str) -> &'a str {
+        let start = format!("<script type=\"application/json\" id=\"{id}\">");
+        let from = html.find(&start).unwrap() + start.len();
+        &html[from..from + html[from..].find("</script>").unwrap()]
+    }
+
+    #[test]
+    fn findings_are_embedded_once_and_read_back_equal() {
+        let f = findings();
+        let html = page(&f);
+        let back: Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
+        assert_eq!(back.requests.len(), f.requests.len());
+        assert_eq!(back.requests[0].explanation, f.requests[0].explanation);
+        assert_eq!(html.matches(&f.requests[0].explanation).count(), 1);
+        let summary: String = serde_json::from_str(block(&html, "tc-summary")).unwrap();
+        assert!(summary.starts_with("5 requests across"));
+    }
+
+    #[test]
+    fn capture_text_cannot_close_the_block_or_become_markup() {
+        let mut f = findings();
+        let hostile = "</script><script>alert(1)</script><!--<img src=x onerror=alert(2)>";
+        f.captures[0].label = hostile.into();
+        f.captures[1].file = hostile.into();
+        f.requests[0].explanation = hostile.into();
+        f.warnings.push(crate::verdict::WarningOut {
+            label: hostile.into(),
+            record: None,
+            byte_offset: None,
+            message: hostile.into(),
+        });
+        let html = page(&f);
+        assert!(!html.contains("alert(1)</script>"));
+        assert!(!html.contains("<img"));
+        assert_eq!(html.matches("<script").count(), 4, "three data blocks and the app");
+        let back: Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
+        assert_eq!(back.captures[0].label, hostile);
+        assert_eq!(back.requests[0].explanation, hostile);
+    }
+
+    #[test]
+    fn page_is_self_contained() {
+        let html = page(&findings());
+        for external in ["src=", "href=", "http://", "https://", "@import", "url("] {
+            let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "").replace("url(#", "");
+            assert!(!outside_svg_ns.contains(external), "{external}");
+        }
+        assert!(html.contains("default-src 'none'"));
+    }
+}

@@ -1,0 +1,318 @@
+"use strict";
+// tuplecorr HTML report. Everything is drawn here from the data embedded once
+// in the page (the findings as --format json writes them, the ladder events
+// and the text summary). Capture-derived text only ever goes through
+// textContent / setAttribute, never through markup.
+(function () {
+  const data = (id) => JSON.parse(document.getElementById(id).textContent);
+  const F = data("tc-findings");
+  const L = data("tc-ladder");
+  const labels = F.captures.map((c) => c.label);
+  const ladders = new Map(L.requests.map((r) => [r.request, r]));
+  const SVG = "http://www.w3.org/2000/svg";
+  const PAGE = 200;
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const k of kids) e.append(k instanceof Node ? k : String(k));
+    return e;
+  }
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function tableOf(node, head, rows) {
+    node.replaceChildren(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))));
+    const body = el("tbody");
+    for (const r of rows) body.append(el("tr", {}, ...r.map((c) => el("td", {}, c == null ? "" : c))));
+    node.append(body);
+  }
+  const ms = (v) => (v == null ? "" : v.toFixed(3) + " ms");
+  const nsMs = (ns) => (ns / 1e6).toFixed(3) + " ms";
+
+  // ---- summary ----
+  document.getElementById("version").textContent = "tuplecorr " + F.tuplecorr;
+  document.getElementById("summary-text").textContent = data("tc-summary");
+  tableOf(
+    document.getElementById("captures"),
+    ["label", "file", "format", "link types", "packets", "flows", "clock offset", "spread", "method"],
+    F.captures.map((c) => [c.label, c.file, c.format, c.link_types.join(", "), c.packets, c.flows,
+      ms(c.clock_offset_ms), ms(c.offset_spread_ms), c.offset_method + " (" + c.offset_samples + ")"])
+  );
+  tableOf(
+    document.getElementById("boundaries"),
+    ["between", "delay", "TTL decrement", "ports", "ICMP id", "MSS clamped", "seq shift"],
+    F.boundaries.map((b) => [b.between, ms(b.delay_ms), b.ttl_decrement, b.ports, b.icmp_id,
+      b.mss_clamped ? "yes" : "no", b.seq_shift ? "yes" : "no"])
+  );
+  if (F.warnings.length) {
+    const w = document.getElementById("warnings");
+    w.append(el("h3", {}, "Warnings"));
+    const ul = el("ul", { class: "warn" });
+    for (const x of F.warnings) {
+      const at = (x.record != null ? "record " + x.record + " " : "") + (x.byte_offset != null ? "at byte " + x.byte_offset : "");
+      ul.append(el("li", {}, x.label + ": " + (at ? at.trim() + ": " : "") + x.message));
+    }
+    w.append(ul);
+  }
+
+  // ---- request table: the CSV's columns ----
+  const head = ["request", "proto", "first_seen", "client", "service"];
+  for (const l of labels) head.push(l + "_client", l + "_server", l + "_reply");
+  head.push("source_changed_at", "source_before", "source_after", "destination_changed_at",
+    "destination_before", "destination_after", "reply_path", "reply_lost_between", "outcome",
+    "outcome_by", "outcome_origin", "outcome_icmp", "match_strength", "match_evidence", "explanation");
+  function hopAt(r, i, label) {
+    const h = r.captures[i];
+    return h && h.label === label ? h : r.captures.find((x) => x.label === label);
+  }
+  function row(r) {
+    const first = r.captures.find((h) => h.seen) || {};
+    const cells = [r.request, r.proto, first.time || "", first.client || "", first.server || ""];
+    labels.forEach((l, i) => {
+      const h = hopAt(r, i, l);
+      const seen = h && h.seen ? h : {};
+      cells.push(seen.client || "", seen.server || "", h && h.reply_seen ? "yes" : h && h.seen ? "no" : "");
+    });
+    for (const ch of [r.source.changed, r.destination.changed]) {
+      cells.push(ch.map((c) => c.between).join(";"), ch.map((c) => c.before).join(";"), ch.map((c) => c.after).join(";"));
+    }
+    const o = r.outcome;
+    cells.push(r.reply.path, r.reply.lost_between || "", o.kind, o.by || "", o.origin || "", o.icmp || "",
+      r.matches.map((m) => m.strength).join(";"), r.matches.map((m) => m.evidence.join("+")).join(";"), r.explanation);
+    return cells;
+  }
+  const rows = F.requests.map(row);
+  let search = null; // lower-cased row text, built on first text filter
+  const thead = document.querySelector("#table thead");
+  const tbody = document.querySelector("#table tbody");
+  const ths = head.map((h, i) => {
+    const th = el("th", { "data-col": i }, h);
+    th.addEventListener("click", () => sortBy(i));
+    return th;
+  });
+  thead.append(el("tr", {}, ...ths));
+
+  function fill(select, values) {
+    for (const v of [...new Set(values)].sort()) select.append(el("option", { value: v }, v));
+  }
+  const fText = document.getElementById("f-text");
+  const fOutcome = document.getElementById("f-outcome");
+  const fReply = document.getElementById("f-reply");
+  const fSource = document.getElementById("f-source");
+  fill(fOutcome, F.requests.map((r) => r.outcome.kind));
+  fill(fReply, F.requests.map((r) => r.reply.path));
+  fill(fSource, F.requests.flatMap((r) => (r.source.changed.length ? r.source.changed.map((c) => c.between) : ["unchanged"])));
+
+  let order = rows.map((_, i) => i);
+  let shown = [];
+  let limit = PAGE;
+  let sortCol = 0, sortDir = 1;
+
+  function matches(i) {
+    const r = F.requests[i];
+    if (fOutcome.value && r.outcome.kind !== fOutcome.value) return false;
+    if (fReply.value && r.reply.path !== fReply.value) return false;
+    if (fSource.value) {
+      const at = r.source.changed.map((c) => c.between);
+      if (fSource.value === "unchanged" ? at.length : !at.includes(fSource.value)) return false;
+    }
+    const q = fText.value.trim().toLowerCase();
+    if (q) {
+      if (!search) search = rows.map((c) => c.join("\u0001").toLowerCase());
+      if (!q.split(/\s+/).every((w) => search[i].includes(w))) return false;
+    }
+    return true;
+  }
+  function applyFilters() {
+    shown = order.filter(matches);
+    limit = PAGE;
+    render();
+  }
+  function sortBy(col) {
+    sortDir = sortCol === col ? -sortDir : 1;
+    sortCol = col;
+    const num = rows.every((c) => c[col] === "" || !isNaN(Number(c[col])));
+    order.sort((a, b) => {
+      const x = rows[a][col], y = rows[b][col];
+      const d = num ? Number(x) - Number(y) : String(x).localeCompare(String(y));
+      return d * sortDir || a - b;
+    });
+    ths.forEach((t, i) => t.className = i === col ? (sortDir > 0 ? "sorted-asc" : "sorted-desc") : "");
+    applyFilters();
+  }
+  function render() {
+    const frag = document.createDocumentFragment();
+    for (const i of shown.slice(0, limit)) {
+      const tr = el("tr", { "data-request": F.requests[i].request }, ...rows[i].map((c) => el("td", {}, c)));
+      tr.addEventListener("click", () => showDetail(F.requests[i].request));
+      frag.append(tr);
+    }
+    tbody.replaceChildren(frag);
+    document.getElementById("count").textContent =
+      "(" + shown.length + " of " + rows.length + (shown.length > limit ? ", first " + limit + " shown" : "") + ")";
+    document.getElementById("more-line").hidden = shown.length <= limit;
+  }
+  document.getElementById("more").addEventListener("click", () => { limit += PAGE; render(); });
+  for (const f of [fText, fOutcome, fReply, fSource]) f.addEventListener("input", applyFilters);
+
+  // ---- detail: ladder and evidence ----
+  const byNumber = new Map(F.requests.map((r) => [r.request, r]));
+  function showDetail(n) {
+    const r = byNumber.get(n);
+    const d = document.getElementById("detail");
+    if (!r) { d.hidden = true; return; }
+    for (const tr of tbody.children) tr.classList.toggle("selected", tr.dataset.request === String(n));
+    d.replaceChildren(
+      el("h3", {}, "Request " + r.request + " (" + r.proto + ")"),
+      el("p", {}, r.explanation),
+      ladder(r, ladders.get(r.request)),
+      el("h3", {}, "Per capture point"),
+      hopsTable(r),
+      el("h3", {}, "Evidence of each match"),
+      evidence(r)
+    );
+    d.hidden = false;
+    if (location.hash !== "#request=" + n) history.replaceState(null, "", "#request=" + n);
+  }
+  function hopsTable(r) {
+    const t = el("table");
+    tableOf(t, ["point", "time (capture 1's clock)", "client", "server", "reply", "RTT", "packets →/←", "Wireshark filter"],
+      r.captures.map((h) => h.seen
+        ? [h.label, h.time, h.client, h.server, h.reply_seen ? "yes" : "no", ms(h.rtt_ms),
+          h.packets_to_server + " / " + h.packets_to_client, h.wireshark_filter]
+        : [h.label, "not seen", "", "", h.reply_seen ? "yes" : "", "", "", ""]));
+    return t;
+  }
+  function evidence(r) {
+    const t = el("table", { class: "evidence" });
+    tableOf(t, ["between", "strength", "evidence", "candidates"],
+      r.matches.map((m) => [m.between, m.strength, m.evidence.join(" + "), (m.candidates || []).join("\n")]));
+    return t;
+  }
+
+  // The ladder: one vertical line per capture point in path order, time downwards.
+  // Each packet event kind is one arrow band; arrows join the points that saw it.
+  function ladder(r, lad) {
+    const n = labels.length, colW = 210, left = 90, top = 74;
+    const hops = lad ? lad.hops : [];
+    const seenAt = (i) => Boolean(hops[i]);
+    // Bands: same kind and direction, the k-th occurrence at each point.
+    const bands = new Map();
+    hops.forEach((evs, i) => {
+      if (!evs) return;
+      const count = new Map();
+      for (let [kind, dt, back, detail] of evs) {
+        if (r.proto !== "tcp") kind = kind === "data" ? "request" : kind === "reply data" ? "reply" : kind;
+        const key = kind + "/" + back;
+        const k = (count.get(key) || 0) + 1;
+        count.set(key, k);
+        const id = key + "/" + k;
+        if (!bands.has(id)) bands.set(id, { kind, back: back === 1, detail, at: new Map(), t: dt });
+        const b = bands.get(id);
+        b.at.set(i, dt);
+        b.t = Math.min(b.t, dt);
+        if (detail) b.detail = detail;
+      }
+    });
+    const list = [...bands.values()].sort((a, b) => a.t - b.t);
+    const changes = [...r.source.changed.map((c) => ["source", c]), ...r.destination.changed.map((c) => ["destination", c])];
+    const changeTop = top + 6, bandTop = changeTop + changes.length * 18 + 16, bandH = 42;
+    const width = left + (n - 1) * colW + 120, height = bandTop + Math.max(1, list.length) * bandH + 20;
+    const s = svg("svg", { class: "ladder", width, height, viewBox: "0 0 " + width + " " + height, role: "img" });
+    s.append(svg("title", {}, "Ladder of request " + r.request));
+    const defs = svg("defs");
+    for (const [id, color] of [["head", "#0969da"], ["head-back", "#1a7f37"], ["head-bad", "#cf222e"]]) {
+      const m = svg("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" });
+      m.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: color }));
+      defs.append(m);
+    }
+    s.append(defs);
+    const x = (i) => left + i * colW;
+    labels.forEach((l, i) => {
+      const h = r.captures[i] || {};
+      s.append(svg("text", { x: x(i), y: 16, "text-anchor": "middle", "font-weight": "bold", class: "label" }, l));
+      s.append(svg("text", { x: x(i), y: 32, "text-anchor": "middle", class: "small tuple" }, h.seen ? h.client : "not seen"));
+      s.append(svg("text", { x: x(i), y: 46, "text-anchor": "middle", class: "small tuple" }, h.seen ? "→ " + h.server : ""));
+      s.append(svg("line", { x1: x(i), y1: top - 14, x2: x(i), y2: height - 8, class: "point", "stroke-dasharray": seenAt(i) ? "" : "3 4" }));
+    });
+    changes.forEach(([side, c], k) => {
+      const [a, b] = c.between.split("->").map((l) => labels.indexOf(l));
+      if (a < 0 || b < 0) return;
+      const y = changeTop + k * 18, text = side + " " + c.before + " → " + c.after;
+      // Spans the boundary, or the text when that is wider (about 6.5 px a character).
+      const w = Math.max(x(b) - x(a) - 8, text.length * 6.5 + 12), mid = (x(a) + x(b)) / 2;
+      s.append(svg("rect", { x: mid - w / 2, y, width: w, height: 15, rx: 3, class: "changed" }));
+      s.append(svg("text", { x: mid, y: y + 11, "text-anchor": "middle", class: "change" }, text));
+    });
+    const deepest = Math.max(-1, ...hops.map((h, i) => (h ? i : -1)));
+    // Where a RST / ICMP error came into the path, when between two points.
+    const origin = (r.outcome.origin || "").split("->").map((l) => labels.indexOf(l));
+    const enteredAfter = origin.length === 2 && origin[0] >= 0 && origin[1] === origin[0] + 1 ? origin[0] : -1;
+    list.forEach((b, k) => {
+      const y = bandTop + k * bandH;
+      const pts = [...b.at.keys()].sort((p, q) => p - q);
+      const bad = b.kind === "RST" || b.kind === "ICMP";
+      const cls = "arrow" + (b.back ? " back" : "") + (bad ? " bad" : "");
+      const marker = "url(#" + (bad ? "head-bad" : b.back ? "head-back" : "head") + ")";
+      const g = svg("g", { class: "band", "data-kind": b.kind, "data-dir": b.back ? "to-client" : "to-server" });
+      const name = b.kind + (b.detail ? " " + b.detail : "");
+      const first = b.back ? pts[pts.length - 1] : pts[0];
+      g.append(svg("text", { x: x(first) + (b.back ? -6 : 6), y: y - 3, "text-anchor": b.back ? "end" : "start", class: "event" }, name));
+      for (const i of pts) {
+        g.append(svg("circle", { cx: x(i), cy: b.back ? y + 16 : y, r: 2.5, fill: "#57606a" }));
+        g.append(svg("text", { x: x(i) + (i === n - 1 ? -4 : 4), y: (b.back ? y + 16 : y) + 12, "text-anchor": i === n - 1 ? "end" : "start", class: "small time" },
+          "+" + nsMs(b.at.get(i))));
+      }
+      // Joined arrows between neighbouring points that both saw it.
+      for (let j = 0; j + 1 < pts.length; j++) {
+        const [a, c] = [pts[j], pts[j + 1]];
+        if (c !== a + 1) continue;
+        const [from, to] = b.back ? [c, a] : [a, c];
+        const delay = b.at.get(to) - b.at.get(from);
+        g.append(svg("line", { x1: x(from), y1: y, x2: x(to), y2: y + 16, class: cls, "marker-end": marker, "data-from": labels[from], "data-to": labels[to] }));
+        g.append(svg("text", { x: (x(from) + x(to)) / 2, y: y + 21, "text-anchor": "middle", class: "small delay" }, nsMs(delay)));
+      }
+      if (!b.back) {
+        // Not seen at the next point the request passed: the packet stops there.
+        const last = pts[pts.length - 1];
+        if (last + 1 < n && (seenAt(last + 1) || last === enteredAfter)) lost(g, x(last), x(last + 1), y, cls);
+      } else {
+        const lo = pts[0], hi = pts[pts.length - 1];
+        if (hi < deepest || (bad && hi === enteredAfter)) {
+          // Entered between hi and the next point: drawn from where it came in.
+          const mid = (x(hi) + x(hi + 1)) / 2;
+          g.append(svg("path", { d: "M" + (mid - 5) + "," + (y - 5) + " l5,5 l-5,5 l-5,-5 z", class: "entered", fill: "#cf222e" }));
+          g.append(svg("line", { x1: mid, y1: y, x2: x(hi), y2: y + 16, class: cls + " entered", "marker-end": marker, "data-from": "between " + labels[hi] + " and " + labels[hi + 1], "data-to": labels[hi] }));
+          g.append(svg("text", { x: mid + 6, y: y + 14, class: "small" }, "entered here"));
+        }
+        if (lo > 0 && seenAt(lo - 1)) lost(g, x(lo), x(lo - 1), y, cls);
+      }
+      s.append(g);
+    });
+    if (!list.length) s.append(svg("text", { x: left, y: bandTop + 12 }, "no packet events recorded"));
+    return s;
+
+    function lost(g, x1, x2, y, cls) {
+      const xe = x1 + (x2 - x1) * 0.55, ye = y + 9;
+      g.append(svg("line", { x1, y1: y, x2: xe, y2: ye, class: cls + " lost" }));
+      g.append(svg("path", { d: "M" + (xe - 5) + "," + (ye - 5) + " l10,10 m0,-10 l-10,10", stroke: "#cf222e", "stroke-width": 2, class: "stop" }));
+      g.append(svg("text", { x: xe + (x2 > x1 ? 8 : -8), y: ye + 4, "text-anchor": x2 > x1 ? "start" : "end", class: "small bad lost-label" }, "not seen at next point"));
+    }
+  }
+
+  // ---- start: #request=N opens a ladder; #q=, #outcome=, #reply=, #source= filter ----
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (params.has("q")) fText.value = params.get("q");
+  if (params.has("outcome")) fOutcome.value = params.get("outcome");
+  if (params.has("reply")) fReply.value = params.get("reply");
+  if (params.has("source")) fSource.value = params.get("source");
+  applyFilters();
+  if (params.has("request")) showDetail(Number(params.get("request")));
+  // Milliseconds from the start of navigation until the page was drawn (scripts/html-scale.sh reads it).
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,335 @@
+//! Issue 14 on the lab's real captures: the merged pcapng checked with
+//! Wireshark's own tshark, and the HTML report loaded in a real headless
+//! Chromium. Each test skips with one line when its tool is missing.
+
+use crate::lab_verdicts::{config_for, expected, scenarios};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tuplecorr::config::Source;
+
+/// `LABEL=PATH` arguments of a lab scenario, in path order.
+fn capture_args(dir: &Path) -> Vec<String> {
+    config_for(dir, &expected(dir))
+        .captures
+        .into_iter()
+        .map(|c| match c.source {
+            Source::Path(p) => format!("{}={}", c.label, p.display()),
+            Source::Stdin => unreachable!("lab captures are files"),
+        })
+        .collect()
+}
+
+/// Runs tuplecorr with the scenario's captures and `extra`; panics unless it exits 0.
+fn tuplecorr(dir: &Path, extra: &[&str]) {
+    let mut args = capture_args(dir);
+    args.push("-q".into());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).output().unwrap();
+    assert!(out.status.success(), "tuplecorr {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Runs tshark; returns stdout, and stderr without its "running as root" note.
+fn tshark(args: &[&str]) -> (String, String) {
+    let out = Command::new("tshark").args(args).output().expect("tshark runs");
+    assert!(out.status.success(), "tshark {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("Running as user") && !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (String::from_utf8(out.stdout).unwrap(), stderr)
+}
+
+/// `1796013004.669911000` → ns, exactly.
+fn epoch_ns(text: &str) -> i64 {
+    let (s, frac) = text.split_once('.').unwrap_or((text, "0"));
+    let frac = format!("{frac:0<9}");
+    s.parse::<i64>().unwrap() * 1_000_000_000 + frac[..9].parse::<i64>().unwrap()
+}
+
+/// The request number in a tuplecorr comment (`tuplecorr request 17 at egress: ...`).
+fn request_of(comment: &str) -> Option<(u64, &str)> {
+    let rest = comment.strip_prefix("tuplecorr request ")?;
+    let (n, rest) = rest.split_once(" at ")?;
+    Some((n.parse().ok()?, rest.split_once(':')?.0))
+}
+
+#[test]
+fn merged_pcapng_reads_clean_in_tshark_with_each_requests_packets_and_corrected_times() {
+    if !have("tshark") {
+        eprintln!("skipped: tshark is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in scenarios() {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let (json, pcapng) =
+            (tmp.path().join(format!("{name}.json")), tmp.path().join(format!("{name}.pcapng")));
+        tuplecorr(&dir, &["-o", json.to_str().unwrap(), "--pcapng", pcapng.to_str().unwrap()]);
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let labels: Vec<&str> =
+            report["captures"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+        let pcap = pcapng.to_str().unwrap();
+        let (fields, warnings) = tshark(&[
+            "-r",
+            pcap,
+            "-T",
+            "fields",
+            "-E",
+            "separator=\t",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "frame.comment",
+            "-e",
+            "icmp.type",
+            "-e",
+            "icmpv6.type",
+        ]);
+        assert_eq!(warnings, "", "{name}: tshark warned");
+        // Every capture's packets are there, under the capture's label.
+        let total: u64 =
+            report["captures"].as_array().unwrap().iter().map(|c| c["packets"].as_u64().unwrap()).sum();
+        assert_eq!(fields.lines().count() as u64, total, "{name}: every packet of every capture");
+        // Per request: annotated packets without ICMP errors, and with them.
+        let mut counted: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut annotated: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut first_at: BTreeMap<(u64, String), i64> = BTreeMap::new();
+        let mut last_ns = i64::MIN;
+        for line in fields.lines() {
+            let cols: Vec<&str> = line.split('\t').collect();
+            assert!(labels.contains(&cols[0]), "{name}: interface {} is no capture label", cols[0]);
+            let t = epoch_ns(cols[1]);
+            assert!(t >= last_ns, "{name}: merged in corrected-time order");
+            last_ns = t;
+            let Some((n, at)) = request_of(cols[2]) else { continue };
+            assert_eq!(at, cols[0], "{name}: the comment names the packet's capture point");
+            // The outer ICMP header's type (tshark lists the quoted packet's too: `3,0`).
+            let outer = |c: &str| c.split(',').next().unwrap_or("").to_string();
+            let icmp_error = matches!(outer(cols[3]).as_str(), "3" | "4" | "5" | "11" | "12")
+                || matches!(outer(cols[4]).as_str(), "1" | "2" | "3" | "4");
+            if !icmp_error {
+                *counted.entry(n).or_default() += 1;
+            }
+            *annotated.entry(n).or_default() += 1;
+            first_at.entry((n, at.to_string())).and_modify(|v| *v = (*v).min(t)).or_insert(t);
+        }
+        for r in report["requests"].as_array().unwrap() {
+            let n = r["request"].as_u64().unwrap();
+            let mut want = 0;
+            for h in r["captures"].as_array().unwrap().iter().filter(|h| h["seen"].as_bool().unwrap()) {
+                want += h["packets_to_server"].as_u64().unwrap() + h["packets_to_client"].as_u64().unwrap();
+                // The flow's first packet at this point, at its corrected time to the ns.
+                let label = h["label"].as_str().unwrap().to_string();
+                let time = tuplecorr::config::parse_rfc3339_ns(h["time"].as_str().unwrap()).unwrap();
+                assert_eq!(first_at.get(&(n, label.clone())), Some(&time), "{name}: request {n} at {label}");
+            }
+            assert_eq!(counted.get(&n).copied().unwrap_or(0), want, "{name}: packets of request {n}");
+        }
+        // The display filter of the README selects exactly those (first and last request).
+        let requests = report["requests"].as_array().unwrap();
+        for r in [requests.first(), requests.last()].into_iter().flatten() {
+            let n = r["request"].as_u64().unwrap();
+            let filter = format!("frame.comment contains \"request {n} at \"");
+            let (out, _) = tshark(&["-r", pcap, "-Y", &filter]);
+            assert_eq!(out.lines().count() as u64, annotated[&n], "{name}: -Y for request {n}");
+        }
+    }
+}
+
+#[test]
+fn merged_pcapng_keeps_link_types_names_points_and_can_hold_only_requests() {
+    if !have("tshark") {
+        eprintln!("skipped: tshark is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab/any-node");
+    let (json, all, only) =
+        (tmp.path().join("r.json"), tmp.path().join("all.pcapng"), tmp.path().join("only.pcapng"));
+    tuplecorr(&dir, &["-o", json.to_str().unwrap(), "--pcapng", all.to_str().unwrap()]);
+    tuplecorr(&dir, &["--format", "json", "--pcapng", only.to_str().unwrap(), "--pcapng-only-requests"]);
+    let (ifaces, _) = tshark(&[
+        "-r",
+        all.to_str().unwrap(),
+        "-T",
+        "fields",
+        "-e",
+        "frame.interface_name",
+        "-e",
+        "frame.interface_description",
+        "-e",
+        "frame.encap_type",
+    ]);
+    let mut seen: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for line in ifaces.lines() {
+        let c: Vec<&str> = line.split('\t').collect();
+        seen.insert(c[0].to_string(), (c[1].to_string(), c[2].to_string()));
+    }
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ["backend", "decap", "egress", "node"]);
+    // node.pcap is `tcpdump -i any` (Linux cooked v2, WTAP encap 210); the others Ethernet (1) or raw IP.
+    assert_eq!(seen["node"].1, "210", "{seen:?}");
+    assert!(seen["node"].0.contains("node.pcap") && seen["node"].0.contains("clock offset"), "{seen:?}");
+    let (frames, _) = tshark(&["-r", only.to_str().unwrap(), "-T", "fields", "-e", "frame.comment"]);
+    assert!(frames.lines().count() > 0);
+    assert!(frames.lines().all(|c| c.starts_with("tuplecorr request ")), "only annotated packets");
+    let (annotated_in_all, _) =
+        tshark(&["-r", all.to_str().unwrap(), "-Y", "frame.comment contains \"tuplecorr request\""]);
+    assert_eq!(frames.lines().count(), annotated_in_all.lines().count());
+}
+
+/// The Chromium binary, or None (the test then skips).
+fn chromium() -> Option<String> {
+    let candidates = [
+        std::env::var("TUPLECORR_CHROMIUM").unwrap_or_default(),
+        "chromium".into(),
+        "chromium-browser".into(),
+    ];
+    candidates.into_iter().filter(|c| !c.is_empty()).find(|c| have(c))
+}
+
+/// Loads `page#hash` in headless Chromium and returns the DOM after the script ran.
+fn dump_dom(browser: &str, page: &Path, hash: &str, profile: &Path) -> String {
+    let url = format!("file://{}#{hash}", page.display());
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", &url])
+        .output()
+        .expect("chromium runs");
+    assert!(out.status.success(), "chromium: {}", String::from_utf8_lossy(&out.stderr));
+    let dom = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the page's script ran to its end:\n{}",
+        &dom[..dom.len().min(2000)]
+    );
+    dom
+}
+
+/// The text of the element with this id (first text run after its start tag).
+fn text_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id}"));
+    let from = at + dom[at..].find('>').unwrap() + 1;
+    &dom[from..from + dom[from..].find('<').unwrap()]
+}
+
+/// The request numbers of the table's rows, in order.
+fn table_rows(dom: &str) -> Vec<u64> {
+    let table = &dom[dom.find("<table id=\"table\">").unwrap()..];
+    let body = &table[table.find("<tbody>").unwrap()..];
+    let body = &body[..body.find("</tbody>").unwrap()];
+    body.split("<tr data-request=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect()
+}
+
+/// The part of the DOM that is the ladder (the detail's svg).
+fn ladder(dom: &str) -> &str {
+    let from = dom.find("<svg class=\"ladder\"").expect("a ladder is drawn");
+    &dom[from..from + dom[from..].find("</svg>").unwrap()]
+}
+
+#[test]
+fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tmp.path().join("profile");
+    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
+    // reject: an ICMP error and a RST forged between egress and backend.
+    let page = tmp.path().join("reject.html");
+    let json = tmp.path().join("reject.json");
+    tuplecorr(&lab.join("reject"), &["-o", page.to_str().unwrap()]);
+    tuplecorr(&lab.join("reject"), &["-o", json.to_str().unwrap()]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let requests = report["requests"].as_array().unwrap();
+    let dom = dump_dom(&browser, &page, "request=2", &profile);
+    assert_eq!(text_of(&dom, "count"), format!("({} of {})", requests.len(), requests.len()));
+    assert_eq!(table_rows(&dom), requests.iter().map(|r| r["request"].as_u64().unwrap()).collect::<Vec<_>>());
+    let icmp = requests.iter().find(|r| r["request"] == 2).unwrap();
+    assert_eq!(icmp["outcome"]["kind"], "icmp-error");
+    let l = ladder(&dom);
+    for label in ["decap", "egress", "backend"] {
+        assert!(l.contains(&format!(">{label}</text>")), "point {label} labelled");
+    }
+    assert!(l.contains(">198.18.90.43:40002</text>"), "the tuple at a point");
+    // The SYN goes decap -> egress and stops before backend; the ICMP error enters
+    // between egress and backend and runs back to decap.
+    assert!(l.contains("data-kind=\"SYN\" data-dir=\"to-server\""));
+    assert!(l.contains("data-from=\"decap\" data-to=\"egress\""));
+    assert!(l.contains("class=\"small bad lost-label\">not seen at next point</text>"));
+    assert!(l.contains(">ICMP 3/13 from 198.18.10.1</text>"));
+    assert!(l.contains("data-from=\"between egress and backend\" data-to=\"egress\""));
+    assert!(l.contains("data-from=\"egress\" data-to=\"decap\""));
+    assert_eq!(l.matches("marker-end=").count(), 3, "SYN decap->egress, ICMP entered->egress, egress->decap");
+    // The filter narrows the table to the ICMP errors.
+    let dom = dump_dom(&browser, &page, "outcome=icmp-error", &profile);
+    let want: Vec<u64> = (requests.iter())
+        .filter(|r| r["outcome"]["kind"] == "icmp-error")
+        .map(|r| r["request"].as_u64().unwrap())
+        .collect();
+    assert!(want.len() < requests.len());
+    assert_eq!(table_rows(&dom), want);
+    assert_eq!(text_of(&dom, "count"), format!("({} of {})", want.len(), requests.len()));
+    // A text filter: one client address.
+    let dom = dump_dom(&browser, &page, "q=198.18.90.43", &profile);
+    let with: Vec<u64> = (requests.iter())
+        .filter(|r| r.to_string().contains("198.18.90.43"))
+        .map(|r| r["request"].as_u64().unwrap())
+        .collect();
+    assert_eq!(table_rows(&dom), with);
+
+    // masquerade-node: the boundary where the source changed is highlighted, before → after.
+    let page = tmp.path().join("masq.html");
+    tuplecorr(&lab.join("masquerade-node"), &["-o", page.to_str().unwrap()]);
+    let dom = dump_dom(&browser, &page, "request=1", &profile);
+    let l = ladder(&dom);
+    assert!(l.contains("class=\"changed\""));
+    let change = l.split("class=\"change\">").nth(1).expect("a change label");
+    assert!(change.starts_with("source 198.18.90.42:"), "{}", &change[..80.min(change.len())]);
+    assert!(change[..change.find('<').unwrap()].contains(" → 198.19.3.17:"));
+    assert!(l.contains("data-kind=\"SYN-ACK\" data-dir=\"to-client\""));
+
+    // rp-filter: the reply is lost between egress and decap: its arrow stops.
+    let page_rp = tmp.path().join("rp.html");
+    tuplecorr(&lab.join("rp-filter"), &["-o", page_rp.to_str().unwrap()]);
+    let dom = dump_dom(&browser, &page_rp, "request=1", &profile);
+    let l = ladder(&dom);
+    let reply = &l[l.find("data-kind=\"SYN-ACK\" data-dir=\"to-client\"").expect("a SYN-ACK band")..];
+    let reply = &reply[..reply.find("</g>").unwrap()];
+    assert!(reply.contains("data-from=\"backend\" data-to=\"egress\""));
+    assert!(reply.contains("lost-label"), "the reply stops before decap");
+    assert!(!reply.contains("data-to=\"decap\""));
+
+    // Capture-derived text stays text: a label that is markup (labels hold no `/`).
+    let page_bad = tmp.path().join("bad.html");
+    let mut args = capture_args(&lab.join("reject"));
+    args[0] = format!("<b>bold<script>x{}", &args[0][args[0].find('=').unwrap()..]);
+    args.extend(["-q".into(), "-o".into(), page_bad.display().to_string()]);
+    assert!(Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).status().unwrap().success());
+    let dom = dump_dom(&browser, &page_bad, "request=1", &profile);
+    assert!(!dom.contains("<b>bold"), "no element made of a label");
+    assert!(dom.contains(">&lt;b&gt;bold&lt;script&gt;x</"), "the label shown as text");
+
+    // A screenshot renders.
+    let shot = tmp.path().join("shot.png");
+    let out = Command::new(&browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}#request=1", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real picture, {} bytes", png.len());
+}
