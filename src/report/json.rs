@@ -1,23 +1,25 @@
 //! Findings → JSON (one pretty object) and NDJSON (one request object a line,
-//! nothing else). Takes `Findings`; gives bytes that depend only on the findings
-//! (field order is the model's; ms values are rounded to the microsecond by
-//! the model's serializers, without copying the findings). Never reorders or filters requests.
+//! nothing else). Takes typed `Findings`; gives the bytes of their wire view
+//! (`schema`: field order, names, ms rounded to the microsecond). Never
+//! reorders or filters requests.
 
+use crate::report::schema;
 use crate::verdict::Findings;
 use std::io::{self, Write};
 
-pub use crate::verdict::{round_ms, MS_DECIMALS};
+pub use crate::report::schema::{round_ms, MS_DECIMALS};
 
 /// `--format json`: the whole findings as one pretty-printed object and a newline.
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, findings)?;
+    serde_json::to_writer_pretty(&mut *out, &schema::findings(findings))?;
     writeln!(out)
 }
 
 /// `--format ndjson`: one request object a line, nothing else.
 pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+    let words = crate::report::words::Words::new(findings);
     for r in &findings.requests {
-        serde_json::to_writer(&mut *out, r)?;
+        serde_json::to_writer(&mut *out, &schema::request(&words, r))?;
         writeln!(out)?;
     }
     Ok(())
@@ -27,7 +29,7 @@ pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> 
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
-    use crate::verdict::Request;
+    use crate::report::schema::{Findings as Wire, Request};
 
     #[test]
     fn ms_values_round_to_microseconds() {
@@ -46,7 +48,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("{\n  \"tuplecorr\": "));
         assert!(text.ends_with("}\n"));
-        let back: Findings = serde_json::from_str(&text).unwrap();
+        let back: Wire = serde_json::from_str(&text).unwrap();
         assert_eq!(back.requests.len(), f.requests.len());
         assert_eq!(back.captures[2].clock_offset_ms, 2750.012);
         assert_eq!(back.requests[0].captures[0].rtt_ms, Some(0.31));
@@ -57,7 +59,7 @@ mod tests {
     fn json_keeps_every_key_of_the_model() {
         // Rounding goes through a copy of the model: it must not drop or add keys.
         let f = findings();
-        let plain = serde_json::to_value(&f).unwrap();
+        let plain = serde_json::to_value(schema::findings(&f)).unwrap();
         let mut out = Vec::new();
         write_json(&f, &mut out).unwrap();
         let written: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -78,6 +80,10 @@ mod tests {
             let r: Request = serde_json::from_str(line).unwrap();
             assert_eq!(r.request, want.request);
             assert_eq!(r.proto, want.proto);
+            assert_eq!(
+                r.explanation,
+                crate::report::explain::explain(&crate::report::words::Words::new(&f), want)
+            );
         }
     }
 

@@ -41,7 +41,7 @@ fn output_file_is_complete_and_no_temporary_is_left() {
     let f = findings();
     let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
     app::write_output(Some(&target), |out| report::write(&f, &options, out)).unwrap();
-    let back: tuplecorr::verdict::Findings =
+    let back: tuplecorr::report::schema::Findings =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(back.requests.len(), 5);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -114,8 +114,8 @@ fn compare_writes_the_change_statement_for_two_report_files() {
     let mut before = findings();
     before.requests.truncate(1);
     let mut after = before.clone();
-    after.requests[0].captures[2].client = Some("198.18.90.42:51514".into());
-    after.requests[0].source.changed.clear();
+    after.requests[0].captures[2].client = Some(crate::fixtures::ep("198.18.90.42:51514"));
+    after.requests[0].source.clear();
     let write = |name: &str, f: &tuplecorr::verdict::Findings| {
         let path = dir.path().join(name);
         let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
