@@ -21,14 +21,7 @@ use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use schema::WireName;
 use std::io::{self, Write};
 
-/// Output format of the main command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Table,
-    Csv,
-    Json,
-    Ndjson,
-}
+pub use crate::config::{FailOn, Format};
 
 /// How to write a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,38 +50,21 @@ pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) 
     }
 }
 
-/// What `--fail-on` can ask for (exit status 1 when any reported request has it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FailOnKind {
-    /// No capture saw a reply, or no reply reached capture 1.
-    NoReply,
-    ReplyLost,
-    Bypassed,
-    Reset,
-    IcmpError,
-    /// A boundary's match is ambiguous.
-    Ambiguous,
-}
-
-impl FailOnKind {
-    /// True when the request has this problem.
-    pub fn matches(self, r: &Request) -> bool {
-        match self {
-            FailOnKind::NoReply => {
-                r.reply.path == ReplyPath::NoReply || r.outcome.kind == OutcomeKind::NoReply
-            }
-            FailOnKind::ReplyLost => r.reply.path == ReplyPath::ReplyLost,
-            FailOnKind::Bypassed => r.reply.path == ReplyPath::Bypassed,
-            FailOnKind::Reset => r.outcome.kind == OutcomeKind::Reset,
-            FailOnKind::IcmpError => r.outcome.kind == OutcomeKind::IcmpError,
-            FailOnKind::Ambiguous => r.matches.iter().any(|m| m.strength == Strength::Ambiguous),
-        }
+/// True when the request has the `--fail-on` problem `kind`.
+pub fn has_problem(kind: FailOn, r: &Request) -> bool {
+    match kind {
+        FailOn::NoReply => r.reply.path == ReplyPath::NoReply || r.outcome.kind == OutcomeKind::NoReply,
+        FailOn::ReplyLost => r.reply.path == ReplyPath::ReplyLost,
+        FailOn::Bypassed => r.reply.path == ReplyPath::Bypassed,
+        FailOn::Reset => r.outcome.kind == OutcomeKind::Reset,
+        FailOn::IcmpError => r.outcome.kind == OutcomeKind::IcmpError,
+        FailOn::Ambiguous => r.matches.iter().any(|m| m.strength == Strength::Ambiguous),
     }
 }
 
 /// True when any reported request has any of the `--fail-on` problems.
-pub fn fail_on_matches(findings: &Findings, fail_on: &[FailOnKind]) -> bool {
-    findings.requests.iter().any(|r| fail_on.iter().any(|k| k.matches(r)))
+pub fn fail_on_matches(findings: &Findings, fail_on: &[FailOn]) -> bool {
+    findings.requests.iter().any(|r| fail_on.iter().any(|k| has_problem(*k, r)))
 }
 
 /// Time of the request at capture 1 (ns since the Unix epoch on capture 1's
@@ -184,11 +160,11 @@ mod tests {
     #[test]
     fn fail_on_matches_exactly_the_named_problems() {
         let f = findings();
-        assert!(fail_on_matches(&f, &[FailOnKind::ReplyLost]));
-        assert!(fail_on_matches(&f, &[FailOnKind::IcmpError]));
-        assert!(fail_on_matches(&f, &[FailOnKind::Ambiguous]));
-        assert!(fail_on_matches(&f, &[FailOnKind::NoReply])); // request 2's outcome
-        assert!(!fail_on_matches(&f, &[FailOnKind::Reset, FailOnKind::Bypassed]));
+        assert!(fail_on_matches(&f, &[FailOn::ReplyLost]));
+        assert!(fail_on_matches(&f, &[FailOn::IcmpError]));
+        assert!(fail_on_matches(&f, &[FailOn::Ambiguous]));
+        assert!(fail_on_matches(&f, &[FailOn::NoReply])); // request 2's outcome
+        assert!(!fail_on_matches(&f, &[FailOn::Reset, FailOn::Bypassed]));
         assert!(!fail_on_matches(&f, &[]));
     }
 

@@ -166,8 +166,9 @@ fn capture_list(scenario: &str) -> String {
 
 #[test]
 fn compare_states_the_masquerade_change_between_two_lab_scenarios() {
-    let before = tuplecorr::app::compare_side(&capture_list("preserved"), true).unwrap();
-    let after = tuplecorr::app::compare_side(&capture_list("masquerade-node"), true).unwrap();
+    let side = |scenario| tuplecorr::cli::compare_side(&capture_list(scenario)).unwrap();
+    let before = tuplecorr::app::compare_side(&side("preserved"), true).unwrap();
+    let after = tuplecorr::app::compare_side(&side("masquerade-node"), true).unwrap();
     let cmp = tuplecorr::compare::diff::compare(&before, &after);
     let udp =
         cmp.services.iter().find(|s| s.service == "198.19.96.10:9000").expect("the UDP service in both");
