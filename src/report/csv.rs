@@ -138,14 +138,20 @@ pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
 /// `--format csv`: header, then one row per request.
 pub fn write_csv(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     let words = Words::new(findings);
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = csv::Writer::from_writer(&mut *out);
     w.write_record(header(&words.labels))?;
-    let mut cells = Vec::new();
-    for r in &findings.requests {
-        row_into(&words, r, &mut cells);
-        w.write_record(&cells)?;
-    }
-    w.flush()
+    w.flush()?;
+    drop(w);
+    // Rows are independent: each task writes its rows with its own writer.
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        let mut w = csv::Writer::from_writer(buf);
+        let mut cells = Vec::new();
+        for r in requests {
+            row_into(&words, r, &mut cells);
+            w.write_record(&cells)?;
+        }
+        w.flush()
+    })
 }
 
 #[cfg(test)]

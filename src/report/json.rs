@@ -9,20 +9,57 @@ use std::io::{self, Write};
 
 pub use crate::report::schema::{round_ms, MS_DECIMALS};
 
+/// Where the request array sits in the pretty report: its key at depth 1.
+const REQUESTS_KEY: &str = "\n  \"requests\": [";
+
 /// `--format json`: the whole findings as one pretty-printed object and a newline.
+///
+/// The object without its requests is printed by serde_json; the requests are
+/// printed pretty across cores, each indented to its depth (2 levels: JSON
+/// strings hold no raw newline, so indenting every line is exact), and spliced
+/// into the empty array: the same bytes as printing the whole object at once.
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &schema::findings(findings))?;
+    let words = crate::report::words::Words::new(findings);
+    let outer = schema::findings_without_requests(findings);
+    let text = serde_json::to_string_pretty(&outer)?;
+    let at = match text.find(REQUESTS_KEY) {
+        Some(at) if !findings.requests.is_empty() => at + REQUESTS_KEY.len(),
+        _ => {
+            out.write_all(text.as_bytes())?;
+            return writeln!(out);
+        }
+    };
+    // `[]` of the empty array follows the key.
+    out.write_all(&text.as_bytes()[..at])?;
+    let first = &findings.requests[0];
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        for r in requests {
+            buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
+            let one = serde_json::to_vec_pretty(&schema::request(&words, r))?;
+            for line in one.split(|&b| b == b'\n').enumerate() {
+                if line.0 > 0 {
+                    buf.extend_from_slice(b"\n    ");
+                }
+                buf.extend_from_slice(line.1);
+            }
+        }
+        Ok(())
+    })?;
+    out.write_all(b"\n  ]")?;
+    out.write_all(&text.as_bytes()[at + 1..])?;
     writeln!(out)
 }
 
 /// `--format ndjson`: one request object a line, nothing else.
 pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     let words = crate::report::words::Words::new(findings);
-    for r in &findings.requests {
-        serde_json::to_writer(&mut *out, &schema::request(&words, r))?;
-        writeln!(out)?;
-    }
-    Ok(())
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        for r in requests {
+            serde_json::to_writer(&mut *buf, &schema::request(&words, r))?;
+            buf.push(b'\n');
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -85,6 +122,42 @@ mod tests {
                 crate::report::explain::explain(&crate::report::words::Words::new(&f), want)
             );
         }
+    }
+
+    /// The fixtures' requests repeated past several parallel tasks.
+    fn many() -> Findings {
+        let mut f = findings();
+        let one = f.requests.clone();
+        for k in 0..70 {
+            f.requests.extend(one.iter().cloned().map(|mut r| {
+                r.request += 5 * (k + 1);
+                r
+            }));
+        }
+        f
+    }
+
+    #[test]
+    fn parallel_json_is_the_whole_object_printed_at_once() {
+        for f in [many(), findings(), Findings { requests: vec![], ..findings() }] {
+            let mut out = Vec::new();
+            write_json(&f, &mut out).unwrap();
+            let whole = serde_json::to_string_pretty(&schema::findings(&f)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(out).unwrap(), whole);
+        }
+    }
+
+    #[test]
+    fn parallel_ndjson_keeps_request_order() {
+        let f = many();
+        let mut out = Vec::new();
+        write_ndjson(&f, &mut out).unwrap();
+        let numbers: Vec<u64> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Request>(l).unwrap().request)
+            .collect();
+        assert_eq!(numbers, f.requests.iter().map(|r| r.request).collect::<Vec<_>>());
     }
 
     #[test]

@@ -50,6 +50,35 @@ pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) 
     }
 }
 
+/// Requests rendered per round: the buffers of one round are all that is held
+/// besides the findings (bounds memory on large runs).
+const ROUND: usize = 8192;
+/// Requests per rayon task within a round.
+const TASK: usize = 128;
+
+/// Renders `items` across cores into byte buffers, `TASK` items per buffer,
+/// and writes the buffers in order: the same bytes as rendering one by one.
+pub(crate) fn write_parallel<T: Sync>(
+    items: &[T],
+    out: &mut dyn Write,
+    render: impl Fn(&[T], &mut Vec<u8>) -> io::Result<()> + Sync,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    for round in items.chunks(ROUND) {
+        let buffers: Vec<io::Result<Vec<u8>>> = round
+            .par_chunks(TASK)
+            .map(|task| {
+                let mut buf = Vec::with_capacity(task.len() * 512);
+                render(task, &mut buf).map(|()| buf)
+            })
+            .collect();
+        for buf in buffers {
+            out.write_all(&buf?)?;
+        }
+    }
+    Ok(())
+}
+
 /// True when the request has the `--fail-on` problem `kind`.
 pub fn has_problem(kind: FailOn, r: &Request) -> bool {
     match kind {

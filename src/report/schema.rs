@@ -319,10 +319,19 @@ pub fn findings(f: &v::Findings) -> Findings {
     use rayon::prelude::*;
     let w = crate::report::words::Words::new(f);
     Findings {
+        requests: f.requests.par_iter().map(|r| request(&w, r)).collect(),
+        ..findings_without_requests(f)
+    }
+}
+
+/// The report's wire view with an empty request list (the JSON writer prints requests apart).
+pub fn findings_without_requests(f: &v::Findings) -> Findings {
+    let w = crate::report::words::Words::new(f);
+    Findings {
         tuplecorr: f.tuplecorr.clone(),
         captures: f.captures.iter().map(capture).collect(),
         boundaries: f.boundaries.iter().map(|b| boundary(&w, b)).collect(),
-        requests: f.requests.par_iter().map(|r| request(&w, r)).collect(),
+        requests: Vec::new(),
         unmatched: f.unmatched.iter().map(|u| unmatched(&w, u)).collect(),
         warnings: f.warnings.iter().map(warning).collect(),
     }

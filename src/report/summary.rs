@@ -99,9 +99,19 @@ const CLIENT: &str = "\u{1}client\u{1}";
 /// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
     let w = Words::new(findings);
+    patterns_of(findings, all_patterns(&w, findings))
+}
+
+/// The pattern of every request, built across cores.
+fn all_patterns(w: &Words<'_>, findings: &Findings) -> Vec<String> {
+    use rayon::prelude::*;
+    findings.requests.par_iter().map(|r| pattern(w, r)).collect()
+}
+
+/// [`patterns`] from the requests' patterns (`texts[i]` is request `i`'s).
+fn patterns_of(findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
     let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
-    for r in &findings.requests {
-        let text = pattern(&w, r);
+    for (r, text) in findings.requests.iter().zip(texts) {
         let (shape, client) = match r.source.first() {
             Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
                 let before = c.before.addr.to_string();
@@ -207,11 +217,13 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
-    let mut style_of: BTreeMap<String, Style> = BTreeMap::new();
-    for r in &findings.requests {
-        style_of.entry(pattern(&w, r)).or_insert_with(|| pattern_style(r));
+    let texts = all_patterns(&w, findings);
+    let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
+    for (r, text) in findings.requests.iter().zip(&texts) {
+        style_of.entry(text.as_str()).or_insert_with(|| pattern_style(r));
     }
-    let list = patterns(findings);
+    let style_of: BTreeMap<String, Style> = style_of.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let list = patterns_of(findings, texts);
     let width = list.first().map_or(1, |(n, _)| n.to_string().len());
     for (n, text) in &list {
         let word = if *n == 1 { "request" } else { "requests" };

@@ -7,6 +7,7 @@
 use crate::report::schema::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
+use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -41,6 +42,17 @@ pub fn paint(text: &str, style: Style, color: bool) -> String {
         text.to_string()
     } else {
         format!("{}{text}\x1b[0m", style.code())
+    }
+}
+
+/// Appends `text` wrapped in the style's ANSI codes when `color` (as [`paint`]).
+fn push_painted(line: &mut String, text: &str, style: Style, color: bool) {
+    if !color || style == Style::Plain || text.is_empty() {
+        line.push_str(text);
+    } else {
+        line.push_str(style.code());
+        line.push_str(text);
+        line.push_str("\x1b[0m");
     }
 }
 
@@ -186,20 +198,22 @@ pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io:
     header.extend(labels.iter().map(|l| (l.to_string(), Style::Bold)));
     header.extend(["reply", "outcome", "match"].iter().map(|h| (h.to_string(), Style::Bold)));
     let mut rows = vec![header];
-    for r in &findings.requests {
+    rows.par_extend(findings.requests.par_iter().map(|r| {
         let mut row = vec![(r.request.to_string(), Style::Plain), (r.proto.wire().to_string(), Style::Plain)];
         row.extend(hop_cells(r, labels.len()));
         row.push((reply_text(&w, r), reply_style(r)));
         row.push((outcome_text(&w, r), outcome_style(r)));
         row.push((match_text(r).to_string(), match_style(r)));
-        rows.push(row);
-    }
+        row
+    }));
     let columns = rows[0].len();
     let widths: Vec<usize> =
         (0..columns).map(|c| rows.iter().map(|row| row[c].0.chars().count()).max().unwrap_or(0)).collect();
     let hop_range = 2..2 + labels.len();
+    let mut line = String::new();
+    let spaces = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
     for row in &rows {
-        let mut line = String::new();
+        line.clear();
         for (c, (text, style)) in row.iter().enumerate() {
             if c > 0 {
                 let arrow = hop_range.contains(&c) && c > hop_range.start;
@@ -208,16 +222,17 @@ pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io:
             let pad = widths[c] - text.chars().count();
             let last = c + 1 == columns;
             if c == 0 {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(&paint(text, *style, color));
+                spaces(&mut line, pad);
+                push_painted(&mut line, text, *style, color);
             } else {
-                line.push_str(&paint(text, *style, color));
+                push_painted(&mut line, text, *style, color);
                 if !last {
-                    line.push_str(&" ".repeat(pad));
+                    spaces(&mut line, pad);
                 }
             }
         }
-        writeln!(out, "{line}")?;
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
