@@ -6,7 +6,9 @@
 #     scripts/bench.sh [CONNECTIONS] [RUNS]        defaults: 10000 5
 #
 # Environment: RESPONSE_BYTES (20000), SEED (1), CACHE (target/bench-cache),
-# TSHARK=0 skips the (slow, run once) tshark row.
+# TSHARK=0 skips the (slow, run once) tshark row, BASE=path/to/other/tuplecorr
+# adds that build's table, CSV and JSON rows, run alternately with ours in the
+# same session (e.g. main's binary, to measure a change side by side).
 #
 # Generates the captures once into $CACHE (reused when present with the same
 # parameters), then alternates RUNS runs of each command (medians, min–max, peak
@@ -22,6 +24,7 @@ RUNS="${2:-5}"
 RESPONSE_BYTES="${RESPONSE_BYTES:-20000}"
 SEED="${SEED:-1}"
 TSHARK="${TSHARK:-1}"
+BASE="${BASE:-}"
 
 build
 need tcpdump
@@ -49,7 +52,11 @@ for run in $(seq "$RUNS"); do
     echo "# run $run/$RUNS" >&2
     timed "$RESULTS" "tcpdump -r F -w /dev/null (3 files, sum)" bash -c 'tcpdump_sum "$@"' _ "${FILES[@]}"
     timed "$RESULTS" "tuplecorr a b c (table)" "$BIN" -q "${FILES[@]}"
+    [ -z "$BASE" ] || timed "$RESULTS" "base: tuplecorr a b c (table)" "$BASE" -q "${FILES[@]}"
+    timed "$RESULTS" "tuplecorr a b c --format csv -o F" "$BIN" -q --format csv -o "$WORK/out.csv" "${FILES[@]}"
+    [ -z "$BASE" ] || timed "$RESULTS" "base: tuplecorr a b c --format csv -o F" "$BASE" -q --format csv -o "$WORK/base.csv" "${FILES[@]}"
     timed "$RESULTS" "tuplecorr a b c --format json -o F" "$BIN" -q --format json -o "$WORK/out.json" "${FILES[@]}"
+    [ -z "$BASE" ] || timed "$RESULTS" "base: tuplecorr a b c --format json -o F" "$BASE" -q --format json -o "$WORK/base.json" "${FILES[@]}"
     timed "$RESULTS" "tuplecorr --threads 1 a b c (table)" "$BIN" -q --threads 1 "${FILES[@]}"
 done
 if [ "$TSHARK" != 0 ] && command -v tshark >/dev/null; then
@@ -60,6 +67,12 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 # Correctness: every request of truth.tsv mapped as generated.
 "$BIN" -q --format csv -o "$WORK/out.csv" "${FILES[@]}"
+if [ -n "$BASE" ]; then
+    for f in csv json; do
+        if cmp -s "$WORK/out.$f" "$WORK/base.$f"; then echo "# $f: identical to base" >&2
+        else echo "# $f: DIFFERS from base" >&2; fi
+    done
+fi
 
 python3 - "$RESULTS" "$DIR/truth.tsv" "$WORK/out.csv" "$(packets_of "$WORK/out.json")" "$SEED" <<'PY'
 import csv, statistics, sys
@@ -81,8 +94,11 @@ for n, v in rows.items():
     rss = max(k for _, k in v) / 1024
     print(f"| `{n}` | {len(v)} | {med[n]:.3f} | {min(secs):.3f}–{max(secs):.3f} | {rss:.1f} | {med[n] / med[floor]:.2f} |")
 print()
-r = med[main] / med[floor]
-print(f"tuplecorr / tcpdump-sum = {r:.2f} (target ≤ 1.5: {'met' if r <= 1.5 else 'MISSED'})")
+for n in [x for x in rows if x.startswith("tuplecorr a b c")]:
+    r = med[n] / med[floor]
+    print(f"{n} / tcpdump-sum = {r:.2f} (target ≤ 1.5: {'met' if r <= 1.5 else 'MISSED'})")
+    if "base: " + n in med:
+        print(f"    base: {med['base: ' + n] / med[floor]:.2f}; this build / base = {med[n] / med['base: ' + n]:.2f}")
 ts = next((n for n in rows if n.startswith("tshark")), None)
 if ts:
     r = med[ts] / med[main]

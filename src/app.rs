@@ -1,14 +1,17 @@
-//! What the binary does for each form of the command line: settings → pipeline →
-//! report → exit status. Exit statuses live here, in one place.
+//! What the binary does for each form of the command line: a plain
+//! `config::Run` → pipeline → report → exit status. Takes a `Run` (never a clap
+//! type); gives an exit status or one `Error` that `main` prints once. Exit
+//! statuses live here, in one place.
 
-use crate::cli::{ColorArg, CompareArgs, CorrelateArgs, FailOn, InspectArgs, InspectFormat, UsageError};
-use crate::compare::Side;
-use crate::config::Config;
+use crate::config::{
+    ColorChoice, CompareRun, CompareSide, Config, CorrelateRun, Format, InspectFormat, InspectRun, Run,
+    UsageError,
+};
 use crate::progress::Bars;
-use crate::report::{self, FailOnKind, Format, ReportOptions};
+use crate::report::{self, ReportOptions};
 use crate::verdict::Findings;
-use std::error::Error;
 use std::ffi::OsStr;
+use std::fmt;
 use std::io::{self, IsTerminal};
 
 /// Report written (warnings allowed).
@@ -18,11 +21,86 @@ pub const EXIT_FAIL_ON: u8 = 1;
 /// Usage error, or a capture that cannot be opened or is not a capture.
 pub const EXIT_ERROR: u8 = 2;
 
-pub type AppError = Box<dyn Error + Send + Sync>;
+/// Why a run stopped. Its `Display` is the whole message (main adds only the
+/// `tuplecorr: error: ` prefix); `source()` gives the underlying error.
+#[derive(Debug)]
+pub enum Error {
+    /// The command line parsed but makes no sense.
+    Usage(crate::config::UsageError),
+    /// A capture of the main form or of `compare` could not be read.
+    Read(crate::read::ReadError),
+    /// A `compare` side is not a tuplecorr report.
+    Load(crate::compare::LoadError),
+    /// The report (or the merged pcapng) could not be written.
+    Write(crate::output::OutputError),
+    /// `--threads`: the pool could not be built.
+    Threads(rayon::ThreadPoolBuildError),
+}
 
-/// True for a write error caused by a closed pipe (`tuplecorr ... | head`).
-pub fn is_broken_pipe(err: &AppError) -> bool {
-    crate::output::is_broken_pipe(err.as_ref())
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(e) => write!(f, "{e}"),
+            // Every capture point is needed for the verdicts.
+            Error::Read(e) => write!(f, "{e}; stopped, no report written (every capture point is needed)"),
+            Error::Load(e) => write!(f, "{e}"),
+            Error::Write(e) => write!(f, "{e}"),
+            Error::Threads(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Usage(e) => Some(e),
+            Error::Read(e) => Some(e),
+            Error::Load(e) => Some(e),
+            Error::Write(e) => Some(e),
+            Error::Threads(e) => Some(e),
+        }
+    }
+}
+
+impl From<crate::config::UsageError> for Error {
+    fn from(e: crate::config::UsageError) -> Error {
+        Error::Usage(e)
+    }
+}
+
+impl From<crate::read::ReadError> for Error {
+    fn from(e: crate::read::ReadError) -> Error {
+        Error::Read(e)
+    }
+}
+
+impl From<crate::compare::LoadError> for Error {
+    fn from(e: crate::compare::LoadError) -> Error {
+        Error::Load(e)
+    }
+}
+
+impl From<crate::output::OutputError> for Error {
+    fn from(e: crate::output::OutputError) -> Error {
+        Error::Write(e)
+    }
+}
+
+impl Error {
+    /// True for a write that failed on a closed pipe (`tuplecorr ... | head`),
+    /// anywhere in the source chain: not an error.
+    pub fn is_broken_pipe(&self) -> bool {
+        crate::output::is_broken_pipe(self)
+    }
+}
+
+/// Runs what the command line asked for.
+pub fn run(run: Run) -> Result<u8, Error> {
+    match run {
+        Run::Correlate(r) => correlate(&r),
+        Run::Inspect(r) => inspect(&r),
+        Run::Compare(r) => compare(&r),
+    }
 }
 
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
@@ -55,52 +133,36 @@ fn file_name_of(path: &str) -> String {
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// A capture that cannot be read stops the main form and `compare`: every
-/// capture point is needed for the verdicts.
-fn stopped(e: crate::read::ReadError) -> AppError {
-    format!("{e}; stopped, no report written (every capture point is needed)").into()
-}
-
 /// The main form: correlate the captures and write the report.
-pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
-    let config = args.to_config()?;
-    if args.summary && args.report_format() != Format::Table {
-        return Err(UsageError(
-            "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
-        )
-        .into());
-    }
-    let target =
-        crate::output::target(args.output.as_deref(), &crate::output::capture_inputs(&config.captures))?;
-    let bars = Bars::new(config.captures.len(), !config.quiet);
+pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
+    let config = &run.config;
     let inputs = crate::output::capture_inputs(&config.captures);
-    let pcapng_target =
-        args.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
-    let format = args.report_format();
-    let want_ladder = (format == Format::Html && !args.summary) || args.pcapng.is_some();
+    let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
+    let pcapng_target = run.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
+    let bars = Bars::new(config.captures.len(), !config.quiet);
+    let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
-        with_threads(config.threads, || crate::pipeline::analyze_full(&config, &bars, want_ladder))?
-            .map_err(stopped)?;
-    findings.warnings.extend(crate::checks::all(&config, &findings));
+        with_threads(config.threads, || crate::pipeline::analyze_full(config, &bars, want_ladder))??;
+    findings.warnings.extend(crate::checks::all(config, &findings));
     print_warnings(&findings.warnings, &config.captures);
     report::filter_requests(&mut findings, &config.filter);
-    if !args.all {
+    if !config.list_unmatched {
         for u in &mut findings.unmatched {
             u.flows.clear();
         }
     }
-    let to_terminal = args.output.is_none() && io::stdout().is_terminal();
+    let to_terminal = run.output.path.is_none() && io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR");
     let options = ReportOptions {
-        format,
-        summary_only: args.summary,
-        color: color_enabled(args.color.unwrap_or(ColorArg::Auto), to_terminal, no_color.as_deref()),
+        format: run.output.format,
+        summary_only: run.summary_only,
+        color: color_enabled(run.color, to_terminal, no_color.as_deref()),
     };
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
     })?;
-    if let (Some(pcapng), Some(path), Some(ladder)) = (&pcapng_target, &args.pcapng, &ladder) {
-        let merge = crate::merge::MergeOptions { only_requests: args.pcapng_only_requests };
+    if let (Some(pcapng), Some(path), Some(ladder)) = (&pcapng_target, &run.pcapng, &ladder) {
+        let merge = crate::merge::MergeOptions { only_requests: run.pcapng_only_requests };
         let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
         crate::output::write_to(pcapng, |out| {
             let stats =
@@ -111,33 +173,20 @@ pub fn correlate(args: &CorrelateArgs) -> Result<u8, AppError> {
             Ok(())
         })?;
     }
-    let fail_on: Vec<FailOnKind> = args.fail_on.iter().map(|f| fail_on_kind(*f)).collect();
-    let code = if report::fail_on_matches(&findings, &fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
-    // The process ends right after this: freeing every request's strings one by
-    // one measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
+    let code = if report::fail_on_matches(&findings, &run.fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
+    // The process ends right after this: freeing every request one by one
+    // measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
     std::mem::forget(findings);
     Ok(code)
 }
 
 /// `--color`: `always`, `never`, or (auto) only on a terminal and when
 /// `NO_COLOR` is unset or empty (no-color.org).
-pub fn color_enabled(choice: ColorArg, to_terminal: bool, no_color: Option<&OsStr>) -> bool {
+pub fn color_enabled(choice: ColorChoice, to_terminal: bool, no_color: Option<&OsStr>) -> bool {
     match choice {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => to_terminal && no_color.is_none_or(|v| v.is_empty()),
-    }
-}
-
-/// The clap value of `--fail-on` as the report layer's kind.
-pub fn fail_on_kind(f: FailOn) -> FailOnKind {
-    match f {
-        FailOn::NoReply => FailOnKind::NoReply,
-        FailOn::ReplyLost => FailOnKind::ReplyLost,
-        FailOn::Bypassed => FailOnKind::Bypassed,
-        FailOn::Reset => FailOnKind::Reset,
-        FailOn::IcmpError => FailOnKind::IcmpError,
-        FailOn::Ambiguous => FailOnKind::Ambiguous,
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => to_terminal && no_color.is_none_or(|v| v.is_empty()),
     }
 }
 
@@ -147,10 +196,10 @@ pub fn fail_on_kind(f: FailOn) -> FailOnKind {
 /// capinfos does); the others are still reported (JSON: the array holds only the
 /// captures that were read) and the exit status is 2. Warnings are printed on
 /// stderr like the main form's, and also appear in the report.
-pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
-    let specs = crate::cli::capture_specs(&args.captures)?;
+pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
+    let specs = &args.captures;
     let bars = Bars::new(specs.len(), !args.quiet);
-    let results = crate::inspect::inspect_all(&specs, &crate::config::FlowConfig::default(), &bars);
+    let results = crate::inspect::inspect_all(specs, &crate::config::FlowConfig::default(), &bars);
     let mut read = Vec::with_capacity(results.len());
     let mut failed = false;
     for result in results {
@@ -170,7 +219,7 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
             message: w.message.clone(),
         })
         .collect();
-    print_warnings(&warnings, &specs);
+    print_warnings(&warnings, specs);
     crate::output::write_to(&crate::output::Target::Stdout, |out| match args.format {
         InspectFormat::Table => crate::inspect::write_table(&read, out),
         InspectFormat::Json => crate::inspect::write_json(&read, out),
@@ -179,42 +228,29 @@ pub fn inspect(args: &InspectArgs) -> Result<u8, AppError> {
 }
 
 /// `tuplecorr compare`: load or analyse each side, compare, write.
-pub fn compare(args: &CompareArgs) -> Result<u8, AppError> {
-    let inputs = crate::output::compare_inputs(&[&args.before, &args.after]);
-    let target = crate::output::target(args.output.as_deref(), &inputs)?;
-    let before = compare_side(&args.before, args.quiet)?;
-    let after = compare_side(&args.after, args.quiet)?;
-    let comparison = crate::compare::compare(&before, &after);
-    let format = args
-        .format
-        .map(Format::from)
-        .or_else(|| crate::cli::format_from_path(args.output.as_deref()))
-        .unwrap_or(Format::Table);
-    if format == Format::Html {
-        return Err(UsageError(
+pub fn compare(run: &CompareRun) -> Result<u8, Error> {
+    if run.output.format == Format::Html {
+        return Err(Error::Usage(UsageError(
             "compare writes table, csv, json or ndjson; html is for the main form".into(),
-        )
-        .into());
+        )));
     }
-    crate::output::write_to(&target, |out| crate::compare::write(&comparison, format, out))?;
+    let inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
+    let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
+    let before = compare_side(&run.before, run.quiet)?;
+    let after = compare_side(&run.after, run.quiet)?;
+    let comparison = crate::compare::compare(&before, &after);
+    crate::output::write_to(&target, |out| crate::compare::write(&comparison, run.output.format, out))?;
     Ok(EXIT_OK)
 }
 
 /// One side of `compare`: a report read back, or captures run through the pipeline.
-pub fn compare_side(arg: &str, quiet: bool) -> Result<Findings, AppError> {
-    match crate::compare::side_of(arg) {
-        Side::Report(path) => Ok(crate::compare::load_report(&path)?),
-        Side::Captures(list) => {
-            if list.len() < 2 || list.len() > 8 {
-                return Err(UsageError(format!(
-                    "{arg}: give 2 to 8 comma-separated captures in path order (got {})",
-                    list.len()
-                ))
-                .into());
-            }
-            let config = Config { captures: crate::cli::capture_specs(&list)?, quiet, ..Config::default() };
+pub fn compare_side(side: &CompareSide, quiet: bool) -> Result<Findings, Error> {
+    match side {
+        CompareSide::Report(path) => Ok(crate::compare::load_report(path)?),
+        CompareSide::Captures(specs) => {
+            let config = Config { captures: specs.clone(), quiet, ..Config::default() };
             let bars = Bars::new(config.captures.len(), !quiet);
-            let findings = crate::pipeline::analyze(&config, &bars).map_err(stopped)?;
+            let findings = crate::pipeline::analyze(&config, &bars)?;
             print_warnings(&findings.warnings, &config.captures);
             Ok(findings)
         }
@@ -222,11 +258,12 @@ pub fn compare_side(arg: &str, quiet: bool) -> Result<Findings, AppError> {
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (the global pool when None).
-pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T, AppError> {
+pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T, Error> {
     match threads {
         None => Ok(f()),
         Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
+            let pool =
+                rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().map_err(Error::Threads)?;
             Ok(pool.install(f))
         }
     }

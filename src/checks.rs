@@ -91,23 +91,25 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     let mut out = Vec::new();
     let captures = &findings.captures;
     for b in &findings.boundaries {
-        let Some(delay) = b.delay_ms else { continue };
-        let Some(later) = b.between.rsplit("->").next() else { continue };
-        let Some(c) = captures.iter().find(|c| c.label == later) else { continue };
+        let Some(delay) = b.delay_ns.map(ms) else { continue };
+        let Some(c) = captures.get(b.between.to) else { continue };
+        let later = c.label.as_str();
+        let earlier = findings.label(b.between.from);
+        let between = format!("{earlier}->{later}");
         let tolerance_ms = match config.correlate.tolerance_ns {
-            Some(t) => t as f64 / 1e6,
-            None => (5.0 * c.offset_spread_ms + 1.0).min(200.0),
+            Some(t) => ms(t),
+            None => (5.0 * ms(c.offset_spread_ns) + 1.0).min(200.0),
         };
         let manual = c.offset_method == OffsetMethod::Manual;
-        let likely_s = (c.clock_offset_ms + delay) / 1000.0;
-        let earlier = b.between.split("->").next().unwrap_or("the capture before it");
+        let offset_ms = ms(c.clock_offset_ns);
+        let likely_s = (offset_ms + delay) / 1000.0;
         let mut message = if delay < -tolerance_ms {
             format!(
                 "requests appear here {:.3} ms before they appear at {earlier} (median delay across {}), so the \
                  clock offset of {later} ({:+.3} ms, {}) looks wrong; try --offset {later}={likely_s:.3}",
                 -delay,
-                b.between,
-                c.clock_offset_ms,
+                between,
+                offset_ms,
                 method_name(c.offset_method),
             )
         } else if manual && delay > LONGEST_HOP_MS {
@@ -115,25 +117,25 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
                 "requests take {delay:.3} ms from {earlier} to here (median delay across {}), longer than a hop \
                  takes, with the clock offset of {later} given as --offset {later}={:.3}; try --offset \
                  {later}={likely_s:.3}",
-                b.between,
-                c.clock_offset_ms / 1000.0,
+                between,
+                offset_ms / 1000.0,
             )
         } else {
             continue;
         };
-        if manual && reversed(c.clock_offset_ms / 1000.0, likely_s) {
+        if manual && reversed(offset_ms / 1000.0, likely_s) {
             message.push_str(" (the sign of --offset looks reversed)");
         }
         out.push(warning(later, message));
     }
     for u in &findings.unmatched {
-        let Some(c) = captures.iter().find(|c| c.label == u.label) else { continue };
+        let Some(c) = captures.get(u.capture) else { continue };
         if c.offset_method != OffsetMethod::Manual || c.flows == 0 || u.count * 2 <= c.flows {
             continue;
         }
-        let given_s = c.clock_offset_ms / 1000.0;
+        let given_s = ms(c.clock_offset_ns) / 1000.0;
         out.push(warning(
-            &u.label,
+            &c.label,
             format!(
                 "--offset {label}={given_s:.3} leaves {} of {} flows at {label} unmatched: if its clock runs behind \
                  rather than ahead, the sign is the other way round (--offset {label}={:.3}); without --offset, \
@@ -141,11 +143,16 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
                 u.count,
                 c.flows,
                 -given_s,
-                label = u.label,
+                label = c.label,
             ),
         ));
     }
     out
+}
+
+/// Nanoseconds as milliseconds.
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
 }
 
 /// Whether `likely` is about `-given` (within 10 %): a flipped sign.
@@ -202,23 +209,23 @@ mod tests {
         let mut f = crate::report::fixtures::findings();
         assert!(clock_mistakes(&Config::default(), &f).is_empty(), "the fixture is sane");
         // backend's estimate 2750.012 ms, median delay -2000 ms: likely 0.750 s
-        f.boundaries[1].delay_ms = Some(-2000.0);
+        f.boundaries[1].delay_ns = Some(-2000000000);
         let w = clock_mistakes(&Config::default(), &f);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].label, "backend");
         assert!(w[0].message.starts_with("requests appear here 2000.000 ms before they appear at egress"));
         assert!(w[0].message.ends_with("try --offset backend=0.750"), "{}", w[0].message);
         // within the tolerance (5 x 0.0041 + 1 ms): nothing
-        f.boundaries[1].delay_ms = Some(-1.0);
+        f.boundaries[1].delay_ns = Some(-1000000);
         assert!(clock_mistakes(&Config::default(), &f).is_empty());
         // given by hand with the wrong sign
         f.captures[2].offset_method = OffsetMethod::Manual;
-        f.captures[2].clock_offset_ms = 1300.0;
-        f.boundaries[1].delay_ms = Some(-2600.0);
+        f.captures[2].clock_offset_ns = 1300000000;
+        f.boundaries[1].delay_ns = Some(-2600000000);
         let w = clock_mistakes(&Config::default(), &f);
         assert!(w[0].message.ends_with("try --offset backend=-1.300 (the sign of --offset looks reversed)"));
-        f.captures[2].clock_offset_ms = -1300.0;
-        f.boundaries[1].delay_ms = Some(2600.0);
+        f.captures[2].clock_offset_ns = -1300000000;
+        f.boundaries[1].delay_ns = Some(2600000000);
         let w = clock_mistakes(&Config::default(), &f);
         assert!(
             w[0].message.starts_with("requests take 2600.000 ms from egress to here"),
@@ -231,9 +238,9 @@ mod tests {
     #[test]
     fn an_offset_leaving_most_flows_unmatched_suggests_the_other_sign() {
         let mut f = crate::report::fixtures::findings();
-        f.boundaries[1].delay_ms = None;
+        f.boundaries[1].delay_ns = None;
         f.captures[2].offset_method = OffsetMethod::Manual;
-        f.captures[2].clock_offset_ms = 2750.0;
+        f.captures[2].clock_offset_ns = 2750000000;
         f.unmatched[1].count = 15; // of 31: not most
         assert!(clock_mistakes(&Config::default(), &f).is_empty());
         f.unmatched[1].count = 16;

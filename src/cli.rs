@@ -1,11 +1,15 @@
 //! The command line (DESIGN.md "Command line", normative): clap derive `Args`
-//! turned into plain `Config` before any work. The only clap user.
+//! turned into a plain `config::Run` before any work. Takes the arguments;
+//! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
+//! clap type, and the value names of every choice come from `config`.
 
+pub use crate::config::UsageError;
 use crate::config::{
-    CaptureSpec, Config, CorrelateConfig, Filter, FlowConfig, ReadConfig, Source, TimeBound,
+    CaptureSpec, Choice, ColorChoice, CompareRun, CompareSide, Config, CorrelateConfig, CorrelateRun, FailOn,
+    Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run, Source, TimeBound,
 };
-use crate::report::Format;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -35,56 +39,11 @@ pub enum Command {
     Compare(CompareArgs),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    Table,
-    Csv,
-    Json,
-    Ndjson,
-    /// One self-contained page: summary, filterable table, a ladder per request.
-    Html,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Table => Format::Table,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Json => Format::Json,
-            FormatArg::Ndjson => Format::Ndjson,
-            FormatArg::Html => Format::Html,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorArg {
-    Auto,
-    Always,
-    Never,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InspectFormat {
-    Table,
-    Json,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProtoArg {
-    Tcp,
-    Udp,
-    Icmp,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
-pub enum FailOn {
-    NoReply,
-    ReplyLost,
-    Bypassed,
-    Reset,
-    IcmpError,
-    Ambiguous,
+/// A clap value parser for a `Choice`: its possible values are the names
+/// `config` writes once.
+fn choice<T: Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::NAMES.iter().map(|(name, _)| *name))
+        .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
 }
 
 /// Options of the main form.
@@ -94,8 +53,8 @@ pub struct CorrelateArgs {
     #[arg(value_name = "CAPTURE")]
     pub captures: Vec<String>,
     /// Output format (default table; inferred from -o's extension when absent).
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_parser = choice::<Format>())]
+    pub format: Option<Format>,
     /// Write the report to FILE (atomically: temporary file, then rename).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -116,8 +75,8 @@ pub struct CorrelateArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// Colour the table: auto honours NO_COLOR and terminals.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: Option<ColorArg>,
+    #[arg(long, value_parser = choice::<ColorChoice>(), default_value = "auto")]
+    pub color: Option<ColorChoice>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -134,7 +93,7 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub udp_idle: f64,
     /// Exit 1 when any reported request has one of these (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, value_parser = choice::<FailOn>(), value_delimiter = ',', value_name = "LIST")]
     pub fail_on: Vec<FailOn>,
     /// Report only requests that involve this address at any capture (repeatable).
     #[arg(long, value_name = "ADDR")]
@@ -146,8 +105,8 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "N")]
     pub port: Vec<u16>,
     /// Report only requests of this protocol.
-    #[arg(long, value_enum)]
-    pub proto: Vec<ProtoArg>,
+    #[arg(long, value_parser = ["tcp", "udp", "icmp"])]
+    pub proto: Vec<String>,
     /// Report only requests first seen at or after this time (RFC 3339, or seconds from the first packet).
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
@@ -175,7 +134,7 @@ pub struct InspectArgs {
     #[arg(value_name = "CAPTURE", required = true)]
     pub captures: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_parser = choice::<InspectFormat>(), default_value = "table")]
     pub format: InspectFormat,
     /// No progress bars.
     #[arg(short, long)]
@@ -188,25 +147,54 @@ pub struct CompareArgs {
     pub before: String,
     /// After: a tuplecorr report (JSON or CSV) or a comma-separated list of captures.
     pub after: String,
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_parser = choice::<Format>())]
+    pub format: Option<Format>,
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[arg(short, long)]
     pub quiet: bool,
 }
 
-/// A command line that parsed but makes no sense (exit status 2).
-#[derive(Debug, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Args {
+    /// The plain settings of what was asked for.
+    pub fn into_run(self) -> Result<Run, UsageError> {
+        match self.command {
+            None => self.correlate.to_run().map(|r| Run::Correlate(Box::new(r))),
+            Some(Command::Inspect(a)) => Ok(Run::Inspect(InspectRun {
+                captures: capture_specs(&a.captures)?,
+                format: a.format,
+                quiet: a.quiet,
+            })),
+            Some(Command::Compare(a)) => Ok(Run::Compare(CompareRun {
+                before: compare_side(&a.before)?,
+                after: compare_side(&a.after)?,
+                output: Output { format: output_format(a.format, a.output.as_deref()), path: a.output },
+                quiet: a.quiet,
+            })),
+        }
     }
 }
 
-impl std::error::Error for UsageError {}
+/// `--format`, else `-o`'s extension, else table.
+fn output_format(format: Option<Format>, path: Option<&std::path::Path>) -> Format {
+    format.or_else(|| Format::from_path(path)).unwrap_or(Format::Table)
+}
+
+/// One side of `compare`: a report file, or 2 to 8 comma-separated captures.
+pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
+    match crate::compare::side_of(arg) {
+        crate::compare::Side::Report(path) => Ok(CompareSide::Report(path)),
+        crate::compare::Side::Captures(list) => {
+            if list.len() < 2 || list.len() > 8 {
+                return Err(UsageError(format!(
+                    "{arg}: give 2 to 8 comma-separated captures in path order (got {})",
+                    list.len()
+                )));
+            }
+            Ok(CompareSide::Captures(capture_specs(&list)?))
+        }
+    }
+}
 
 /// Capture arguments → specs with unique labels (DESIGN.md "Inputs and labels").
 pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
@@ -364,15 +352,7 @@ impl CorrelateArgs {
                 hosts: self.host.clone(),
                 nets,
                 ports: self.port.clone(),
-                protos: self
-                    .proto
-                    .iter()
-                    .map(|p| match p {
-                        ProtoArg::Tcp => "tcp".to_string(),
-                        ProtoArg::Udp => "udp".to_string(),
-                        ProtoArg::Icmp => "icmp".to_string(),
-                    })
-                    .collect(),
+                protos: self.proto.clone(),
                 since: self.since.as_deref().map(|t| time_bound("--since", t)).transpose()?,
                 until: self.until.as_deref().map(|t| time_bound("--until", t)).transpose()?,
             },
@@ -382,25 +362,23 @@ impl CorrelateArgs {
         })
     }
 
-    /// The report format: `--format`, else `-o`'s extension, else table.
-    pub fn report_format(&self) -> Format {
-        if let Some(f) = self.format {
-            return f.into();
+    /// The main form's run: its config and how to write the report.
+    pub fn to_run(&self) -> Result<CorrelateRun, UsageError> {
+        let format = output_format(self.format, self.output.as_deref());
+        if self.summary && format != Format::Table {
+            return Err(UsageError(
+                "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
+            ));
         }
-        format_from_path(self.output.as_deref()).unwrap_or(Format::Table)
-    }
-}
-
-/// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html` → their format.
-pub fn format_from_path(path: Option<&std::path::Path>) -> Option<Format> {
-    let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
-    match ext.as_str() {
-        "csv" => Some(Format::Csv),
-        "json" => Some(Format::Json),
-        "ndjson" | "jsonl" => Some(Format::Ndjson),
-        "html" | "htm" => Some(Format::Html),
-        "txt" => Some(Format::Table),
-        _ => None,
+        Ok(CorrelateRun {
+            config: self.to_config()?,
+            output: Output { path: self.output.clone(), format },
+            pcapng: self.pcapng.clone(),
+            pcapng_only_requests: self.pcapng_only_requests,
+            summary_only: self.summary,
+            color: self.color.unwrap_or(ColorChoice::Auto),
+            fail_on: self.fail_on.clone(),
+        })
     }
 }
 
@@ -446,6 +424,28 @@ mod tests {
     }
 
     #[test]
+    fn choices_parse_by_their_config_names_only() {
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--fail-on", "reply-lost,icmp-error"])
+            .unwrap();
+        assert_eq!(a.correlate.fail_on, [FailOn::ReplyLost, FailOn::IcmpError]);
+        assert!(Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--fail-on", "lost"]).is_err());
+        let Run::Inspect(i) = Args::try_parse_from(["tuplecorr", "inspect", "a.pcap", "--format", "json"])
+            .unwrap()
+            .into_run()
+            .unwrap()
+        else {
+            panic!("inspect parses as inspect")
+        };
+        assert_eq!(i.format, InspectFormat::Json);
+    }
+
+    #[test]
+    fn compare_with_too_few_captures_is_a_usage_error_before_any_work() {
+        let a = Args::try_parse_from(["tuplecorr", "compare", "a.pcap,", "b.json"]).unwrap();
+        assert!(a.into_run().unwrap_err().0.contains("give 2 to 8"));
+    }
+
+    #[test]
     fn since_and_until_parse_absolute_and_relative_times() {
         let a = Args::try_parse_from([
             "tuplecorr",
@@ -467,9 +467,12 @@ mod tests {
     #[test]
     fn format_is_inferred_from_output_extension() {
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "r.csv"]).unwrap();
-        assert_eq!(a.correlate.report_format(), Format::Csv);
+        assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Csv);
+        let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "r.csv", "--format", "json"])
+            .unwrap();
+        assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Json);
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "report.HTML"]).unwrap();
-        assert_eq!(a.correlate.report_format(), Format::Html);
+        assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Html);
     }
 
     #[test]
@@ -478,7 +481,8 @@ mod tests {
         let a =
             Args::try_parse_from(["tuplecorr", "a", "b", "--pcapng", "m.pcapng", "--pcapng-only-requests"])
                 .unwrap();
-        assert_eq!(a.correlate.pcapng.as_deref(), Some(std::path::Path::new("m.pcapng")));
-        assert!(a.correlate.pcapng_only_requests);
+        let run = a.correlate.to_run().unwrap();
+        assert_eq!(run.pcapng.as_deref(), Some(std::path::Path::new("m.pcapng")));
+        assert!(run.pcapng_only_requests);
     }
 }

@@ -1,5 +1,8 @@
-//! Plain run settings, built by `cli` from the command line (or by tests directly).
-//! No clap here: every stage takes its own small settings struct.
+//! Plain run settings, built by `cli` from the command line (or by tests
+//! directly): one `Run` per form of the command, each with its stage settings
+//! and output settings, and the choices (`Format`, `FailOn`, ...) with their
+//! command-line names written once. Takes nothing; gives plain data. No clap
+//! here: every stage takes its own small settings struct.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -144,6 +147,172 @@ mod tests {
         assert_eq!(TimeBound::UnixNs(5).resolve(10), 5);
     }
 }
+
+/// A choice of a fixed set, with the names the command line gives its values
+/// (written once; `cli` builds its value parsers from them).
+pub trait Choice: Copy + Send + Sync + 'static {
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The value a name stands for.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// Output format of the main command and `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+    /// One self-contained page: summary, filterable table, a ladder per request.
+    Html,
+}
+
+impl Choice for Format {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("table", Format::Table),
+        ("csv", Format::Csv),
+        ("json", Format::Json),
+        ("ndjson", Format::Ndjson),
+        ("html", Format::Html),
+    ];
+}
+
+impl Format {
+    /// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html`/`.htm`, `.txt` → their format.
+    pub fn from_path(path: Option<&std::path::Path>) -> Option<Format> {
+        let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            "ndjson" | "jsonl" => Some(Format::Ndjson),
+            "html" | "htm" => Some(Format::Html),
+            "txt" => Some(Format::Table),
+            _ => None,
+        }
+    }
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Only on a terminal and when `NO_COLOR` is unset or empty (no-color.org).
+    Auto,
+    Always,
+    Never,
+}
+
+impl Choice for ColorChoice {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("auto", ColorChoice::Auto), ("always", ColorChoice::Always), ("never", ColorChoice::Never)];
+}
+
+/// Output format of `tuplecorr inspect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InspectFormat {
+    Table,
+    Json,
+}
+
+impl Choice for InspectFormat {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("table", InspectFormat::Table), ("json", InspectFormat::Json)];
+}
+
+/// What `--fail-on` can ask for (exit status 1 when any reported request has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailOn {
+    /// No capture saw a reply, or no reply reached capture 1.
+    NoReply,
+    ReplyLost,
+    Bypassed,
+    Reset,
+    IcmpError,
+    /// A boundary's match is ambiguous.
+    Ambiguous,
+}
+
+impl Choice for FailOn {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("no-reply", FailOn::NoReply),
+        ("reply-lost", FailOn::ReplyLost),
+        ("bypassed", FailOn::Bypassed),
+        ("reset", FailOn::Reset),
+        ("icmp-error", FailOn::IcmpError),
+        ("ambiguous", FailOn::Ambiguous),
+    ];
+}
+
+/// Where and how a report is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// `-o FILE` (written atomically); None = standard output.
+    pub path: Option<PathBuf>,
+    pub format: Format,
+}
+
+/// What the binary is asked to do: one variant per form of the command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Run {
+    Correlate(Box<CorrelateRun>),
+    Inspect(InspectRun),
+    Compare(CompareRun),
+}
+
+/// The main form: correlate captures and write a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorrelateRun {
+    pub config: Config,
+    pub output: Output,
+    /// `--pcapng FILE`: also write every capture merged into one annotated pcapng.
+    pub pcapng: Option<PathBuf>,
+    /// `--pcapng-only-requests`: leave out packets of no reported request.
+    pub pcapng_only_requests: bool,
+    /// `--summary`: only the text summary (the table format only).
+    pub summary_only: bool,
+    pub color: ColorChoice,
+    pub fail_on: Vec<FailOn>,
+}
+
+/// `tuplecorr inspect`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InspectRun {
+    pub captures: Vec<CaptureSpec>,
+    pub format: InspectFormat,
+    pub quiet: bool,
+}
+
+/// One side of `tuplecorr compare`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompareSide {
+    /// A tuplecorr report file (JSON or CSV).
+    Report(PathBuf),
+    /// Captures in path order, to be analysed.
+    Captures(Vec<CaptureSpec>),
+}
+
+/// `tuplecorr compare`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareRun {
+    pub before: CompareSide,
+    pub after: CompareSide,
+    pub output: Output,
+    pub quiet: bool,
+}
+
+/// A command line that parsed but makes no sense (exit status 2).
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// Everything `pipeline::analyze` needs.
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -26,10 +26,11 @@
 //! - `first_time` / `last_time`: the earliest and latest record timestamps (file
 //!   order need not be time order), RFC 3339 UTC with nanoseconds.
 
-use crate::config::{CaptureSpec, FlowConfig};
-use crate::decode::{self, DecodeError, Fragment, Packet, Transport};
+use crate::config::{CaptureSpec, FlowConfig, ReadConfig};
+use crate::decode::{DecodeError, Fragment, Packet, Transport};
 use crate::flows::{Flow, FlowProto, FlowTable};
-use crate::read::{self, ByteOrder, CaptureInfo, Progress, RawRecord, ReadError};
+use crate::pipeline::{Ingested, Sink};
+use crate::read::{ByteOrder, CaptureInfo, Progress, ReadError};
 use crate::time::rfc3339;
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -176,7 +177,12 @@ pub fn inspect_all(
     flows: &FlowConfig,
     progress: &dyn Progress,
 ) -> Vec<Result<Inspection, ReadError>> {
-    specs.par_iter().enumerate().map(|(i, spec)| inspect_capture(spec, i, flows, progress)).collect()
+    let read = ReadConfig::default();
+    specs
+        .par_iter()
+        .enumerate()
+        .map(|(i, spec)| inspect_with(spec, i, specs.len(), &read, flows, progress))
+        .collect()
 }
 
 /// Inspects one capture (`index` names it to `progress`).
@@ -186,15 +192,29 @@ pub fn inspect_capture(
     flows: &FlowConfig,
     progress: &dyn Progress,
 ) -> Result<Inspection, ReadError> {
+    inspect_with(spec, index, 1, &ReadConfig::default(), flows, progress)
+}
+
+/// Inspects one of `captures` captures through the pipeline's ingest path
+/// (a large file is read in parallel chunks when threads are to spare).
+pub fn inspect_with(
+    spec: &CaptureSpec,
+    index: usize,
+    captures: usize,
+    read: &ReadConfig,
+    flows: &FlowConfig,
+    progress: &dyn Progress,
+) -> Result<Inspection, ReadError> {
     let mut tally = Tally::new(flows);
-    let info = read::read_capture(spec, index, progress, &mut |rec| tally.add(rec))?;
+    let info =
+        crate::pipeline::ingest(spec, index, read, captures, flows.fingerprint_len, progress, &mut tally)?;
     Ok(tally.finish(&spec.label, &spec.display_name(), info))
 }
 
 /// Inspects a capture held in memory (tests, fuzzing); `label` names it.
 pub fn inspect_bytes(label: &str, bytes: &[u8], flows: &FlowConfig) -> Result<Inspection, ReadError> {
     let mut tally = Tally::new(flows);
-    let info = read::read_bytes(label, bytes, &mut |rec| tally.add(rec))?;
+    let info = crate::pipeline::ingest_bytes(label, bytes, &mut tally)?;
     Ok(tally.finish(label, label, info))
 }
 
@@ -209,6 +229,20 @@ struct Tally {
     last_ns: Option<i64>,
 }
 
+impl Sink for Tally {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        self.first_ns = Some(self.first_ns.map_or(rec.ts_ns, |t| t.min(rec.ts_ns)));
+        self.last_ns = Some(self.last_ns.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
+        match rec.packet {
+            Ok(p) => {
+                self.count(p);
+                self.table.insert(p, rec.payload);
+            }
+            Err(e) => self.undecodable(rec.record, e),
+        }
+    }
+}
+
 impl Tally {
     fn new(flows: &FlowConfig) -> Tally {
         Tally {
@@ -219,18 +253,6 @@ impl Tally {
             kinds: Vec::new(),
             first_ns: None,
             last_ns: None,
-        }
-    }
-
-    fn add(&mut self, rec: &RawRecord<'_>) {
-        self.first_ns = Some(self.first_ns.map_or(rec.ts_ns, |t| t.min(rec.ts_ns)));
-        self.last_ns = Some(self.last_ns.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
-        match decode::decode(rec) {
-            Ok(p) => {
-                self.count(&p);
-                self.table.insert(&p, p.payload(rec.data));
-            }
-            Err(e) => self.undecodable(rec.record, &e),
         }
     }
 

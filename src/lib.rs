@@ -10,15 +10,18 @@
 //! Who may use whom (no arrow points upstream): `pipeline -> read, decode, flows,
 //! correlate, verdict, warning` · `decode -> read` · `flows -> decode` ·
 //! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
-//! `report -> verdict, warning, config` (filters) · `compare -> pipeline, report, verdict` ·
+//! `report -> verdict, warning, config, flowid, time` · `compare -> pipeline, report, verdict` ·
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
 //! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
 //! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
 //! `report -> ladder` (the HTML page) · `merge -> read, decode, ladder, verdict`
 //! (`--pcapng`: reads the captures again, after the verdicts) ·
 //! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
-//! `app` is what the binary runs: `cli -> config`, then the stages, then `report`,
-//! written by `output` (`-o`: never over an input, a directory or a device).
+//! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
+//! `app` is what the binary runs: a `Run` → the stages → `report`, written by
+//! `output` (`-o`: never over an input, a directory or a device); it never sees clap.
+//! `verdict` gives typed findings (addresses, ns, capture indices, enums); `report`
+//! owns every word and the wire contract (`report::schema`).
 //! Check: `rg 'crate::(report|verdict)' src/{read,decode,flows,correlate}` stays empty.
 #![forbid(unsafe_code)]
 

@@ -22,6 +22,8 @@ use crate::decode::{self, ip_proto, Fragment, IcmpMessage, Transport};
 use crate::flows::{Endpoint, FlowProto};
 use crate::ladder::{Ladder, LadderCapture};
 use crate::read::{self, LinkType, NoProgress, RawRecord};
+use crate::report::schema::WireName;
+use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
@@ -182,6 +184,7 @@ impl Lookup {
         let mut flows = vec![FxHashMap::default(); n];
         let mut comments = vec![Vec::new(); n];
         let by_number: FxHashMap<u64, &Request> = findings.requests.iter().map(|r| (r.request, r)).collect();
+        let words = Words::new(findings);
         for &number in reported {
             let Some(lr) = number.checked_sub(1).and_then(|i| ladder.requests.get(i as usize)) else {
                 continue;
@@ -190,7 +193,7 @@ impl Lookup {
             for (c, hop) in lr.hops.iter().enumerate().take(n) {
                 let Some(h) = hop else { continue };
                 let label = &ladder.captures[c].label;
-                comments[c].push(comment(req, label));
+                comments[c].push(comment(&words, req, label));
                 let entry = (h.first_ns, h.last_ns, comments[c].len() - 1);
                 flows[c].entry(key(h.proto, h.client, h.server)).or_insert_with(Vec::new).push(entry);
             }
@@ -241,23 +244,23 @@ impl Lookup {
 }
 
 /// `tuplecorr request 17 at egress: source A -> B changed decap->egress; ...`.
-pub fn comment(r: &Request, label: &str) -> String {
+pub fn comment(w: &Words<'_>, r: &Request, label: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
-    for (side, changes) in [("source", &r.source.changed), ("destination", &r.destination.changed)] {
+    for (side, changes) in [("source", &r.source), ("destination", &r.destination)] {
         for c in changes {
             parts.push(format!(
                 "{side} {} -> {} changed {} ({})",
                 c.before,
                 c.after,
-                c.between,
-                c.kind.name()
+                w.between(c.between),
+                c.kind.wire()
             ));
         }
     }
     if parts.is_empty() {
         parts.push("addresses unchanged".into());
     }
-    parts.push(format!("reply {}, outcome {}", r.reply.path.name(), r.outcome.kind.name()));
+    parts.push(format!("reply {}, outcome {}", r.reply.path.wire(), r.outcome.kind.wire()));
     format!("tuplecorr request {} at {label}: {}", r.request, parts.join("; "))
 }
 
@@ -435,7 +438,7 @@ mod tests {
     #[test]
     fn comment_names_request_point_and_changes() {
         let f = findings();
-        let c = comment(&f.requests[0], "egress");
+        let c = comment(&Words::new(&f), &f.requests[0], "egress");
         assert!(c.starts_with("tuplecorr request 1 at egress: source "), "{c}");
         assert!(c.contains(" changed "), "{c}");
         assert!(c.contains("reply "), "{c}");

@@ -15,8 +15,7 @@
 //! A closed pipe is not an error (`tuplecorr ... | head -1`): [`is_broken_pipe`]
 //! walks an error's whole source chain, since the csv crate wraps the io error.
 
-use crate::cli::UsageError;
-use crate::config::{CaptureSpec, Source};
+use crate::config::{CaptureSpec, CompareSide, Source, UsageError};
 use std::error::Error;
 use std::fs;
 use std::io::{self, Write};
@@ -254,15 +253,13 @@ pub fn capture_inputs(specs: &[CaptureSpec]) -> Vec<Input> {
         .collect()
 }
 
-/// Both sides of `compare`: reports, or lists of captures (an unparsable list
-/// is left to `compare` to report).
-pub fn compare_inputs(sides: &[&str]) -> Vec<Input> {
+/// Both sides of `compare`: report files, or the captures of a list.
+pub fn compare_inputs(sides: &[&CompareSide]) -> Vec<Input> {
     let mut inputs = Vec::new();
     for side in sides {
-        match crate::compare::side_of(side) {
-            crate::compare::Side::Report(path) => inputs.push(Input { label: "report".into(), path }),
-            crate::compare::Side::Captures(list) => inputs
-                .extend(crate::cli::capture_specs(&list).map(|s| capture_inputs(&s)).unwrap_or_default()),
+        match side {
+            CompareSide::Report(path) => inputs.push(Input { label: "report".into(), path: path.clone() }),
+            CompareSide::Captures(specs) => inputs.extend(capture_inputs(specs)),
         }
     }
     inputs

@@ -1,8 +1,12 @@
 //! analyze(): one rayon task per capture (read → decode → flows), then correlate →
 //! verdict. The only place that wires the stages together. `analyze_bytes` runs
 //! the same stages on captures held in memory (fuzzing, tests).
+//! `ingest` is the one ingest path: sequential, chunked and in-memory reads all
+//! decode each record and hand it, in file order, to a `Sink` (the flow builder
+//! here, `inspect`'s tally there). Takes settings and captures; gives findings.
+//! Never formats a report.
 
-use crate::config::{CaptureSpec, Config};
+use crate::config::{CaptureSpec, Config, ReadConfig};
 use crate::correlate;
 use crate::decode::{self, DecodeError, Packet};
 use crate::flows::{FlowTable, Flows};
@@ -32,20 +36,44 @@ struct Damage {
 }
 
 impl Damage {
-    fn note(&mut self, rec: &RawRecord<'_>, e: DecodeError) {
+    fn note(&mut self, rec: &Ingested<'_>, e: &DecodeError) {
         if matches!(e, DecodeError::Truncated { .. } | DecodeError::Malformed { .. }) {
             self.count += 1;
-            self.first.get_or_insert((rec.record, rec.byte_offset, e));
+            self.first.get_or_insert((rec.record, rec.byte_offset, e.clone()));
         }
     }
+}
 
-    /// Adds a later chunk's damage (file order).
-    fn merge(&mut self, later: Damage) {
-        self.count += later.count;
-        if self.first.is_none() {
-            self.first = later.first;
-        }
-    }
+/// One record as the per-capture stages see it, in file order: where it is and
+/// what it decoded to.
+pub struct Ingested<'a> {
+    pub ts_ns: i64,
+    pub record: u64,
+    pub byte_offset: u64,
+    pub packet: Result<&'a Packet, &'a DecodeError>,
+    /// The packet's transport payload (at least the flow stage's fingerprint bytes).
+    pub payload: &'a [u8],
+}
+
+/// What is built from one capture's records, in file order.
+pub trait Sink {
+    fn add(&mut self, rec: &Ingested<'_>);
+}
+
+/// Decodes a record and hands it to `sink`.
+fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
+    let decoded = decode::decode(rec);
+    let payload = match &decoded {
+        Ok(p) => p.payload(rec.data),
+        Err(_) => &[],
+    };
+    sink.add(&Ingested {
+        ts_ns: rec.ts_ns,
+        record: rec.record,
+        byte_offset: rec.byte_offset,
+        packet: decoded.as_ref(),
+        payload,
+    });
 }
 
 /// The flow table of one capture being built, with its decode statistics.
@@ -58,17 +86,6 @@ struct Builder {
 impl Builder {
     fn new(config: &Config) -> Builder {
         Builder { table: FlowTable::new(&config.flows), undecodable: 0, damage: Damage::default() }
-    }
-
-    /// Decodes one record and adds it.
-    fn record(&mut self, rec: &RawRecord<'_>) {
-        match decode::decode(rec) {
-            Ok(p) => self.table.insert(&p, p.payload(rec.data)),
-            Err(e) => {
-                self.undecodable += 1;
-                self.damage.note(rec, e);
-            }
-        }
     }
 
     fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
@@ -94,74 +111,124 @@ impl Builder {
     }
 }
 
-/// Packets of one chunk, decoded in parallel with other chunks; payloads cut to
-/// the bytes the flow stage can use, kept in one arena.
-#[derive(Default)]
-struct DecodedChunk {
-    packets: Vec<(Packet, u32, u32)>,
-    payloads: Vec<u8>,
-    undecodable: u64,
-    damage: Damage,
+impl Sink for Builder {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        match rec.packet {
+            Ok(p) => self.table.insert(p, rec.payload),
+            Err(e) => {
+                self.undecodable += 1;
+                self.damage.note(rec, e);
+            }
+        }
+    }
 }
 
-/// Reads, decodes and builds the flows of one capture. A large uncompressed
-/// file is split into chunks at record boundaries; a wave of chunks (one per
-/// thread) is framed and decoded in parallel, then its packets are inserted in
-/// file order — so the flows are exactly those of a sequential read, whatever
-/// the thread count and chunk size, and memory stays bounded by the wave.
-pub fn read_flows(
+/// Records of one chunk, decoded in parallel with other chunks; payloads cut to
+/// `payload_limit` bytes, kept in one arena.
+#[derive(Default)]
+struct DecodedChunk {
+    records: Vec<DecodedRecord>,
+    payloads: Vec<u8>,
+}
+
+/// One record of a chunk: where it is, what it decoded to, its payload in the arena.
+struct DecodedRecord {
+    ts_ns: i64,
+    record: u64,
+    byte_offset: u64,
+    decoded: Result<Packet, DecodeError>,
+    payload_at: u32,
+    payload_len: u32,
+}
+
+/// The one ingest path: reads, decodes and hands every record of one capture
+/// to `sink` in file order. A large uncompressed file (when there are more
+/// threads than `captures`, or `read.force_chunks`) is split into chunks at
+/// record boundaries; a wave of chunks (one per thread) is framed and decoded
+/// in parallel, then handed over in file order — so the sink sees exactly what
+/// a sequential read gives it, whatever the thread count and chunk size, and
+/// memory stays bounded by the wave. Payloads of chunked reads are cut to
+/// `payload_limit` bytes (all a flow stage reads).
+pub fn ingest(
     spec: &CaptureSpec,
     index: usize,
-    config: &Config,
+    read_config: &ReadConfig,
+    captures: usize,
+    payload_limit: usize,
     progress: &dyn Progress,
-) -> Result<CaptureResult, ReadError> {
-    let (label, file) = (spec.label.as_str(), spec.display_name());
-    let mut b = Builder::new(config);
-    let split = config.read.force_chunks
-        || (rayon::current_num_threads() > config.captures.len()
-            && file_len(spec).is_some_and(|len| len > config.read.chunk_bytes));
+    sink: &mut dyn Sink,
+) -> Result<CaptureInfo, ReadError> {
+    let split = read_config.force_chunks
+        || (rayon::current_num_threads() > captures
+            && file_len(spec).is_some_and(|len| len > read_config.chunk_bytes));
     if !(split && read::is_splittable(spec)) {
-        let info = read::read_capture(spec, index, progress, &mut |rec| b.record(rec))?;
-        return Ok(b.finish(label, &file, info));
+        return read::read_capture(spec, index, progress, &mut |rec| decode_into(sink, rec));
     }
-    let plan = read::plan_chunks(spec, config.read.chunk_bytes)?;
+    let plan = read::plan_chunks(spec, read_config.chunk_bytes)?;
     let total: u64 = plan.chunks.iter().map(|c| c.end - c.start).sum();
-    progress.start(index, label, total);
-    let limit = config.flows.fingerprint_len;
+    progress.start(index, &spec.label, total);
     let wave = rayon::current_num_threads().max(1);
     for group in plan.chunks.chunks(wave) {
         let decoded: Vec<Result<DecodedChunk, ReadError>> = group
             .par_iter()
             .map(|chunk| {
                 let mut d = DecodedChunk::default();
-                read::read_chunk(spec, index, chunk, progress, &mut |rec| match decode::decode(rec) {
-                    Ok(p) => {
-                        let payload = p.payload(rec.data);
-                        let payload = &payload[..payload.len().min(limit)];
-                        let at = d.payloads.len() as u32;
-                        d.payloads.extend_from_slice(payload);
-                        d.packets.push((p, at, payload.len() as u32));
-                    }
-                    Err(e) => {
-                        d.undecodable += 1;
-                        d.damage.note(rec, e);
-                    }
+                read::read_chunk(spec, index, chunk, progress, &mut |rec| {
+                    let decoded = decode::decode(rec);
+                    let payload = match &decoded {
+                        Ok(p) => p.payload(rec.data),
+                        Err(_) => &[],
+                    };
+                    let payload = &payload[..payload.len().min(payload_limit)];
+                    let at = d.payloads.len() as u32;
+                    d.payloads.extend_from_slice(payload);
+                    d.records.push(DecodedRecord {
+                        ts_ns: rec.ts_ns,
+                        record: rec.record,
+                        byte_offset: rec.byte_offset,
+                        decoded,
+                        payload_at: at,
+                        payload_len: payload.len() as u32,
+                    });
                 })?;
                 Ok(d)
             })
             .collect();
         for d in decoded {
             let d = d?;
-            b.undecodable += d.undecodable;
-            b.damage.merge(d.damage);
-            for (p, at, len) in &d.packets {
-                let (at, len) = (*at as usize, *len as usize);
-                b.table.insert(p, &d.payloads[at..at + len]);
+            for r in &d.records {
+                let (at, len) = (r.payload_at as usize, r.payload_len as usize);
+                sink.add(&Ingested {
+                    ts_ns: r.ts_ns,
+                    record: r.record,
+                    byte_offset: r.byte_offset,
+                    packet: r.decoded.as_ref(),
+                    payload: &d.payloads[at..at + len],
+                });
             }
         }
     }
     progress.finish(index);
-    Ok(b.finish(label, &file, plan.info))
+    Ok(plan.info)
+}
+
+/// The ingest path for a capture held in memory (`label` names it).
+pub fn ingest_bytes(label: &str, bytes: &[u8], sink: &mut dyn Sink) -> Result<CaptureInfo, ReadError> {
+    read::read_bytes(label, bytes, &mut |rec| decode_into(sink, rec))
+}
+
+/// Reads, decodes and builds the flows of one capture (through [`ingest`]).
+pub fn read_flows(
+    spec: &CaptureSpec,
+    index: usize,
+    config: &Config,
+    progress: &dyn Progress,
+) -> Result<CaptureResult, ReadError> {
+    let mut b = Builder::new(config);
+    let captures = config.captures.len();
+    let limit = config.flows.fingerprint_len;
+    let info = ingest(spec, index, &config.read, captures, limit, progress, &mut b)?;
+    Ok(b.finish(&spec.label, &spec.display_name(), info))
 }
 
 fn file_len(spec: &CaptureSpec) -> Option<u64> {
@@ -218,7 +285,7 @@ pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Find
     let mut results = Vec::with_capacity(captures.len());
     for &(label, bytes) in captures {
         let mut b = Builder::new(config);
-        let info = read::read_bytes(label, bytes, &mut |rec| b.record(rec))?;
+        let info = ingest_bytes(label, bytes, &mut b)?;
         results.push(b.finish(label, label, info));
     }
     let names: Vec<(String, String)> =

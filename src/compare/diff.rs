@@ -1,11 +1,11 @@
 //! Two runs' findings → a comparison per service (protocol + server endpoint at
 //! capture 1): the source address at every capture before and after, whether the
 //! reply path or outcome changed, and one statement for the change record.
-//! Takes two `Findings`; gives a `Comparison` (plain data, serialisable).
-//! Never reads files.
+//! Takes two typed `Findings`; gives a `Comparison` (plain data, serialisable).
+//! Never reads files and never parses text.
 
-use crate::report::endpoint::address_text;
-use crate::report::summary::boundary_words;
+use crate::report::schema::WireName;
+use crate::report::words::Words;
 use crate::verdict::{Findings, Proto, ReplyPath, Request};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,54 +65,57 @@ impl SideSummary {
 
 /// The service key of a request: protocol and server endpoint at capture 1.
 pub fn service_of(r: &Request) -> (Proto, String) {
-    let server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server.clone()).unwrap_or_default();
+    let server =
+        r.captures.iter().find(|h| h.seen).and_then(|h| h.server).map(|e| e.to_string()).unwrap_or_default();
     (r.proto, server)
 }
 
-fn reply_path_text(r: &Request) -> String {
-    match r.reply.path {
-        ReplyPath::ReplyLost => match &r.reply.lost_between {
-            Some(b) => format!("reply-lost {b}"),
-            None => "reply-lost".to_string(),
+/// A reply path as the comparison names it, and in words.
+fn reply_path_texts(w: &Words<'_>, r: &Request) -> (String, String) {
+    let reply = &r.reply;
+    match reply.path {
+        ReplyPath::ReplyLost => match reply.lost_between {
+            Some(b) => {
+                (format!("reply-lost {}", w.between(b)), format!("reply lost between {}", w.between_words(b)))
+            }
+            None => ("reply-lost".to_string(), "reply lost".to_string()),
         },
-        ReplyPath::Bypassed => match &r.reply.bypassed {
-            Some(l) => format!("bypassed {l}"),
-            None => "bypassed".to_string(),
+        ReplyPath::Bypassed => match reply.bypassed {
+            Some(l) => (format!("bypassed {}", w.label(l)), format!("replies bypassed {}", w.label(l))),
+            None => ("bypassed".to_string(), "replies bypassed a capture".to_string()),
         },
-        p => p.name().to_string(),
+        ReplyPath::SamePath => (reply.path.wire().to_string(), "replies on the same path".to_string()),
+        ReplyPath::NoReply => (reply.path.wire().to_string(), "no reply".to_string()),
     }
 }
 
-fn summarize(requests: &[&Request], labels: &[String]) -> SideSummary {
-    let sources = labels
-        .iter()
-        .enumerate()
-        .map(|(i, label)| {
+/// One service in one run, and its reply paths in words (for the statement).
+fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>) {
+    let sources = (0..w.labels.len())
+        .map(|i| {
             let set: BTreeSet<String> = requests
                 .iter()
-                .filter_map(|r| crate::report::csv::hop_at(r, i, label))
+                .filter_map(|r| r.captures.get(i))
                 .filter(|h| h.seen)
-                .filter_map(|h| h.client.as_deref().map(address_text))
+                .filter_map(|h| h.client.map(|c| c.addr.to_string()))
                 .collect();
-            LabelSources { label: label.clone(), sources: set.into_iter().collect() }
+            LabelSources { label: w.label(i).to_string(), sources: set.into_iter().collect() }
         })
         .collect();
-    let distinct = |f: fn(&Request) -> String| -> Vec<String> {
-        requests.iter().map(|r| f(r)).collect::<BTreeSet<_>>().into_iter().collect()
-    };
-    SideSummary {
+    let paths: BTreeMap<String, String> = requests.iter().map(|r| reply_path_texts(w, r)).collect();
+    let outcomes: BTreeSet<String> =
+        requests.iter().map(|r| crate::report::table::outcome_sender_text(r)).collect();
+    let summary = SideSummary {
         requests: requests.len() as u64,
         sources,
-        reply_paths: distinct(reply_path_text),
-        outcomes: distinct(crate::report::table::outcome_sender_text),
-    }
+        reply_paths: paths.keys().cloned().collect(),
+        outcomes: outcomes.into_iter().collect(),
+    };
+    (summary, paths.into_values().collect())
 }
 
 fn labels_of(f: &Findings) -> Vec<String> {
-    if !f.captures.is_empty() {
-        return f.captures.iter().map(|c| c.label.clone()).collect();
-    }
-    f.requests.first().map(|r| r.captures.iter().map(|h| h.label.clone()).collect()).unwrap_or_default()
+    f.captures.iter().map(|c| c.label.clone()).collect()
 }
 
 fn group(f: &Findings) -> BTreeMap<(Proto, String), Vec<&Request>> {
@@ -123,21 +126,8 @@ fn group(f: &Findings) -> BTreeMap<(Proto, String), Vec<&Request>> {
     map
 }
 
-fn reply_words(path: &str) -> String {
-    let (kind, place) = path.split_once(' ').unwrap_or((path, ""));
-    match kind {
-        "same-path" => "replies on the same path".to_string(),
-        "reply-lost" if !place.is_empty() => format!("reply lost between {}", boundary_words(place)),
-        "reply-lost" => "reply lost".to_string(),
-        "bypassed" if !place.is_empty() => format!("replies bypassed {place}"),
-        "bypassed" => "replies bypassed a capture".to_string(),
-        "no-reply" => "no reply".to_string(),
-        other => other.to_string(),
-    }
-}
-
-fn either(values: &[String], words: impl Fn(&str) -> String) -> String {
-    values.iter().map(|v| words(v)).collect::<Vec<_>>().join(" or ")
+fn either(values: &[String]) -> String {
+    values.join(" or ")
 }
 
 fn addresses(list: &[String]) -> String {
@@ -154,13 +144,14 @@ pub fn compare(before: &Findings, after: &Findings) -> Comparison {
     let after_labels = labels_of(after);
     let mut labels = before_labels.clone();
     labels.extend(after_labels.iter().filter(|l| !before_labels.contains(l)).cloned());
+    let (b_words, a_words) = (Words::new(before), Words::new(after));
     let (b_groups, a_groups) = (group(before), group(after));
     let keys: BTreeSet<&(Proto, String)> = b_groups.keys().chain(a_groups.keys()).collect();
     let services = keys
         .into_iter()
         .map(|key| {
-            let b = b_groups.get(key).map(|rs| summarize(rs, &before_labels));
-            let a = a_groups.get(key).map(|rs| summarize(rs, &after_labels));
+            let b = b_groups.get(key).map(|rs| summarize(&b_words, rs));
+            let a = a_groups.get(key).map(|rs| summarize(&a_words, rs));
             service_change(key, b, a, &labels)
         })
         .collect();
@@ -169,10 +160,12 @@ pub fn compare(before: &Findings, after: &Findings) -> Comparison {
 
 fn service_change(
     (proto, service): &(Proto, String),
-    before: Option<SideSummary>,
-    after: Option<SideSummary>,
+    before: Option<(SideSummary, Vec<String>)>,
+    after: Option<(SideSummary, Vec<String>)>,
     labels: &[String],
 ) -> ServiceChange {
+    let (before, b_words) = before.map_or((None, Vec::new()), |(s, w)| (Some(s), w));
+    let (after, a_words) = after.map_or((None, Vec::new()), |(s, w)| (Some(s), w));
     let head = format!("request to {service}");
     let (b, a) = match (&before, &after) {
         (Some(b), Some(a)) => (b, a),
@@ -219,20 +212,12 @@ fn service_change(
         parts.push(source_parts.join(", "));
     }
     if reply_path_changed {
-        parts.push(format!(
-            "{} before, {} after",
-            either(&b.reply_paths, reply_words),
-            either(&a.reply_paths, reply_words)
-        ));
+        parts.push(format!("{} before, {} after", either(&b_words), either(&a_words)));
     } else {
-        parts.push(format!("{} before and after", either(&b.reply_paths, reply_words)));
+        parts.push(format!("{} before and after", either(&b_words)));
     }
     if outcome_changed {
-        parts.push(format!(
-            "outcome {} before, {} after",
-            either(&b.outcomes, str::to_string),
-            either(&a.outcomes, str::to_string)
-        ));
+        parts.push(format!("outcome {} before, {} after", either(&b.outcomes), either(&a.outcomes)));
     }
     ServiceChange {
         proto: *proto,
@@ -281,8 +266,8 @@ mod tests {
         before.requests.truncate(1);
         let mut after = before.clone();
         let backend = &mut after.requests[0].captures[2];
-        backend.client = Some("198.18.90.42:51514".into());
-        after.requests[0].source.changed.clear();
+        backend.client = Some(crate::report::schema::endpoint_of("198.18.90.42:51514").unwrap());
+        after.requests[0].source.clear();
         let c = compare(&before, &after);
         assert_eq!(c.services.len(), 1);
         let s = &c.services[0];

@@ -1,10 +1,11 @@
-//! Reads a tuplecorr report back into `Findings`: JSON as written (the whole
-//! model), CSV as far as its columns go (proto, endpoints and reply per capture,
-//! changes, reply path, outcome, matches, explanation). Takes a file; gives
-//! `Findings` or a sentence saying why not. Never runs the pipeline.
+//! Reads a tuplecorr report back into typed `Findings`: JSON through the wire
+//! types of `report::schema`, CSV as far as its columns go (proto, endpoints and
+//! reply per capture, changes, reply path, outcome, matches). The one place
+//! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
+//! sentence saying why not. Never runs the pipeline.
 
 use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
-use crate::report::endpoint::address_text;
+use crate::report::schema::{self, between_of, endpoint_of, icmp_of, origin_of, WireName};
 use crate::verdict::*;
 use std::path::Path;
 
@@ -55,7 +56,9 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| LoadError(format!("{name}: not a tuplecorr report (not UTF-8 text)")))?;
     match detect(&text) {
-        Some(ReportKind::Json) => serde_json::from_str(&text)
+        Some(ReportKind::Json) => serde_json::from_str::<schema::Findings>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(schema::Findings::into_typed)
             .map_err(|e| LoadError(format!("{name}: not a tuplecorr JSON report: {e}"))),
         Some(ReportKind::Csv) => findings_from_csv(&text, &name.to_string()),
         None => Err(LoadError(format!(
@@ -63,37 +66,6 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
             LEADING_COLUMNS.join(",")
         ))),
     }
-}
-
-fn by_name<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, text: &str) -> Option<T> {
-    all.iter().copied().find(|v| name(*v) == text)
-}
-
-fn proto(text: &str) -> Option<Proto> {
-    by_name(&[Proto::Tcp, Proto::Udp, Proto::Icmp], Proto::name, text)
-}
-
-fn reply_path(text: &str) -> Option<ReplyPath> {
-    use ReplyPath::*;
-    by_name(&[SamePath, ReplyLost, Bypassed, NoReply], ReplyPath::name, text)
-}
-
-fn outcome_kind(text: &str) -> Option<OutcomeKind> {
-    use OutcomeKind::*;
-    by_name(&[Completed, HandshakeOnly, Reset, IcmpError, NoReply, Midstream], OutcomeKind::name, text)
-}
-
-fn strength(text: &str) -> Option<Strength> {
-    by_name(&[Strength::Strong, Strength::Weak, Strength::Ambiguous], Strength::name, text)
-}
-
-fn evidence(text: &str) -> Option<Evidence> {
-    use Evidence::*;
-    by_name(
-        &[Isn, ClientFingerprint, ServerFingerprint, UdpPayload, IcmpEcho, SeqShift, IpId, Ports, Time],
-        Evidence::name,
-        text,
-    )
 }
 
 fn split(cell: &str) -> Vec<&str> {
@@ -104,26 +76,30 @@ fn split(cell: &str) -> Vec<&str> {
     }
 }
 
-fn opt(cell: &str) -> Option<String> {
-    (!cell.is_empty()).then(|| cell.to_string())
+fn opt<T>(cell: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    (!cell.is_empty()).then(|| f(cell)).transpose()
 }
 
 /// Changes from the three `;`-joined columns. The CSV has no kind column: an
 /// address that changed reads as `snat`/`dnat`, else `port-only` (a proxy
 /// boundary reads as `snat`).
-fn changes(at: &str, before: &str, after: &str, address_kind: ChangeKind) -> Changes {
+fn changes(
+    labels: &[String],
+    at: &str,
+    before: &str,
+    after: &str,
+    address_kind: ChangeKind,
+) -> Result<Vec<Change>, String> {
     let (at, before, after) = (split(at), split(before), split(after));
-    let changed = at
-        .iter()
+    at.iter()
         .enumerate()
         .map(|(i, between)| {
-            let b = before.get(i).copied().unwrap_or_default();
-            let a = after.get(i).copied().unwrap_or_default();
-            let kind = if address_text(b) == address_text(a) { ChangeKind::PortOnly } else { address_kind };
-            Change { between: between.to_string(), kind, before: b.to_string(), after: a.to_string() }
+            let b = endpoint_of(before.get(i).copied().unwrap_or_default())?;
+            let a = endpoint_of(after.get(i).copied().unwrap_or_default())?;
+            let kind = if b.addr == a.addr { ChangeKind::PortOnly } else { address_kind };
+            Ok(Change { between: between_of(labels, between)?, kind, before: b, after: a })
         })
-        .collect();
-    Changes { changed }
+        .collect()
 }
 
 /// Parses a tuplecorr CSV report back into findings (as far as its columns go).
@@ -151,81 +127,10 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     for (n, record) in reader.records().enumerate() {
         let line = n + 2;
         let rec = record.map_err(|e| bad(format!("row {line}: {e}")))?;
-        let cell = |i: usize| rec.get(i).unwrap_or_default();
-        let t = |i: usize| cell(trailing + i);
-        let proto = proto(cell(1)).ok_or_else(|| bad(format!("row {line}: unknown proto {:?}", cell(1))))?;
-        let mut hops: Vec<Hop> = labels
-            .iter()
-            .enumerate()
-            .map(|(i, label)| {
-                let base = LEADING_COLUMNS.len() + 3 * i;
-                let (client, server, reply) = (cell(base), cell(base + 1), cell(base + 2));
-                Hop {
-                    seen: !client.is_empty() || !server.is_empty(),
-                    client: opt(client),
-                    server: opt(server),
-                    reply_seen: reply == "yes",
-                    ..Hop::unseen(label.clone())
-                }
-            })
-            .collect();
-        if let Some(first) = hops.first_mut() {
-            first.time = opt(cell(2));
-            first.time_ns = crate::config::parse_rfc3339_ns(cell(2));
-        }
-        let seen: Vec<&str> = hops.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
-        let boundaries: Vec<String> = seen.windows(2).map(|w| format!("{}->{}", w[0], w[1])).collect();
-        let strengths = split(t(12));
-        let evidences = split(t(13));
-        let matches = strengths
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Match {
-                between: boundaries.get(i).cloned().unwrap_or_default(),
-                strength: strength(s).unwrap_or(Strength::Weak),
-                evidence: evidences
-                    .get(i)
-                    .map(|e| e.split('+').filter_map(evidence).collect())
-                    .unwrap_or_default(),
-                candidates: Vec::new(),
-            })
-            .collect();
-        let path =
-            reply_path(t(6)).ok_or_else(|| bad(format!("row {line}: unknown reply_path {:?}", t(6))))?;
-        let kind =
-            outcome_kind(t(8)).ok_or_else(|| bad(format!("row {line}: unknown outcome {:?}", t(8))))?;
-        requests.push(Request {
-            request: cell(0).parse().unwrap_or(n as u64 + 1),
-            proto,
-            matches,
-            source: changes(t(0), t(1), t(2), ChangeKind::Snat),
-            destination: changes(t(3), t(4), t(5), ChangeKind::Dnat),
-            reply: Reply {
-                path,
-                lost_between: opt(t(7)),
-                bypassed: None,
-                reached: seen.last().map(|l| l.to_string()),
-            },
-            outcome: Outcome { kind, by: opt(t(9)), origin: opt(t(10)), icmp: opt(t(11)) },
-            explanation: t(14).to_string(),
-            captures: std::mem::take(&mut hops),
-        });
+        let request = csv_request(&rec, &labels, trailing, n).map_err(|e| bad(format!("row {line}: {e}")))?;
+        requests.push(request);
     }
-    let captures = labels
-        .iter()
-        .map(|label| CaptureSummary {
-            label: label.clone(),
-            file: name.to_string(),
-            format: "tuplecorr-csv".to_string(),
-            link_types: Vec::new(),
-            packets: 0,
-            flows: 0,
-            clock_offset_ms: 0.0,
-            offset_spread_ms: 0.0,
-            offset_samples: 0,
-            offset_method: OffsetMethod::None,
-        })
-        .collect();
+    let captures = labels.iter().map(|label| schema::placeholder_capture(label, name)).collect();
     Ok(Findings {
         tuplecorr: String::new(),
         captures,
@@ -233,6 +138,75 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         requests,
         unmatched: Vec::new(),
         warnings: Vec::new(),
+    })
+}
+
+/// One CSV row → a request (`n`: its position among the rows).
+fn csv_request(
+    rec: &csv::StringRecord,
+    labels: &[String],
+    trailing: usize,
+    n: usize,
+) -> Result<Request, String> {
+    let cell = |i: usize| rec.get(i).unwrap_or_default();
+    let t = |i: usize| cell(trailing + i);
+    let proto = Proto::from_wire(cell(1)).ok_or_else(|| format!("unknown proto {:?}", cell(1)))?;
+    let mut captures = Vec::with_capacity(labels.len());
+    for i in 0..labels.len() {
+        let base = LEADING_COLUMNS.len() + 3 * i;
+        let (client, server, reply) = (cell(base), cell(base + 1), cell(base + 2));
+        captures.push(Hop {
+            seen: !client.is_empty() || !server.is_empty(),
+            client: opt(client, endpoint_of)?,
+            server: opt(server, endpoint_of)?,
+            reply_seen: reply == "yes",
+            ..Hop::unseen()
+        });
+    }
+    if let Some(first) = captures.first_mut() {
+        first.time_ns = crate::config::parse_rfc3339_ns(cell(2));
+        first.start_ns = first.time_ns;
+    }
+    let seen: Vec<usize> = (0..captures.len()).filter(|&i| captures[i].seen).collect();
+    let strengths = split(t(12));
+    let evidences = split(t(13));
+    let matches = strengths
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Match {
+            between: seen
+                .get(i..i + 2)
+                .map_or(Between { from: 0, to: 0 }, |w| Between { from: w[0], to: w[1] }),
+            strength: Strength::from_wire(s).unwrap_or(Strength::Weak),
+            evidence: evidences
+                .get(i)
+                .map(|e| e.split('+').filter_map(Evidence::from_wire).collect())
+                .unwrap_or_default(),
+            candidates: Vec::new(),
+        })
+        .collect();
+    let path = ReplyPath::from_wire(t(6)).ok_or_else(|| format!("unknown reply_path {:?}", t(6)))?;
+    let kind = OutcomeKind::from_wire(t(8)).ok_or_else(|| format!("unknown outcome {:?}", t(8)))?;
+    Ok(Request {
+        request: cell(0).parse().unwrap_or(n as u64 + 1),
+        proto,
+        matches,
+        source: changes(labels, t(0), t(1), t(2), ChangeKind::Snat)?,
+        destination: changes(labels, t(3), t(4), t(5), ChangeKind::Dnat)?,
+        reply: Reply {
+            path,
+            lost_between: opt(t(7), |b| between_of(labels, b))?,
+            bypassed: None,
+            reached: seen.last().copied(),
+        },
+        outcome: Outcome {
+            kind,
+            by: opt(t(9), |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
+            origin: opt(t(10), |o| origin_of(labels, o))?,
+            icmp: opt(t(11), icmp_of)?,
+        },
+        captures,
+        seq_shift: false,
     })
 }
 
@@ -271,12 +245,8 @@ mod tests {
             assert_eq!(got.outcome, want.outcome);
             assert_eq!(got.source, want.source);
             assert_eq!(got.destination, want.destination);
-            assert_eq!(got.explanation, want.explanation);
             for (g, w) in got.captures.iter().zip(&want.captures) {
-                assert_eq!(
-                    (&g.label, g.seen, &g.client, &g.server),
-                    (&w.label, w.seen, &w.client, &w.server)
-                );
+                assert_eq!((g.seen, &g.client, &g.server), (w.seen, &w.client, &w.server));
                 assert_eq!(g.reply_seen, w.reply_seen);
             }
             assert_eq!(
@@ -289,7 +259,7 @@ mod tests {
             );
         }
         assert_eq!(f.requests[0].captures[0].time_ns, want.requests[0].captures[0].time_ns);
-        assert_eq!(f.requests[0].matches[1].between, "egress->backend");
+        assert_eq!(f.requests[0].matches[1].between, Between { from: 1, to: 2 });
     }
 
     #[test]

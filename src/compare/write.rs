@@ -3,6 +3,7 @@
 //! (one object), NDJSON (one service a line). Takes a `Comparison`; gives bytes.
 
 use super::diff::{Comparison, ServiceChange, SideSummary};
+use crate::report::schema::WireName;
 use crate::report::Format;
 use std::io::{self, Write};
 
@@ -68,7 +69,7 @@ pub fn write_table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "{} {}: {} before, {} after",
-            s.proto.name(),
+            s.proto.wire(),
             s.service,
             count(s.before.as_ref()),
             count(s.after.as_ref())
@@ -137,7 +138,7 @@ pub fn csv_header(labels: &[String]) -> Vec<String> {
 pub fn csv_row(s: &ServiceChange, labels: &[String]) -> Vec<String> {
     let (b, a) = (s.before.as_ref(), s.after.as_ref());
     let count = |side: Option<&SideSummary>| side.map_or(0, |x| x.requests).to_string();
-    let mut row = vec![s.proto.name().to_string(), s.service.clone(), count(b), count(a)];
+    let mut row = vec![s.proto.wire().to_string(), s.service.clone(), count(b), count(a)];
     for l in labels {
         row.push(sources_cell(b, l));
         row.push(sources_cell(a, l));

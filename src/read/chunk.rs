@@ -117,33 +117,3 @@ pub fn read_chunk(
         None => Ok(()),
     }
 }
-
-/// Reads a splittable capture in chunks of about `chunk_bytes` on the rayon pool:
-/// `make(i)` starts the state of chunk `i`, `each` folds its records in file
-/// order. Gives the whole-capture `CaptureInfo` and the chunk states in file order
-/// (merge them in that order for output identical to a sequential read).
-pub fn read_capture_chunked<S: Send>(
-    spec: &CaptureSpec,
-    capture: usize,
-    chunk_bytes: u64,
-    progress: &dyn Progress,
-    make: impl Fn(usize) -> S + Sync,
-    each: impl Fn(&mut S, &RawRecord<'_>) + Sync,
-) -> Result<(CaptureInfo, Vec<S>), ReadError> {
-    use rayon::prelude::*;
-    let plan = plan_chunks(spec, chunk_bytes)?;
-    let total = plan.chunks.iter().map(|c| c.end - c.start).sum();
-    progress.start(capture, &spec.label, total);
-    let states: Result<Vec<S>, ReadError> = plan
-        .chunks
-        .par_iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let mut state = make(i);
-            read_chunk(spec, capture, chunk, progress, &mut |r| each(&mut state, r))?;
-            Ok(state)
-        })
-        .collect();
-    progress.finish(capture);
-    Ok((plan.info, states?))
-}

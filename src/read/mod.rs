@@ -16,7 +16,7 @@ mod pcap;
 mod pcapng;
 
 use chunk::Resume;
-pub use chunk::{plan_chunks, read_capture_chunked, read_chunk, Chunk, ChunkPlan};
+pub use chunk::{plan_chunks, read_chunk, Chunk, ChunkPlan};
 pub use link_type::LinkType;
 
 use crate::config::{CaptureSpec, Source};

@@ -4,7 +4,10 @@
 //! Takes `Findings`; gives bytes. Several values in one cell join with `;` in
 //! path order; match evidence tokens join with `+`. Never reads captures.
 
-use crate::verdict::{Findings, Hop, Request};
+use crate::report::schema::WireName;
+use crate::report::words::Words;
+use crate::verdict::{Endpoint, Findings, Hop, Request};
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Columns before the per-capture ones.
@@ -42,14 +45,6 @@ pub fn header(labels: &[&str]) -> Vec<String> {
     cols
 }
 
-/// The request's hop at capture `index` labelled `label` (by position, else by label).
-pub fn hop_at<'a>(request: &'a Request, index: usize, label: &str) -> Option<&'a Hop> {
-    match request.captures.get(index) {
-        Some(h) if h.label == label => Some(h),
-        _ => request.captures.iter().find(|h| h.label == label),
-    }
-}
-
 /// `yes`, `no`, or empty where the request was not seen and no reply either.
 pub fn reply_cell(hop: Option<&Hop>) -> &'static str {
     match hop {
@@ -59,63 +54,104 @@ pub fn reply_cell(hop: Option<&Hop>) -> &'static str {
     }
 }
 
-fn join<'a>(values: impl Iterator<Item = &'a str>) -> String {
-    values.collect::<Vec<_>>().join(";")
+/// Writes `items` into `cell` separated by `sep`.
+fn join_into<T>(cell: &mut String, items: &[T], sep: &str, mut each: impl FnMut(&mut String, &T)) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            cell.push_str(sep);
+        }
+        each(cell, item);
+    }
 }
 
-/// One row, in the order of [`header`].
-pub fn row(request: &Request, labels: &[&str]) -> Vec<String> {
-    let first = request.captures.iter().find(|h| h.seen);
-    let text = |v: Option<&String>| v.cloned().unwrap_or_default();
-    let mut cells = vec![
-        request.request.to_string(),
-        request.proto.name().to_string(),
-        text(first.and_then(|h| h.time.as_ref())),
-        text(first.and_then(|h| h.client.as_ref())),
-        text(first.and_then(|h| h.server.as_ref())),
-    ];
-    for (i, label) in labels.iter().enumerate() {
-        let hop = hop_at(request, i, label);
-        let seen = hop.filter(|h| h.seen);
-        cells.push(text(seen.and_then(|h| h.client.as_ref())));
-        cells.push(text(seen.and_then(|h| h.server.as_ref())));
-        cells.push(reply_cell(hop).to_string());
+fn endpoint_into(cell: &mut String, e: Option<Endpoint>) {
+    if let Some(e) = e {
+        let _ = write!(cell, "{e}");
     }
-    for changes in [&request.source.changed, &request.destination.changed] {
-        cells.push(join(changes.iter().map(|c| c.between.as_str())));
-        cells.push(join(changes.iter().map(|c| c.before.as_str())));
-        cells.push(join(changes.iter().map(|c| c.after.as_str())));
+}
+
+/// One row, in the order of [`header`]: cells written into reused strings.
+pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
+    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len();
+    cells.resize_with(columns, String::new);
+    cells.iter_mut().for_each(String::clear);
+    let mut cell = cells.iter_mut();
+    let mut next = || cell.next().expect("cells sized to the header");
+    let first = request.captures.iter().find(|h| h.seen);
+    let _ = write!(next(), "{}", request.request);
+    next().push_str(request.proto.wire());
+    if let Some(t) = first.and_then(|h| h.time_ns) {
+        next().push_str(&crate::time::rfc3339(t));
+    } else {
+        next();
+    }
+    endpoint_into(next(), first.and_then(|h| h.client));
+    endpoint_into(next(), first.and_then(|h| h.server));
+    for i in 0..w.labels.len() {
+        let hop = request.captures.get(i);
+        let seen = hop.filter(|h| h.seen);
+        endpoint_into(next(), seen.and_then(|h| h.client));
+        endpoint_into(next(), seen.and_then(|h| h.server));
+        next().push_str(reply_cell(hop));
+    }
+    for changes in [&request.source, &request.destination] {
+        join_into(next(), changes, ";", |c, x| c.push_str(&w.between(x.between)));
+        join_into(next(), changes, ";", |c, x| endpoint_into(c, Some(x.before)));
+        join_into(next(), changes, ";", |c, x| endpoint_into(c, Some(x.after)));
     }
     let reply = &request.reply;
     let outcome = &request.outcome;
-    cells.push(reply.path.name().to_string());
-    cells.push(text(reply.lost_between.as_ref()));
-    cells.push(outcome.kind.name().to_string());
-    cells.push(text(outcome.by.as_ref()));
-    cells.push(text(outcome.origin.as_ref()));
-    cells.push(text(outcome.icmp.as_ref()));
-    cells.push(join(request.matches.iter().map(|m| m.strength.name())));
-    cells.push(
-        request
-            .matches
-            .iter()
-            .map(|m| m.evidence.iter().map(|e| e.name()).collect::<Vec<_>>().join("+"))
-            .collect::<Vec<_>>()
-            .join(";"),
-    );
-    cells.push(request.explanation.clone());
+    next().push_str(reply.path.wire());
+    if let Some(b) = reply.lost_between {
+        next().push_str(&w.between(b));
+    } else {
+        next();
+    }
+    next().push_str(outcome.kind.wire());
+    let by = next();
+    if let Some(a) = outcome.by {
+        let _ = write!(by, "{a}");
+    }
+    if let Some(o) = outcome.origin {
+        next().push_str(&w.origin(o));
+    } else {
+        next();
+    }
+    let icmp = next();
+    if let Some(i) = outcome.icmp {
+        let _ = write!(icmp, "{}/{}", i.ty, i.code);
+    }
+    join_into(next(), &request.matches, ";", |c, m| c.push_str(m.strength.wire()));
+    join_into(next(), &request.matches, ";", |c, m| {
+        join_into(c, &m.evidence, "+", |c, e| c.push_str(e.wire()));
+    });
+    next().push_str(&crate::report::explain::explain(w, request));
+}
+
+/// One row, in the order of [`header`].
+pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
+    let mut cells = Vec::new();
+    row_into(w, request, &mut cells);
     cells
 }
 
 /// `--format csv`: header, then one row per request.
 pub fn write_csv(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(header(&labels))?;
-    for r in &findings.requests {
-        w.write_record(row(r, &labels))?;
-    }
-    w.flush()
+    let words = Words::new(findings);
+    let mut w = csv::Writer::from_writer(&mut *out);
+    w.write_record(header(&words.labels))?;
+    w.flush()?;
+    drop(w);
+    // Rows are independent: each task writes its rows with its own writer.
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        let mut w = csv::Writer::from_writer(buf);
+        let mut cells = Vec::new();
+        for r in requests {
+            row_into(&words, r, &mut cells);
+            w.write_record(&cells)?;
+        }
+        w.flush()
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,56 @@
-//! Endpoint text of the output contract (`ip:port`, `[v6]:port`, a bare address
-//! for ICMP) back to addresses and ports. Takes strings; gives `IpAddr`s and
-//! ports. Never formats an endpoint (the verdict stage does).
+//! Endpoints in the words of the output contract: `ip:port`, `[v6]:port`, a
+//! bare address for ICMP; their Community ID and Wireshark filter; and the same
+//! text read back (only `compare` loading a report does that). Takes typed
+//! endpoints or report text; gives text or addresses and ports. Never reads captures.
 
+use crate::verdict::{Endpoint, Hop, Proto};
+use std::fmt;
 use std::net::IpAddr;
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.addr, self.port) {
+            (a, None) => write!(f, "{a}"),
+            (IpAddr::V4(a), Some(p)) => write!(f, "{a}:{p}"),
+            (IpAddr::V6(a), Some(p)) => write!(f, "[{a}]:{p}"),
+        }
+    }
+}
+
+/// IP protocol number of a request's flow at a hop (ICMPv6 for IPv6 echo).
+fn ip_proto_number(proto: Proto, v6: bool) -> u8 {
+    match (proto, v6) {
+        (Proto::Tcp, _) => 6,
+        (Proto::Udp, _) => 17,
+        (Proto::Icmp, false) => 1,
+        (Proto::Icmp, true) => 58,
+    }
+}
+
+/// Community ID v1 of the hop's tuple (ICMP: echo request type/code); None when unseen.
+pub fn community_id(proto: Proto, hop: &Hop) -> Option<String> {
+    let (c, s) = (hop.client?, hop.server?);
+    let v6 = c.addr.is_ipv6();
+    let number = ip_proto_number(proto, v6);
+    Some(match proto {
+        Proto::Icmp => crate::flowid::community_id(number, c.addr, if v6 { 128 } else { 8 }, s.addr, 0),
+        _ => crate::flowid::community_id(number, c.addr, c.port.unwrap_or(0), s.addr, s.port.unwrap_or(0)),
+    })
+}
+
+/// Wireshark display filter of the hop's flow; None when unseen.
+pub fn wireshark_filter(proto: Proto, hop: &Hop) -> Option<String> {
+    let (c, s) = (hop.client?, hop.server?);
+    let number = ip_proto_number(proto, c.addr.is_ipv6());
+    Some(crate::flowid::wireshark_filter(
+        number,
+        c.addr,
+        c.port.or(hop.icmp_id).unwrap_or(0),
+        s.addr,
+        s.port.unwrap_or(0),
+        hop.icmp_id,
+    ))
+}
 
 /// `198.18.90.42:51514`, `[2001:db8::1]:80` or a bare address → (address, port).
 pub fn parse_endpoint(text: &str) -> Option<(IpAddr, Option<u16>)> {
@@ -21,15 +69,6 @@ pub fn parse_endpoint(text: &str) -> Option<(IpAddr, Option<u16>)> {
     }
     let (addr, port) = text.rsplit_once(':')?;
     Some((addr.parse().ok()?, Some(port.parse().ok()?)))
-}
-
-/// The address of an endpoint, without port or brackets; the text itself when
-/// it is not an endpoint.
-pub fn address_text(text: &str) -> String {
-    match parse_endpoint(text) {
-        Some((addr, _)) => addr.to_string(),
-        None => text.to_string(),
-    }
 }
 
 /// True when `addr` lies in `net`/`prefix_len` (same address family only).
@@ -68,10 +107,11 @@ mod tests {
     }
 
     #[test]
-    fn address_text_drops_port_and_brackets() {
-        assert_eq!(address_text("[2001:db8::1]:80"), "2001:db8::1");
-        assert_eq!(address_text("198.19.3.17:40112"), "198.19.3.17");
-        assert_eq!(address_text("?"), "?");
+    fn endpoints_print_as_the_contract_says() {
+        let e = |a: &str, port| Endpoint { addr: ip(a), port };
+        assert_eq!(e("198.19.3.17", Some(40112)).to_string(), "198.19.3.17:40112");
+        assert_eq!(e("2001:db8::1", Some(80)).to_string(), "[2001:db8::1]:80");
+        assert_eq!(e("2001:db8::1", None).to_string(), "2001:db8::1");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Hand-built findings for report tests: three captures `decap, egress, backend`
 //! and one request of each kind the report must render. Takes nothing; gives
-//! `Findings`. Test-only; also compiled into the integration tests through
+//! typed `Findings`. Test-only; also compiled into the integration tests through
 //! `#[path]` (they provide `crate::verdict`), so it names types only through
 //! `crate::verdict`.
 
@@ -9,60 +9,58 @@ use crate::verdict::*;
 /// 2026-11-29T23:40:38.123456789Z in ns since the Unix epoch.
 pub const T0_NS: i64 = 1_795_995_638_123_456_789;
 
-/// RFC 3339 text of `T0_NS + offset_ns` for the few whole-ms offsets used here.
-pub fn time_text(offset_ns: i64) -> String {
-    let secs = 38 + offset_ns / 1_000_000_000;
-    let nanos = 123_456_789 + offset_ns % 1_000_000_000;
-    format!("2026-11-29T23:40:{secs:02}.{nanos:09}Z")
+/// An endpoint from its report text (`ip:port`, `[v6]:port`, bare address).
+pub fn ep(text: &str) -> Endpoint {
+    if let Ok(addr) = text.parse() {
+        return Endpoint { addr, port: None };
+    }
+    let sa: std::net::SocketAddr = text.parse().expect("fixture endpoint");
+    Endpoint { addr: sa.ip(), port: Some(sa.port()) }
+}
+
+const DECAP: usize = 0;
+const EGRESS: usize = 1;
+const BACKEND: usize = 2;
+
+fn between(from: usize, to: usize) -> Between {
+    Between { from, to }
 }
 
 /// A hop where the request was seen.
-pub fn seen(label: &str, offset_ns: i64, client: &str, server: &str, reply_seen: bool) -> Hop {
+pub fn seen(offset_ns: i64, client: &str, server: &str, reply_seen: bool) -> Hop {
     Hop {
-        label: label.to_string(),
         seen: true,
-        time: Some(time_text(offset_ns)),
-        raw_time: Some(time_text(offset_ns)),
-        client: Some(client.to_string()),
-        server: Some(server.to_string()),
+        time_ns: Some(T0_NS + offset_ns),
+        raw_time_ns: Some(T0_NS + offset_ns),
+        start_ns: Some(T0_NS + offset_ns),
+        client: Some(ep(client)),
+        server: Some(ep(server)),
         reply_seen,
-        rtt_ms: if reply_seen { Some(0.30999999999999994) } else { None },
+        rtt_ns: if reply_seen { Some(310_000) } else { None },
         packets_to_server: Some(5),
         packets_to_client: Some(if reply_seen { 4 } else { 0 }),
         bytes_to_server: Some(412),
         bytes_to_client: Some(if reply_seen { 1290 } else { 0 }),
-        community_id: Some("1:LQU9qZlK+B5F3KDmev6m5PMibrg=".to_string()),
-        wireshark_filter: Some(format!("flow {client} {server}")),
         icmp_id: None,
         icmp_seqs: None,
-        time_ns: Some(T0_NS + offset_ns),
     }
 }
 
 /// A hop where the request was not seen.
-pub fn unseen(label: &str, reply_seen: bool) -> Hop {
-    Hop { reply_seen, ..Hop::unseen(label.to_string()) }
+pub fn unseen(reply_seen: bool) -> Hop {
+    Hop { reply_seen, ..Hop::unseen() }
 }
 
-fn strong(between: &str, evidence: &[Evidence]) -> Match {
-    Match {
-        between: between.to_string(),
-        strength: Strength::Strong,
-        evidence: evidence.to_vec(),
-        candidates: vec![],
-    }
+fn strong(b: Between, evidence: &[Evidence]) -> Match {
+    Match { between: b, strength: Strength::Strong, evidence: evidence.to_vec(), candidates: vec![] }
 }
 
-fn change(between: &str, kind: ChangeKind, before: &str, after: &str) -> Change {
-    Change { between: between.to_string(), kind, before: before.to_string(), after: after.to_string() }
+fn change(b: Between, kind: ChangeKind, before: &str, after: &str) -> Change {
+    Change { between: b, kind, before: ep(before), after: ep(after) }
 }
 
-fn reply(path: ReplyPath, lost: Option<&str>, reached: &str) -> Reply {
-    Reply { path, lost_between: lost.map(str::to_string), bypassed: None, reached: Some(reached.to_string()) }
-}
-
-fn outcome(kind: OutcomeKind) -> Outcome {
-    Outcome { kind, by: None, origin: None, icmp: None }
+fn reply(path: ReplyPath, lost: Option<Between>, reached: usize) -> Reply {
+    Reply { path, lost_between: lost, bypassed: None, reached: Some(reached) }
 }
 
 const S: i64 = 1_000_000_000;
@@ -73,157 +71,157 @@ const HOP: i64 = 100_000; // 0.1 ms per capture point
 /// egress and backend. 4: TCP with an ambiguous decap->egress match. 5: ICMPv6
 /// echo with a dnat to a long IPv6 address at egress->backend.
 pub fn findings() -> Findings {
-    let snat = |c: &str, after: &str| change("egress->backend", ChangeKind::Snat, c, after);
+    let (de, eb) = (between(DECAP, EGRESS), between(EGRESS, BACKEND));
+    let snat = |c: &str, after: &str| change(eb, ChangeKind::Snat, c, after);
     let r1 = Request {
         request: 1,
         proto: Proto::Tcp,
         captures: vec![
-            seen("decap", 0, "198.18.90.42:51514", "198.19.96.10:80", true),
-            seen("egress", HOP, "198.18.90.42:51514", "198.19.96.10:80", true),
-            seen("backend", 2 * HOP, "198.19.3.17:40112", "198.19.96.10:80", true),
+            seen(0, "198.18.90.42:51514", "198.19.96.10:80", true),
+            seen(HOP, "198.18.90.42:51514", "198.19.96.10:80", true),
+            seen(2 * HOP, "198.19.3.17:40112", "198.19.96.10:80", true),
         ],
         matches: vec![
-            strong("decap->egress", &[Evidence::Isn, Evidence::ClientFingerprint, Evidence::IpId]),
-            strong("egress->backend", &[Evidence::Isn]),
+            strong(de, &[Evidence::Isn, Evidence::ClientFingerprint, Evidence::IpId]),
+            strong(eb, &[Evidence::Isn]),
         ],
-        source: Changes { changed: vec![snat("198.18.90.42:51514", "198.19.3.17:40112")] },
-        destination: Changes::default(),
-        reply: reply(ReplyPath::SamePath, None, "backend"),
-        outcome: outcome(OutcomeKind::Completed),
-        explanation: "source 198.18.90.42:51514 -> 198.19.3.17:40112 between egress and backend (downstream of the pod); reply returned on the same path".into(),
+        source: vec![snat("198.18.90.42:51514", "198.19.3.17:40112")],
+        destination: vec![],
+        reply: reply(ReplyPath::SamePath, None, BACKEND),
+        outcome: Outcome::plain(OutcomeKind::Completed),
+        seq_shift: false,
     };
     let r2 = Request {
         request: 2,
         proto: Proto::Tcp,
         captures: vec![
-            seen("decap", S, "198.18.90.42:51600", "198.19.96.10:80", false),
-            seen("egress", S + HOP, "198.18.90.42:51600", "198.19.96.10:80", false),
-            seen("backend", S + 2 * HOP, "198.19.3.17:40200", "198.19.96.10:80", true),
+            seen(S, "198.18.90.42:51600", "198.19.96.10:80", false),
+            seen(S + HOP, "198.18.90.42:51600", "198.19.96.10:80", false),
+            seen(S + 2 * HOP, "198.19.3.17:40200", "198.19.96.10:80", true),
         ],
-        matches: vec![
-            strong("decap->egress", &[Evidence::Isn, Evidence::IpId]),
-            strong("egress->backend", &[Evidence::Isn]),
-        ],
-        source: Changes { changed: vec![snat("198.18.90.42:51600", "198.19.3.17:40200")] },
-        destination: Changes::default(),
-        reply: reply(ReplyPath::ReplyLost, Some("egress->backend"), "backend"),
-        outcome: outcome(OutcomeKind::NoReply),
-        explanation: "reply seen at backend but not at egress: return route or reverse-path filter between egress and backend".into(),
+        matches: vec![strong(de, &[Evidence::Isn, Evidence::IpId]), strong(eb, &[Evidence::Isn])],
+        source: vec![snat("198.18.90.42:51600", "198.19.3.17:40200")],
+        destination: vec![],
+        reply: reply(ReplyPath::ReplyLost, Some(eb), BACKEND),
+        outcome: Outcome::plain(OutcomeKind::NoReply),
+        seq_shift: false,
     };
     let r3 = Request {
         request: 3,
         proto: Proto::Udp,
         captures: vec![
-            seen("decap", 2 * S, "198.18.90.43:5353", "198.19.96.11:53", true),
-            seen("egress", 2 * S + HOP, "198.18.90.43:5353", "198.19.96.11:53", true),
-            unseen("backend", false),
+            seen(2 * S, "198.18.90.43:5353", "198.19.96.11:53", true),
+            seen(2 * S + HOP, "198.18.90.43:5353", "198.19.96.11:53", true),
+            unseen(false),
         ],
-        matches: vec![strong("decap->egress", &[Evidence::UdpPayload])],
-        source: Changes::default(),
-        destination: Changes::default(),
-        reply: reply(ReplyPath::SamePath, None, "egress"),
+        matches: vec![strong(de, &[Evidence::UdpPayload])],
+        source: vec![],
+        destination: vec![],
+        reply: reply(ReplyPath::SamePath, None, EGRESS),
         outcome: Outcome {
             kind: OutcomeKind::IcmpError,
-            by: Some("198.19.3.1".into()),
-            origin: Some("egress->backend".into()),
-            icmp: Some("3/13".into()),
+            by: Some("198.19.3.1".parse().unwrap()),
+            origin: Some(Origin::Between(eb)),
+            icmp: Some(IcmpCode { ty: 3, code: 13 }),
         },
-        explanation:
-            "rejected between egress and backend: ICMP 3/13 (administratively prohibited) from 198.19.3.1"
-                .into(),
+        seq_shift: false,
     };
     let r4 = Request {
         request: 4,
         proto: Proto::Tcp,
         captures: vec![
-            seen("decap", 3 * S, "198.18.90.44:40000", "198.19.96.12:443", true),
-            seen("egress", 3 * S + HOP, "198.18.90.44:40000", "198.19.96.12:443", true),
-            seen("backend", 3 * S + 2 * HOP, "198.18.90.44:40000", "198.19.96.12:443", true),
+            seen(3 * S, "198.18.90.44:40000", "198.19.96.12:443", true),
+            seen(3 * S + HOP, "198.18.90.44:40000", "198.19.96.12:443", true),
+            seen(3 * S + 2 * HOP, "198.18.90.44:40000", "198.19.96.12:443", true),
         ],
         matches: vec![
             Match {
-                between: "decap->egress".into(),
+                between: de,
                 strength: Strength::Ambiguous,
                 evidence: vec![Evidence::ClientFingerprint, Evidence::Time],
                 candidates: vec![
-                    "egress 198.18.90.44:40000->198.19.96.12:443 @2026-11-29T23:40:41.123556789Z".into(),
-                    "egress 198.18.90.44:40002->198.19.96.12:443 @2026-11-29T23:40:41.123557000Z".into(),
+                    Candidate {
+                        capture: EGRESS,
+                        client: ep("198.18.90.44:40000"),
+                        server: ep("198.19.96.12:443"),
+                        time_ns: T0_NS + 3 * S + HOP,
+                    },
+                    Candidate {
+                        capture: EGRESS,
+                        client: ep("198.18.90.44:40002"),
+                        server: ep("198.19.96.12:443"),
+                        time_ns: T0_NS + 3 * S + HOP + 211,
+                    },
                 ],
             },
             Match {
-                between: "egress->backend".into(),
+                between: eb,
                 strength: Strength::Weak,
                 evidence: vec![Evidence::Ports, Evidence::Time],
                 candidates: vec![],
             },
         ],
-        source: Changes::default(),
-        destination: Changes::default(),
-        reply: reply(ReplyPath::SamePath, None, "backend"),
-        outcome: outcome(OutcomeKind::Completed),
-        explanation: "addresses unchanged; reply returned on the same path (decap->egress match ambiguous)"
-            .into(),
+        source: vec![],
+        destination: vec![],
+        reply: reply(ReplyPath::SamePath, None, BACKEND),
+        outcome: Outcome::plain(OutcomeKind::Completed),
+        seq_shift: false,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
-        seen("decap", 4 * S, "2001:db8::1", "2001:db8:ffff::99", true),
-        seen("egress", 4 * S + HOP, "2001:db8::1", "2001:db8:ffff::99", true),
-        seen("backend", 4 * S + 2 * HOP, "2001:db8::1", long_v6, true),
+        seen(4 * S, "2001:db8::1", "2001:db8:ffff::99", true),
+        seen(4 * S + HOP, "2001:db8::1", "2001:db8:ffff::99", true),
+        seen(4 * S + 2 * HOP, "2001:db8::1", long_v6, true),
     ];
-    for (hop, id) in r5_hops.iter_mut().zip([4711u16, 4711, 4711]) {
-        hop.icmp_id = Some(id);
-        hop.icmp_seqs = Some("1-3".into());
+    for hop in &mut r5_hops {
+        hop.icmp_id = Some(4711);
+        hop.icmp_seqs = Some((1, 3));
     }
     let r5 = Request {
         request: 5,
         proto: Proto::Icmp,
         captures: r5_hops,
-        matches: vec![
-            strong("decap->egress", &[Evidence::IcmpEcho]),
-            strong("egress->backend", &[Evidence::IcmpEcho]),
-        ],
-        source: Changes::default(),
-        destination: Changes {
-            changed: vec![change("egress->backend", ChangeKind::Dnat, "2001:db8:ffff::99", long_v6)],
-        },
-        reply: reply(ReplyPath::SamePath, None, "backend"),
-        outcome: outcome(OutcomeKind::Completed),
-        explanation: format!("destination 2001:db8:ffff::99 -> {long_v6} between egress and backend"),
+        matches: vec![strong(de, &[Evidence::IcmpEcho]), strong(eb, &[Evidence::IcmpEcho])],
+        source: vec![],
+        destination: vec![change(eb, ChangeKind::Dnat, "2001:db8:ffff::99", long_v6)],
+        reply: reply(ReplyPath::SamePath, None, BACKEND),
+        outcome: Outcome::plain(OutcomeKind::Completed),
+        seq_shift: false,
     };
     let capture =
-        |label: &str, offset: f64, spread: f64, samples: u64, method: OffsetMethod| CaptureSummary {
+        |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
             label: label.to_string(),
             file: format!("{label}.pcap"),
             format: "pcap".into(),
             link_types: vec!["raw".into()],
             packets: 212,
             flows: 31,
-            clock_offset_ms: offset,
-            offset_spread_ms: spread,
+            clock_offset_ns: offset_ns,
+            offset_spread_ns: spread_ns,
             offset_samples: samples,
             offset_method: method,
         };
-    let boundary = |between: &str, ports: &str| Boundary {
-        between: between.to_string(),
-        delay_ms: Some(0.080000001),
+    let boundary = |b: Between, ports: Kept| Boundary {
+        between: b,
+        delay_ns: Some(80_000),
         ttl_decrement: Some(1),
-        ports: ports.to_string(),
-        icmp_id: "kept".into(),
+        ports,
+        icmp_id: Kept::Kept,
         mss_clamped: false,
         seq_shift: false,
     };
     Findings {
         tuplecorr: "0.1.0".into(),
         captures: vec![
-            capture("decap", 0.0, 0.0, 0, OffsetMethod::Reference),
-            capture("egress", 0.012, 0.004, 24, OffsetMethod::RequestReply),
-            capture("backend", 2750.0124999, 0.0041, 24, OffsetMethod::RequestReply),
+            capture("decap", 0, 0, 0, OffsetMethod::Reference),
+            capture("egress", 12_000, 4_000, 24, OffsetMethod::RequestReply),
+            capture("backend", 2_750_012_400, 4_100, 24, OffsetMethod::RequestReply),
         ],
-        boundaries: vec![boundary("decap->egress", "kept"), boundary("egress->backend", "remapped")],
+        boundaries: vec![boundary(de, Kept::Kept), boundary(eb, Kept::Changed)],
         requests: vec![r1, r2, r3, r4, r5],
         unmatched: vec![
-            Unmatched { label: "egress".into(), count: 0, flows: vec![] },
-            Unmatched { label: "backend".into(), count: 3, flows: vec![] },
+            Unmatched { capture: EGRESS, count: 0, flows: vec![] },
+            Unmatched { capture: BACKEND, count: 3, flows: vec![] },
         ],
         warnings: vec![WarningOut {
             label: "egress".into(),

@@ -1,33 +1,72 @@
 //! Findings → JSON (one pretty object) and NDJSON (one request object a line,
-//! nothing else). Takes `Findings`; gives bytes that depend only on the findings
-//! (field order is the model's; ms values are rounded to the microsecond by
-//! the model's serializers, without copying the findings). Never reorders or filters requests.
+//! nothing else). Takes typed `Findings`; gives the bytes of their wire view
+//! (`schema`: field order, names, ms rounded to the microsecond). Never
+//! reorders or filters requests.
 
+use crate::report::schema;
 use crate::verdict::Findings;
 use std::io::{self, Write};
 
-pub use crate::verdict::{round_ms, MS_DECIMALS};
+pub use crate::report::schema::{round_ms, MS_DECIMALS};
+
+/// Where the request array sits in the pretty report: its key at depth 1.
+const REQUESTS_KEY: &str = "\n  \"requests\": [";
 
 /// `--format json`: the whole findings as one pretty-printed object and a newline.
+///
+/// The object without its requests is printed by serde_json; the requests are
+/// printed pretty across cores, each indented to its depth (2 levels: JSON
+/// strings hold no raw newline, so indenting every line is exact), and spliced
+/// into the empty array: the same bytes as printing the whole object at once.
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, findings)?;
+    let words = crate::report::words::Words::new(findings);
+    let outer = schema::findings_without_requests(findings);
+    let text = serde_json::to_string_pretty(&outer)?;
+    let at = match text.find(REQUESTS_KEY) {
+        Some(at) if !findings.requests.is_empty() => at + REQUESTS_KEY.len(),
+        _ => {
+            out.write_all(text.as_bytes())?;
+            return writeln!(out);
+        }
+    };
+    // `[]` of the empty array follows the key.
+    out.write_all(&text.as_bytes()[..at])?;
+    let first = &findings.requests[0];
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        for r in requests {
+            buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
+            let one = serde_json::to_vec_pretty(&schema::request(&words, r))?;
+            for line in one.split(|&b| b == b'\n').enumerate() {
+                if line.0 > 0 {
+                    buf.extend_from_slice(b"\n    ");
+                }
+                buf.extend_from_slice(line.1);
+            }
+        }
+        Ok(())
+    })?;
+    out.write_all(b"\n  ]")?;
+    out.write_all(&text.as_bytes()[at + 1..])?;
     writeln!(out)
 }
 
 /// `--format ndjson`: one request object a line, nothing else.
 pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    for r in &findings.requests {
-        serde_json::to_writer(&mut *out, r)?;
-        writeln!(out)?;
-    }
-    Ok(())
+    let words = crate::report::words::Words::new(findings);
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        for r in requests {
+            serde_json::to_writer(&mut *buf, &schema::request(&words, r))?;
+            buf.push(b'\n');
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
-    use crate::verdict::Request;
+    use crate::report::schema::{Findings as Wire, Request};
 
     #[test]
     fn ms_values_round_to_microseconds() {
@@ -46,11 +85,24 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("{\n  \"tuplecorr\": "));
         assert!(text.ends_with("}\n"));
-        let back: Findings = serde_json::from_str(&text).unwrap();
+        let back: Wire = serde_json::from_str(&text).unwrap();
         assert_eq!(back.requests.len(), f.requests.len());
         assert_eq!(back.captures[2].clock_offset_ms, 2750.012);
         assert_eq!(back.requests[0].captures[0].rtt_ms, Some(0.31));
         assert!(!text.contains("time_ns"));
+    }
+
+    #[test]
+    fn json_keeps_every_key_of_the_model() {
+        // Rounding goes through a copy of the model: it must not drop or add keys.
+        let f = findings();
+        let plain = serde_json::to_value(schema::findings(&f)).unwrap();
+        let mut out = Vec::new();
+        write_json(&f, &mut out).unwrap();
+        let written: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&plain), keys(&written));
+        assert_eq!(keys(&plain["requests"][0]), keys(&written["requests"][0]));
     }
 
     #[test]
@@ -65,6 +117,55 @@ mod tests {
             let r: Request = serde_json::from_str(line).unwrap();
             assert_eq!(r.request, want.request);
             assert_eq!(r.proto, want.proto);
+            assert_eq!(
+                r.explanation,
+                crate::report::explain::explain(&crate::report::words::Words::new(&f), want)
+            );
         }
+    }
+
+    /// The fixtures' requests repeated past several parallel tasks.
+    fn many() -> Findings {
+        let mut f = findings();
+        let one = f.requests.clone();
+        for k in 0..70 {
+            f.requests.extend(one.iter().cloned().map(|mut r| {
+                r.request += 5 * (k + 1);
+                r
+            }));
+        }
+        f
+    }
+
+    #[test]
+    fn parallel_json_is_the_whole_object_printed_at_once() {
+        for f in [many(), findings(), Findings { requests: vec![], ..findings() }] {
+            let mut out = Vec::new();
+            write_json(&f, &mut out).unwrap();
+            let whole = serde_json::to_string_pretty(&schema::findings(&f)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(out).unwrap(), whole);
+        }
+    }
+
+    #[test]
+    fn parallel_ndjson_keeps_request_order() {
+        let f = many();
+        let mut out = Vec::new();
+        write_ndjson(&f, &mut out).unwrap();
+        let numbers: Vec<u64> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Request>(l).unwrap().request)
+            .collect();
+        assert_eq!(numbers, f.requests.iter().map(|r| r.request).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn output_is_byte_for_byte_repeatable() {
+        let f = findings();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_json(&f, &mut a).unwrap();
+        write_json(&f.clone(), &mut b).unwrap();
+        assert_eq!(a, b);
     }
 }

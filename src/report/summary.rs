@@ -3,24 +3,17 @@
 //! warnings. Takes `Findings`; gives text lines, ordered by count (descending)
 //! then text, so the same findings always print the same summary.
 
-use crate::report::endpoint::address_text;
+use crate::report::schema::{kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED};
 use crate::report::table::{paint, Style};
-use crate::verdict::{Change, ChangeKind, Findings, OffsetMethod, OutcomeKind, ReplyPath, Request};
+use crate::report::words::Words;
+use crate::verdict::{Change, ChangeKind, Findings, OffsetMethod, Origin, OutcomeKind, ReplyPath, Request};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-/// `A->B` → `A and B`.
-pub fn boundary_words(between: &str) -> String {
-    match between.split_once("->") {
-        Some((a, b)) => format!("{a} and {b}"),
-        None => between.to_string(),
-    }
-}
-
 /// One change as words, addresses without ports (ports are usually random).
-pub fn change_phrase(side: &str, c: &Change) -> String {
-    let (before, after) = (address_text(&c.before), address_text(&c.after));
-    let at = boundary_words(&c.between);
+pub fn change_phrase(w: &Words<'_>, side: &str, c: &Change) -> String {
+    let (before, after) = (c.before.addr, c.after.addr);
+    let at = w.between_words(c.between);
     match c.kind {
         ChangeKind::PortOnly => format!("{side} port remapped between {at}"),
         ChangeKind::Proxy => format!("new connection from {after} between {at} (proxy)"),
@@ -32,20 +25,20 @@ pub fn change_phrase(side: &str, c: &Change) -> String {
 }
 
 /// What happened to the replies, in words.
-pub fn reply_phrase(r: &Request) -> String {
+pub fn reply_phrase(w: &Words<'_>, r: &Request) -> String {
     let reply = &r.reply;
     match reply.path {
         ReplyPath::SamePath => "replies on the same path".to_string(),
-        ReplyPath::ReplyLost => match reply.lost_between.as_deref().and_then(|b| b.split_once("->")) {
-            Some((a, b)) => format!("reply seen at {b}, lost before {a}"),
+        ReplyPath::ReplyLost => match reply.lost_between {
+            Some(b) => format!("reply seen at {}, lost before {}", w.label(b.to), w.label(b.from)),
             None => "reply lost on the way back".to_string(),
         },
-        ReplyPath::Bypassed => match &reply.bypassed {
-            Some(l) => format!("replies bypassed {l}"),
+        ReplyPath::Bypassed => match reply.bypassed {
+            Some(l) => format!("replies bypassed {}", w.label(l)),
             None => "replies bypassed a capture point".to_string(),
         },
-        ReplyPath::NoReply => match &reply.reached {
-            Some(l) => format!("no reply at any capture (request reached {l})"),
+        ReplyPath::NoReply => match reply.reached {
+            Some(l) => format!("no reply at any capture (request reached {})", w.label(l)),
             None => "no reply at any capture".to_string(),
         },
     }
@@ -53,19 +46,17 @@ pub fn reply_phrase(r: &Request) -> String {
 
 /// How the request ended, in words; None for `completed` (the usual case) and
 /// for `no-reply` when the reply phrase already says it.
-pub fn outcome_phrase(r: &Request) -> Option<String> {
+pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
     let o = &r.outcome;
     let from = |what: String| {
         let mut s = what;
-        if let Some(by) = &o.by {
+        if let Some(by) = o.by {
             s.push_str(&format!(" from {by}"));
         }
-        if let Some(origin) = &o.origin {
-            if origin.contains("->") {
-                s.push_str(&format!(", injected between {}", boundary_words(origin)));
-            } else {
-                s.push_str(&format!(", sent at {origin}"));
-            }
+        match o.origin {
+            Some(Origin::Between(b)) => s.push_str(&format!(", injected between {}", w.between_words(b))),
+            Some(Origin::Capture(c)) => s.push_str(&format!(", sent at {}", w.label(c))),
+            None => {}
         }
         s
     };
@@ -76,26 +67,27 @@ pub fn outcome_phrase(r: &Request) -> Option<String> {
         OutcomeKind::HandshakeOnly => Some("handshake only, no data from the server".to_string()),
         OutcomeKind::Midstream => Some("midstream (no handshake captured)".to_string()),
         OutcomeKind::Reset => Some(from("reset".to_string())),
-        OutcomeKind::IcmpError => {
-            Some(from(format!("ICMP error {}", o.icmp.clone().unwrap_or_else(|| "?".to_string()))))
-        }
+        OutcomeKind::IcmpError => Some(from(match o.icmp {
+            Some(i) => format!("ICMP error {}/{}", i.ty, i.code),
+            None => "ICMP error ?".to_string(),
+        })),
     }
 }
 
 /// The pattern a request belongs to: source and destination changes (addresses
 /// without ports), reply path and outcome, as one phrase.
-pub fn pattern(r: &Request) -> String {
+pub fn pattern(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
-    parts.extend(r.source.changed.iter().map(|c| change_phrase("source", c)));
-    parts.extend(r.destination.changed.iter().map(|c| change_phrase("destination", c)));
-    let seen: Vec<&str> = r.captures.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
+    parts.extend(r.source.iter().map(|c| change_phrase(w, "source", c)));
+    parts.extend(r.destination.iter().map(|c| change_phrase(w, "destination", c)));
+    let seen: Vec<usize> = (0..r.captures.len()).filter(|&i| r.captures[i].seen).collect();
     if parts.is_empty() && seen.len() == 1 && r.captures.len() > 1 {
-        parts.push(format!("seen only at {}", seen[0]));
+        parts.push(format!("seen only at {}", w.label(seen[0])));
     } else if parts.is_empty() {
         parts.push("addresses unchanged".to_string());
     }
-    parts.push(reply_phrase(r));
-    parts.extend(outcome_phrase(r));
+    parts.push(reply_phrase(w, r));
+    parts.extend(outcome_phrase(w, r));
     parts.join(", ")
 }
 
@@ -106,12 +98,23 @@ const CLIENT: &str = "\u{1}client\u{1}";
 /// that differ only by the client's own address share one pattern ("source of
 /// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
+    let w = Words::new(findings);
+    patterns_of(findings, all_patterns(&w, findings))
+}
+
+/// The pattern of every request, built across cores.
+fn all_patterns(w: &Words<'_>, findings: &Findings) -> Vec<String> {
+    use rayon::prelude::*;
+    findings.requests.par_iter().map(|r| pattern(w, r)).collect()
+}
+
+/// [`patterns`] from the requests' patterns (`texts[i]` is request `i`'s).
+fn patterns_of(findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
     let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
-    for r in &findings.requests {
-        let text = pattern(r);
-        let (shape, client) = match r.source.changed.first() {
+    for (r, text) in findings.requests.iter().zip(texts) {
+        let (shape, client) = match r.source.first() {
             Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
-                let before = address_text(&c.before);
+                let before = c.before.addr.to_string();
                 let shape = text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1);
                 (shape, Some(before))
             }
@@ -154,23 +157,23 @@ fn pattern_style(r: &Request) -> Style {
 
 /// Signed ms with 3 decimals, e.g. `+2750.012 ms`.
 fn signed_ms(ms: f64) -> String {
-    format!("{:+.3} ms", crate::report::json::round_ms(ms))
+    format!("{:+.3} ms", round_ms(ms))
 }
 
 /// The clock offset line of one capture.
 pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
-    let spread = crate::report::json::round_ms(c.offset_spread_ms);
+    let spread = crate::report::schema::ms(c.offset_spread_ns);
+    let offset = crate::report::schema::ms(c.clock_offset_ns);
     let samples = plural(c.offset_samples as usize, "sample");
     match c.offset_method {
         OffsetMethod::Reference => "reference clock".to_string(),
         OffsetMethod::RequestReply => {
-            format!("{} ± {spread:.3} ms (request-reply, {samples})", signed_ms(c.clock_offset_ms))
+            format!("{} ± {spread:.3} ms (request-reply, {samples})", signed_ms(offset))
         }
-        OffsetMethod::OneWay => format!(
-            "{} ± {spread:.3} ms (one-way, includes the path delay; {samples})",
-            signed_ms(c.clock_offset_ms)
-        ),
-        OffsetMethod::Manual => format!("{} (set with --offset)", signed_ms(c.clock_offset_ms)),
+        OffsetMethod::OneWay => {
+            format!("{} ± {spread:.3} ms (one-way, includes the path delay; {samples})", signed_ms(offset))
+        }
+        OffsetMethod::Manual => format!("{} (set with --offset)", signed_ms(offset)),
         OffsetMethod::None => "not estimated (no strong matches)".to_string(),
     }
 }
@@ -178,8 +181,8 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
 /// The traits of one boundary, e.g. `delay 0.080 ms, TTL -1, ports kept, ICMP id kept`.
 pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     let mut parts = Vec::new();
-    if let Some(d) = b.delay_ms {
-        parts.push(format!("delay {:.3} ms", crate::report::json::round_ms(d)));
+    if let Some(d) = b.delay_ns {
+        parts.push(format!("delay {:.3} ms", crate::report::schema::ms(d)));
     }
     if let Some(t) = b.ttl_decrement {
         parts.push(match t {
@@ -188,8 +191,8 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
             _ => format!("TTL +{}", t.unsigned_abs()),
         });
     }
-    parts.push(format!("ports {}", b.ports));
-    parts.push(format!("ICMP id {}", b.icmp_id));
+    parts.push(format!("ports {}", kept_word(b.ports, PORTS_CHANGED)));
+    parts.push(format!("ICMP id {}", kept_word(b.icmp_id, ICMP_ID_CHANGED)));
     if b.mss_clamped {
         parts.push("MSS clamped".to_string());
     }
@@ -206,10 +209,11 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
 
 /// The summary: patterns, clock offsets, boundaries, unmatched flows, warnings.
 pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+    let w = Words::new(findings);
+    let labels = &w.labels;
     let mut by_proto: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &findings.requests {
-        *by_proto.entry(r.proto.name()).or_default() += 1;
+        *by_proto.entry(r.proto.wire()).or_default() += 1;
     }
     let protos: Vec<String> = by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
     let mut head = format!("{} across {}", plural(findings.requests.len(), "request"), labels.join(" → "));
@@ -217,11 +221,13 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
-    let mut style_of: BTreeMap<String, Style> = BTreeMap::new();
-    for r in &findings.requests {
-        style_of.entry(pattern(r)).or_insert_with(|| pattern_style(r));
+    let texts = all_patterns(&w, findings);
+    let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
+    for (r, text) in findings.requests.iter().zip(&texts) {
+        style_of.entry(text.as_str()).or_insert_with(|| pattern_style(r));
     }
-    let list = patterns(findings);
+    let style_of: BTreeMap<String, Style> = style_of.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let list = patterns_of(findings, texts);
     let width = list.first().map_or(1, |(n, _)| n.to_string().len());
     for (n, text) in &list {
         let word = if *n == 1 { "request" } else { "requests" };
@@ -243,7 +249,7 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
         writeln!(out)?;
         writeln!(out, "{}", paint("Boundaries:", Style::Bold, color))?;
         let rows: Vec<(String, String)> =
-            findings.boundaries.iter().map(|b| (b.between.clone(), boundary_text(b))).collect();
+            findings.boundaries.iter().map(|b| (w.between(b.between), boundary_text(b))).collect();
         for line in aligned(&rows) {
             writeln!(out, "{line}")?;
         }
@@ -252,18 +258,18 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
     if !findings.unmatched.is_empty() {
         writeln!(out)?;
         let counts: Vec<String> =
-            findings.unmatched.iter().map(|u| format!("{} {}", u.label, u.count)).collect();
+            findings.unmatched.iter().map(|u| format!("{} {}", w.label(u.capture), u.count)).collect();
         writeln!(out, "{} {}", paint("Unmatched flows:", Style::Bold, color), counts.join(", "))?;
         for u in &findings.unmatched {
             for f in &u.flows {
                 writeln!(
                     out,
                     "  {}  {} {} → {} at {} ({})",
-                    u.label,
-                    f.proto.name(),
+                    w.label(u.capture),
+                    f.proto.wire(),
                     f.client,
                     f.server,
-                    f.time,
+                    crate::time::rfc3339(f.time_ns),
                     plural(f.packets as usize, "packet")
                 )?;
             }
@@ -305,8 +311,8 @@ mod tests {
         // A second snat request from another client port falls into request 1's pattern.
         let mut extra = f.requests[0].clone();
         extra.request = 6;
-        extra.source.changed[0].before = "198.18.90.42:60000".into();
-        extra.source.changed[0].after = "198.19.3.17:33333".into();
+        extra.source[0].before = crate::report::fixtures::ep("198.18.90.42:60000");
+        extra.source[0].after = crate::report::fixtures::ep("198.19.3.17:33333");
         f.requests.push(extra);
         let list = patterns(&f);
         assert_eq!(
@@ -328,12 +334,13 @@ mod tests {
     #[test]
     fn lost_reply_and_icmp_error_read_as_sentences() {
         let f = findings();
+        let w = Words::new(&f);
         assert_eq!(
-            pattern(&f.requests[1]),
+            pattern(&w, &f.requests[1]),
             "source 198.18.90.42 → 198.19.3.17 between egress and backend, reply seen at backend, lost before egress, no reply reached the client side"
         );
         assert_eq!(
-            pattern(&f.requests[2]),
+            pattern(&w, &f.requests[2]),
             "addresses unchanged, replies on the same path, ICMP error 3/13 from 198.19.3.1, injected between egress and backend"
         );
     }

@@ -4,8 +4,11 @@
 //! the source seen there, plus `→ destination` where the destination differs
 //! from capture 1's. Never reads captures; the summary is in `summary.rs`.
 
-use crate::report::endpoint::address_text;
+use crate::report::schema::WireName;
+use crate::report::words::Words;
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
+use rayon::prelude::*;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Longest endpoint shown in a cell before it is shortened in the middle.
@@ -42,6 +45,17 @@ pub fn paint(text: &str, style: Style, color: bool) -> String {
     }
 }
 
+/// Appends `text` wrapped in the style's ANSI codes when `color` (as [`paint`]).
+fn push_painted(line: &mut String, text: &str, style: Style, color: bool) {
+    if !color || style == Style::Plain || text.is_empty() {
+        line.push_str(text);
+    } else {
+        line.push_str(style.code());
+        line.push_str(text);
+        line.push_str("\x1b[0m");
+    }
+}
+
 /// `text` shortened to `max` characters with `…` in the middle.
 pub fn middle_ellipsis(text: &str, max: usize) -> String {
     let chars: Vec<char> = text.chars().collect();
@@ -72,30 +86,30 @@ pub fn shorten_endpoint(text: &str, max: usize) -> String {
 }
 
 /// The reply column: path plus where it went wrong.
-pub fn reply_text(r: &Request) -> String {
+pub fn reply_text(w: &Words<'_>, r: &Request) -> String {
     let reply = &r.reply;
     match reply.path {
         ReplyPath::SamePath => "same-path".to_string(),
-        ReplyPath::ReplyLost => match &reply.lost_between {
-            Some(b) => format!("lost {b}"),
+        ReplyPath::ReplyLost => match reply.lost_between {
+            Some(b) => format!("lost {}", w.between(b)),
             None => "reply-lost".to_string(),
         },
-        ReplyPath::Bypassed => match &reply.bypassed {
-            Some(l) => format!("bypassed {l}"),
+        ReplyPath::Bypassed => match reply.bypassed {
+            Some(l) => format!("bypassed {}", w.label(l)),
             None => "bypassed".to_string(),
         },
-        ReplyPath::NoReply => match &reply.reached {
-            Some(l) => format!("none, reached {l}"),
+        ReplyPath::NoReply => match reply.reached {
+            Some(l) => format!("none, reached {}", w.label(l)),
             None => "none".to_string(),
         },
     }
 }
 
 /// The outcome column: kind, ICMP type/code, sender and where it came in.
-pub fn outcome_text(r: &Request) -> String {
+pub fn outcome_text(w: &Words<'_>, r: &Request) -> String {
     let mut text = outcome_sender_text(r);
-    if let Some(origin) = &r.outcome.origin {
-        text.push_str(&format!(" at {origin}"));
+    if let Some(origin) = r.outcome.origin {
+        let _ = write!(text, " at {}", w.origin(origin));
     }
     text
 }
@@ -103,24 +117,29 @@ pub fn outcome_text(r: &Request) -> String {
 /// Kind, ICMP type/code and sender of the outcome, e.g. `icmp-error 3/13 by 198.18.10.1`.
 pub fn outcome_sender_text(r: &Request) -> String {
     let o = &r.outcome;
-    let mut text = o.kind.name().to_string();
-    if let Some(icmp) = &o.icmp {
-        text.push_str(&format!(" {icmp}"));
+    let mut text = o.kind.wire().to_string();
+    if let Some(icmp) = o.icmp {
+        let _ = write!(text, " {}/{}", icmp.ty, icmp.code);
     }
-    if let Some(by) = &o.by {
-        text.push_str(&format!(" by {by}"));
+    if let Some(by) = o.by {
+        let _ = write!(text, " by {by}");
     }
     text
 }
 
-/// The weakest match strength of the request (`-` when no boundary matched).
-pub fn match_text(r: &Request) -> &'static str {
+/// The weakest match strength of the request (None when no boundary matched).
+pub fn weakest_match(r: &Request) -> Option<Strength> {
     let rank = |s: Strength| match s {
         Strength::Strong => 0,
         Strength::Weak => 1,
         Strength::Ambiguous => 2,
     };
-    r.matches.iter().map(|m| m.strength).max_by_key(|s| rank(*s)).map_or("-", |s| s.name())
+    r.matches.iter().map(|m| m.strength).max_by_key(|s| rank(*s))
+}
+
+/// The weakest match strength of the request (`-` when no boundary matched).
+pub fn match_text(r: &Request) -> &'static str {
+    weakest_match(r).map_or("-", |s| s.wire())
 }
 
 fn reply_style(r: &Request) -> Style {
@@ -140,60 +159,61 @@ fn outcome_style(r: &Request) -> Style {
 }
 
 fn match_style(r: &Request) -> Style {
-    match match_text(r) {
-        "ambiguous" => Style::Bad,
-        "weak" => Style::Warn,
+    match weakest_match(r) {
+        Some(Strength::Ambiguous) => Style::Bad,
+        Some(Strength::Weak) => Style::Warn,
         _ => Style::Plain,
     }
 }
 
-/// The hop cells of one request, one per capture label.
-fn hop_cells(r: &Request, labels: &[&str]) -> Vec<(String, Style)> {
-    let first_server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server.clone());
-    let first_client = r.captures.iter().find(|h| h.seen).and_then(|h| h.client.clone());
-    labels
-        .iter()
-        .enumerate()
-        .map(|(i, label)| {
-            let hop = match crate::report::csv::hop_at(r, i, label) {
-                Some(h) if h.seen => h,
-                _ => return ("-".to_string(), Style::Plain),
-            };
-            let client = hop.client.as_deref().unwrap_or("?");
-            let mut cell = shorten_endpoint(client, MAX_ENDPOINT_CHARS);
-            if hop.server.is_some() && hop.server != first_server {
-                let server = hop.server.as_deref().unwrap_or("?");
-                cell.push_str(&format!(" → {}", shorten_endpoint(server, MAX_ENDPOINT_CHARS)));
-            }
-            let moved = hop.client.as_deref().map(address_text) != first_client.as_deref().map(address_text)
-                || hop.server != first_server;
-            (cell, if moved { Style::Warn } else { Style::Plain })
-        })
-        .collect()
+/// The hop cells of one request, one per capture.
+fn hop_cells(r: &Request, captures: usize) -> impl Iterator<Item = (String, Style)> + '_ {
+    let first = r.captures.iter().find(|h| h.seen);
+    let first_server = first.and_then(|h| h.server);
+    let first_client = first.and_then(|h| h.client);
+    (0..captures).map(move |i| {
+        let hop = match r.captures.get(i) {
+            Some(h) if h.seen => h,
+            _ => return ("-".to_string(), Style::Plain),
+        };
+        let mut cell = match hop.client {
+            Some(c) => shorten_endpoint(&c.to_string(), MAX_ENDPOINT_CHARS),
+            None => "?".to_string(),
+        };
+        if let Some(server) = hop.server.filter(|s| Some(*s) != first_server) {
+            cell.push_str(" → ");
+            cell.push_str(&shorten_endpoint(&server.to_string(), MAX_ENDPOINT_CHARS));
+        }
+        let moved = hop.client.map(|c| c.addr) != first_client.map(|c| c.addr) || hop.server != first_server;
+        (cell, if moved { Style::Warn } else { Style::Plain })
+    })
 }
 
 /// `--format table` without the summary: a header line and one line per request.
 pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+    let w = Words::new(findings);
+    let labels = &w.labels;
     // Columns: #, proto, hops (with arrows between), reply, outcome, match.
     let mut header: Vec<(String, Style)> = vec![("#".into(), Style::Bold), ("proto".into(), Style::Bold)];
     header.extend(labels.iter().map(|l| (l.to_string(), Style::Bold)));
     header.extend(["reply", "outcome", "match"].iter().map(|h| (h.to_string(), Style::Bold)));
     let mut rows = vec![header];
-    for r in &findings.requests {
-        let mut row = vec![(r.request.to_string(), Style::Plain), (r.proto.name().to_string(), Style::Plain)];
-        row.extend(hop_cells(r, &labels));
-        row.push((reply_text(r), reply_style(r)));
-        row.push((outcome_text(r), outcome_style(r)));
+    rows.par_extend(findings.requests.par_iter().map(|r| {
+        let mut row = vec![(r.request.to_string(), Style::Plain), (r.proto.wire().to_string(), Style::Plain)];
+        row.extend(hop_cells(r, labels.len()));
+        row.push((reply_text(&w, r), reply_style(r)));
+        row.push((outcome_text(&w, r), outcome_style(r)));
         row.push((match_text(r).to_string(), match_style(r)));
-        rows.push(row);
-    }
+        row
+    }));
     let columns = rows[0].len();
     let widths: Vec<usize> =
         (0..columns).map(|c| rows.iter().map(|row| row[c].0.chars().count()).max().unwrap_or(0)).collect();
     let hop_range = 2..2 + labels.len();
+    let mut line = String::new();
+    let spaces = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
     for row in &rows {
-        let mut line = String::new();
+        line.clear();
         for (c, (text, style)) in row.iter().enumerate() {
             if c > 0 {
                 let arrow = hop_range.contains(&c) && c > hop_range.start;
@@ -202,16 +222,17 @@ pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io:
             let pad = widths[c] - text.chars().count();
             let last = c + 1 == columns;
             if c == 0 {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(&paint(text, *style, color));
+                spaces(&mut line, pad);
+                push_painted(&mut line, text, *style, color);
             } else {
-                line.push_str(&paint(text, *style, color));
+                push_painted(&mut line, text, *style, color);
                 if !last {
-                    line.push_str(&" ".repeat(pad));
+                    spaces(&mut line, pad);
                 }
             }
         }
-        writeln!(out, "{line}")?;
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }

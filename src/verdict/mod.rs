@@ -1,11 +1,11 @@
 //! Correlation → Findings: per request the rewrites per boundary (snat, dnat,
-//! port-only, proxy), the reply path, the outcome judged at the first capture,
-//! per-capture times on capture 1's clock and one explanation line; per boundary
-//! its traits; per capture its clock and unmatched flows. DESIGN.md step 5 is
-//! normative for every rule here. No I/O.
+//! port-only, proxy), the reply path, the outcome judged at the first capture and
+//! per-capture times on capture 1's clock; per boundary its traits; per capture
+//! its clock and unmatched flows. DESIGN.md step 5 is normative for every rule
+//! here. Takes flows, their correlation and warnings; gives typed `Findings`
+//! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
-mod explain;
-pub mod model;
+mod model;
 mod outcome;
 mod reply;
 mod rewrite;
@@ -15,7 +15,7 @@ pub use model::*;
 use crate::correlate::{Correlation, LinkKind, OffsetMethodKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
-
+use rayon::prelude::*;
 /// What the verdict stage needs to know of each capture besides its flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaptureMeta {
@@ -41,11 +41,10 @@ pub fn verdict(
     warnings: &[Warning],
     options: &VerdictOptions,
 ) -> Findings {
-    let labels: Vec<&str> = metas.iter().map(|m| m.label.as_str()).collect();
-    let ctx = Ctx { labels: &labels, captures, corr };
+    let ctx = Ctx { n: metas.len(), captures, corr };
     let order = request_order(captures, corr);
     let requests: Vec<Request> =
-        order.iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
+        order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
     Findings {
         tuplecorr: crate::VERSION.to_string(),
         captures: capture_summaries(metas, captures, corr),
@@ -75,7 +74,8 @@ pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
 
 /// Shared view of the run for the verdict helpers.
 pub(crate) struct Ctx<'a> {
-    pub labels: &'a [&'a str],
+    /// Number of captures.
+    pub n: usize,
     pub captures: &'a [Flows],
     pub corr: &'a Correlation,
 }
@@ -83,10 +83,6 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     pub fn flow(&self, capture: usize, flow: usize) -> &Flow {
         &self.captures[capture].flows[flow]
-    }
-
-    pub fn between(&self, a: usize, b: usize) -> String {
-        format!("{}->{}", self.labels[a], self.labels[b])
     }
 
     /// Recorded time → capture 1's clock.
@@ -103,21 +99,21 @@ pub(crate) fn proto_of(f: &Flow) -> Proto {
     }
 }
 
-fn ms(ns: i64) -> f64 {
-    round_ms(ns as f64 / 1e6)
+/// A flow endpoint as findings hold it: ICMP endpoints carry no port (theirs is the echo id).
+pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
+    Endpoint { addr: e.addr, port: (f.proto != FlowProto::Icmp).then_some(e.port) }
 }
 
 fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let chain = &ctx.corr.chains[chain_ix];
-    let n = ctx.labels.len();
-    let flows: Vec<Option<&Flow>> = (0..n).map(|c| chain.hops[c].map(|f| ctx.flow(c, f))).collect();
+    let flows: Vec<Option<&Flow>> = (0..ctx.n).map(|c| chain.hops[c].map(|f| ctx.flow(c, f))).collect();
     let first = flows[0].expect("every chain starts at capture 1");
-    let captures: Vec<Hop> = (0..n).map(|c| hop(ctx, c, flows[c])).collect();
+    let captures: Vec<Hop> = (0..ctx.n).map(|c| hop(ctx, c, flows[c])).collect();
     let matches: Vec<Match> = chain
         .links
         .iter()
         .map(|l| Match {
-            between: ctx.between(l.from, l.to),
+            between: Between { from: l.from, to: l.to },
             strength: l.strength,
             evidence: l.evidence.clone(),
             candidates: l
@@ -125,99 +121,55 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
                 .iter()
                 .map(|&f| {
                     let fl = ctx.flow(l.to, f);
-                    format!(
-                        "{} {} @{}",
-                        ctx.labels[l.to],
-                        fl.describe(),
-                        crate::time::rfc3339(ctx.corrected(l.to, fl.first_ns))
-                    )
+                    Candidate {
+                        capture: l.to,
+                        client: endpoint(fl, &fl.client),
+                        server: endpoint(fl, &fl.server),
+                        time_ns: ctx.corrected(l.to, fl.first_ns),
+                    }
                 })
                 .collect(),
         })
         .collect();
-    let (source, destination) = rewrite::changes(ctx, chain, &flows);
-    let reply = reply::reply(ctx, &flows);
-    let outcome = outcome::outcome(ctx, &flows);
-    let mut req = Request {
+    let (source, destination) = rewrite::changes(chain, &flows);
+    Request {
         request: number,
         proto: proto_of(first),
         captures,
         matches,
         source,
         destination,
-        reply,
-        outcome,
-        explanation: String::new(),
-    };
-    req.explanation = explain::explain(ctx, &req, chain.links.iter().any(|l| l.kind == LinkKind::SeqShift));
-    req
+        reply: reply::reply(&flows),
+        outcome: outcome::outcome(&flows),
+        seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
+    }
 }
 
 fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
-    let label = ctx.labels[c].to_string();
     let Some(f) = flow else {
-        return Hop::unseen(label);
+        return Hop::unseen();
     };
     let icmp = f.proto == FlowProto::Icmp;
     let start = f.first_client_ns.unwrap_or(f.first_ns);
-    let rtt = match (f.first_client_ns, f.first_reply_ns()) {
-        (Some(a), Some(b)) if b >= a => Some(ms(b.saturating_sub(a))),
+    let rtt_ns = match (f.first_client_ns, f.first_reply_ns()) {
+        (Some(a), Some(b)) if b >= a => Some(b.saturating_sub(a)),
         _ => None,
     };
-    let corrected = ctx.corrected(c, f.first_ns);
     Hop {
-        label,
         seen: true,
-        time: Some(crate::time::rfc3339(corrected)),
-        raw_time: Some(crate::time::rfc3339(f.first_ns)),
-        client: Some(f.client.display(icmp)),
-        server: Some(f.server.display(icmp)),
+        time_ns: Some(ctx.corrected(c, f.first_ns)),
+        raw_time_ns: Some(f.first_ns),
+        start_ns: Some(ctx.corrected(c, start)),
+        client: Some(endpoint(f, &f.client)),
+        server: Some(endpoint(f, &f.server)),
         reply_seen: f.reply_seen(),
-        rtt_ms: rtt,
+        rtt_ns,
         packets_to_server: Some(f.packets_to_server),
         packets_to_client: Some(f.packets_to_client),
         bytes_to_server: Some(f.bytes_to_server),
         bytes_to_client: Some(f.bytes_to_client),
-        community_id: Some(community_id(f)),
-        wireshark_filter: Some(crate::flowid::wireshark_filter(
-            ip_proto_number(f),
-            f.client.addr,
-            f.client.port,
-            f.server.addr,
-            f.server.port,
-            icmp.then_some(f.client.port),
-        )),
         icmp_id: icmp.then_some(f.client.port),
-        icmp_seqs: f.echo.as_ref().map(|e| {
-            if e.first_seq == e.last_seq {
-                e.first_seq.to_string()
-            } else {
-                format!("{}-{}", e.first_seq, e.last_seq)
-            }
-        }),
-        time_ns: Some(ctx.corrected(c, start)),
-    }
-}
-
-/// IP protocol number of a flow (ICMPv6 for IPv6 echo).
-fn ip_proto_number(f: &Flow) -> u8 {
-    match (f.proto, f.v6) {
-        (FlowProto::Tcp, _) => 6,
-        (FlowProto::Udp, _) => 17,
-        (FlowProto::Icmp, false) => 1,
-        (FlowProto::Icmp, true) => 58,
-    }
-}
-
-/// Community ID v1 of the flow's tuple at this capture (ICMP: echo request type/code).
-fn community_id(f: &Flow) -> String {
-    let proto = ip_proto_number(f);
-    match f.proto {
-        FlowProto::Icmp => {
-            let ty = if f.v6 { 128 } else { 8 };
-            crate::flowid::community_id(proto, f.client.addr, ty, f.server.addr, 0)
-        }
-        _ => crate::flowid::community_id(proto, f.client.addr, f.client.port, f.server.addr, f.server.port),
+        icmp_seqs: f.echo.as_ref().map(|e| (e.first_seq, e.last_seq)),
     }
 }
 
@@ -233,8 +185,8 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             link_types: m.link_types.clone(),
             packets: m.packets,
             flows: f.flows.len() as u64,
-            clock_offset_ms: ms(clock.offset_ns),
-            offset_spread_ms: ms(clock.spread_ns),
+            clock_offset_ns: clock.offset_ns,
+            offset_spread_ns: clock.spread_ns,
             offset_samples: clock.samples as u64,
             offset_method: match clock.method {
                 OffsetMethodKind::Reference => OffsetMethod::Reference,
@@ -254,19 +206,18 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
         .enumerate()
         .skip(1)
         .map(|(c, flows)| Unmatched {
-            label: ctx.labels[c].to_string(),
+            capture: c,
             count: flows.len() as u64,
             flows: if options.list_unmatched {
                 flows
                     .iter()
                     .map(|&i| {
                         let f = ctx.flow(c, i);
-                        let icmp = f.proto == FlowProto::Icmp;
                         UnmatchedFlow {
                             proto: proto_of(f),
-                            client: f.client.display(icmp),
-                            server: f.server.display(icmp),
-                            time: crate::time::rfc3339(ctx.corrected(c, f.first_ns)),
+                            client: endpoint(f, &f.client),
+                            server: endpoint(f, &f.server),
+                            time_ns: ctx.corrected(c, f.first_ns),
                             packets: f.packets_to_server + f.packets_to_client,
                         }
                     })

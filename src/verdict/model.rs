@@ -1,54 +1,50 @@
-//! The findings of a run: exactly the JSON output contract of DESIGN.md (one type
-//! per JSON object, snake_case keys, kebab-case enum values). The report layer
-//! serialises these; `compare` reads them back. Plain data, no behaviour.
+//! The findings of a run as data: endpoints as addresses and ports, times in ns,
+//! captures and boundaries as capture indices, every verdict an enum.
+//! Takes nothing; gives the types the verdict stage fills and the report layer
+//! reads. Never holds a word meant for people and never knows the wire names:
+//! `report::schema` owns the serde contract and `report::*` every sentence.
 
 pub use crate::correlate::{Evidence, Strength};
-use serde::{Deserialize, Serialize, Serializer};
-
-/// Decimals kept in `*_ms` values: 3 = microseconds, below any capture's clock precision.
-pub const MS_DECIMALS: i32 = 3;
-
-/// Rounds a millisecond value to [`MS_DECIMALS`] decimals (and `-0` to `0`), so
-/// reports do not print float noise such as `0.30999999999999994`.
-pub fn round_ms(ms: f64) -> f64 {
-    if !ms.is_finite() {
-        return ms;
-    }
-    let scale = 10f64.powi(MS_DECIMALS);
-    let rounded = (ms * scale).round() / scale;
-    if rounded == 0.0 {
-        0.0
-    } else {
-        rounded
-    }
-}
-
-/// Serializes an ms value rounded (whatever the findings hold).
-fn ser_ms<S: Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(round_ms(*ms))
-}
-
-/// Serializes an optional ms value rounded.
-fn ser_opt_ms<S: Serializer>(ms: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match ms {
-        Some(v) => s.serialize_some(&round_ms(*v)),
-        None => s.serialize_none(),
-    }
-}
+use std::net::IpAddr;
 
 /// Everything a report shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Findings {
-    /// Version of the tuplecorr that wrote it.
+    /// Version of the tuplecorr that produced it.
     pub tuplecorr: String,
+    /// One per capture, in path order; every index in the findings points here.
     pub captures: Vec<CaptureSummary>,
+    /// One per pair of neighbouring captures.
     pub boundaries: Vec<Boundary>,
     pub requests: Vec<Request>,
+    /// One per capture after the first.
     pub unmatched: Vec<Unmatched>,
     pub warnings: Vec<WarningOut>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+impl Findings {
+    /// Label of capture `index` (`?` when out of range, e.g. a damaged report read back).
+    pub fn label(&self, index: usize) -> &str {
+        self.captures.get(index).map_or("?", |c| c.label.as_str())
+    }
+}
+
+/// Two captures that saw a request one after the other, `from` nearer the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Between {
+    pub from: usize,
+    pub to: usize,
+}
+
+/// An address with its port; ICMP endpoints have no port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub addr: IpAddr,
+    pub port: Option<u16>,
+}
+
+/// What one capture was and how its clock relates to capture 1's.
+#[derive(Clone, Debug, PartialEq)]
 pub struct CaptureSummary {
     pub label: String,
     pub file: String,
@@ -57,16 +53,14 @@ pub struct CaptureSummary {
     pub packets: u64,
     pub flows: u64,
     /// Positive: this capture's clock runs ahead of capture 1's.
-    #[serde(serialize_with = "ser_ms")]
-    pub clock_offset_ms: f64,
-    #[serde(serialize_with = "ser_ms")]
-    pub offset_spread_ms: f64,
+    pub clock_offset_ns: i64,
+    pub offset_spread_ns: i64,
     pub offset_samples: u64,
     pub offset_method: OffsetMethod,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// How a capture's clock offset was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OffsetMethod {
     /// Capture 1: the reference clock.
     Reference,
@@ -80,141 +74,106 @@ pub enum OffsetMethod {
     None,
 }
 
+/// Whether a field (ports, ICMP id) survived a boundary, over all its requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// No request crossed the boundary with this field.
+    Unknown,
+    Kept,
+    Changed,
+    Mixed,
+}
+
 /// Traits of one boundary between neighbouring captures, over all its requests.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Boundary {
-    /// `A->B`, A nearer the client.
-    pub between: String,
-    #[serde(serialize_with = "ser_opt_ms")]
-    pub delay_ms: Option<f64>,
+    pub between: Between,
+    pub delay_ns: Option<i64>,
     pub ttl_decrement: Option<i64>,
-    /// `kept`, `remapped`, `mixed` or `unknown`.
-    pub ports: String,
-    /// `kept`, `rewritten`, `mixed` or `unknown`.
-    pub icmp_id: String,
+    pub ports: Kept,
+    pub icmp_id: Kept,
     pub mss_clamped: bool,
     pub seq_shift: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Proto {
     Tcp,
     Udp,
     Icmp,
 }
 
-impl Proto {
-    pub fn name(self) -> &'static str {
-        match self {
-            Proto::Tcp => "tcp",
-            Proto::Udp => "udp",
-            Proto::Icmp => "icmp",
-        }
-    }
-}
-
 /// One request: a chain of flows, at most one per capture.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request {
+    /// 1-based, in order of the time at capture 1; kept when filters drop others.
     pub request: u64,
     pub proto: Proto,
-    /// One entry per capture, in path order.
+    /// One entry per capture, in path order (index = capture index).
     pub captures: Vec<Hop>,
     /// One entry per boundary where both sides were seen, in path order.
     pub matches: Vec<Match>,
-    pub source: Changes,
-    pub destination: Changes,
+    pub source: Vec<Change>,
+    pub destination: Vec<Change>,
     pub reply: Reply,
     pub outcome: Outcome,
-    pub explanation: String,
+    /// A middlebox shifted sequence numbers on one of its links.
+    pub seq_shift: bool,
 }
 
 /// A request as seen (or not) at one capture.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Hop {
-    pub label: String,
     pub seen: bool,
-    /// RFC 3339 UTC with nanoseconds, on capture 1's clock.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<String>,
-    /// What this capture recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_time: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    pub reply_seen: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_ms")]
-    pub rtt_ms: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packets_to_server: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packets_to_client: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_to_server: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_to_client: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub community_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wireshark_filter: Option<String>,
-    /// ICMP echo only: the identifier at this capture (NAT may rewrite it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icmp_id: Option<u16>,
-    /// ICMP echo only: the sequence numbers seen, e.g. `1-5`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icmp_seqs: Option<String>,
-    /// Capture time in ns on capture 1's clock (not serialised; for filters and tables).
-    #[serde(skip)]
+    /// First packet, ns since the Unix epoch on capture 1's clock.
     pub time_ns: Option<i64>,
+    /// First packet as this capture recorded it.
+    pub raw_time_ns: Option<i64>,
+    /// The client's first packet (else the first) on capture 1's clock: what time filters use.
+    pub start_ns: Option<i64>,
+    pub client: Option<Endpoint>,
+    pub server: Option<Endpoint>,
+    pub reply_seen: bool,
+    pub rtt_ns: Option<i64>,
+    pub packets_to_server: Option<u64>,
+    pub packets_to_client: Option<u64>,
+    pub bytes_to_server: Option<u64>,
+    pub bytes_to_client: Option<u64>,
+    /// ICMP echo only: the identifier at this capture (NAT may rewrite it).
+    pub icmp_id: Option<u16>,
+    /// ICMP echo only: first and last sequence number seen.
+    pub icmp_seqs: Option<(u16, u16)>,
 }
 
 impl Hop {
     /// A capture where the request was not seen (and no reply either).
-    pub fn unseen(label: String) -> Hop {
-        Hop {
-            label,
-            seen: false,
-            time: None,
-            raw_time: None,
-            client: None,
-            server: None,
-            reply_seen: false,
-            rtt_ms: None,
-            packets_to_server: None,
-            packets_to_client: None,
-            bytes_to_server: None,
-            bytes_to_client: None,
-            community_id: None,
-            wireshark_filter: None,
-            icmp_id: None,
-            icmp_seqs: None,
-            time_ns: None,
-        }
+    pub fn unseen() -> Hop {
+        Hop::default()
     }
 }
 
-/// How the flows of two neighbouring captures (those where the request was seen)
-/// were paired.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// How the flows of two neighbouring captures (those where the request was
+/// seen) were paired.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Match {
-    pub between: String,
+    pub between: Between,
     pub strength: Strength,
     pub evidence: Vec<Evidence>,
-    /// `ambiguous` only: the competing flows, as `label client->server @time`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub candidates: Vec<String>,
+    /// `ambiguous` only: the competing flows at `between.to`.
+    pub candidates: Vec<Candidate>,
 }
 
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
-pub struct Changes {
-    pub changed: Vec<Change>,
+/// A flow that competed for an ambiguous match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub capture: usize,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    /// First packet on capture 1's clock.
+    pub time_ns: i64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChangeKind {
     Snat,
     Dnat,
@@ -222,27 +181,16 @@ pub enum ChangeKind {
     Proxy,
 }
 
-impl ChangeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ChangeKind::Snat => "snat",
-            ChangeKind::Dnat => "dnat",
-            ChangeKind::PortOnly => "port-only",
-            ChangeKind::Proxy => "proxy",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// An endpoint that differs between two neighbouring captures.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    pub between: String,
+    pub between: Between,
     pub kind: ChangeKind,
-    pub before: String,
-    pub after: String,
+    pub before: Endpoint,
+    pub after: Endpoint,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyPath {
     SamePath,
     ReplyLost,
@@ -250,28 +198,17 @@ pub enum ReplyPath {
     NoReply,
 }
 
-impl ReplyPath {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReplyPath::SamePath => "same-path",
-            ReplyPath::ReplyLost => "reply-lost",
-            ReplyPath::Bypassed => "bypassed",
-            ReplyPath::NoReply => "no-reply",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     pub path: ReplyPath,
-    pub lost_between: Option<String>,
-    pub bypassed: Option<String>,
+    pub lost_between: Option<Between>,
+    /// The capture the replies went around.
+    pub bypassed: Option<usize>,
     /// The last capture (in path order) the request got to.
-    pub reached: Option<String>,
+    pub reached: Option<usize>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutcomeKind {
     Completed,
     HandshakeOnly,
@@ -281,50 +218,59 @@ pub enum OutcomeKind {
     Midstream,
 }
 
-impl OutcomeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            OutcomeKind::Completed => "completed",
-            OutcomeKind::HandshakeOnly => "handshake-only",
-            OutcomeKind::Reset => "reset",
-            OutcomeKind::IcmpError => "icmp-error",
-            OutcomeKind::NoReply => "no-reply",
-            OutcomeKind::Midstream => "midstream",
-        }
-    }
+/// Where a RST or ICMP error came into the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Seen at the last capture: sent from beyond it.
+    Capture(usize),
+    /// Seen up to `from` but not at `to`: injected in between.
+    Between(Between),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Type and code of an ICMP error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcmpCode {
+    pub ty: u8,
+    pub code: u8,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub kind: OutcomeKind,
     /// Sender address of the RST / ICMP error.
-    pub by: Option<String>,
-    /// Where it came into the path: a capture label, or a boundary `A->B`.
-    pub origin: Option<String>,
-    /// `type/code` of the ICMP error.
-    pub icmp: Option<String>,
+    pub by: Option<IpAddr>,
+    pub origin: Option<Origin>,
+    pub icmp: Option<IcmpCode>,
+}
+
+impl Outcome {
+    /// An outcome with nobody to blame.
+    pub fn plain(kind: OutcomeKind) -> Outcome {
+        Outcome { kind, by: None, origin: None, icmp: None }
+    }
 }
 
 /// Flows of a later capture that matched no request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Unmatched {
-    pub label: String,
+    pub capture: usize,
     pub count: u64,
     /// Filled only with `--all`.
     pub flows: Vec<UnmatchedFlow>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnmatchedFlow {
     pub proto: Proto,
-    pub client: String,
-    pub server: String,
-    pub time: String,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    /// First packet on capture 1's clock.
+    pub time_ns: i64,
     pub packets: u64,
 }
 
-/// A warning as it appears in reports.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A non-fatal input problem as reports show it (the read stage wrote the message).
+#[derive(Clone, Debug, PartialEq)]
 pub struct WarningOut {
     pub label: String,
     pub record: Option<u64>,

@@ -6,23 +6,23 @@
 //! into the path: the last capture when it was seen there, else the boundary
 //! after the furthest capture that saw it (a RST appearing between two captures
 //! was forged in between, even though it carries the server's address).
+//! Takes a chain's flows per capture; gives a typed `Outcome`. Never formats text.
 
-use super::model::{Outcome, OutcomeKind};
-use super::Ctx;
+use super::model::{Between, IcmpCode, Origin, Outcome, OutcomeKind};
 use crate::flows::{Flow, FlowProto, Orientation};
 
-pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
+pub(crate) fn outcome(flows: &[Option<&Flow>]) -> Outcome {
     let Some(f) = flows.iter().flatten().next() else {
-        return Outcome { kind: OutcomeKind::NoReply, by: None, origin: None, icmp: None };
+        return Outcome::plain(OutcomeKind::NoReply);
     };
     let icmp_error = f.request_errors().next();
-    let plain = |kind| Outcome { kind, by: None, origin: None, icmp: None };
+    let plain = Outcome::plain;
     let reset = |f: &Flow| {
         let rst = f.rst_to_client?;
         Some(Outcome {
             kind: OutcomeKind::Reset,
-            by: Some(rst.sender.to_string()),
-            origin: Some(origin(ctx, flows, |g| g.rst_to_client.is_some())),
+            by: Some(rst.sender),
+            origin: Some(origin(flows, |g| g.rst_to_client.is_some())),
             icmp: None,
         })
     };
@@ -31,9 +31,9 @@ pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
         let _ = f;
         Some(Outcome {
             kind: OutcomeKind::IcmpError,
-            by: Some(e.sender.to_string()),
-            origin: Some(origin(ctx, flows, |g| g.request_errors().next().is_some())),
-            icmp: Some(format!("{}/{}", e.icmp_type, e.code)),
+            by: Some(e.sender),
+            origin: Some(origin(flows, |g| g.request_errors().next().is_some())),
+            icmp: Some(IcmpCode { ty: e.icmp_type, code: e.code }),
         })
     };
     match f.proto {
@@ -69,12 +69,12 @@ pub(crate) fn outcome(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Outcome {
 }
 
 /// Where the RST / ICMP error entered the path.
-fn origin(ctx: &Ctx<'_>, flows: &[Option<&Flow>], saw: impl Fn(&Flow) -> bool) -> String {
+fn origin(flows: &[Option<&Flow>], saw: impl Fn(&Flow) -> bool) -> Origin {
     let n = flows.len();
     let furthest = (0..n).rev().find(|&c| flows[c].is_some_and(&saw)).unwrap_or(0);
     if furthest + 1 == n {
-        ctx.labels[furthest].to_string()
+        Origin::Capture(furthest)
     } else {
-        ctx.between(furthest, furthest + 1)
+        Origin::Between(Between { from: furthest, to: furthest + 1 })
     }
 }

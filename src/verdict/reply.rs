@@ -5,15 +5,15 @@
 //! between; `reply-lost` when a reply seen at B is missing at the capture A before
 //! it; `bypassed` when replies were seen on both sides of a capture that saw the
 //! request but no reply; `no-reply` when none was seen anywhere.
+//! Takes a chain's flows per capture; gives a typed `Reply`. Never formats text.
 
-use super::model::{Reply, ReplyPath};
-use super::Ctx;
+use super::model::{Between, Reply, ReplyPath};
 use crate::flows::Flow;
 
-pub(crate) fn reply(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Reply {
+pub(crate) fn reply(flows: &[Option<&Flow>]) -> Reply {
     let seen: Vec<usize> = (0..flows.len()).filter(|&c| flows[c].is_some()).collect();
     let replied: Vec<bool> = seen.iter().map(|&c| flows[c].is_some_and(|f| f.reply_seen())).collect();
-    let reached = seen.last().map(|&c| ctx.labels[c].to_string());
+    let reached = seen.last().copied();
     let mut r = Reply { path: ReplyPath::SamePath, lost_between: None, bypassed: None, reached };
     if !replied.iter().any(|&x| x) {
         r.path = ReplyPath::NoReply;
@@ -23,7 +23,7 @@ pub(crate) fn reply(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Reply {
     for k in 1..seen.len().saturating_sub(1) {
         if !replied[k] && replied[..k].iter().any(|&x| x) && replied[k + 1..].iter().any(|&x| x) {
             r.path = ReplyPath::Bypassed;
-            r.bypassed = Some(ctx.labels[seen[k]].to_string());
+            r.bypassed = Some(seen[k]);
             return r;
         }
     }
@@ -31,7 +31,7 @@ pub(crate) fn reply(ctx: &Ctx<'_>, flows: &[Option<&Flow>]) -> Reply {
     if let Some(k) = replied.iter().position(|&x| x) {
         if k > 0 {
             r.path = ReplyPath::ReplyLost;
-            r.lost_between = Some(ctx.between(seen[k - 1], seen[k]));
+            r.lost_between = Some(Between { from: seen[k - 1], to: seen[k] });
         }
     }
     r

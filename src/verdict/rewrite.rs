@@ -2,21 +2,22 @@
 //! between consecutive captures that saw a request — `snat`/`dnat` (address
 //! changed, the port may too), `port-only`, `proxy` (a new connection begins at
 //! that boundary; reported on the source side) — and the traits of each
-//! boundary over all its requests.
+//! boundary over all its requests. Takes a chain's flows; gives typed changes
+//! and boundary traits. Never formats text.
 
-use super::model::{Boundary, Change, ChangeKind, Changes};
-use super::Ctx;
+use super::model::{Between, Boundary, Change, ChangeKind, Kept};
+use super::{endpoint, Ctx};
 use crate::correlate::{Chain, LinkKind};
 use crate::flows::{Flow, FlowProto};
 
 /// Source and destination changes of one request, in path order.
-pub(crate) fn changes(ctx: &Ctx<'_>, chain: &Chain, flows: &[Option<&Flow>]) -> (Changes, Changes) {
-    let mut source = Changes::default();
-    let mut destination = Changes::default();
+pub(crate) fn changes(chain: &Chain, flows: &[Option<&Flow>]) -> (Vec<Change>, Vec<Change>) {
+    let mut source = Vec::new();
+    let mut destination = Vec::new();
     for link in &chain.links {
         let (Some(a), Some(b)) = (flows[link.from], flows[link.to]) else { continue };
         let icmp = a.proto == FlowProto::Icmp;
-        let between = ctx.between(link.from, link.to);
+        let between = Between { from: link.from, to: link.to };
         let same = |x: &crate::flows::Endpoint, y: &crate::flows::Endpoint| {
             if icmp {
                 x.addr == y.addr
@@ -25,28 +26,28 @@ pub(crate) fn changes(ctx: &Ctx<'_>, chain: &Chain, flows: &[Option<&Flow>]) -> 
             }
         };
         if link.kind == LinkKind::Proxy {
-            source.changed.push(Change {
-                between: between.clone(),
+            source.push(Change {
+                between,
                 kind: ChangeKind::Proxy,
-                before: a.client.display(icmp),
-                after: b.client.display(icmp),
+                before: endpoint(a, &a.client),
+                after: endpoint(b, &b.client),
             });
         } else if !same(&a.client, &b.client) {
             let kind = if a.client.addr != b.client.addr { ChangeKind::Snat } else { ChangeKind::PortOnly };
-            source.changed.push(Change {
-                between: between.clone(),
+            source.push(Change {
+                between,
                 kind,
-                before: a.client.display(icmp),
-                after: b.client.display(icmp),
+                before: endpoint(a, &a.client),
+                after: endpoint(b, &b.client),
             });
         }
         if !same(&a.server, &b.server) {
             let kind = if a.server.addr != b.server.addr { ChangeKind::Dnat } else { ChangeKind::PortOnly };
-            destination.changed.push(Change {
+            destination.push(Change {
                 between,
                 kind,
-                before: a.server.display(icmp),
-                after: b.server.display(icmp),
+                before: endpoint(a, &a.server),
+                after: endpoint(b, &b.server),
             });
         }
     }
@@ -55,7 +56,7 @@ pub(crate) fn changes(ctx: &Ctx<'_>, chain: &Chain, flows: &[Option<&Flow>]) -> 
 
 /// Traits of each neighbour boundary across all requests that crossed it.
 pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
-    let n = ctx.labels.len();
+    let n = ctx.n;
     (0..n.saturating_sub(1))
         .map(|i| {
             let mut ports = Tally::default();
@@ -87,11 +88,11 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
             }
             let ttl_decrement = (!ttl.is_empty()).then(|| crate::correlate::clock::median_mad(&mut ttl).0);
             Boundary {
-                between: ctx.between(i, i + 1),
-                delay_ms: ctx.corr.delays_ns.get(i).copied().flatten().map(super::ms),
+                between: Between { from: i, to: i + 1 },
+                delay_ns: ctx.corr.delays_ns.get(i).copied().flatten(),
                 ttl_decrement,
-                ports: ports.word("kept", "remapped"),
-                icmp_id: icmp_id.word("kept", "rewritten"),
+                ports: ports.kept(),
+                icmp_id: icmp_id.kept(),
                 mss_clamped,
                 seq_shift,
             }
@@ -114,12 +115,30 @@ impl Tally {
         }
     }
 
-    fn word(&self, kept: &str, changed: &str) -> String {
+    fn kept(&self) -> Kept {
         match (self.kept, self.changed) {
-            (0, 0) => "unknown".into(),
-            (_, 0) => kept.into(),
-            (0, _) => changed.into(),
-            _ => "mixed".into(),
+            (0, 0) => Kept::Unknown,
+            (_, 0) => Kept::Kept,
+            (0, _) => Kept::Changed,
+            _ => Kept::Mixed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_says_kept_changed_mixed_or_unknown() {
+        let mut t = Tally::default();
+        assert_eq!(t.kept(), Kept::Unknown);
+        t.add(true);
+        assert_eq!(t.kept(), Kept::Kept);
+        t.add(false);
+        assert_eq!(t.kept(), Kept::Mixed);
+        let mut only_changed = Tally::default();
+        only_changed.add(false);
+        assert_eq!(only_changed.kept(), Kept::Changed);
     }
 }

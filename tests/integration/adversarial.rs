@@ -10,7 +10,8 @@ use tuplecorr::flows::{FlowTable, Flows};
 use tuplecorr::read::{LinkType, RawRecord};
 use tuplecorr::synth::{Captures, Echo, Hop, Path, Point, Tcp, Udp};
 use tuplecorr::verdict::{
-    verdict, CaptureMeta, ChangeKind, Evidence, Findings, OutcomeKind, ReplyPath, Strength, VerdictOptions,
+    verdict, Between, CaptureMeta, ChangeKind, Endpoint, Evidence, Findings, Kept, Origin, OutcomeKind,
+    ReplyPath, Strength, VerdictOptions,
 };
 
 pub fn ip(s: &str) -> IpAddr {
@@ -19,6 +20,16 @@ pub fn ip(s: &str) -> IpAddr {
 
 const T0: i64 = 1_795_995_638_000_000_000;
 const LABELS: [&str; 3] = ["decap", "egress", "backend"];
+const EGRESS_BACKEND: Between = Between { from: 1, to: 2 };
+
+fn ep(addr: &str, port: u16) -> Endpoint {
+    Endpoint { addr: ip(addr), port: Some(port) }
+}
+
+/// The explanation the report writes for `r`.
+fn explain(f: &Findings, r: &tuplecorr::verdict::Request) -> String {
+    tuplecorr::report::explain::explain(&tuplecorr::report::words::Words::new(f), r)
+}
 
 /// Decodes every packet of every point and runs the later stages.
 pub fn run(caps: &Captures, labels: &[&str], config: &CorrelateConfig) -> Findings {
@@ -84,20 +95,21 @@ fn node_masquerade_is_found_between_egress_and_backend() {
     assert_eq!(f.requests.len(), 1);
     let r = &f.requests[0];
     assert!(r.captures.iter().all(|h| h.seen && h.reply_seen));
-    assert_eq!(r.source.changed.len(), 1);
-    let c = &r.source.changed[0];
-    assert_eq!((c.between.as_str(), c.kind), ("egress->backend", ChangeKind::Snat));
-    assert_eq!((c.before.as_str(), c.after.as_str()), ("198.18.90.42:51514", "198.19.3.17:40112"));
-    assert!(r.destination.changed.is_empty());
+    assert_eq!(r.source.len(), 1);
+    let c = &r.source[0];
+    assert_eq!((c.between, c.kind), (EGRESS_BACKEND, ChangeKind::Snat));
+    assert_eq!((c.before, c.after), (ep("198.18.90.42", 51514), ep("198.19.3.17", 40112)));
+    assert!(r.destination.is_empty());
     assert_eq!(r.reply.path, ReplyPath::SamePath);
     assert_eq!(r.outcome.kind, OutcomeKind::Completed);
     assert!(r.matches.iter().all(|m| m.strength == Strength::Strong && m.evidence.contains(&Evidence::Isn)));
     assert!(r.matches[0].evidence.contains(&Evidence::ClientFingerprint));
-    assert!(r.explanation.contains("egress and backend") && r.explanation.contains("198.19.3.17"));
-    assert_eq!(f.boundaries[1].ports, "remapped");
-    assert_eq!(f.boundaries[0].ports, "kept");
+    let explanation = explain(&f, r);
+    assert!(explanation.contains("egress and backend") && explanation.contains("198.19.3.17"));
+    assert_eq!(f.boundaries[1].ports, Kept::Changed);
+    assert_eq!(f.boundaries[0].ports, Kept::Kept);
     assert_eq!(f.boundaries[1].ttl_decrement, Some(1));
-    let delay = f.boundaries[1].delay_ms.unwrap();
+    let delay = f.boundaries[1].delay_ns.unwrap() as f64 / 1e6;
     assert!((delay - 0.08).abs() < 0.002, "delay {delay}");
 }
 
@@ -144,9 +156,9 @@ fn fifty_identical_health_checks_through_snat_are_told_apart_by_isn() {
     assert_eq!(f.requests.len(), 50);
     for (i, r) in f.requests.iter().enumerate() {
         let port = 40000 + i;
-        assert_eq!(r.captures[0].client.as_deref(), Some(format!("198.18.90.42:{port}").as_str()));
-        assert_eq!(r.captures[1].client.as_deref(), Some(format!("198.18.90.42:{port}").as_str()));
-        assert_eq!(r.captures[2].client.as_deref(), Some("198.19.3.17:40112"));
+        assert_eq!(r.captures[0].client, Some(ep("198.18.90.42", port as u16)));
+        assert_eq!(r.captures[1].client, Some(ep("198.18.90.42", port as u16)));
+        assert_eq!(r.captures[2].client, Some(ep("198.19.3.17", 40112)));
         assert!(r
             .matches
             .iter()
@@ -180,13 +192,12 @@ fn identical_udp_probes_inside_the_tolerance_are_ambiguous_not_guessed() {
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
     assert_eq!(f.requests.len(), 2);
     for r in &f.requests {
-        let m =
-            r.matches.iter().find(|m| m.between == "egress->backend").expect("a match at egress->backend");
+        let m = r.matches.iter().find(|m| m.between == EGRESS_BACKEND).expect("a match at egress->backend");
         assert_eq!(m.strength, Strength::Ambiguous, "request {}", r.request);
         assert_eq!(m.candidates.len(), 2);
         assert_eq!(r.matches[0].strength, Strength::Strong, "decap->egress keeps the address: no tie there");
     }
-    assert!(f.requests[0].explanation.contains("ambiguous"));
+    assert!(explain(&f, &f.requests[0]).contains("ambiguous"));
 }
 
 #[test]
@@ -203,7 +214,7 @@ fn unanswered_syn_retransmissions_are_one_request_without_reply() {
     assert_eq!(r.captures[0].packets_to_server, Some(4));
     assert!(r.captures[1].seen && !r.captures[2].seen);
     assert_eq!(r.reply.path, ReplyPath::NoReply);
-    assert_eq!(r.reply.reached.as_deref(), Some("egress"));
+    assert_eq!(r.reply.reached, Some(1), "egress");
     assert_eq!(r.outcome.kind, OutcomeKind::NoReply);
 }
 
@@ -246,7 +257,7 @@ fn snaplen_96_side_matches_the_full_side() {
     for r in &f.requests {
         assert!(r.captures[1].seen);
         assert_eq!(r.matches[0].strength, Strength::Strong);
-        assert_eq!(r.source.changed[0].kind, ChangeKind::Snat);
+        assert_eq!(r.source[0].kind, ChangeKind::Snat);
         assert_eq!(r.outcome.kind, OutcomeKind::Completed);
     }
 }
@@ -260,7 +271,7 @@ fn isn_randomizing_middlebox_is_a_seq_shift_trait_not_a_proxy() {
     let r = &f.requests[0];
     assert!(r.captures[1].seen);
     assert!(r.matches[0].evidence.contains(&Evidence::SeqShift), "{:?}", r.matches[0]);
-    assert!(r.source.changed.is_empty(), "not a proxy: {:?}", r.source.changed);
+    assert!(r.source.is_empty(), "not a proxy: {:?}", r.source);
     assert!(f.boundaries[0].seq_shift);
 }
 
@@ -275,9 +286,9 @@ fn terminating_proxy_is_reported_as_proxy_on_the_source_side() {
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
     let r = &f.requests[0];
     assert!(r.captures.iter().all(|h| h.seen), "{r:#?}");
-    let c = &r.source.changed[0];
-    assert_eq!((c.between.as_str(), c.kind), ("decap->egress", ChangeKind::Proxy), "{:?}", r.matches);
-    assert_eq!(c.after, "198.18.10.2:33000");
+    let c = &r.source[0];
+    assert_eq!((c.between, c.kind), (Between { from: 0, to: 1 }, ChangeKind::Proxy), "{:?}", r.matches);
+    assert_eq!(c.after, ep("198.18.10.2", 33000));
     assert!(!r.matches[0].evidence.contains(&Evidence::Isn));
     assert!(r.matches[0].evidence.contains(&Evidence::ClientFingerprint));
     assert!(!f.boundaries[0].seq_shift);
@@ -301,8 +312,8 @@ fn background_flows_at_one_point_match_nothing() {
     }
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
     assert_eq!(f.requests.len(), 1);
-    assert_eq!(f.unmatched.iter().find(|u| u.label == "backend").unwrap().count, 4);
-    assert_eq!(f.requests[0].captures[2].client.as_deref(), Some("198.19.3.17:40112"));
+    assert_eq!(f.unmatched.iter().find(|u| u.capture == 2).unwrap().count, 4, "backend");
+    assert_eq!(f.requests[0].captures[2].client, Some(ep("198.19.3.17", 40112)));
 }
 
 #[test]
@@ -314,8 +325,8 @@ fn request_missing_at_the_middle_capture_is_still_chained() {
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
     let r = &f.requests[0];
     assert!(r.captures[0].seen && !r.captures[1].seen && r.captures[2].seen);
-    assert_eq!(r.matches[0].between, "decap->backend");
-    assert_eq!(r.source.changed[0].between, "decap->backend");
+    assert_eq!(r.matches[0].between, Between { from: 0, to: 2 });
+    assert_eq!(r.source[0].between, Between { from: 0, to: 2 });
     assert_eq!(r.reply.path, ReplyPath::SamePath);
 }
 
@@ -329,8 +340,8 @@ fn reply_seen_at_backend_but_not_egress_is_reply_lost() {
         run(&p.finish(), &LABELS, &CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() });
     let r = &f.requests[0];
     assert_eq!(r.reply.path, ReplyPath::ReplyLost);
-    assert_eq!(r.reply.lost_between.as_deref(), Some("egress->backend"));
-    assert!(r.explanation.contains("not at egress"));
+    assert_eq!(r.reply.lost_between, Some(EGRESS_BACKEND));
+    assert!(explain(&f, r).contains("not at egress"));
 }
 
 #[test]
@@ -367,21 +378,22 @@ fn clock_offsets_of_both_signs_are_estimated_and_removed() {
         answered: true,
     });
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
-    assert!((f.captures[1].clock_offset_ms - 2750.0).abs() < 1.0, "{}", f.captures[1].clock_offset_ms);
-    assert!((f.captures[2].clock_offset_ms + 1300.0).abs() < 1.0, "{}", f.captures[2].clock_offset_ms);
+    let offset_ms = |c: usize| f.captures[c].clock_offset_ns as f64 / 1e6;
+    assert!((offset_ms(1) - 2750.0).abs() < 1.0, "{}", offset_ms(1));
+    assert!((offset_ms(2) + 1300.0).abs() < 1.0, "{}", offset_ms(2));
     assert_eq!(f.requests.len(), 22);
     assert!(f.requests.iter().all(|r| r.captures.iter().all(|h| h.seen)));
     let echo = f.requests.iter().find(|r| r.proto == tuplecorr::verdict::Proto::Icmp).unwrap();
     assert_eq!(echo.outcome.kind, OutcomeKind::Completed);
     assert_eq!(echo.matches[1].evidence[0], Evidence::IcmpEcho);
-    assert_eq!(echo.captures[2].client.as_deref(), Some("198.19.3.17"));
+    assert_eq!(echo.captures[2].client, Some(Endpoint { addr: ip("198.19.3.17"), port: None }));
     assert_ne!(echo.captures[2].icmp_id, echo.captures[0].icmp_id, "NAT rewrote the identifier");
-    assert_eq!(f.boundaries[1].icmp_id, "rewritten");
+    assert_eq!(f.boundaries[1].icmp_id, Kept::Changed);
     let udp = f.requests.iter().find(|r| r.proto == tuplecorr::verdict::Proto::Udp).unwrap();
     assert_eq!(udp.matches[1].evidence[0], Evidence::UdpPayload);
     // Times are on capture 1's clock: the backend sees the SYN after decap.
     let r = &f.requests[0];
-    assert!(r.captures[2].time > r.captures[0].time);
+    assert!(r.captures[2].time_ns > r.captures[0].time_ns);
 }
 
 #[test]
@@ -391,7 +403,7 @@ fn manual_offset_overrides_the_estimate() {
     p.tcp(&Tcp::new((ip("198.18.90.42"), 54000), (ip("198.19.96.10"), 80), T0, 300));
     let config = CorrelateConfig { offsets_ns: vec![(1, 5_000_000_000)], ..Default::default() };
     let f = run(&p.finish(), &["decap", "egress"], &config);
-    assert_eq!(f.captures[1].clock_offset_ms, 5000.0);
+    assert_eq!(f.captures[1].clock_offset_ns, 5_000_000_000);
     assert_eq!(f.captures[1].offset_method, tuplecorr::verdict::OffsetMethod::Manual);
     assert!(f.requests[0].captures[1].seen);
 }
@@ -405,8 +417,8 @@ fn server_reset_and_its_origin() {
     let f = run(&p.finish(), &LABELS, &CorrelateConfig::default());
     let r = &f.requests[0];
     assert_eq!(r.outcome.kind, OutcomeKind::Reset);
-    assert_eq!(r.outcome.by.as_deref(), Some("198.19.96.10"));
-    assert_eq!(r.outcome.origin.as_deref(), Some("backend"));
+    assert_eq!(r.outcome.by, Some(ip("198.19.96.10")));
+    assert_eq!(r.outcome.origin, Some(Origin::Capture(2)), "backend");
 }
 
 #[test]
@@ -421,8 +433,8 @@ fn capture_started_mid_connection_is_midstream_and_still_chained() {
     assert_eq!(f.requests.len(), 1);
     let r = &f.requests[0];
     assert_eq!(r.outcome.kind, OutcomeKind::Midstream);
-    assert_eq!(r.captures[0].server.as_deref(), Some("198.19.96.10:80"), "oriented by the well-known port");
+    assert_eq!(r.captures[0].server, Some(ep("198.19.96.10", 80)), "oriented by the well-known port");
     assert!(r.captures.iter().all(|h| h.seen));
     assert!(r.matches.iter().all(|m| m.evidence.contains(&Evidence::ClientFingerprint)));
-    assert_eq!(r.source.changed[0].between, "egress->backend");
+    assert_eq!(r.source[0].between, EGRESS_BACKEND);
 }

@@ -4,8 +4,9 @@
 
 use crate::fixtures::findings;
 use clap::Parser;
-use tuplecorr::cli::{Args, ColorArg, CompareArgs, FailOn};
-use tuplecorr::report::{self, FailOnKind, Format, ReportOptions};
+use tuplecorr::cli::Args;
+use tuplecorr::config::{Choice, ColorChoice, CompareRun, CompareSide, FailOn, Output, Run};
+use tuplecorr::report::{self, Format, ReportOptions};
 use tuplecorr::{app, output};
 
 fn table(color: bool) -> String {
@@ -41,7 +42,7 @@ fn output_file_is_complete_and_no_temporary_is_left() {
     let f = findings();
     let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
     output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap();
-    let back: tuplecorr::verdict::Findings =
+    let back: tuplecorr::report::schema::Findings =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(back.requests.len(), 5);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -67,45 +68,30 @@ fn color_always_colours_and_never_or_no_color_does_not() {
     assert!(table(true).contains("\x1b[32m"));
     assert!(!table(false).contains('\x1b'));
     use std::ffi::OsStr;
-    assert!(app::color_enabled(ColorArg::Always, false, Some(OsStr::new("1"))));
-    assert!(!app::color_enabled(ColorArg::Never, true, None));
-    assert!(app::color_enabled(ColorArg::Auto, true, None));
-    assert!(app::color_enabled(ColorArg::Auto, true, Some(OsStr::new(""))));
-    assert!(!app::color_enabled(ColorArg::Auto, true, Some(OsStr::new("1"))));
-    assert!(!app::color_enabled(ColorArg::Auto, false, None));
+    assert!(app::color_enabled(ColorChoice::Always, false, Some(OsStr::new("1"))));
+    assert!(!app::color_enabled(ColorChoice::Never, true, None));
+    assert!(app::color_enabled(ColorChoice::Auto, true, None));
+    assert!(app::color_enabled(ColorChoice::Auto, true, Some(OsStr::new(""))));
+    assert!(!app::color_enabled(ColorChoice::Auto, true, Some(OsStr::new("1"))));
+    assert!(!app::color_enabled(ColorChoice::Auto, false, None));
 }
 
 #[test]
-fn fail_on_list_parses_and_maps_to_report_kinds() {
-    let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--fail-on", "reply-lost,icmp-error"])
+fn fail_on_list_parses_into_the_run_and_matches_the_named_problems() {
+    let run = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "--fail-on", "reply-lost,icmp-error"])
+        .unwrap()
+        .into_run()
         .unwrap();
-    assert_eq!(a.correlate.fail_on, [FailOn::ReplyLost, FailOn::IcmpError]);
-    let all = [
-        FailOn::NoReply,
-        FailOn::ReplyLost,
-        FailOn::Bypassed,
-        FailOn::Reset,
-        FailOn::IcmpError,
-        FailOn::Ambiguous,
-    ];
-    let kinds: Vec<FailOnKind> = all.iter().map(|f| app::fail_on_kind(*f)).collect();
-    assert_eq!(
-        kinds,
-        [
-            FailOnKind::NoReply,
-            FailOnKind::ReplyLost,
-            FailOnKind::Bypassed,
-            FailOnKind::Reset,
-            FailOnKind::IcmpError,
-            FailOnKind::Ambiguous
-        ]
-    );
+    let Run::Correlate(run) = run else { panic!("the main form correlates") };
+    assert_eq!(run.fail_on, [FailOn::ReplyLost, FailOn::IcmpError]);
+    let all: Vec<FailOn> = FailOn::NAMES.iter().map(|(_, k)| *k).collect();
+    assert_eq!(FailOn::from_name("no-reply"), Some(FailOn::NoReply));
     let f = findings();
-    assert!(report::fail_on_matches(&f, &[FailOnKind::ReplyLost]));
-    assert!(!report::fail_on_matches(&f, &[FailOnKind::Reset, FailOnKind::Bypassed]));
+    assert!(report::fail_on_matches(&f, &[FailOn::ReplyLost]));
+    assert!(!report::fail_on_matches(&f, &[FailOn::Reset, FailOn::Bypassed]));
     let mut quiet = f.clone();
     quiet.requests.retain(|r| r.request == 1);
-    assert!(!report::fail_on_matches(&quiet, &kinds));
+    assert!(!report::fail_on_matches(&quiet, &all));
 }
 
 #[test]
@@ -114,8 +100,8 @@ fn compare_writes_the_change_statement_for_two_report_files() {
     let mut before = findings();
     before.requests.truncate(1);
     let mut after = before.clone();
-    after.requests[0].captures[2].client = Some("198.18.90.42:51514".into());
-    after.requests[0].source.changed.clear();
+    after.requests[0].captures[2].client = Some(crate::fixtures::ep("198.18.90.42:51514"));
+    after.requests[0].source.clear();
     let write = |name: &str, f: &tuplecorr::verdict::Findings| {
         let path = dir.path().join(name);
         let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
@@ -123,11 +109,10 @@ fn compare_writes_the_change_statement_for_two_report_files() {
         path.to_str().unwrap().to_string()
     };
     let out = dir.path().join("change.txt");
-    let args = CompareArgs {
-        before: write("before.json", &before),
-        after: write("after.json", &after),
-        format: None,
-        output: Some(out.clone()),
+    let args = CompareRun {
+        before: CompareSide::Report(write("before.json", &before).into()),
+        after: CompareSide::Report(write("after.json", &after).into()),
+        output: Output { path: Some(out.clone()), format: Format::Table },
         quiet: true,
     };
     assert_eq!(app::compare(&args).unwrap(), app::EXIT_OK);
@@ -138,11 +123,10 @@ fn compare_writes_the_change_statement_for_two_report_files() {
 
 #[test]
 fn compare_with_a_missing_report_is_an_error_naming_it() {
-    let args = CompareArgs {
-        before: "/nonexistent/before.json".into(),
-        after: "/nonexistent/after.json".into(),
-        format: None,
-        output: None,
+    let args = CompareRun {
+        before: CompareSide::Report("/nonexistent/before.json".into()),
+        after: CompareSide::Report("/nonexistent/after.json".into()),
+        output: Output { path: None, format: Format::Table },
         quiet: true,
     };
     let err = app::compare(&args).unwrap_err();

@@ -3,12 +3,13 @@
 //! change-record statement of `compare` on two scenarios that differ by one
 //! masquerade rule; filters; colour on a pseudo-terminal.
 
-use crate::lab_verdicts::{expected, labels, run, scenarios};
+use crate::lab_verdicts::{expected, labels, run_typed as run, scenarios};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
+use tuplecorr::report::schema::{Findings as Wire, Request, WireName};
 use tuplecorr::report::{self, Format, ReportOptions};
-use tuplecorr::verdict::{Findings, Request};
+use tuplecorr::verdict::{Findings, IcmpCode};
 
 fn write(f: &Findings, format: Format) -> String {
     let mut out = Vec::new();
@@ -110,8 +111,8 @@ fn csv_parsed_back_matches_every_expected_field() {
 fn verdict_fields(r: &Request) -> (String, String, String, Option<String>) {
     (
         r.source.changed.iter().map(|c| c.between.clone()).collect::<Vec<_>>().join(";"),
-        r.reply.path.name().to_string(),
-        r.outcome.kind.name().to_string(),
+        r.reply.path.wire().to_string(),
+        r.outcome.kind.wire().to_string(),
         r.outcome.icmp.clone(),
     )
 }
@@ -121,7 +122,7 @@ fn json_and_ndjson_parsed_back_match_the_findings_and_the_expectation() {
     for dir in scenarios() {
         let (exp, found) = run(&dir);
         let labels = labels(&dir, &exp);
-        let json: Findings = serde_json::from_str(&write(&found, Format::Json)).unwrap();
+        let json: Wire = serde_json::from_str(&write(&found, Format::Json)).unwrap();
         let nd: Vec<Request> =
             write(&found, Format::Ndjson).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(json.requests.len(), found.requests.len());
@@ -165,8 +166,9 @@ fn capture_list(scenario: &str) -> String {
 
 #[test]
 fn compare_states_the_masquerade_change_between_two_lab_scenarios() {
-    let before = tuplecorr::app::compare_side(&capture_list("preserved"), true).unwrap();
-    let after = tuplecorr::app::compare_side(&capture_list("masquerade-node"), true).unwrap();
+    let side = |scenario| tuplecorr::cli::compare_side(&capture_list(scenario)).unwrap();
+    let before = tuplecorr::app::compare_side(&side("preserved"), true).unwrap();
+    let after = tuplecorr::app::compare_side(&side("masquerade-node"), true).unwrap();
     let cmp = tuplecorr::compare::diff::compare(&before, &after);
     let udp =
         cmp.services.iter().find(|s| s.service == "198.19.96.10:9000").expect("the UDP service in both");
@@ -235,7 +237,7 @@ fn filters_narrow_to_exactly_the_expected_requests_with_unchanged_verdicts() {
         ..Default::default()
     });
     assert_eq!(by_host.len(), 2);
-    assert!(by_host.iter().all(|r| r.outcome.icmp.as_deref() == Some("3/13")));
+    assert!(by_host.iter().all(|r| r.outcome.icmp == Some(IcmpCode { ty: 3, code: 13 })));
     let udp = narrowed(tuplecorr::config::Filter { protos: vec!["udp".into()], ..Default::default() });
     assert_eq!(udp.len(), 2);
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tuplecorr::config::{CaptureSpec, Config, Source};
 use tuplecorr::pipeline::analyze;
 use tuplecorr::read::NoProgress;
-use tuplecorr::verdict::{Findings, Request};
+use tuplecorr::report::schema::{self, Findings, Request, WireName};
 
 fn lab_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab")
@@ -49,11 +49,18 @@ pub fn config_for(dir: &Path, exp: &Value) -> Config {
     Config { captures, quiet: true, ..Config::default() }
 }
 
-pub fn run(dir: &Path) -> (Value, Findings) {
+/// The expected verdicts and the typed findings of one lab scenario.
+pub fn run_typed(dir: &Path) -> (Value, tuplecorr::verdict::Findings) {
     let exp = expected(dir);
     let config = config_for(dir, &exp);
     let found = analyze(&config, &NoProgress).expect("lab captures read");
     (exp, found)
+}
+
+/// The expected verdicts and the findings as the contract words them (what expected.json holds).
+pub fn run(dir: &Path) -> (Value, Findings) {
+    let (exp, found) = run_typed(dir);
+    (exp, schema::findings(&found))
 }
 
 /// `198.19.3.1:*` matches any port.
@@ -75,7 +82,7 @@ fn boundaries(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn got_changes(changes: &tuplecorr::verdict::Changes) -> Vec<String> {
+fn got_changes(changes: &schema::Changes) -> Vec<String> {
     changes
         .changed
         .iter()
@@ -94,7 +101,7 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
             errs.push(format!("{what}: expected {e}, got {g}"));
         }
     };
-    check("proto".into(), exp["proto"].as_str().unwrap().into(), got.proto.name().into());
+    check("proto".into(), exp["proto"].as_str().unwrap().into(), got.proto.wire().into());
     for (i, label) in labels.iter().enumerate() {
         let e = &exp["captures"][label];
         let h = &got.captures[i];
@@ -118,8 +125,8 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
         format!("{:?}", boundaries(&exp["destination_changed_at"])),
         format!("{:?}", got_changes(&got.destination)),
     );
-    check("reply_path".into(), exp["reply_path"].as_str().unwrap().into(), got.reply.path.name().into());
-    check("outcome".into(), exp["outcome"].as_str().unwrap().into(), got.outcome.kind.name().into());
+    check("reply_path".into(), exp["reply_path"].as_str().unwrap().into(), got.reply.path.wire().into());
+    check("outcome".into(), exp["outcome"].as_str().unwrap().into(), got.outcome.kind.wire().into());
     check(
         "outcome_icmp".into(),
         format!("{:?}", exp["outcome_icmp"].as_str()),
@@ -217,7 +224,7 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         let a = one.install(|| analyze(&base, &NoProgress)).unwrap();
         let b = two.install(|| analyze(&chunked, &NoProgress)).unwrap();
         let c = one.install(|| analyze(&chunked, &NoProgress)).unwrap();
-        let json = |f: &Findings| serde_json::to_string(f).unwrap();
+        let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&schema::findings(f)).unwrap();
         assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
         assert_eq!(json(&a), json(&c), "{}: whole file vs 4 KiB chunks", dir.display());
     }

@@ -268,17 +268,20 @@ fn many_service_reports(dir: &Path) -> (String, String) {
         .map(|i| {
             let mut r = one.clone();
             r.request = u64::from(i) + 1;
-            r.captures[0].server = Some(format!("198.19.96.10:{}", 1000 + i));
+            r.captures[0].server = Some(tuplecorr::verdict::Endpoint {
+                addr: "198.19.96.10".parse().unwrap(),
+                port: Some(1000 + i),
+            });
             r
         })
         .collect();
     let before = dir.join("before.json");
-    std::fs::write(&before, serde_json::to_vec(&f).unwrap()).unwrap();
+    std::fs::write(&before, serde_json::to_vec(&tuplecorr::report::schema::findings(&f)).unwrap()).unwrap();
     for r in &mut f.requests {
-        r.source.changed.clear();
+        r.source.clear();
     }
     let after = dir.join("after.json");
-    std::fs::write(&after, serde_json::to_vec(&f).unwrap()).unwrap();
+    std::fs::write(&after, serde_json::to_vec(&tuplecorr::report::schema::findings(&f)).unwrap()).unwrap();
     (before.to_string_lossy().into_owned(), after.to_string_lossy().into_owned())
 }
 

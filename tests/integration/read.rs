@@ -600,19 +600,17 @@ fn edge_progress_counts_bytes_on_disk() {
 // ---------------------------------------------------------------------------
 // Chunked reading of large uncompressed files.
 
-/// Reads `path` in chunks of `chunk_bytes` and concatenates the chunks' records.
+/// Reads `path` in chunks of `chunk_bytes` (as the pipeline's ingest path does)
+/// and concatenates the chunks' records.
 fn read_chunked(path: &std::path::Path, chunk_bytes: u64) -> (Vec<Rec>, CaptureInfo, usize) {
-    let (info, parts) = read::read_capture_chunked(
-        &spec(path),
-        0,
-        chunk_bytes,
-        &NoProgress,
-        |_| Vec::new(),
-        |v: &mut Vec<Rec>, r| v.push(crate::util::own(r)),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let n = parts.len();
-    (parts.into_iter().flatten().collect(), info, n)
+    let spec = spec(path);
+    let plan = read::plan_chunks(&spec, chunk_bytes).unwrap_or_else(|e| panic!("{e}"));
+    let mut records = Vec::new();
+    for chunk in &plan.chunks {
+        read::read_chunk(&spec, 0, chunk, &NoProgress, &mut |r| records.push(crate::util::own(r)))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    (records, plan.info, plan.chunks.len())
 }
 
 #[test]

@@ -1,0 +1,142 @@
+//! One sentence per request that a person can paste into a ticket: what changed
+//! where, how the reply travelled, how it ended, naming boundaries by their
+//! labels and adding the usual reading when the labels are the conventional
+//! `decap`, `egress`, `backend`. Takes a typed request and the run's labels;
+//! gives the `explanation` text of CSV and JSON. Never decides a verdict.
+
+use crate::report::words::Words;
+use crate::verdict::{ChangeKind, Origin, OutcomeKind, ReplyPath, Request, Strength};
+use std::fmt::Write as _;
+
+/// The usual reading of a boundary with conventional labels.
+fn reading(between: &str) -> Option<&'static str> {
+    match between {
+        "decap->egress" => Some("the pod itself translates"),
+        "egress->backend" => Some("downstream of the pod"),
+        "decap->backend" => Some("in the pod or downstream of it"),
+        _ => None,
+    }
+}
+
+fn words(between: &str) -> String {
+    between.replace("->", " and ")
+}
+
+fn with_reading(between: &str) -> String {
+    match reading(between) {
+        Some(r) => format!("between {} ({r})", words(between)),
+        None => format!("between {}", words(between)),
+    }
+}
+
+pub fn explain(w: &Words<'_>, r: &Request) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in &r.source {
+        let at = with_reading(&w.between(c.between));
+        parts.push(match c.kind {
+            ChangeKind::Proxy => {
+                format!("a proxy opened a new connection {at}: client {} became {}", c.before, c.after)
+            }
+            _ => format!("source {} -> {} {at}", c.before, c.after),
+        });
+    }
+    for c in &r.destination {
+        parts.push(format!(
+            "destination {} -> {} {}",
+            c.before,
+            c.after,
+            with_reading(&w.between(c.between))
+        ));
+    }
+    if parts.is_empty() {
+        let seen: Vec<&str> =
+            (0..r.captures.len()).filter(|&i| r.captures[i].seen).map(|i| w.label(i)).collect();
+        let mut client = String::new();
+        if let Some(c) = r.captures.iter().find_map(|h| h.client) {
+            let _ = write!(client, "{c}");
+        }
+        if seen.len() > 1 {
+            parts.push(format!("source {client} unchanged through {}", seen.join(", ")));
+        } else {
+            let next = w.labels.get(1).copied().unwrap_or("the next capture");
+            parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
+        }
+    }
+    if r.seq_shift {
+        parts.push("sequence numbers shifted by a middlebox".into());
+    }
+    parts.push(match r.reply.path {
+        ReplyPath::SamePath => "reply returned on the same path".to_string(),
+        ReplyPath::ReplyLost => match r.reply.lost_between {
+            Some(b) => {
+                let text = w.between(b);
+                let why = if text == "decap->egress" {
+                    ": lost inside the pod (return route or reverse-path filter in the pod)"
+                } else if text == "egress->backend" {
+                    ": return route or reverse-path filter"
+                } else {
+                    ""
+                };
+                format!("reply seen at {} but not at {}{why}", w.label(b.to), w.label(b.from))
+            }
+            None => "reply seen at  but not at ".to_string(),
+        },
+        ReplyPath::Bypassed => format!(
+            "reply bypassed {} (replies on both sides of it): asymmetric return route",
+            r.reply.bypassed.map_or("", |c| w.label(c))
+        ),
+        ReplyPath::NoReply => {
+            format!(
+                "no reply at any capture; the request got as far as {}",
+                r.reply.reached.map_or("?", |c| w.label(c))
+            )
+        }
+    });
+    let by = r.outcome.by.map_or_else(|| "?".to_string(), |a| a.to_string());
+    let (entered, injected) = match r.outcome.origin {
+        Some(Origin::Between(b)) => (format!("entering {}", with_reading(&w.between(b))), true),
+        Some(Origin::Capture(c)) => (format!("first seen at {}", w.label(c)), false),
+        None => ("first seen at ?".to_string(), false),
+    };
+    match r.outcome.kind {
+        OutcomeKind::Reset => {
+            let forged =
+                if injected { ": forged in between (e.g. REJECT --reject-with tcp-reset)" } else { "" };
+            parts.push(format!("reset by {by}, {entered}{forged}"));
+        }
+        OutcomeKind::IcmpError => {
+            // The ICMPv6 names apply when the client endpoint is IPv6 with a port
+            // (TCP/UDP); an ICMP echo client has no port and reads as IPv4 here,
+            // as it always has (the goldens pin it).
+            let v6 = r
+                .captures
+                .iter()
+                .find_map(|h| h.client)
+                .is_some_and(|c| c.addr.is_ipv6() && c.port.is_some());
+            let name = match (r.outcome.icmp.map(|i| (i.ty, i.code)), v6) {
+                (Some((3, 13)), false) | (Some((1, 1)), true) => "ICMP admin-prohibited".to_string(),
+                (Some((3, 3)), false) | (Some((1, 4)), true) => "ICMP port unreachable".to_string(),
+                (Some((3, 1)), false) | (Some((1, 3)), true) => "ICMP host unreachable".to_string(),
+                (Some((3, 10)), false) => "ICMP host prohibited".to_string(),
+                (Some((t, c)), _) => format!("ICMP {t}/{c}"),
+                (None, _) => "ICMP ?".to_string(),
+            };
+            parts.push(format!("rejected by {name} from {by}, {entered}: policy, not path"));
+        }
+        OutcomeKind::HandshakeOnly => parts.push("handshake completed but the server sent nothing".into()),
+        OutcomeKind::Midstream => parts.push("connection began before the capture (midstream)".into()),
+        OutcomeKind::Completed | OutcomeKind::NoReply => {}
+    }
+    let at = |s: Strength| -> Vec<String> {
+        r.matches.iter().filter(|m| m.strength == s).map(|m| w.between(m.between)).collect()
+    };
+    let ambiguous = at(Strength::Ambiguous);
+    if !ambiguous.is_empty() {
+        parts.push(format!("match at {} is ambiguous (identical requests)", ambiguous.join(", ")));
+    }
+    let weak = at(Strength::Weak);
+    if !weak.is_empty() {
+        parts.push(format!("match at {} is weak (time only)", weak.join(", ")));
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,710 @@
+//! The JSON output contract (DESIGN.md "Output contract", README): one serde
+//! type per JSON object, snake_case keys, kebab-case enum values, written here
+//! once. Takes typed `verdict::Findings` (plus their capture labels) and gives
+//! the wire view the JSON and NDJSON writers serialise; takes a report read back
+//! by `compare` and gives typed findings again. Every wire name of a verdict
+//! enum lives in the `wire_names!` table below. Never reads captures.
+
+use crate::report::endpoint::parse_endpoint;
+use crate::verdict as v;
+use crate::verdict::{Evidence, Strength};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Decimals kept in `*_ms` values: 3 = microseconds, below any capture's clock precision.
+pub const MS_DECIMALS: i32 = 3;
+
+/// Rounds a millisecond value to [`MS_DECIMALS`] decimals (and `-0` to `0`), so
+/// reports do not print float noise such as `0.30999999999999994`.
+pub fn round_ms(ms: f64) -> f64 {
+    if !ms.is_finite() {
+        return ms;
+    }
+    let scale = 10f64.powi(MS_DECIMALS);
+    let rounded = (ms * scale).round() / scale;
+    if rounded == 0.0 {
+        0.0
+    } else {
+        rounded
+    }
+}
+
+/// ns → ms as reports show it (rounded to the microsecond).
+pub fn ms(ns: i64) -> f64 {
+    round_ms(ns as f64 / 1e6)
+}
+
+/// ms read back from a report → ns.
+fn ns(ms: f64) -> i64 {
+    (ms * 1e6).round() as i64
+}
+
+/// The wire name of an enum value and back.
+pub trait WireName: Sized + Copy + 'static {
+    /// Every value, in declaration order.
+    const ALL: &'static [Self];
+    fn wire(self) -> &'static str;
+    fn from_wire(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.wire() == text)
+    }
+}
+
+/// Writes each enum's wire names once and derives `WireName`, `Serialize` and
+/// `Deserialize` from them.
+macro_rules! wire_names {
+    ($($ty:ty { $($variant:ident => $name:literal),+ $(,)? })+) => {$(
+        impl WireName for $ty {
+            const ALL: &'static [Self] = &[$(<$ty>::$variant),+];
+            fn wire(self) -> &'static str {
+                match self { $(<$ty>::$variant => $name),+ }
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.wire())
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                <$ty>::from_wire(&text).ok_or_else(|| {
+                    serde::de::Error::unknown_variant(&text, &[$($name),+])
+                })
+            }
+        }
+    )+};
+}
+
+wire_names! {
+    v::Proto { Tcp => "tcp", Udp => "udp", Icmp => "icmp" }
+    v::OffsetMethod {
+        Reference => "reference", RequestReply => "request-reply", OneWay => "one-way",
+        Manual => "manual", None => "none",
+    }
+    v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
+    v::ReplyPath { SamePath => "same-path", ReplyLost => "reply-lost", Bypassed => "bypassed", NoReply => "no-reply" }
+    v::OutcomeKind {
+        Completed => "completed", HandshakeOnly => "handshake-only", Reset => "reset",
+        IcmpError => "icmp-error", NoReply => "no-reply", Midstream => "midstream",
+    }
+}
+
+// `Strength` and `Evidence` come from `correlate` with their serde names; the
+// table lists them so the report layer can name and parse them like the others.
+impl WireName for Strength {
+    const ALL: &'static [Self] = &[Strength::Strong, Strength::Weak, Strength::Ambiguous];
+    fn wire(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl WireName for Evidence {
+    const ALL: &'static [Self] = &[
+        Evidence::Isn,
+        Evidence::ClientFingerprint,
+        Evidence::ServerFingerprint,
+        Evidence::UdpPayload,
+        Evidence::IcmpEcho,
+        Evidence::SeqShift,
+        Evidence::IpId,
+        Evidence::Ports,
+        Evidence::Time,
+    ];
+    fn wire(self) -> &'static str {
+        self.name()
+    }
+}
+
+/// The word of a boundary trait: `kept`, `changed` (e.g. `remapped`), `mixed`, `unknown`.
+pub fn kept_word(k: v::Kept, changed: &'static str) -> &'static str {
+    match k {
+        v::Kept::Unknown => "unknown",
+        v::Kept::Kept => "kept",
+        v::Kept::Changed => changed,
+        v::Kept::Mixed => "mixed",
+    }
+}
+
+/// Word for a changed port mapping.
+pub const PORTS_CHANGED: &str = "remapped";
+/// Word for a changed ICMP identifier.
+pub const ICMP_ID_CHANGED: &str = "rewritten";
+
+/// Serializes an ms value rounded.
+fn ser_ms<S: Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_ms(*ms))
+}
+
+/// Serializes an optional ms value rounded.
+fn ser_opt_ms<S: Serializer>(ms: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match ms {
+        Some(v) => s.serialize_some(&round_ms(*v)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A whole report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Findings {
+    /// Version of the tuplecorr that wrote it.
+    pub tuplecorr: String,
+    pub captures: Vec<CaptureSummary>,
+    pub boundaries: Vec<Boundary>,
+    pub requests: Vec<Request>,
+    pub unmatched: Vec<Unmatched>,
+    pub warnings: Vec<WarningOut>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaptureSummary {
+    pub label: String,
+    pub file: String,
+    pub format: String,
+    pub link_types: Vec<String>,
+    pub packets: u64,
+    pub flows: u64,
+    /// Positive: this capture's clock runs ahead of capture 1's.
+    #[serde(serialize_with = "ser_ms")]
+    pub clock_offset_ms: f64,
+    #[serde(serialize_with = "ser_ms")]
+    pub offset_spread_ms: f64,
+    pub offset_samples: u64,
+    pub offset_method: v::OffsetMethod,
+}
+
+/// Traits of one boundary between neighbouring captures, over all its requests.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Boundary {
+    /// `A->B`, A nearer the client.
+    pub between: String,
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub delay_ms: Option<f64>,
+    pub ttl_decrement: Option<i64>,
+    /// `kept`, `remapped`, `mixed` or `unknown`.
+    pub ports: String,
+    /// `kept`, `rewritten`, `mixed` or `unknown`.
+    pub icmp_id: String,
+    pub mss_clamped: bool,
+    pub seq_shift: bool,
+}
+
+/// One request: a chain of flows, at most one per capture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub request: u64,
+    pub proto: v::Proto,
+    /// One entry per capture, in path order.
+    pub captures: Vec<Hop>,
+    /// One entry per boundary where both sides were seen, in path order.
+    pub matches: Vec<Match>,
+    pub source: Changes,
+    pub destination: Changes,
+    pub reply: Reply,
+    pub outcome: Outcome,
+    pub explanation: String,
+}
+
+/// A request as seen (or not) at one capture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hop {
+    pub label: String,
+    pub seen: bool,
+    /// RFC 3339 UTC with nanoseconds, on capture 1's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// What this capture recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub reply_seen: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_ms")]
+    pub rtt_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_to_server: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_to_client: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_to_server: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_to_client: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub community_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wireshark_filter: Option<String>,
+    /// ICMP echo only: the identifier at this capture (NAT may rewrite it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_id: Option<u16>,
+    /// ICMP echo only: the sequence numbers seen, e.g. `1-5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_seqs: Option<String>,
+}
+
+/// How the flows of two neighbouring captures were paired.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Match {
+    pub between: String,
+    pub strength: Strength,
+    pub evidence: Vec<Evidence>,
+    /// `ambiguous` only: the competing flows, as `label client -> server @time`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Changes {
+    pub changed: Vec<Change>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub between: String,
+    pub kind: v::ChangeKind,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    pub path: v::ReplyPath,
+    pub lost_between: Option<String>,
+    pub bypassed: Option<String>,
+    /// The last capture (in path order) the request got to.
+    pub reached: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub kind: v::OutcomeKind,
+    /// Sender address of the RST / ICMP error.
+    pub by: Option<String>,
+    /// Where it came into the path: a capture label, or a boundary `A->B`.
+    pub origin: Option<String>,
+    /// `type/code` of the ICMP error.
+    pub icmp: Option<String>,
+}
+
+/// Flows of a later capture that matched no request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unmatched {
+    pub label: String,
+    pub count: u64,
+    /// Filled only with `--all`.
+    pub flows: Vec<UnmatchedFlow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnmatchedFlow {
+    pub proto: v::Proto,
+    pub client: String,
+    pub server: String,
+    pub time: String,
+    pub packets: u64,
+}
+
+/// A warning as it appears in reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WarningOut {
+    pub label: String,
+    pub record: Option<u64>,
+    pub byte_offset: Option<u64>,
+    pub message: String,
+}
+
+// ---- typed → wire ----
+
+/// The whole report's wire view.
+pub fn findings(f: &v::Findings) -> Findings {
+    use rayon::prelude::*;
+    let w = crate::report::words::Words::new(f);
+    Findings {
+        requests: f.requests.par_iter().map(|r| request(&w, r)).collect(),
+        ..findings_without_requests(f)
+    }
+}
+
+/// The report's wire view with an empty request list (the JSON writer prints requests apart).
+pub fn findings_without_requests(f: &v::Findings) -> Findings {
+    let w = crate::report::words::Words::new(f);
+    Findings {
+        tuplecorr: f.tuplecorr.clone(),
+        captures: f.captures.iter().map(capture).collect(),
+        boundaries: f.boundaries.iter().map(|b| boundary(&w, b)).collect(),
+        requests: Vec::new(),
+        unmatched: f.unmatched.iter().map(|u| unmatched(&w, u)).collect(),
+        warnings: f.warnings.iter().map(warning).collect(),
+    }
+}
+
+fn capture(c: &v::CaptureSummary) -> CaptureSummary {
+    CaptureSummary {
+        label: c.label.clone(),
+        file: c.file.clone(),
+        format: c.format.clone(),
+        link_types: c.link_types.clone(),
+        packets: c.packets,
+        flows: c.flows,
+        clock_offset_ms: ms(c.clock_offset_ns),
+        offset_spread_ms: ms(c.offset_spread_ns),
+        offset_samples: c.offset_samples,
+        offset_method: c.offset_method,
+    }
+}
+
+/// One boundary's wire view.
+pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundary {
+    Boundary {
+        between: w.between(b.between),
+        delay_ms: b.delay_ns.map(ms),
+        ttl_decrement: b.ttl_decrement,
+        ports: kept_word(b.ports, PORTS_CHANGED).to_string(),
+        icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),
+        mss_clamped: b.mss_clamped,
+        seq_shift: b.seq_shift,
+    }
+}
+
+/// One request's wire view (what NDJSON writes a line of).
+pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
+    let text = |e: &Option<v::Endpoint>| e.as_ref().map(ToString::to_string);
+    Request {
+        request: r.request,
+        proto: r.proto,
+        captures: r
+            .captures
+            .iter()
+            .enumerate()
+            .map(|(i, h)| Hop {
+                label: w.label(i).to_string(),
+                seen: h.seen,
+                time: h.time_ns.map(crate::time::rfc3339),
+                raw_time: h.raw_time_ns.map(crate::time::rfc3339),
+                client: text(&h.client),
+                server: text(&h.server),
+                reply_seen: h.reply_seen,
+                rtt_ms: h.rtt_ns.map(ms),
+                packets_to_server: h.packets_to_server,
+                packets_to_client: h.packets_to_client,
+                bytes_to_server: h.bytes_to_server,
+                bytes_to_client: h.bytes_to_client,
+                community_id: crate::report::endpoint::community_id(r.proto, h),
+                wireshark_filter: crate::report::endpoint::wireshark_filter(r.proto, h),
+                icmp_id: h.icmp_id,
+                icmp_seqs: h.icmp_seqs.map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }),
+            })
+            .collect(),
+        matches: r
+            .matches
+            .iter()
+            .map(|m| Match {
+                between: w.between(m.between),
+                strength: m.strength,
+                evidence: m.evidence.clone(),
+                candidates: m
+                    .candidates
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {} -> {} @{}",
+                            w.label(c.capture),
+                            c.client,
+                            c.server,
+                            crate::time::rfc3339(c.time_ns)
+                        )
+                    })
+                    .collect(),
+            })
+            .collect(),
+        source: changes(w, &r.source),
+        destination: changes(w, &r.destination),
+        reply: Reply {
+            path: r.reply.path,
+            lost_between: r.reply.lost_between.map(|b| w.between(b)),
+            bypassed: r.reply.bypassed.map(|c| w.label(c).to_string()),
+            reached: r.reply.reached.map(|c| w.label(c).to_string()),
+        },
+        outcome: Outcome {
+            kind: r.outcome.kind,
+            by: r.outcome.by.map(|a| a.to_string()),
+            origin: r.outcome.origin.map(|o| w.origin(o)),
+            icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
+        },
+        explanation: crate::report::explain::explain(w, r),
+    }
+}
+
+fn changes(w: &crate::report::words::Words<'_>, list: &[v::Change]) -> Changes {
+    Changes {
+        changed: list
+            .iter()
+            .map(|c| Change {
+                between: w.between(c.between),
+                kind: c.kind,
+                before: c.before.to_string(),
+                after: c.after.to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn unmatched(w: &crate::report::words::Words<'_>, u: &v::Unmatched) -> Unmatched {
+    Unmatched {
+        label: w.label(u.capture).to_string(),
+        count: u.count,
+        flows: u
+            .flows
+            .iter()
+            .map(|f| UnmatchedFlow {
+                proto: f.proto,
+                client: f.client.to_string(),
+                server: f.server.to_string(),
+                time: crate::time::rfc3339(f.time_ns),
+                packets: f.packets,
+            })
+            .collect(),
+    }
+}
+
+fn warning(x: &v::WarningOut) -> WarningOut {
+    WarningOut {
+        label: x.label.clone(),
+        record: x.record,
+        byte_offset: x.byte_offset,
+        message: x.message.clone(),
+    }
+}
+
+// ---- wire → typed (a report read back by `compare`) ----
+
+/// Capture index of a label of a report read back.
+pub(crate) fn index_of(labels: &[String], label: &str) -> Result<usize, String> {
+    labels.iter().position(|l| l == label).ok_or_else(|| format!("unknown capture label {label:?}"))
+}
+
+/// `A->B` of a report read back → capture indices.
+pub(crate) fn between_of(labels: &[String], text: &str) -> Result<v::Between, String> {
+    let (a, b) = text.split_once("->").ok_or_else(|| format!("{text:?} is not a boundary `A->B`"))?;
+    Ok(v::Between { from: index_of(labels, a)?, to: index_of(labels, b)? })
+}
+
+/// An endpoint of a report read back.
+pub(crate) fn endpoint_of(text: &str) -> Result<v::Endpoint, String> {
+    parse_endpoint(text)
+        .map(|(addr, port)| v::Endpoint { addr, port })
+        .ok_or_else(|| format!("{text:?} is not an endpoint"))
+}
+
+/// An origin (`label` or `A->B`) of a report read back.
+pub(crate) fn origin_of(labels: &[String], text: &str) -> Result<v::Origin, String> {
+    if text.contains("->") {
+        between_of(labels, text).map(v::Origin::Between)
+    } else {
+        index_of(labels, text).map(v::Origin::Capture)
+    }
+}
+
+/// `type/code` of a report read back.
+pub(crate) fn icmp_of(text: &str) -> Result<v::IcmpCode, String> {
+    let bad = || format!("{text:?} is not an ICMP type/code");
+    let (t, c) = text.split_once('/').ok_or_else(bad)?;
+    Ok(v::IcmpCode { ty: t.parse().map_err(|_| bad())?, code: c.parse().map_err(|_| bad())? })
+}
+
+fn opt<T>(x: Option<&str>, f: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    x.map(f).transpose()
+}
+
+impl Findings {
+    /// The typed findings of a report read back; the error says which value is not ours.
+    pub fn into_typed(self) -> Result<v::Findings, String> {
+        let labels: Vec<String> = if self.captures.is_empty() {
+            self.requests
+                .first()
+                .map(|r| r.captures.iter().map(|h| h.label.clone()).collect())
+                .unwrap_or_default()
+        } else {
+            self.captures.iter().map(|c| c.label.clone()).collect()
+        };
+        let captures = if self.captures.is_empty() {
+            labels.iter().map(|l| placeholder_capture(l, "")).collect()
+        } else {
+            self.captures
+                .into_iter()
+                .map(|c| v::CaptureSummary {
+                    label: c.label,
+                    file: c.file,
+                    format: c.format,
+                    link_types: c.link_types,
+                    packets: c.packets,
+                    flows: c.flows,
+                    clock_offset_ns: ns(c.clock_offset_ms),
+                    offset_spread_ns: ns(c.offset_spread_ms),
+                    offset_samples: c.offset_samples,
+                    offset_method: c.offset_method,
+                })
+                .collect()
+        };
+        let requests = self.requests.into_iter().map(|r| r.into_typed(&labels)).collect::<Result<_, _>>()?;
+        Ok(v::Findings {
+            tuplecorr: self.tuplecorr,
+            captures,
+            // Compare reads requests only; boundaries and unmatched flows stay behind.
+            boundaries: Vec::new(),
+            requests,
+            unmatched: Vec::new(),
+            warnings: self
+                .warnings
+                .into_iter()
+                .map(|w| v::WarningOut {
+                    label: w.label,
+                    record: w.record,
+                    byte_offset: w.byte_offset,
+                    message: w.message,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// `3` or `1-3` (as written by `request`) → first and last sequence number.
+fn icmp_seqs_of(text: &str) -> Option<(u16, u16)> {
+    match text.split_once('-') {
+        Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+        None => text.parse().ok().map(|a| (a, a)),
+    }
+}
+
+/// A capture known only by its label (a CSV report, or a JSON one without captures).
+pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary {
+    v::CaptureSummary {
+        label: label.to_string(),
+        file: file.to_string(),
+        format: "tuplecorr-csv".to_string(),
+        link_types: Vec::new(),
+        packets: 0,
+        flows: 0,
+        clock_offset_ns: 0,
+        offset_spread_ns: 0,
+        offset_samples: 0,
+        offset_method: v::OffsetMethod::None,
+    }
+}
+
+impl Request {
+    fn into_typed(self, labels: &[String]) -> Result<v::Request, String> {
+        let mut captures = vec![v::Hop::unseen(); labels.len()];
+        for h in self.captures {
+            let i = index_of(labels, &h.label)?;
+            let time_ns = opt(h.time.as_deref(), |t| {
+                crate::time::parse_rfc3339(t).ok_or_else(|| format!("{t:?} is not RFC 3339"))
+            })?;
+            captures[i] = v::Hop {
+                seen: h.seen,
+                time_ns,
+                raw_time_ns: h.raw_time.as_deref().and_then(crate::time::parse_rfc3339),
+                start_ns: time_ns,
+                client: opt(h.client.as_deref(), endpoint_of)?,
+                server: opt(h.server.as_deref(), endpoint_of)?,
+                reply_seen: h.reply_seen,
+                rtt_ns: h.rtt_ms.map(ns),
+                packets_to_server: h.packets_to_server,
+                packets_to_client: h.packets_to_client,
+                bytes_to_server: h.bytes_to_server,
+                bytes_to_client: h.bytes_to_client,
+                icmp_id: h.icmp_id,
+                icmp_seqs: h.icmp_seqs.as_deref().and_then(icmp_seqs_of),
+            };
+        }
+        let change = |c: Change| -> Result<v::Change, String> {
+            Ok(v::Change {
+                between: between_of(labels, &c.between)?,
+                kind: c.kind,
+                before: endpoint_of(&c.before)?,
+                after: endpoint_of(&c.after)?,
+            })
+        };
+        Ok(v::Request {
+            request: self.request,
+            proto: self.proto,
+            captures,
+            matches: self
+                .matches
+                .into_iter()
+                .map(|m| {
+                    Ok(v::Match {
+                        between: between_of(labels, &m.between)?,
+                        strength: m.strength,
+                        evidence: m.evidence,
+                        candidates: Vec::new(),
+                    })
+                })
+                .collect::<Result<_, String>>()?,
+            source: self.source.changed.into_iter().map(change).collect::<Result<_, _>>()?,
+            destination: self.destination.changed.into_iter().map(change).collect::<Result<_, _>>()?,
+            reply: v::Reply {
+                path: self.reply.path,
+                lost_between: opt(self.reply.lost_between.as_deref(), |b| between_of(labels, b))?,
+                bypassed: opt(self.reply.bypassed.as_deref(), |l| index_of(labels, l))?,
+                reached: opt(self.reply.reached.as_deref(), |l| index_of(labels, l))?,
+            },
+            outcome: v::Outcome {
+                kind: self.outcome.kind,
+                by: opt(self.outcome.by.as_deref(), |a| {
+                    a.parse().map_err(|_| format!("{a:?} is not an address"))
+                })?,
+                origin: opt(self.outcome.origin.as_deref(), |o| origin_of(labels, o))?,
+                icmp: opt(self.outcome.icmp.as_deref(), icmp_of)?,
+            },
+            seq_shift: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_wire_name_reads_back_to_its_value() {
+        for p in v::ReplyPath::ALL {
+            assert_eq!(v::ReplyPath::from_wire(p.wire()), Some(*p));
+        }
+        for k in v::OutcomeKind::ALL {
+            assert_eq!(v::OutcomeKind::from_wire(k.wire()), Some(*k));
+        }
+        assert_eq!(serde_json::to_string(&v::ChangeKind::PortOnly).unwrap(), "\"port-only\"");
+        assert_eq!(serde_json::from_str::<v::OffsetMethod>("\"one-way\"").unwrap(), v::OffsetMethod::OneWay);
+        assert!(serde_json::from_str::<v::Proto>("\"sctp\"").is_err());
+        assert_eq!(Evidence::from_wire("client-fingerprint"), Some(Evidence::ClientFingerprint));
+    }
+
+    #[test]
+    fn wire_report_reads_back_to_the_same_typed_requests() {
+        let typed = crate::report::fixtures::findings();
+        let wire = findings(&typed);
+        let text = serde_json::to_string(&wire).unwrap();
+        let back: Findings = serde_json::from_str(&text).unwrap();
+        let back = back.into_typed().unwrap();
+        for (a, b) in back.requests.iter().zip(&typed.requests) {
+            assert_eq!((a.request, a.proto), (b.request, b.proto));
+            assert_eq!(a.source, b.source);
+            assert_eq!(a.destination, b.destination);
+            assert_eq!(a.reply, b.reply);
+            assert_eq!(a.outcome, b.outcome);
+            let clients = |r: &v::Request| r.captures.iter().map(|h| h.client).collect::<Vec<_>>();
+            assert_eq!(clients(a), clients(b));
+        }
+    }
+
+    #[test]
+    fn foreign_values_are_refused_with_what_is_wrong() {
+        let labels = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(between_of(&labels, "a->b"), Ok(v::Between { from: 0, to: 1 }));
+        assert!(between_of(&labels, "a->c").unwrap_err().contains("\"c\""));
+        assert_eq!(origin_of(&labels, "b"), Ok(v::Origin::Capture(1)));
+        assert_eq!(icmp_of("3/13"), Ok(v::IcmpCode { ty: 3, code: 13 }));
+        assert!(icmp_of("3").is_err());
+        assert!(endpoint_of("nowhere").is_err());
+    }
+}
