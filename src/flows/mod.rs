@@ -6,8 +6,12 @@
 //! fingerprints — so memory grows with flows, never with packets.
 //! Knows nothing of other captures.
 
+mod copies;
+mod datagram;
 pub mod fingerprint;
+mod key;
 mod table;
+mod tcp;
 
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use table::FlowTable;

@@ -1,0 +1,76 @@
+//! Folding `tcpdump -i any` copies: one request seen before and after NAT on
+//! one host shows up as two flows of one capture.
+
+use super::{Flow, FlowProto, Orientation};
+
+/// `-i any` copies: first packets at most this far apart (ns).
+const COPY_WINDOW_NS: i64 = 1_000_000_000;
+
+/// `tcpdump -i any` on a NAT host sees each packet before and after translation:
+/// flows sharing their client ISN (TCP), or their first datagram and time on
+/// different interfaces (UDP, ICMP), are copies of one request. Keeps the copy
+/// nearest the client — the earliest, then the highest TTL — and counts the rest.
+pub(super) fn fold_copies(flows: &mut Vec<Flow>) {
+    // (protocol, signature, index), sorted: each run of one signature is a group
+    // with its indices ascending. A sort rather than a map of vectors: 16 bytes
+    // per flow at the peak of a million-flow capture instead of ~100.
+    let mut sigs: Vec<(u8, u64, u32)> = flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| copy_signature(f).map(|sig| (f.proto as u8, sig, i as u32)))
+        .collect();
+    sigs.sort_unstable();
+    let mut drop = vec![false; flows.len()];
+    for run in sigs.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|g| g.len() > 1) {
+        let group: Vec<usize> = run.iter().map(|&(_, _, i)| i as usize).collect();
+        // Within a group, cluster copies whose first packets are close in time.
+        for (n, &i) in group.iter().enumerate() {
+            if drop[i] {
+                continue;
+            }
+            for &j in &group[n + 1..] {
+                if drop[j] || !are_copies(&flows[i], &flows[j]) {
+                    continue;
+                }
+                let keep_j = nearer_client(&flows[j], &flows[i]);
+                let (keep, gone) = if keep_j { (j, i) } else { (i, j) };
+                drop[gone] = true;
+                flows[keep].copies += 1 + flows[gone].copies;
+                if keep_j {
+                    break;
+                }
+            }
+        }
+    }
+    let mut k = 0;
+    flows.retain(|_| {
+        k += 1;
+        !drop[k - 1]
+    });
+}
+
+fn copy_signature(f: &Flow) -> Option<u64> {
+    match f.proto {
+        FlowProto::Tcp => f.client_isn.filter(|_| f.orientation != Orientation::Midstream).map(u64::from),
+        FlowProto::Udp => f.client_fp.join_key(),
+        FlowProto::Icmp => f.echo.as_ref().and_then(|e| e.payload).map(|(len, h)| h ^ u64::from(len)),
+    }
+}
+
+fn are_copies(a: &Flow, b: &Flow) -> bool {
+    if (a.first_ns - b.first_ns).abs() > COPY_WINDOW_NS || (a.client == b.client && a.server == b.server) {
+        return false;
+    }
+    match a.proto {
+        FlowProto::Tcp => a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn,
+        // Identical datagrams are only copies when seen on different interfaces.
+        FlowProto::Udp | FlowProto::Icmp => {
+            (a.first_interface, a.first_packet_type) != (b.first_interface, b.first_packet_type)
+                && (a.first_ns - b.first_ns).abs() <= 1_000_000
+        }
+    }
+}
+
+fn nearer_client(a: &Flow, b: &Flow) -> bool {
+    (a.first_ns, std::cmp::Reverse(a.client_ttl)) < (b.first_ns, std::cmp::Reverse(b.client_ttl))
+}
