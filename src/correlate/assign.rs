@@ -4,7 +4,7 @@
 //! pass pairs leftovers only where exactly one candidate lies in the tolerance,
 //! seen from both sides.
 
-use super::candidates::{evidence, weak_evidence, Gate, Index, Scored};
+use super::candidates::{evidence, syn_alignment, weak_evidence, Gate, Index, Scored};
 use super::evidence::{Evidence, Strength};
 use super::LinkKind;
 use crate::flows::Flow;
@@ -18,6 +18,9 @@ pub struct Assigned {
     pub evidence: Vec<Evidence>,
     pub kind: LinkKind,
     pub candidates: Vec<usize>,
+    /// SYNs of the connection the later capture did not see, and when the
+    /// retransmission it saw was sent after the first SYN (ns).
+    pub syn_missed: Option<(u32, i64)>,
 }
 
 /// Pairs `sources` (flow indices in `a`) with free flows of `b`.
@@ -69,6 +72,8 @@ pub fn assign(
     });
     let mut src_done = vec![false; sources.len()];
     let mut tgt_done = vec![false; b.len()];
+    // Score of the pair chosen for each target, to spot the sources that lost it on a tie.
+    let mut won: FxHashMap<usize, i64> = FxHashMap::default();
     let mut out: Vec<(usize, Assigned)> = Vec::new();
     for c in &cands {
         if src_done[c.source] || tgt_done[c.target] {
@@ -79,6 +84,7 @@ pub fn assign(
         let ambiguous = tied_src || tied_tgt;
         src_done[c.source] = true;
         tgt_done[c.target] = true;
+        won.insert(c.target, c.score);
         let mut candidates = Vec::new();
         if ambiguous {
             candidates =
@@ -86,20 +92,39 @@ pub fn assign(
             candidates.sort_unstable();
             candidates.dedup();
         }
-        out.push((
-            c.source,
-            Assigned {
-                target: c.target,
-                strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
-                evidence: c.evidence.clone(),
-                kind: c.kind,
-                candidates,
-            },
-        ));
+        out.push((c.source, link(a, sources, b, c, ambiguous, candidates)));
+    }
+    // Collisions: several sources whose best match is one target (many clients
+    // onto one NAT tuple). The chosen one is chained above; every other is
+    // reported on the shared flow as `ambiguous`, never dropped.
+    for c in &cands {
+        if !src_done[c.source] && best_src[c.source].0 == c.score && won.get(&c.target) == Some(&c.score) {
+            src_done[c.source] = true;
+            out.push((c.source, link(a, sources, b, c, true, vec![c.target])));
+        }
     }
     weak_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
     out.sort_by_key(|(pos, _)| *pos);
     out
+}
+
+/// The assignment of candidate `c`.
+fn link(
+    a: &[Flow],
+    sources: &[usize],
+    b: &[Flow],
+    c: &Scored,
+    ambiguous: bool,
+    candidates: Vec<usize>,
+) -> Assigned {
+    Assigned {
+        target: c.target,
+        strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
+        evidence: c.evidence.clone(),
+        kind: c.kind,
+        candidates,
+        syn_missed: syn_alignment(&a[sources[c.source]], &b[c.target]).and_then(|al| al.b_missed),
+    }
 }
 
 /// Pairs leftovers with no strong key when exactly one candidate lies inside
@@ -162,6 +187,7 @@ fn weak_pass(
                     evidence: ev,
                     kind: LinkKind::Forwarded,
                     candidates: Vec::new(),
+                    syn_missed: None,
                 },
             ));
         }

@@ -16,6 +16,7 @@ pub use evidence::{Evidence, Strength};
 
 use crate::config::CorrelateConfig;
 use crate::flows::Flows;
+use rustc_hash::FxHashMap;
 
 /// What kind of box sits between the two flows of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +40,9 @@ pub struct Link {
     pub kind: LinkKind,
     /// `ambiguous`: the flows at `to` that tied (the chosen one included).
     pub candidates: Vec<usize>,
+    /// The first SYN(s) were not seen at `to`: how many, and when the
+    /// retransmission it saw was sent after the first SYN (ns, at `from`).
+    pub syn_missed: Option<(u32, i64)>,
 }
 
 /// One request: its flow at each capture (index into that capture's flows).
@@ -92,12 +96,30 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             if frontier.is_empty() {
                 continue;
             }
-            let sources: Vec<usize> = frontier.iter().map(|&c| chains[c].hops[from].unwrap_or(0)).collect();
+            // Chains that share a flow (a collision) share its onward link: each
+            // flow is assigned once.
+            let mut sources: Vec<usize> = Vec::with_capacity(frontier.len());
+            let mut first_pos: FxHashMap<usize, usize> = FxHashMap::default();
+            let slot: Vec<usize> = frontier
+                .iter()
+                .map(|&c| {
+                    let flow = chains[c].hops[from].unwrap_or(0);
+                    *first_pos.entry(flow).or_insert_with(|| {
+                        sources.push(flow);
+                        sources.len() - 1
+                    })
+                })
+                .collect();
             let gate = candidates::Gate::new(&clocks, &delays_ns, from, to, config);
             let links =
                 assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
+            let mut by_pos: Vec<Option<assign::Assigned>> = vec![None; sources.len()];
             for (pos, link) in links {
-                let chain = &mut chains[frontier[pos]];
+                by_pos[pos] = Some(link);
+            }
+            for (k, &pos) in slot.iter().enumerate() {
+                let Some(link) = &by_pos[pos] else { continue };
+                let chain = &mut chains[frontier[k]];
                 let flow = link.target;
                 taken[to][flow] = true;
                 chain.hops[to] = Some(flow);
@@ -105,9 +127,10 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
                     from,
                     to,
                     strength: link.strength,
-                    evidence: link.evidence,
+                    evidence: link.evidence.clone(),
                     kind: link.kind,
-                    candidates: link.candidates,
+                    candidates: link.candidates.clone(),
+                    syn_missed: link.syn_missed,
                 });
             }
         }

@@ -3,12 +3,16 @@
 
 use super::{Flow, FlowProto, Orientation};
 
-/// `-i any` copies: first packets at most this far apart (ns).
-const COPY_WINDOW_NS: i64 = 1_000_000_000;
+/// `-i any` copies: first packets at most this far apart (ns), or the later
+/// copy's first packet this near one of the earlier copy's SYN retransmissions
+/// (the host dropped the first SYN after capturing it).
+const COPY_WINDOW_NS: i64 = 1_000_000;
 
 /// `tcpdump -i any` on a NAT host sees each packet before and after translation:
-/// flows sharing their client ISN (TCP), or their first datagram and time on
-/// different interfaces (UDP, ICMP), are copies of one request. Keeps the copy
+/// flows sharing their client ISN (TCP) or their first datagram (UDP, ICMP),
+/// seen on different interfaces or directions at nearly the same time, are copies
+/// of one request. One interface never holds copies (a port scanner sends every
+/// probe with one ISN), and successive flows with one ISN are attempts. Keeps the copy
 /// nearest the client — the earliest, then the highest TTL — and counts the rest.
 pub(super) fn fold_copies(flows: &mut Vec<Flow>) {
     // (protocol, signature, index), sorted: each run of one signature is a group
@@ -58,16 +62,19 @@ fn copy_signature(f: &Flow) -> Option<u64> {
 }
 
 fn are_copies(a: &Flow, b: &Flow) -> bool {
-    if (a.first_ns - b.first_ns).abs() > COPY_WINDOW_NS || (a.client == b.client && a.server == b.server) {
+    if (a.client == b.client && a.server == b.server)
+        || (a.first_interface, a.first_packet_type) == (b.first_interface, b.first_packet_type)
+    {
         return false;
     }
+    let (early, late) = if a.first_ns <= b.first_ns { (a, b) } else { (b, a) };
+    let near = |t: i64| late.first_ns.saturating_sub(t).saturating_abs() <= COPY_WINDOW_NS;
     match a.proto {
-        FlowProto::Tcp => a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn,
-        // Identical datagrams are only copies when seen on different interfaces.
-        FlowProto::Udp | FlowProto::Icmp => {
-            (a.first_interface, a.first_packet_type) != (b.first_interface, b.first_packet_type)
-                && (a.first_ns - b.first_ns).abs() <= 1_000_000
+        FlowProto::Tcp => {
+            (near(early.first_ns) || early.syn_retx_ns.iter().any(|&t| near(t)))
+                && (a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn)
         }
+        FlowProto::Udp | FlowProto::Icmp => near(early.first_ns),
     }
 }
 

@@ -100,6 +100,12 @@ pub struct Flow {
     pub server_isn: Option<u32>,
     /// SYNs with the client ISN (1 = no retransmission).
     pub syn_count: u32,
+    /// Times of the SYN retransmissions after the first SYN (at most
+    /// `MAX_SYN_TIMES`; empty, and no allocation, without retransmissions).
+    pub syn_retx_ns: Vec<i64>,
+    /// Sequence numbers of the first packet with ACK set, as (client side, server
+    /// side): NAT never touches them, so they pair midstream flows.
+    pub seq_pair: Option<(u32, u32)>,
     pub synack_ns: Option<i64>,
     /// The client's first packet after the SYN-ACK (its handshake ACK or data).
     pub handshake_done_ns: Option<i64>,
@@ -158,6 +164,9 @@ impl Flow {
         }
     }
 }
+
+/// Most SYN retransmission times kept per flow.
+pub const MAX_SYN_TIMES: usize = 7;
 
 /// Counts of what the flow stage saw but did not make into flows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -99,6 +99,8 @@ impl FlowTable {
             client_isn: None,
             server_isn: None,
             syn_count: 0,
+            syn_retx_ns: Vec::new(),
+            seq_pair: None,
             synack_ns: None,
             handshake_done_ns: None,
             syn_mss: None,

@@ -6,7 +6,7 @@
 use super::fingerprint::StreamPrefix;
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
-use super::{Endpoint, FlowProto, Orientation, TcpEvent};
+use super::{Endpoint, FlowProto, Orientation, TcpEvent, MAX_SYN_TIMES};
 use crate::decode::{tcp_flags, Packet, Transport};
 
 impl FlowTable {
@@ -50,12 +50,17 @@ impl FlowTable {
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
         let payload_len = p.payload_len;
+        if ack && f.seq_pair.is_none() && t.flags & tcp_flags::RST == 0 {
+            f.seq_pair = Some(if to_server { (t.seq, t.ack) } else { (t.ack, t.seq) });
+        }
         if to_server {
             if syn && !ack {
                 if f.client_isn.is_none() {
                     f.client_isn = Some(t.seq);
                     f.syn_mss = t.mss;
                     s.client_base = Some(t.seq.wrapping_add(1));
+                } else if f.client_isn == Some(t.seq) && f.syn_retx_ns.len() < MAX_SYN_TIMES {
+                    f.syn_retx_ns.push(p.ts_ns);
                 }
                 f.syn_count += 1;
             } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {

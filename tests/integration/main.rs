@@ -18,6 +18,7 @@ mod inspect;
 mod lab;
 mod lab_reports;
 mod lab_verdicts;
+mod matching;
 mod messages;
 mod properties;
 mod read;
