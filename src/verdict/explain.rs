@@ -5,6 +5,7 @@
 
 use super::model::{ChangeKind, OutcomeKind, ReplyPath, Request, Strength};
 use super::Ctx;
+use crate::correlate::Chain;
 
 /// The usual reading of a boundary with conventional labels.
 fn reading(between: &str) -> Option<&'static str> {
@@ -126,4 +127,16 @@ pub(crate) fn explain(ctx: &Ctx<'_>, r: &Request, seq_shift: bool) -> String {
         parts.push(format!("match at {} is weak (time only)", weak.join(", ")));
     }
     parts.join("; ")
+}
+
+/// A SYN lost between two captures, its retransmission seen at both: "the first
+/// SYN was not seen at egress; the retransmission at +1.0 s was".
+pub(crate) fn syn_missed(ctx: &Ctx<'_>, chain: &Chain) -> Option<String> {
+    let (link, (k, after_ns)) = chain.links.iter().find_map(|l| l.syn_missed.map(|m| (l, m)))?;
+    let first = if k == 1 { "the first SYN was".to_string() } else { format!("the first {k} SYNs were") };
+    Some(format!(
+        "{first} not seen at {}; the retransmission at +{:.1} s was",
+        ctx.labels[link.to],
+        after_ns as f64 / 1e9
+    ))
 }

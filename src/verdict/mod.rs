@@ -143,6 +143,9 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         explanation: String::new(),
     };
     req.explanation = explain::explain(ctx, &req, chain.links.iter().any(|l| l.kind == LinkKind::SeqShift));
+    if let Some(s) = explain::syn_missed(ctx, chain) {
+        req.explanation = format!("{}; {s}", req.explanation);
+    }
     req
 }
 

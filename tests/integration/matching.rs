@@ -206,6 +206,8 @@ fn first_syn_lost_after_decap_joins_the_retransmission() {
     assert_eq!(changes[0]["between"], "egress->backend");
     assert_eq!(changes[0]["kind"], "snat", "not a proxy: {}", r["explanation"]);
     assert_eq!(r["outcome"]["kind"], "completed");
+    let why = r["explanation"].as_str().unwrap();
+    assert!(why.contains("first SYN was not seen at egress") && why.contains("+1.0 s"), "{why}");
     assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0));
 }
 
