@@ -193,3 +193,46 @@ fn weak_pass(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate {
+        Gate { rel_offset_ns: 0, delay_ns: 0, tolerance_ns: 1_000_000 }
+    }
+
+    #[test]
+    fn several_sources_tied_on_one_target_are_all_reported_on_it() {
+        // Three clients, one ISN each shared with the single NAT-ed flow (a
+        // collision): the first is chained, the others ambiguous on the same flow.
+        let a: Vec<Flow> = (0..3)
+            .map(|i| Flow::test_tcp(&format!("198.18.0.{}:5353", i + 1), "198.19.0.1:80", i * 10_000, 5))
+            .collect();
+        let b = vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.1:80", 5_000, 5)];
+        let out = assign(&a, &[0, 1, 2], &b, &[false], &gate());
+        assert_eq!(out.len(), 3);
+        for (pos, l) in &out {
+            assert_eq!(l.target, 0, "source {pos}");
+            assert_eq!(l.strength, Strength::Ambiguous);
+            assert_eq!(l.candidates, vec![0]);
+        }
+    }
+
+    #[test]
+    fn a_better_evidenced_source_wins_and_distinct_targets_stay_strong() {
+        let a = vec![
+            Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1),
+            Flow::test_tcp("198.18.0.1:40001", "198.19.0.1:81", 500_000, 1),
+        ];
+        // Same ISN (a scanner): the server port tells the probes apart.
+        let b = vec![
+            Flow::test_tcp("198.19.3.17:40001", "198.19.0.1:81", 550_000, 1),
+            Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 50_000, 1),
+        ];
+        let out = assign(&a, &[0, 1], &b, &[false, false], &gate());
+        let got: Vec<(usize, usize, Strength)> =
+            out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
+        assert_eq!(got, vec![(0, 1, Strength::Strong), (1, 0, Strength::Strong)]);
+    }
+}

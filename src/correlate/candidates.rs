@@ -492,3 +492,82 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
     pairs.sort_unstable();
     pairs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate {
+        Gate { rel_offset_ns: 0, delay_ns: 50_000, tolerance_ns: 1_000_000 }
+    }
+
+    #[test]
+    fn a_lost_first_syn_aligns_with_its_retransmission() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 9);
+        a.syn_count = 2;
+        a.syn_retx_ns = vec![1_000_000_000];
+        let b = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 9);
+        let al = syn_alignment(&a, &b).expect("aligned");
+        assert_eq!((al.a_ns, al.b_ns, al.b_missed), (1_000_000_000, 1_000_050_000, Some((1, 1_000_000_000))));
+        assert!(gate().tight(&a, &b));
+        let s = evidence(&a, &b, &gate()).expect("one connection");
+        assert_eq!(s.evidence[0], Evidence::Isn);
+        // Without the kept time, the schedule says where the retransmission was.
+        a.syn_retx_ns.clear();
+        assert_eq!(syn_alignment(&a, &b).unwrap().a_ns, 1_000_000_000);
+        let other = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 10);
+        assert_eq!(syn_alignment(&a, &other), None, "another ISN");
+    }
+
+    #[test]
+    fn sequence_numbers_align_forward_or_back_and_across_the_wrap() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1);
+        let mut b = a.clone();
+        a.seq_pair = Some((u32::MAX - 10, 500));
+        b.seq_pair = Some((20, 1500));
+        assert!(seq_aligned(&a, &b) && seq_aligned(&b, &a));
+        b.seq_pair = Some((20, 100)); // client forward, server back: not one packet order
+        assert!(!seq_aligned(&a, &b));
+        b.seq_pair = Some((SEQ_WINDOW, 1500));
+        assert!(!seq_aligned(&a, &b), "too far apart");
+    }
+
+    #[test]
+    fn midstream_pair_is_strong_by_seq_ack_and_meets_by_overlap() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:5432", 0, 1);
+        a.orientation = Orientation::Midstream;
+        (a.client_isn, a.server_isn, a.last_ns) = (None, None, 10_000_000_000);
+        let mut b = a.clone();
+        b.client.addr = "198.19.3.17".parse().unwrap();
+        // b's first packet is 3 s into a's lifetime (earlier packets lost at b).
+        b.first_ns = 3_000_000_000;
+        b.first_client_ns = Some(3_000_000_000);
+        b.seq_pair = a.seq_pair.map(|(c, s)| (c.wrapping_add(1200), s.wrapping_add(800)));
+        assert!(!gate().tight(&a, &b) && gate().overlap(&a, &b));
+        let s = evidence(&a, &b, &gate()).expect("one connection");
+        assert!(s.evidence.contains(&Evidence::SeqAck));
+        // The sorted index finds it both ways (b missed the beginning: it looks back).
+        let mut hits = Vec::new();
+        Index::build(std::slice::from_ref(&b), &gate(), |_| true).lookup(&a, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+        Index::build(std::slice::from_ref(&a), &gate(), |_| true).lookup(&b, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+    }
+
+    #[test]
+    fn overlap_alone_joins_only_one_sequence_space() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1);
+        a.last_ns = 10_000_000_000;
+        let mut b = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 3_000_000_000, 2);
+        b.client_isn = Some(2);
+        // A different ISN and no shared bytes: nothing joins them.
+        assert_eq!(evidence(&a, &b, &gate()), None);
+        (a.client_isn, a.server_isn) = (b.client_isn, b.server_isn);
+        assert!(evidence(&a, &b, &gate()).is_some(), "one ISN, lifetimes overlap");
+        let mut far = b.clone();
+        far.first_ns = 20_000_000_000;
+        far.last_ns = 21_000_000_000;
+        far.first_client_ns = Some(far.first_ns);
+        assert_eq!(evidence(&a, &far, &gate()), None, "after a ended");
+    }
+}

@@ -153,3 +153,49 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
 fn last_seen(chain: &Chain, before: usize) -> Option<usize> {
     (0..before).rev().find(|&i| chain.hops[i].is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flows::{Flow, Flows};
+
+    fn capture(flows: Vec<Flow>) -> Flows {
+        Flows { flows, stats: Default::default() }
+    }
+
+    #[test]
+    fn chains_that_share_a_flow_share_its_onward_link() {
+        let p1 = capture(
+            (0..2)
+                .map(|i| Flow::test_tcp(&format!("198.18.0.{}:5353", i + 1), "198.19.0.1:80", i * 10_000, 5))
+                .collect(),
+        );
+        let p2 = capture(vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.1:80", 5_000, 5)]);
+        let p3 = capture(vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.9:80", 8_000, 5)]);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[p1, p2, p3], &config);
+        assert_eq!(c.chains.len(), 2);
+        for chain in &c.chains {
+            assert_eq!(&chain.hops[1..], &[Some(0), Some(0)]);
+            assert_eq!(chain.links.len(), 2);
+            assert_eq!(chain.links[0].strength, Strength::Ambiguous);
+            assert_eq!(chain.links[1].strength, Strength::Strong, "the onward link is the shared flow's");
+        }
+        assert!(c.unmatched.iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_middle_capture_that_missed_the_syn_stays_in_the_chain() {
+        let p1 = capture(vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 42)]);
+        let mut mid = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000, 42);
+        mid.orientation = crate::flows::Orientation::SynAck;
+        mid.syn_count = 0;
+        mid.first_client_ns = Some(20_000_000);
+        mid.last_ns = 30_000_000;
+        let p3 = capture(vec![Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 100_000, 42)]);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[p1, capture(vec![mid]), p3], &config);
+        assert_eq!(c.chains[0].hops, vec![Some(0), Some(0), Some(0)]);
+        assert_eq!((c.chains[0].links[1].from, c.chains[0].links[1].to), (1, 2));
+    }
+}

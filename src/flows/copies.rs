@@ -81,3 +81,42 @@ fn are_copies(a: &Flow, b: &Flow) -> bool {
 fn nearer_client(a: &Flow, b: &Flow) -> bool {
     (a.first_ns, std::cmp::Reverse(a.client_ttl)) < (b.first_ns, std::cmp::Reverse(b.client_ttl))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two(second_ns: i64, iface: u32) -> Vec<Flow> {
+        let a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 7);
+        let mut b = Flow::test_tcp("198.19.9.9:40000", "198.19.0.1:80", second_ns, 7);
+        b.first_interface = iface;
+        vec![a, b]
+    }
+
+    #[test]
+    fn one_interface_never_holds_copies() {
+        let mut flows = two(20_000, 0);
+        fold_copies(&mut flows);
+        assert_eq!(flows.len(), 2);
+    }
+
+    #[test]
+    fn two_interfaces_at_nearly_the_same_time_are_copies() {
+        let mut flows = two(20_000, 3);
+        fold_copies(&mut flows);
+        assert_eq!(flows.len(), 1);
+        assert_eq!((flows[0].first_ns, flows[0].copies), (0, 1));
+    }
+
+    #[test]
+    fn a_copy_may_start_at_a_syn_retransmission_and_successive_flows_are_attempts() {
+        let mut flows = two(1_000_300_000, 3);
+        flows[0].syn_retx_ns = vec![1_000_000_000];
+        flows[0].syn_count = 2;
+        fold_copies(&mut flows);
+        assert_eq!(flows.len(), 1, "the host dropped the first SYN after capturing it");
+        let mut flows = two(5_000_000_000, 3);
+        fold_copies(&mut flows);
+        assert_eq!(flows.len(), 2, "one ISN five seconds later: another attempt");
+    }
+}

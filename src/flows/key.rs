@@ -47,3 +47,19 @@ pub(super) fn quoted_key(q: &Quoted) -> Option<(FlowKey, Endpoint)> {
     let dst = Endpoint { addr: q.dst, port: dport };
     Some((FlowKey::new(proto, src, dst), src))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_the_same_both_ways_and_midstream_servers_have_the_lower_port() {
+        let a = Endpoint { addr: "198.18.0.1".parse().unwrap(), port: 40000 };
+        let b = Endpoint { addr: "198.19.0.1".parse().unwrap(), port: 443 };
+        assert_eq!(FlowKey::new(FlowProto::Tcp, a, b), FlowKey::new(FlowProto::Tcp, b, a));
+        assert_ne!(FlowKey::new(FlowProto::Tcp, a, b), FlowKey::new(FlowProto::Udp, a, b));
+        assert!(src_is_server(443, 40000));
+        assert!(!src_is_server(40000, 443));
+        assert!(src_is_server(8080, 40000), "neither well known: the lower port");
+    }
+}

@@ -207,3 +207,54 @@ impl Flow {
         format!("{} -> {}", self.client.display(icmp), self.server.display(icmp))
     }
 }
+
+#[cfg(test)]
+impl Flow {
+    /// A TCP flow with a handshake seen, for unit tests of later stages.
+    pub(crate) fn test_tcp(client: &str, server: &str, first_ns: i64, isn: u32) -> Flow {
+        let ep = |s: &str| -> Endpoint {
+            let a: std::net::SocketAddr = s.parse().expect("test endpoint");
+            Endpoint { addr: a.ip(), port: a.port() }
+        };
+        Flow {
+            proto: FlowProto::Tcp,
+            v6: false,
+            client: ep(client),
+            server: ep(server),
+            orientation: Orientation::Syn,
+            first_ns,
+            last_ns: first_ns + 1_000_000,
+            first_client_ns: Some(first_ns),
+            first_server_ns: Some(first_ns + 100_000),
+            client_isn: Some(isn),
+            server_isn: Some(isn ^ 0xffff),
+            syn_count: 1,
+            syn_retx_ns: Vec::new(),
+            seq_pair: Some((isn.wrapping_add(1), isn ^ 0xffff)),
+            synack_ns: Some(first_ns + 100_000),
+            handshake_done_ns: None,
+            syn_mss: None,
+            synack_mss: None,
+            client_ip_id: None,
+            client_ttl: 64,
+            server_ttl: Some(64),
+            packets_to_server: 3,
+            packets_to_client: 2,
+            bytes_to_server: 120,
+            bytes_to_client: 80,
+            client_data_ns: None,
+            server_data_ns: None,
+            client_fin_ns: None,
+            server_fin_ns: None,
+            rst_to_client: None,
+            rst_to_server: None,
+            icmp_errors: Vec::new(),
+            client_fp: Fingerprint::default(),
+            server_fp: Fingerprint::default(),
+            echo: None,
+            first_interface: 0,
+            first_packet_type: None,
+            copies: 0,
+        }
+    }
+}

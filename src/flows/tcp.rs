@@ -128,3 +128,68 @@ fn stream_add(
         stream.set_end(u64::from(off) + u64::from(payload_len));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::FlowConfig;
+    use crate::decode::decode;
+    use crate::flows::{FlowTable, Flows, Orientation};
+    use crate::read::{LinkType, RawRecord};
+    use crate::synth::{Path, Point, Tcp};
+
+    fn table(pkts: &[(i64, Vec<u8>, u32)]) -> Flows {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for (i, (ts, data, orig)) in pkts.iter().enumerate() {
+            let rec = RawRecord {
+                ts_ns: *ts,
+                interface: 0,
+                link_type: LinkType::RawIp,
+                data,
+                orig_len: *orig,
+                record: i as u64 + 1,
+                byte_offset: 0,
+            };
+            let p = decode(&rec).expect("synthetic packet");
+            t.insert(&p, p.payload(data));
+        }
+        t.finish()
+    }
+
+    fn one_point(c: &Tcp) -> Vec<(i64, Vec<u8>, u32)> {
+        let mut p = Path::new(vec![Point::default()], Vec::new());
+        p.tcp(c);
+        p.finish().points.remove(0)
+    }
+
+    #[test]
+    fn syn_retransmissions_keep_their_times() {
+        let addr = |s: &str| s.parse().unwrap();
+        let mut c = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 3);
+        c.unanswered = true;
+        c.syn_retries = 2;
+        let f = table(&one_point(&c));
+        assert_eq!(f.flows.len(), 1);
+        let f = &f.flows[0];
+        assert_eq!(f.syn_count, 3);
+        assert_eq!(f.syn_retx_ns, vec![1_000_001_000, 2_000_001_000]);
+        assert_eq!(f.seq_pair, None, "no ACK seen");
+    }
+
+    #[test]
+    fn first_ack_packet_gives_the_sequence_pair_of_a_midstream_flow() {
+        let addr = |s: &str| s.parse().unwrap();
+        let c = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 4);
+        let all = one_point(&c);
+        let f = table(&all);
+        assert_eq!(
+            f.flows[0].seq_pair,
+            Some((c.client_isn.wrapping_add(1), c.server_isn)),
+            "from the SYN-ACK"
+        );
+        // Without the SYN and SYN-ACK: from the client's first ACK.
+        let mid: Vec<_> = all.into_iter().filter(|(_, d, _)| d[33] & 0x02 == 0).collect();
+        let f = table(&mid);
+        assert_eq!(f.flows[0].orientation, Orientation::Midstream);
+        assert_eq!(f.flows[0].seq_pair, Some((c.client_isn.wrapping_add(1), c.server_isn.wrapping_add(1))));
+    }
+}
