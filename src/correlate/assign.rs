@@ -32,7 +32,8 @@ pub fn assign(
     taken: &[bool],
     gate: &Gate,
 ) -> Vec<(usize, Assigned)> {
-    let index = Index::build(b, gate, |i| !taken[i]);
+    let seq_all = sources.iter().any(|&i| a[i].client_isn.is_none() && a[i].seq_pair.is_some());
+    let index = Index::build(b, gate, seq_all, |i| !taken[i]);
     let mut cands: Vec<Scored> = Vec::new();
     let mut hits = Vec::new();
     for (pos, &ia) in sources.iter().enumerate() {

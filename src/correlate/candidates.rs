@@ -224,8 +224,10 @@ fn incomplete(f: &Flow) -> bool {
 
 impl Index {
     /// Indexes the flows for which `include` is true; times are moved onto the
-    /// earlier capture's clock with `gate`.
-    pub fn build(flows: &[Flow], gate: &Gate, include: impl Fn(usize) -> bool) -> Index {
+    /// earlier capture's clock with `gate`. Flows without a handshake are indexed
+    /// by their sequence numbers; with `seq_all` (some source has no handshake)
+    /// every TCP flow is.
+    pub fn build(flows: &[Flow], gate: &Gate, seq_all: bool, include: impl Fn(usize) -> bool) -> Index {
         let mut entries = Vec::with_capacity(flows.len() * 3);
         let mut has_seq = false;
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
@@ -233,7 +235,8 @@ impl Index {
             let i = i as u32;
             if let Some(isn) = f.client_isn {
                 entries.push((key(K_ISN, f.proto, 0, u64::from(isn)), t, i));
-            } else if let Some((c, _)) = f.seq_pair {
+            }
+            if let Some((c, _)) = f.seq_pair.filter(|_| seq_all || f.client_isn.is_none()) {
                 entries.push((key(K_SEQ, f.proto, 0, seq_bucket(c)), t, i));
                 has_seq = true;
             }
@@ -548,9 +551,17 @@ mod tests {
         assert!(s.evidence.contains(&Evidence::SeqAck));
         // The sorted index finds it both ways (b missed the beginning: it looks back).
         let mut hits = Vec::new();
-        Index::build(std::slice::from_ref(&b), &gate(), |_| true).lookup(&a, &gate(), &mut hits);
+        Index::build(std::slice::from_ref(&b), &gate(), false, |_| true).lookup(&a, &gate(), &mut hits);
         assert_eq!(hits, vec![0]);
-        Index::build(std::slice::from_ref(&a), &gate(), |_| true).lookup(&b, &gate(), &mut hits);
+        Index::build(std::slice::from_ref(&a), &gate(), false, |_| true).lookup(&b, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+        // A partner with a handshake is indexed by its sequence numbers only when
+        // some source needs them.
+        let mut c = a.clone();
+        (c.client_isn, c.orientation) = (Some(c.seq_pair.unwrap().0.wrapping_sub(1)), Orientation::Syn);
+        Index::build(std::slice::from_ref(&c), &gate(), false, |_| true).lookup(&b, &gate(), &mut hits);
+        assert!(hits.is_empty());
+        Index::build(std::slice::from_ref(&c), &gate(), true, |_| true).lookup(&b, &gate(), &mut hits);
         assert_eq!(hits, vec![0]);
     }
 

@@ -186,15 +186,19 @@ mod tests {
 
     #[test]
     fn a_middle_capture_that_missed_the_syn_stays_in_the_chain() {
-        let p1 = capture(vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 42)]);
+        // The connection lasts 40 ms; the middle capture saw it from the SYN-ACK on.
+        let mut first = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 42);
+        first.last_ns = 40_000_000;
+        let p1 = capture(vec![first]);
         let mut mid = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000, 42);
         mid.orientation = crate::flows::Orientation::SynAck;
         mid.syn_count = 0;
         mid.first_client_ns = Some(20_000_000);
         mid.last_ns = 30_000_000;
-        let p3 = capture(vec![Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 100_000, 42)]);
+        let mut last = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 100_000, 42);
+        last.last_ns = 40_100_000;
         let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
-        let c = correlate(&[p1, capture(vec![mid]), p3], &config);
+        let c = correlate(&[p1, capture(vec![mid]), capture(vec![last])], &config);
         assert_eq!(c.chains[0].hops, vec![Some(0), Some(0), Some(0)]);
         assert_eq!((c.chains[0].links[1].from, c.chains[0].links[1].to), (1, 2));
     }
