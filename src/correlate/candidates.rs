@@ -170,14 +170,16 @@ pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
     if a.proto != FlowProto::Tcp || a.client_isn.is_none() || a.client_isn != b.client_isn {
         return None;
     }
+    // The k-th SYN of a flow: the last one's time is kept, earlier ones follow the schedule.
     let syn_at = |f: &Flow, k: u32| -> Option<i64> {
         let first = f.first_client_ns?;
-        match k {
-            0 => Some(first),
-            _ => Some(
-                f.syn_retx_ns.get(k as usize - 1).copied().unwrap_or(first.saturating_add(schedule_ns(k))),
-            ),
-        }
+        Some(match k {
+            0 => first,
+            _ if k + 1 == f.syn_count && f.last_syn_after_us > 0 => {
+                first.saturating_add(i64::from(f.last_syn_after_us) * 1000)
+            }
+            _ => first.saturating_add(schedule_ns(k)),
+        })
     };
     let (ta0, tb0) = (a.first_client_ns?, b.first_client_ns?);
     if a.syn_count > b.syn_count && b.syn_count > 0 && b.orientation == Orientation::Syn {
@@ -508,7 +510,7 @@ mod tests {
     fn a_lost_first_syn_aligns_with_its_retransmission() {
         let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 9);
         a.syn_count = 2;
-        a.syn_retx_ns = vec![1_000_000_000];
+        a.last_syn_after_us = 1_000_000;
         let b = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 9);
         let al = syn_alignment(&a, &b).expect("aligned");
         assert_eq!((al.a_ns, al.b_ns, al.b_missed), (1_000_000_000, 1_000_050_000, Some((1, 1_000_000_000))));
@@ -516,7 +518,7 @@ mod tests {
         let s = evidence(&a, &b, &gate()).expect("one connection");
         assert_eq!(s.evidence[0], Evidence::Isn);
         // Without the kept time, the schedule says where the retransmission was.
-        a.syn_retx_ns.clear();
+        a.last_syn_after_us = 0;
         assert_eq!(syn_alignment(&a, &b).unwrap().a_ns, 1_000_000_000);
         let other = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 10);
         assert_eq!(syn_alignment(&a, &other), None, "another ISN");

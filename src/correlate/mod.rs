@@ -117,19 +117,23 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             for (pos, link) in links {
                 by_pos[pos] = Some(link);
             }
+            // Chains still to take each link: the last one moves it, earlier ones copy.
+            let mut uses = vec![0u32; sources.len()];
+            slot.iter().for_each(|&pos| uses[pos] += 1);
             for (k, &pos) in slot.iter().enumerate() {
-                let Some(link) = &by_pos[pos] else { continue };
+                uses[pos] -= 1;
+                let link = if uses[pos] == 0 { by_pos[pos].take() } else { by_pos[pos].clone() };
+                let Some(link) = link else { continue };
                 let chain = &mut chains[frontier[k]];
-                let flow = link.target;
-                taken[to][flow] = true;
-                chain.hops[to] = Some(flow);
+                taken[to][link.target] = true;
+                chain.hops[to] = Some(link.target);
                 chain.links.push(Link {
                     from,
                     to,
                     strength: link.strength,
-                    evidence: link.evidence.clone(),
+                    evidence: link.evidence,
                     kind: link.kind,
-                    candidates: link.candidates.clone(),
+                    candidates: link.candidates,
                     syn_missed: link.syn_missed,
                 });
             }

@@ -71,7 +71,8 @@ fn are_copies(a: &Flow, b: &Flow) -> bool {
     let near = |t: i64| late.first_ns.saturating_sub(t).saturating_abs() <= COPY_WINDOW_NS;
     match a.proto {
         FlowProto::Tcp => {
-            (near(early.first_ns) || early.syn_retx_ns.iter().any(|&t| near(t)))
+            let last_syn = early.first_client_ns.map(|t| t + i64::from(early.last_syn_after_us) * 1000);
+            (near(early.first_ns) || (early.last_syn_after_us > 0 && last_syn.is_some_and(near)))
                 && (a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn)
         }
         FlowProto::Udp | FlowProto::Icmp => near(early.first_ns),
@@ -111,7 +112,7 @@ mod tests {
     #[test]
     fn a_copy_may_start_at_a_syn_retransmission_and_successive_flows_are_attempts() {
         let mut flows = two(1_000_300_000, 3);
-        flows[0].syn_retx_ns = vec![1_000_000_000];
+        flows[0].last_syn_after_us = 1_000_000;
         flows[0].syn_count = 2;
         fold_copies(&mut flows);
         assert_eq!(flows.len(), 1, "the host dropped the first SYN after capturing it");

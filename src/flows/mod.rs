@@ -100,9 +100,10 @@ pub struct Flow {
     pub server_isn: Option<u32>,
     /// SYNs with the client ISN (1 = no retransmission).
     pub syn_count: u32,
-    /// Times of the SYN retransmissions after the first SYN (at most
-    /// `MAX_SYN_TIMES`; empty, and no allocation, without retransmissions).
-    pub syn_retx_ns: Vec<i64>,
+    /// When the last SYN retransmission was sent after the first SYN (µs,
+    /// saturating; 0 without retransmission). Four bytes: a flow summary stays
+    /// small (earlier retransmissions follow Linux's schedule, see correlate).
+    pub last_syn_after_us: u32,
     /// Sequence numbers of the first packet with ACK set, as (client side, server
     /// side): NAT never touches them, so they pair midstream flows.
     pub seq_pair: Option<(u32, u32)>,
@@ -165,9 +166,6 @@ impl Flow {
     }
 }
 
-/// Most SYN retransmission times kept per flow.
-pub const MAX_SYN_TIMES: usize = 7;
-
 /// Counts of what the flow stage saw but did not make into flows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlowStats {
@@ -229,7 +227,7 @@ impl Flow {
             client_isn: Some(isn),
             server_isn: Some(isn ^ 0xffff),
             syn_count: 1,
-            syn_retx_ns: Vec::new(),
+            last_syn_after_us: 0,
             seq_pair: Some((isn.wrapping_add(1), isn ^ 0xffff)),
             synack_ns: Some(first_ns + 100_000),
             handshake_done_ns: None,

@@ -99,7 +99,7 @@ impl FlowTable {
             client_isn: None,
             server_isn: None,
             syn_count: 0,
-            syn_retx_ns: Vec::new(),
+            last_syn_after_us: 0,
             seq_pair: None,
             synack_ns: None,
             handshake_done_ns: None,

@@ -6,7 +6,7 @@
 use super::fingerprint::StreamPrefix;
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
-use super::{Endpoint, FlowProto, Orientation, TcpEvent, MAX_SYN_TIMES};
+use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, Transport};
 
 impl FlowTable {
@@ -59,8 +59,9 @@ impl FlowTable {
                     f.client_isn = Some(t.seq);
                     f.syn_mss = t.mss;
                     s.client_base = Some(t.seq.wrapping_add(1));
-                } else if f.client_isn == Some(t.seq) && f.syn_retx_ns.len() < MAX_SYN_TIMES {
-                    f.syn_retx_ns.push(p.ts_ns);
+                } else if let (Some(first), true) = (f.first_client_ns, f.client_isn == Some(t.seq)) {
+                    let us = p.ts_ns.saturating_sub(first).max(0) / 1000;
+                    f.last_syn_after_us = u32::try_from(us).unwrap_or(u32::MAX).max(1);
                 }
                 f.syn_count += 1;
             } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
@@ -171,7 +172,7 @@ mod tests {
         assert_eq!(f.flows.len(), 1);
         let f = &f.flows[0];
         assert_eq!(f.syn_count, 3);
-        assert_eq!(f.syn_retx_ns, vec![1_000_001_000, 2_000_001_000]);
+        assert_eq!(f.last_syn_after_us, 2_000_000);
         assert_eq!(f.seq_pair, None, "no ACK seen");
     }
 
