@@ -178,20 +178,32 @@ fn weak_pass(
             }
         }
     }
+    // Sources whose one candidate is the same flow, and nobody else's candidate
+    // either: a collision (many clients onto one NAT tuple), reported on it as
+    // `ambiguous` rather than dropped.
+    let mut claims: FxHashMap<usize, usize> = FxHashMap::default();
+    for &(_, ib, _) in &per_source {
+        *claims.entry(ib).or_insert(0) += 1;
+    }
     for (pos, ib, ev) in per_source {
-        if target_count.get(&ib) == Some(&1) {
-            out.push((
-                pos,
-                Assigned {
-                    target: ib,
-                    strength: Strength::Weak,
-                    evidence: ev,
-                    kind: LinkKind::Forwarded,
-                    candidates: Vec::new(),
-                    syn_missed: None,
-                },
-            ));
-        }
+        let (count, claimed) = (target_count.get(&ib).copied(), claims.get(&ib).copied());
+        let strength = match (count, claimed) {
+            (Some(1), _) => Strength::Weak,
+            (Some(n), Some(c)) if n == c => Strength::Ambiguous,
+            _ => continue,
+        };
+        let candidates = if strength == Strength::Ambiguous { vec![ib] } else { Vec::new() };
+        out.push((
+            pos,
+            Assigned {
+                target: ib,
+                strength,
+                evidence: ev,
+                kind: LinkKind::Forwarded,
+                candidates,
+                syn_missed: None,
+            },
+        ));
     }
 }
 
@@ -218,6 +230,28 @@ mod tests {
             assert_eq!(l.strength, Strength::Ambiguous);
             assert_eq!(l.candidates, vec![0]);
         }
+    }
+
+    #[test]
+    fn sources_whose_one_weak_candidate_is_one_flow_are_ambiguous_on_it() {
+        // No strong key anywhere (midstream, no sequence pair): two clients inside
+        // the tolerance of one flow, which has no other candidate.
+        let weak = |c: &str, t: i64| {
+            let mut f = Flow::test_tcp(c, "198.19.0.1:80", t, 0);
+            (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
+            f.orientation = crate::flows::Orientation::Midstream;
+            f
+        };
+        let a = vec![weak("198.18.0.1:5000", 0), weak("198.18.0.2:5000", 200_000)];
+        let b = vec![weak("198.19.3.17:5000", 100_000)];
+        let out = assign(&a, &[0, 1], &b, &[false], &gate());
+        let got: Vec<(usize, usize, Strength)> =
+            out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
+        assert_eq!(got, vec![(0, 0, Strength::Ambiguous), (1, 0, Strength::Ambiguous)]);
+        assert!(out.iter().all(|(_, l)| l.candidates == vec![0]));
+        // Alone, the same pair is weak.
+        let out = assign(&a, &[0], &b, &[false], &gate());
+        assert_eq!(out[0].1.strength, Strength::Weak);
     }
 
     #[test]
