@@ -50,7 +50,8 @@ LABPY="$HERE/lab"
 OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
-  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric)
+  udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
+  lossy-capture)
 
 NSS=()
 PIDS=()
@@ -233,9 +234,10 @@ cap_start() {
   local spec label n ifc lt args
   CAP_PIDS=()
   for spec in "${CAPS[@]}"; do
-    IFS=: read -r label n ifc lt <<<"$spec"
+    IFS=: read -r label n ifc lt filt <<<"$spec"
     args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$WORK/$label.pcap")
     if [[ -n $lt ]]; then args+=(-y "$lt"); fi
+    if [[ -n $filt ]]; then args+=("$filt"); fi
     bgrun "$n" "$WORK/$label.tcpdump.log" "${args[@]}"
     CAP_PIDS+=("$LAST_PID")
   done
@@ -336,6 +338,16 @@ cfg_any-node() { cfg_masquerade-node; }
 cfg_clock-shift() { cfg_masquerade-node; }
 cfg_healthcheck() { cfg_masquerade-node; }
 
+cfg_syn-retransmit() {
+  # the node drops every other TCP SYN it forwards (the 1st, 3rd, ...): with one
+  # connection at a time, each connection's first SYN dies after egress and its
+  # retransmission 1 s later gets through
+  cfg_masquerade-node
+  nsx node iptables -I FORWARD 1 -i pod0 -p tcp --syn -m statistic --mode nth --every 2 --packet 0 -j DROP
+}
+
+cfg_lossy-capture() { cfg_masquerade-node; } # egress's tcpdump filter: see run_scenario
+
 cfg_delay() {
   # 20 ms each way on the node's path between egress and backend: every forwarded
   # packet is queued to NFQUEUE 0 and held by labnet.py nfqdelay (no sch_netem here)
@@ -404,6 +416,13 @@ run_scenario() {
   CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "backend:backend:eth0:")
   if [[ $sc == any-node ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:eth0:")
+  fi
+  if [[ $sc == lossy-capture ]]; then
+    # a capture point that loses packets: egress records only TCP segments with
+    # payload, FIN or RST (no handshake), and everything that is not TCP
+    CAPS=("decap:pod:tun0:"
+      "egress:pod:eth0::not tcp or tcp[tcpflags] & (tcp-fin|tcp-rst) != 0 or ip[2:2] - ((ip[0] & 0xf) << 2) - ((tcp[12] & 0xf0) >> 2) > 0"
+      "backend:backend:eth0:")
   fi
   topo_up "$v6"
   "cfg_$sc"

@@ -24,7 +24,7 @@ import sys
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
-    "rp-filter", "asymmetric",
+    "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
 ]
 
 C42 = "198.18.90.42"
@@ -118,6 +118,19 @@ def plan(sc):
     if sc == "asymmetric":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+    if sc == "syn-retransmit":
+        # TCP one at a time (so the node's every-other-SYN drop hits each first SYN);
+        # UDP and ICMP give the clock estimate its samples
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
+                tcp(sc, 3, C43, 40003, BACKEND, 8080), udp(sc, 4, C42, 40004, BACKEND),
+                icmp(sc, 5, C42, 4005, BACKEND)]
+    if sc == "lossy-capture":
+        # each client waits 200 ms between its handshake and its request, so
+        # egress (which records only packets with payload, FIN or RST) first sees a
+        # connection 200 ms after its SYN
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80, pause=0.2), tcp(sc, 2, C42, 40002, BACKEND, 80, pause=0.2),
+                tcp(sc, 3, C43, 40003, BACKEND, 8080, pause=0.2), udp(sc, 4, C42, 40004, BACKEND),
+                icmp(sc, 5, C42, 4005, BACKEND)]
     if sc == "rp-filter":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
                 icmp(sc, 3, C42, 4003, BACKEND, count=2)]
@@ -191,6 +204,15 @@ MODELS = {
     "ipv6": {"v6": True,
              "desc": "IPv6: ip6tables MASQUERADE on the node: the source 2001:db8:90::42 becomes "
                      "2001:db8:3::17 between egress and backend (ports kept). TCP, UDP and ICMPv6 echo."},
+    "syn-retransmit": {"desc": "MASQUERADE on the node, whose FORWARD chain drops every other TCP SYN "
+                               "(statistic nth 2, packet 0): each connection's first SYN is seen at decap "
+                               "and egress but dies in the node; the retransmission 1 s later reaches the "
+                               "backend as 198.19.3.17 (ports kept). UDP and ICMP pass untouched."},
+    "lossy-capture": {"desc": "MASQUERADE on the node; the egress capture loses packets: its tcpdump filter "
+                              "keeps only TCP segments with payload, FIN or RST, so at egress each connection "
+                              "(whose client waits 200 ms before its request) starts midstream, 200 ms after its "
+                              "SYN. Every request is still seen at egress; the source changes at "
+                              "egress->backend (to 198.19.3.17, ports kept)."},
     "rp-filter": {"rp_drop_at_pod": True,
                   "desc": "No NAT; policy routing by fwmark in the pod sends the tunnel's traffic out of eth0 "
                           "(table 100) while the main table routes 198.19.0.0/16 via a second link eth1. "
@@ -672,6 +694,13 @@ def timing(exp, per_req, problems):
     def med(xs):
         xs = sorted(xs)
         return round(xs[len(xs) // 2], 3) if xs else None
+
+    if exp["scenario"] in ("syn-retransmit", "lossy-capture"):
+        # a TCP request's first SYN died in the node (at backend its first packet is
+        # the retransmission, 1 s later) or was not captured (egress starts at the
+        # request, 200 ms later): the clocks are read from UDP and ICMP
+        tcp_ids = {str(r["id"]) for r in exp["requests"] if r["proto"] == "tcp"}
+        per_req = {k: v for k, v in per_req.items() if k not in tcp_ids}
 
     for lb in labels[1:]:
         d = [(per_req[k][lb]["first_request_time"] - per_req[k][labels[0]]["first_request_time"]) * 1000

@@ -188,6 +188,8 @@ def run_tcp(r, timeout):
         s.connect((r["dst"], r["dport"]))
         res["peer"] = ep(s.getpeername())
         res["connected"] = True
+        # a client that thinks before it speaks (bounded: plans use a fraction of a second)
+        time.sleep(min(float(r.get("pause", 0)), 1.0))
         s.sendall(r["payload"].encode())
         resp = b""
         while len(resp) < 65536:

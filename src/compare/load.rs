@@ -207,6 +207,7 @@ fn csv_request(
         },
         captures,
         seq_shift: false,
+        syn_missed: None,
     })
 }
 

@@ -4,7 +4,7 @@
 //! pass pairs leftovers only where exactly one candidate lies in the tolerance,
 //! seen from both sides.
 
-use super::candidates::{evidence, weak_evidence, Gate, Index, Scored};
+use super::candidates::{evidence, syn_alignment, weak_evidence, Gate, Index, Scored};
 use super::evidence::{Evidence, Strength};
 use super::LinkKind;
 use crate::flows::Flow;
@@ -18,6 +18,9 @@ pub struct Assigned {
     pub evidence: Vec<Evidence>,
     pub kind: LinkKind,
     pub candidates: Vec<usize>,
+    /// SYNs of the connection the later capture did not see, and when the
+    /// retransmission it saw was sent after the first SYN (ns).
+    pub syn_missed: Option<(u32, i64)>,
 }
 
 /// Pairs `sources` (flow indices in `a`) with free flows of `b`.
@@ -29,7 +32,8 @@ pub fn assign(
     taken: &[bool],
     gate: &Gate,
 ) -> Vec<(usize, Assigned)> {
-    let index = Index::build(b, gate, |i| !taken[i]);
+    let seq_all = sources.iter().any(|&i| a[i].client_isn.is_none() && a[i].seq_pair.is_some());
+    let index = Index::build(b, gate, seq_all, |i| !taken[i]);
     let mut cands: Vec<Scored> = Vec::new();
     let mut hits = Vec::new();
     for (pos, &ia) in sources.iter().enumerate() {
@@ -69,6 +73,8 @@ pub fn assign(
     });
     let mut src_done = vec![false; sources.len()];
     let mut tgt_done = vec![false; b.len()];
+    // Score of the pair chosen for each target, to spot the sources that lost it on a tie.
+    let mut won: FxHashMap<usize, i64> = FxHashMap::default();
     let mut out: Vec<(usize, Assigned)> = Vec::new();
     for c in &cands {
         if src_done[c.source] || tgt_done[c.target] {
@@ -79,6 +85,7 @@ pub fn assign(
         let ambiguous = tied_src || tied_tgt;
         src_done[c.source] = true;
         tgt_done[c.target] = true;
+        won.insert(c.target, c.score);
         let mut candidates = Vec::new();
         if ambiguous {
             candidates =
@@ -86,20 +93,39 @@ pub fn assign(
             candidates.sort_unstable();
             candidates.dedup();
         }
-        out.push((
-            c.source,
-            Assigned {
-                target: c.target,
-                strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
-                evidence: c.evidence.clone(),
-                kind: c.kind,
-                candidates,
-            },
-        ));
+        out.push((c.source, link(a, sources, b, c, ambiguous, candidates)));
+    }
+    // Collisions: several sources whose best match is one target (many clients
+    // onto one NAT tuple). The chosen one is chained above; every other is
+    // reported on the shared flow as `ambiguous`, never dropped.
+    for c in &cands {
+        if !src_done[c.source] && best_src[c.source].0 == c.score && won.get(&c.target) == Some(&c.score) {
+            src_done[c.source] = true;
+            out.push((c.source, link(a, sources, b, c, true, vec![c.target])));
+        }
     }
     weak_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
     out.sort_by_key(|(pos, _)| *pos);
     out
+}
+
+/// The assignment of candidate `c`.
+fn link(
+    a: &[Flow],
+    sources: &[usize],
+    b: &[Flow],
+    c: &Scored,
+    ambiguous: bool,
+    candidates: Vec<usize>,
+) -> Assigned {
+    Assigned {
+        target: c.target,
+        strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
+        evidence: c.evidence.clone(),
+        kind: c.kind,
+        candidates,
+        syn_missed: syn_alignment(&a[sources[c.source]], &b[c.target]).and_then(|al| al.b_missed),
+    }
 }
 
 /// Pairs leftovers with no strong key when exactly one candidate lies inside
@@ -152,18 +178,96 @@ fn weak_pass(
             }
         }
     }
+    // Sources whose one candidate is the same flow, and nobody else's candidate
+    // either: a collision (many clients onto one NAT tuple), reported on it as
+    // `ambiguous` rather than dropped.
+    let mut claims: FxHashMap<usize, usize> = FxHashMap::default();
+    for &(_, ib, _) in &per_source {
+        *claims.entry(ib).or_insert(0) += 1;
+    }
     for (pos, ib, ev) in per_source {
-        if target_count.get(&ib) == Some(&1) {
-            out.push((
-                pos,
-                Assigned {
-                    target: ib,
-                    strength: Strength::Weak,
-                    evidence: ev,
-                    kind: LinkKind::Forwarded,
-                    candidates: Vec::new(),
-                },
-            ));
+        let (count, claimed) = (target_count.get(&ib).copied(), claims.get(&ib).copied());
+        let strength = match (count, claimed) {
+            (Some(1), _) => Strength::Weak,
+            (Some(n), Some(c)) if n == c => Strength::Ambiguous,
+            _ => continue,
+        };
+        let candidates = if strength == Strength::Ambiguous { vec![ib] } else { Vec::new() };
+        out.push((
+            pos,
+            Assigned {
+                target: ib,
+                strength,
+                evidence: ev,
+                kind: LinkKind::Forwarded,
+                candidates,
+                syn_missed: None,
+            },
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate {
+        Gate { rel_offset_ns: 0, delay_ns: 0, tolerance_ns: 1_000_000 }
+    }
+
+    #[test]
+    fn several_sources_tied_on_one_target_are_all_reported_on_it() {
+        // Three clients, one ISN each shared with the single NAT-ed flow (a
+        // collision): the first is chained, the others ambiguous on the same flow.
+        let a: Vec<Flow> = (0..3)
+            .map(|i| Flow::test_tcp(&format!("198.18.0.{}:5353", i + 1), "198.19.0.1:80", i * 10_000, 5))
+            .collect();
+        let b = vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.1:80", 5_000, 5)];
+        let out = assign(&a, &[0, 1, 2], &b, &[false], &gate());
+        assert_eq!(out.len(), 3);
+        for (pos, l) in &out {
+            assert_eq!(l.target, 0, "source {pos}");
+            assert_eq!(l.strength, Strength::Ambiguous);
+            assert_eq!(l.candidates, vec![0]);
         }
+    }
+
+    #[test]
+    fn sources_whose_one_weak_candidate_is_one_flow_are_ambiguous_on_it() {
+        // No strong key anywhere (midstream, no sequence pair): two clients inside
+        // the tolerance of one flow, which has no other candidate.
+        let weak = |c: &str, t: i64| {
+            let mut f = Flow::test_tcp(c, "198.19.0.1:80", t, 0);
+            (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
+            f.orientation = crate::flows::Orientation::Midstream;
+            f
+        };
+        let a = vec![weak("198.18.0.1:5000", 0), weak("198.18.0.2:5000", 200_000)];
+        let b = vec![weak("198.19.3.17:5000", 100_000)];
+        let out = assign(&a, &[0, 1], &b, &[false], &gate());
+        let got: Vec<(usize, usize, Strength)> =
+            out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
+        assert_eq!(got, vec![(0, 0, Strength::Ambiguous), (1, 0, Strength::Ambiguous)]);
+        assert!(out.iter().all(|(_, l)| l.candidates == vec![0]));
+        // Alone, the same pair is weak.
+        let out = assign(&a, &[0], &b, &[false], &gate());
+        assert_eq!(out[0].1.strength, Strength::Weak);
+    }
+
+    #[test]
+    fn a_better_evidenced_source_wins_and_distinct_targets_stay_strong() {
+        let a = vec![
+            Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1),
+            Flow::test_tcp("198.18.0.1:40001", "198.19.0.1:81", 500_000, 1),
+        ];
+        // Same ISN (a scanner): the server port tells the probes apart.
+        let b = vec![
+            Flow::test_tcp("198.19.3.17:40001", "198.19.0.1:81", 550_000, 1),
+            Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 50_000, 1),
+        ];
+        let out = assign(&a, &[0, 1], &b, &[false, false], &gate());
+        let got: Vec<(usize, usize, Strength)> =
+            out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
+        assert_eq!(got, vec![(0, 1, Strength::Strong), (1, 0, Strength::Strong)]);
     }
 }

@@ -6,7 +6,7 @@ use super::clock::ClockEstimate;
 use super::evidence::Evidence;
 use super::LinkKind;
 use crate::config::CorrelateConfig;
-use crate::flows::{Fingerprint, Flow, FlowProto, STRONG_PREFIX};
+use crate::flows::{Fingerprint, Flow, FlowProto, Orientation, STRONG_PREFIX};
 use rustc_hash::FxHashMap;
 
 /// Default tolerance floor: 1 ms.
@@ -45,10 +45,13 @@ impl Gate {
         Gate { rel_offset_ns: rel, delay_ns: delay, tolerance_ns: tolerance }
     }
 
-    /// How far `b` starts from where `a` predicts, on corrected clocks (ns).
+    /// How far `b` starts from where `a` predicts, on corrected clocks (ns),
+    /// with SYN retransmissions aligned (see `syn_alignment`).
     pub fn distance(&self, a: &Flow, b: &Flow) -> i64 {
-        let ta = a.first_client_ns.unwrap_or(a.first_ns);
-        let tb = b.first_client_ns.unwrap_or(b.first_ns);
+        let (ta, tb) = match syn_alignment(a, b) {
+            Some(al) => (al.a_ns, al.b_ns),
+            None => (start(a), start(b)),
+        };
         tb.saturating_sub(self.rel_offset_ns)
             .saturating_sub(ta)
             .saturating_sub(self.delay_ns)
@@ -60,6 +63,16 @@ impl Gate {
         self.distance(a, b) <= self.tolerance_ns
     }
 
+    /// The corrected lifetimes overlap within the tolerance (so one's first
+    /// packet falls inside the other's lifetime).
+    pub fn overlap(&self, a: &Flow, b: &Flow) -> bool {
+        let shift = self.rel_offset_ns.saturating_add(self.delay_ns);
+        let b0 = b.first_ns.saturating_sub(shift);
+        let b1 = b.last_ns.saturating_sub(shift);
+        b0 <= a.last_ns.saturating_add(self.tolerance_ns)
+            && a.first_ns <= b1.saturating_add(self.tolerance_ns)
+    }
+
     /// A proxy's new connection starts while the client's connection is alive.
     pub fn during(&self, a: &Flow, b: &Flow) -> bool {
         let tb = b.first_ns.saturating_sub(self.rel_offset_ns);
@@ -67,6 +80,10 @@ impl Gate {
             && tb <= a.last_ns.saturating_add(self.tolerance_ns).saturating_add(self.delay_ns.max(0))
     }
 }
+
+/// Score of starting together (within the tolerance): among candidates that
+/// only overlap, the one that lines up packet for packet wins.
+const TIGHT_BONUS: i64 = 5;
 
 /// Evidence for one candidate pair.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +104,8 @@ pub struct Scored {
 /// Keys only find candidates; `evidence` then compares the flows for real.
 pub struct Index {
     entries: Vec<(u64, i64, u32)>,
+    /// Some flow is indexed by its sequence numbers (one without a handshake).
+    has_seq: bool,
 }
 
 /// Kinds of join key, mixed into the hash.
@@ -94,6 +113,7 @@ const K_ISN: u64 = 1;
 const K_CLIENT_FP: u64 = 2;
 const K_SERVER_FP: u64 = 3;
 const K_ECHO: u64 = 4;
+const K_SEQ: u64 = 5;
 
 fn key(kind: u64, proto: FlowProto, len: u8, value: u64) -> u64 {
     let tag = (kind << 16) | ((proto as u64) << 8) | u64::from(len);
@@ -126,16 +146,101 @@ fn start(f: &Flow) -> i64 {
     f.first_client_ns.unwrap_or(f.first_ns)
 }
 
+/// The SYN both captures saw, when one of them missed the first SYNs of a
+/// connection (the SYN was lost between them and a retransmission got through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SynAlignment {
+    /// The SYN of `a` and of `b` that are the same packet.
+    pub a_ns: i64,
+    pub b_ns: i64,
+    /// SYNs the later capture (`b`) did not see, and how long after the first
+    /// SYN the retransmission it saw was sent (None: `a` missed them instead).
+    pub b_missed: Option<(u32, i64)>,
+}
+
+/// Linux retransmits a SYN after 1 s, doubling: the k-th retransmission leaves
+/// (2^k − 1) s after the first SYN. Used when its time was not kept.
+fn schedule_ns(k: u32) -> i64 {
+    ((1i64 << k.min(20)) - 1).saturating_mul(1_000_000_000)
+}
+
+/// Aligns the SYNs of two flows with one ISN whose SYN counts differ: the one
+/// with fewer SYNs saw the last ones (earlier SYNs were lost before it).
+pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
+    if a.proto != FlowProto::Tcp || a.client_isn.is_none() || a.client_isn != b.client_isn {
+        return None;
+    }
+    // The k-th SYN of a flow: the last one's time is kept, earlier ones follow the schedule.
+    let syn_at = |f: &Flow, k: u32| -> Option<i64> {
+        let first = f.first_client_ns?;
+        Some(match k {
+            0 => first,
+            _ if k + 1 == f.syn_count && f.last_syn_after_us > 0 => {
+                first.saturating_add(i64::from(f.last_syn_after_us) * 1000)
+            }
+            _ => first.saturating_add(schedule_ns(k)),
+        })
+    };
+    let (ta0, tb0) = (a.first_client_ns?, b.first_client_ns?);
+    if a.syn_count > b.syn_count && b.syn_count > 0 && b.orientation == Orientation::Syn {
+        let k = a.syn_count - b.syn_count;
+        let ta = syn_at(a, k)?;
+        Some(SynAlignment { a_ns: ta, b_ns: tb0, b_missed: Some((k, ta.saturating_sub(ta0))) })
+    } else if b.syn_count > a.syn_count && a.syn_count > 0 && a.orientation == Orientation::Syn {
+        let k = b.syn_count - a.syn_count;
+        Some(SynAlignment { a_ns: ta0, b_ns: syn_at(b, k)?, b_missed: None })
+    } else {
+        None
+    }
+}
+
+/// Sequence numbers drift apart by at most this much between the first packets
+/// two captures saw of one connection (packets lost at one of them).
+const SEQ_WINDOW: u32 = 1 << 22;
+
+/// The first seen (client, server) sequence numbers of two flows are one
+/// connection's, aligned by relative offset: both moved forward by less than
+/// `SEQ_WINDOW` in the same direction (the later first packet).
+pub fn seq_aligned(a: &Flow, b: &Flow) -> bool {
+    let (Some((ac, as_)), Some((bc, bs))) = (a.seq_pair, b.seq_pair) else { return false };
+    let fwd = bc.wrapping_sub(ac) < SEQ_WINDOW && bs.wrapping_sub(as_) < SEQ_WINDOW;
+    let back = ac.wrapping_sub(bc) < SEQ_WINDOW && as_.wrapping_sub(bs) < SEQ_WINDOW;
+    fwd || back
+}
+
+/// The index bucket of a client sequence number: aligned pairs fall in the same
+/// or a neighbouring bucket.
+fn seq_bucket(seq: u32) -> u64 {
+    u64::from(seq / SEQ_WINDOW)
+}
+
+/// How far back a flow that missed its own beginning looks for its partner's
+/// start (ISN and sequence keys only): the partner may have started a SYN
+/// retransmission schedule or a connection's lifetime earlier.
+const LEAD_NS: i64 = 64_000_000_000;
+
+/// A TCP flow whose capture missed its beginning (no SYN seen).
+fn incomplete(f: &Flow) -> bool {
+    f.proto == FlowProto::Tcp && f.orientation != Orientation::Syn
+}
+
 impl Index {
     /// Indexes the flows for which `include` is true; times are moved onto the
-    /// earlier capture's clock with `gate`.
-    pub fn build(flows: &[Flow], gate: &Gate, include: impl Fn(usize) -> bool) -> Index {
+    /// earlier capture's clock with `gate`. Flows without a handshake are indexed
+    /// by their sequence numbers; with `seq_all` (some source has no handshake)
+    /// every TCP flow is.
+    pub fn build(flows: &[Flow], gate: &Gate, seq_all: bool, include: impl Fn(usize) -> bool) -> Index {
         let mut entries = Vec::with_capacity(flows.len() * 3);
+        let mut has_seq = false;
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| include(*i)) {
             let t = start(f).saturating_sub(gate.rel_offset_ns);
             let i = i as u32;
             if let Some(isn) = f.client_isn {
                 entries.push((key(K_ISN, f.proto, 0, u64::from(isn)), t, i));
+            }
+            if let Some((c, _)) = f.seq_pair.filter(|_| seq_all || f.client_isn.is_none()) {
+                entries.push((key(K_SEQ, f.proto, 0, seq_bucket(c)), t, i));
+                has_seq = true;
             }
             for (kind, fp) in [(K_CLIENT_FP, &f.client_fp), (K_SERVER_FP, &f.server_fp)] {
                 for (len, h) in fp_index_keys(fp).into_iter().flatten() {
@@ -147,7 +252,7 @@ impl Index {
             }
         }
         entries.sort_unstable();
-        Index { entries }
+        Index { entries, has_seq }
     }
 
     /// Flows sharing at least one join key with `f` and starting inside the
@@ -158,7 +263,10 @@ impl Index {
         let lo =
             f.first_ns.min(start(f)).saturating_sub(gate.tolerance_ns).saturating_add(gate.delay_ns.min(0));
         let hi = f.last_ns.saturating_add(gate.tolerance_ns).saturating_add(gate.delay_ns.max(0));
-        let mut window = |k: u64| {
+        // A flow that missed its beginning meets partners that started earlier.
+        let lead = if incomplete(f) { LEAD_NS } else { 0 };
+        let mut window = |k: u64, lead: i64| {
+            let lo = lo.saturating_sub(lead);
             let from = self.entries.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
             out.extend(
                 self.entries[from..]
@@ -168,15 +276,22 @@ impl Index {
             );
         };
         if let Some(isn) = f.client_isn {
-            window(key(K_ISN, f.proto, 0, u64::from(isn)));
+            window(key(K_ISN, f.proto, 0, u64::from(isn)), lead);
+        }
+        if let (true, Some((c, _))) = (self.has_seq, f.seq_pair) {
+            let b = seq_bucket(c);
+            let last = seq_bucket(u32::MAX);
+            for bucket in [if b == 0 { last } else { b - 1 }, b, if b == last { 0 } else { b + 1 }] {
+                window(key(K_SEQ, f.proto, 0, bucket), lead);
+            }
         }
         for (kind, fp) in [(K_CLIENT_FP, &f.client_fp), (K_SERVER_FP, &f.server_fp)] {
             for (len, h) in fp_lookup_keys(fp).into_iter().flatten() {
-                window(key(kind, f.proto, len, h));
+                window(key(kind, f.proto, len, h), 0);
             }
         }
         if let Some((seq, h)) = echo_key(f) {
-            window(key(K_ECHO, f.proto, 0, h ^ u64::from(seq)));
+            window(key(K_ECHO, f.proto, 0, h ^ u64::from(seq)), 0);
         }
         out.sort_unstable();
         out.dedup();
@@ -213,6 +328,10 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
                 a.server_isn.is_some() && b.server_isn.is_some() && a.server_isn != b.server_isn;
             if isn_equal && !server_isn_conflict {
                 ev.push(Evidence::Isn);
+                score += 1000;
+            } else if (a.client_isn.is_none() || b.client_isn.is_none()) && seq_aligned(a, b) {
+                // No handshake on one side: the sequence spaces still agree.
+                ev.push(Evidence::SeqAck);
                 score += 1000;
             } else if a.client_isn.is_some() && b.client_isn.is_some() && !isn_equal {
                 // A new sequence space: an ISN-randomizing middlebox keeps the
@@ -254,12 +373,23 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     if ev.is_empty() {
         return None;
     }
+    let tight = gate.tight(a, b);
+    // Lifetimes that overlap are enough where start times cannot line up: a
+    // capture that missed the beginning, or one sequence space (a SYN lost
+    // between the captures, retransmitted later).
+    let same_space = ev.first().is_some_and(|e| matches!(e, Evidence::Isn | Evidence::SeqAck));
     let gated = match kind {
         LinkKind::Proxy => gate.during(a, b),
-        _ => gate.tight(a, b),
+        LinkKind::SeqShift => tight,
+        LinkKind::Forwarded => {
+            tight || ((same_space || incomplete(a) || incomplete(b)) && gate.overlap(a, b))
+        }
     };
     if !gated {
         return None;
+    }
+    if tight {
+        score += TIGHT_BONUS;
     }
     if ip_id && kind != LinkKind::Proxy {
         ev.push(Evidence::IpId);
@@ -274,13 +404,19 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
 }
 
 /// Tie-breaker weight of endpoints that crossed the boundary unchanged: the
-/// server's (port, else address), and the client's whole endpoint. A hint, never
-/// a key: NAT and `--random-fully` change them.
+/// server's (port, else address; both weigh a little more, so a scanner's probes
+/// of one host are told apart by port), and the client's whole endpoint. A hint,
+/// never a key: NAT and `--random-fully` change them.
 fn unchanged_endpoints(a: &Flow, b: &Flow) -> i64 {
     let icmp = a.proto == FlowProto::Icmp;
+    let port = !icmp && a.server.port == b.server.port;
+    let addr = a.server.addr == b.server.addr;
     let mut w = 0;
-    if (!icmp && a.server.port == b.server.port) || a.server.addr == b.server.addr {
+    if port || addr {
         w += 10;
+    }
+    if port && addr {
+        w += 2;
     }
     if a.client.addr == b.client.addr && (icmp || a.client.port == b.client.port) {
         w += 20;
@@ -360,4 +496,91 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
         .collect();
     pairs.sort_unstable();
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate {
+        Gate { rel_offset_ns: 0, delay_ns: 50_000, tolerance_ns: 1_000_000 }
+    }
+
+    #[test]
+    fn a_lost_first_syn_aligns_with_its_retransmission() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 9);
+        a.syn_count = 2;
+        a.last_syn_after_us = 1_000_000;
+        let b = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 9);
+        let al = syn_alignment(&a, &b).expect("aligned");
+        assert_eq!((al.a_ns, al.b_ns, al.b_missed), (1_000_000_000, 1_000_050_000, Some((1, 1_000_000_000))));
+        assert!(gate().tight(&a, &b));
+        let s = evidence(&a, &b, &gate()).expect("one connection");
+        assert_eq!(s.evidence[0], Evidence::Isn);
+        // Without the kept time, the schedule says where the retransmission was.
+        a.last_syn_after_us = 0;
+        assert_eq!(syn_alignment(&a, &b).unwrap().a_ns, 1_000_000_000);
+        let other = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 10);
+        assert_eq!(syn_alignment(&a, &other), None, "another ISN");
+    }
+
+    #[test]
+    fn sequence_numbers_align_forward_or_back_and_across_the_wrap() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1);
+        let mut b = a.clone();
+        a.seq_pair = Some((u32::MAX - 10, 500));
+        b.seq_pair = Some((20, 1500));
+        assert!(seq_aligned(&a, &b) && seq_aligned(&b, &a));
+        b.seq_pair = Some((20, 100)); // client forward, server back: not one packet order
+        assert!(!seq_aligned(&a, &b));
+        b.seq_pair = Some((SEQ_WINDOW, 1500));
+        assert!(!seq_aligned(&a, &b), "too far apart");
+    }
+
+    #[test]
+    fn midstream_pair_is_strong_by_seq_ack_and_meets_by_overlap() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:5432", 0, 1);
+        a.orientation = Orientation::Midstream;
+        (a.client_isn, a.server_isn, a.last_ns) = (None, None, 10_000_000_000);
+        let mut b = a.clone();
+        b.client.addr = "198.19.3.17".parse().unwrap();
+        // b's first packet is 3 s into a's lifetime (earlier packets lost at b).
+        b.first_ns = 3_000_000_000;
+        b.first_client_ns = Some(3_000_000_000);
+        b.seq_pair = a.seq_pair.map(|(c, s)| (c.wrapping_add(1200), s.wrapping_add(800)));
+        assert!(!gate().tight(&a, &b) && gate().overlap(&a, &b));
+        let s = evidence(&a, &b, &gate()).expect("one connection");
+        assert!(s.evidence.contains(&Evidence::SeqAck));
+        // The sorted index finds it both ways (b missed the beginning: it looks back).
+        let mut hits = Vec::new();
+        Index::build(std::slice::from_ref(&b), &gate(), false, |_| true).lookup(&a, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+        Index::build(std::slice::from_ref(&a), &gate(), false, |_| true).lookup(&b, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+        // A partner with a handshake is indexed by its sequence numbers only when
+        // some source needs them.
+        let mut c = a.clone();
+        (c.client_isn, c.orientation) = (Some(c.seq_pair.unwrap().0.wrapping_sub(1)), Orientation::Syn);
+        Index::build(std::slice::from_ref(&c), &gate(), false, |_| true).lookup(&b, &gate(), &mut hits);
+        assert!(hits.is_empty());
+        Index::build(std::slice::from_ref(&c), &gate(), true, |_| true).lookup(&b, &gate(), &mut hits);
+        assert_eq!(hits, vec![0]);
+    }
+
+    #[test]
+    fn overlap_alone_joins_only_one_sequence_space() {
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1);
+        a.last_ns = 10_000_000_000;
+        let mut b = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 3_000_000_000, 2);
+        b.client_isn = Some(2);
+        // A different ISN and no shared bytes: nothing joins them.
+        assert_eq!(evidence(&a, &b, &gate()), None);
+        (a.client_isn, a.server_isn) = (b.client_isn, b.server_isn);
+        assert!(evidence(&a, &b, &gate()).is_some(), "one ISN, lifetimes overlap");
+        let mut far = b.clone();
+        far.first_ns = 20_000_000_000;
+        far.last_ns = 21_000_000_000;
+        far.first_client_ns = Some(far.first_ns);
+        assert_eq!(evidence(&a, &far, &gate()), None, "after a ended");
+    }
 }

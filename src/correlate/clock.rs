@@ -133,6 +133,9 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
         if fa.syn_count > 1 || fb.syn_count > 1 {
             continue; // which SYN crossed is unknown
         }
+        if fa.orientation != fb.orientation {
+            continue; // one capture missed the SYN: its first client packet is a later one
+        }
         one_way.push(d1);
         if let (Some(a2), Some(b2)) = (fa.first_server_ns, fb.first_server_ns) {
             let d2 = a2.saturating_sub(b2);
@@ -198,5 +201,15 @@ mod tests {
         assert_eq!(median_mad(&mut [5, 1, 3]), (3, 2));
         assert_eq!(median_mad(&mut [4, 1, 3, 2]), (2, 1));
         assert_eq!(median_mad(&mut []), (0, 0));
+    }
+
+    #[test]
+    fn a_flow_that_missed_its_syn_gives_no_clock_sample() {
+        let a = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 5)];
+        let mut b = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 2_000_000, 5)];
+        assert_eq!(pair_estimate(&a, &b, DEFAULT_MAX_OFFSET_NS).samples, 1);
+        // Its first client packet is the handshake's ACK, a round trip later.
+        b[0].orientation = crate::flows::Orientation::SynAck;
+        assert_eq!(pair_estimate(&a, &b, DEFAULT_MAX_OFFSET_NS).samples, 0);
     }
 }

@@ -29,6 +29,8 @@ pub enum Evidence {
     UdpPayload,
     IcmpEcho,
     SeqShift,
+    /// Midstream: the first seen sequence and acknowledgement numbers agree.
+    SeqAck,
     IpId,
     Ports,
     Time,
@@ -43,6 +45,7 @@ impl Evidence {
             Evidence::UdpPayload => "udp-payload",
             Evidence::IcmpEcho => "icmp-echo",
             Evidence::SeqShift => "seq-shift",
+            Evidence::SeqAck => "seq-ack",
             Evidence::IpId => "ip-id",
             Evidence::Ports => "ports",
             Evidence::Time => "time",
@@ -59,6 +62,7 @@ impl Evidence {
                 | Evidence::UdpPayload
                 | Evidence::IcmpEcho
                 | Evidence::SeqShift
+                | Evidence::SeqAck
         )
     }
 }

@@ -16,6 +16,7 @@ pub use evidence::{Evidence, Strength};
 
 use crate::config::CorrelateConfig;
 use crate::flows::Flows;
+use rustc_hash::FxHashMap;
 
 /// What kind of box sits between the two flows of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +40,9 @@ pub struct Link {
     pub kind: LinkKind,
     /// `ambiguous`: the flows at `to` that tied (the chosen one included).
     pub candidates: Vec<usize>,
+    /// The first SYN(s) were not seen at `to`: how many, and when the
+    /// retransmission it saw was sent after the first SYN (ns, at `from`).
+    pub syn_missed: Option<(u32, i64)>,
 }
 
 /// One request: its flow at each capture (index into that capture's flows).
@@ -92,15 +96,37 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             if frontier.is_empty() {
                 continue;
             }
-            let sources: Vec<usize> = frontier.iter().map(|&c| chains[c].hops[from].unwrap_or(0)).collect();
+            // Chains that share a flow (a collision) share its onward link: each
+            // flow is assigned once.
+            let mut sources: Vec<usize> = Vec::with_capacity(frontier.len());
+            let mut first_pos: FxHashMap<usize, usize> = FxHashMap::default();
+            let slot: Vec<usize> = frontier
+                .iter()
+                .map(|&c| {
+                    let flow = chains[c].hops[from].unwrap_or(0);
+                    *first_pos.entry(flow).or_insert_with(|| {
+                        sources.push(flow);
+                        sources.len() - 1
+                    })
+                })
+                .collect();
             let gate = candidates::Gate::new(&clocks, &delays_ns, from, to, config);
             let links =
                 assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
+            let mut by_pos: Vec<Option<assign::Assigned>> = vec![None; sources.len()];
             for (pos, link) in links {
-                let chain = &mut chains[frontier[pos]];
-                let flow = link.target;
-                taken[to][flow] = true;
-                chain.hops[to] = Some(flow);
+                by_pos[pos] = Some(link);
+            }
+            // Chains still to take each link: the last one moves it, earlier ones copy.
+            let mut uses = vec![0u32; sources.len()];
+            slot.iter().for_each(|&pos| uses[pos] += 1);
+            for (k, &pos) in slot.iter().enumerate() {
+                uses[pos] -= 1;
+                let link = if uses[pos] == 0 { by_pos[pos].take() } else { by_pos[pos].clone() };
+                let Some(link) = link else { continue };
+                let chain = &mut chains[frontier[k]];
+                taken[to][link.target] = true;
+                chain.hops[to] = Some(link.target);
                 chain.links.push(Link {
                     from,
                     to,
@@ -108,6 +134,7 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
                     evidence: link.evidence,
                     kind: link.kind,
                     candidates: link.candidates,
+                    syn_missed: link.syn_missed,
                 });
             }
         }
@@ -129,4 +156,54 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
 /// The last capture before `before` where the chain has a flow.
 fn last_seen(chain: &Chain, before: usize) -> Option<usize> {
     (0..before).rev().find(|&i| chain.hops[i].is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flows::{Flow, Flows};
+
+    fn capture(flows: Vec<Flow>) -> Flows {
+        Flows { flows, stats: Default::default() }
+    }
+
+    #[test]
+    fn chains_that_share_a_flow_share_its_onward_link() {
+        let p1 = capture(
+            (0..2)
+                .map(|i| Flow::test_tcp(&format!("198.18.0.{}:5353", i + 1), "198.19.0.1:80", i * 10_000, 5))
+                .collect(),
+        );
+        let p2 = capture(vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.1:80", 5_000, 5)]);
+        let p3 = capture(vec![Flow::test_tcp("198.19.3.17:5353", "198.19.0.9:80", 8_000, 5)]);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[p1, p2, p3], &config);
+        assert_eq!(c.chains.len(), 2);
+        for chain in &c.chains {
+            assert_eq!(&chain.hops[1..], &[Some(0), Some(0)]);
+            assert_eq!(chain.links.len(), 2);
+            assert_eq!(chain.links[0].strength, Strength::Ambiguous);
+            assert_eq!(chain.links[1].strength, Strength::Strong, "the onward link is the shared flow's");
+        }
+        assert!(c.unmatched.iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_middle_capture_that_missed_the_syn_stays_in_the_chain() {
+        // The connection lasts 40 ms; the middle capture saw it from the SYN-ACK on.
+        let mut first = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 42);
+        first.last_ns = 40_000_000;
+        let p1 = capture(vec![first]);
+        let mut mid = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000, 42);
+        mid.orientation = crate::flows::Orientation::SynAck;
+        mid.syn_count = 0;
+        mid.first_client_ns = Some(20_000_000);
+        mid.last_ns = 30_000_000;
+        let mut last = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 100_000, 42);
+        last.last_ns = 40_100_000;
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[p1, capture(vec![mid]), capture(vec![last])], &config);
+        assert_eq!(c.chains[0].hops, vec![Some(0), Some(0), Some(0)]);
+        assert_eq!((c.chains[0].links[1].from, c.chains[0].links[1].to), (1, 2));
+    }
 }

@@ -6,8 +6,12 @@
 //! fingerprints — so memory grows with flows, never with packets.
 //! Knows nothing of other captures.
 
+mod copies;
+mod datagram;
 pub mod fingerprint;
+mod key;
 mod table;
+mod tcp;
 
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use table::FlowTable;
@@ -96,6 +100,13 @@ pub struct Flow {
     pub server_isn: Option<u32>,
     /// SYNs with the client ISN (1 = no retransmission).
     pub syn_count: u32,
+    /// When the last SYN retransmission was sent after the first SYN (µs,
+    /// saturating; 0 without retransmission). Four bytes: a flow summary stays
+    /// small (earlier retransmissions follow Linux's schedule, see correlate).
+    pub last_syn_after_us: u32,
+    /// Sequence numbers of the first packet with ACK set, as (client side, server
+    /// side): NAT never touches them, so they pair midstream flows.
+    pub seq_pair: Option<(u32, u32)>,
     pub synack_ns: Option<i64>,
     /// The client's first packet after the SYN-ACK (its handshake ACK or data).
     pub handshake_done_ns: Option<i64>,
@@ -192,5 +203,56 @@ impl Flow {
     pub fn describe(&self) -> String {
         let icmp = self.proto == FlowProto::Icmp;
         format!("{} -> {}", self.client.display(icmp), self.server.display(icmp))
+    }
+}
+
+#[cfg(test)]
+impl Flow {
+    /// A TCP flow with a handshake seen, for unit tests of later stages.
+    pub(crate) fn test_tcp(client: &str, server: &str, first_ns: i64, isn: u32) -> Flow {
+        let ep = |s: &str| -> Endpoint {
+            let a: std::net::SocketAddr = s.parse().expect("test endpoint");
+            Endpoint { addr: a.ip(), port: a.port() }
+        };
+        Flow {
+            proto: FlowProto::Tcp,
+            v6: false,
+            client: ep(client),
+            server: ep(server),
+            orientation: Orientation::Syn,
+            first_ns,
+            last_ns: first_ns + 1_000_000,
+            first_client_ns: Some(first_ns),
+            first_server_ns: Some(first_ns + 100_000),
+            client_isn: Some(isn),
+            server_isn: Some(isn ^ 0xffff),
+            syn_count: 1,
+            last_syn_after_us: 0,
+            seq_pair: Some((isn.wrapping_add(1), isn ^ 0xffff)),
+            synack_ns: Some(first_ns + 100_000),
+            handshake_done_ns: None,
+            syn_mss: None,
+            synack_mss: None,
+            client_ip_id: None,
+            client_ttl: 64,
+            server_ttl: Some(64),
+            packets_to_server: 3,
+            packets_to_client: 2,
+            bytes_to_server: 120,
+            bytes_to_client: 80,
+            client_data_ns: None,
+            server_data_ns: None,
+            client_fin_ns: None,
+            server_fin_ns: None,
+            rst_to_client: None,
+            rst_to_server: None,
+            icmp_errors: Vec::new(),
+            client_fp: Fingerprint::default(),
+            server_fp: Fingerprint::default(),
+            echo: None,
+            first_interface: 0,
+            first_packet_type: None,
+            copies: 0,
+        }
     }
 }

@@ -138,5 +138,17 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if !weak.is_empty() {
         parts.push(format!("match at {} is weak (time only)", weak.join(", ")));
     }
+    if let Some(m) = r.syn_missed {
+        let first = if m.syns == 1 {
+            "the first SYN was".to_string()
+        } else {
+            format!("the first {} SYNs were", m.syns)
+        };
+        parts.push(format!(
+            "{first} not seen at {}; the retransmission at +{:.1} s was",
+            w.label(m.at),
+            m.after_ns as f64 / 1e9
+        ));
+    }
     parts.join("; ")
 }

@@ -90,6 +90,7 @@ pub fn findings() -> Findings {
         reply: reply(ReplyPath::SamePath, None, BACKEND),
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
+        syn_missed: None,
     };
     let r2 = Request {
         request: 2,
@@ -105,6 +106,7 @@ pub fn findings() -> Findings {
         reply: reply(ReplyPath::ReplyLost, Some(eb), BACKEND),
         outcome: Outcome::plain(OutcomeKind::NoReply),
         seq_shift: false,
+        syn_missed: None,
     };
     let r3 = Request {
         request: 3,
@@ -125,6 +127,7 @@ pub fn findings() -> Findings {
             icmp: Some(IcmpCode { ty: 3, code: 13 }),
         },
         seq_shift: false,
+        syn_missed: None,
     };
     let r4 = Request {
         request: 4,
@@ -166,6 +169,7 @@ pub fn findings() -> Findings {
         reply: reply(ReplyPath::SamePath, None, BACKEND),
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
+        syn_missed: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -187,6 +191,7 @@ pub fn findings() -> Findings {
         reply: reply(ReplyPath::SamePath, None, BACKEND),
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
+        syn_missed: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {

@@ -200,7 +200,22 @@ pub struct Request {
     pub destination: Changes,
     pub reply: Reply,
     pub outcome: Outcome,
+    /// Only when the first SYN(s) were lost before a capture that saw a retransmission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_missed: Option<SynMissed>,
     pub explanation: String,
+}
+
+/// `{"at": "egress", "syns": 1, "retransmission_after_ms": 1000.0}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SynMissed {
+    /// The capture that did not see the first SYN(s).
+    pub at: String,
+    /// How many SYNs it missed.
+    pub syns: u32,
+    /// When the retransmission it saw was sent, after the first SYN.
+    #[serde(serialize_with = "ser_ms")]
+    pub retransmission_after_ms: f64,
 }
 
 /// A request as seen (or not) at one capture.
@@ -430,6 +445,11 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             origin: r.outcome.origin.map(|o| w.origin(o)),
             icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
         },
+        syn_missed: r.syn_missed.map(|m| SynMissed {
+            at: w.label(m.at).to_string(),
+            syns: m.syns,
+            retransmission_after_ms: ms(m.after_ns),
+        }),
         explanation: crate::report::explain::explain(w, r),
     }
 }
@@ -657,6 +677,16 @@ impl Request {
                 icmp: opt(self.outcome.icmp.as_deref(), icmp_of)?,
             },
             seq_shift: false,
+            syn_missed: self
+                .syn_missed
+                .map(|m| -> Result<v::SynMissed, String> {
+                    Ok(v::SynMissed {
+                        at: index_of(labels, &m.at)?,
+                        syns: m.syns,
+                        after_ns: ns(m.retransmission_after_ms),
+                    })
+                })
+                .transpose()?,
         })
     }
 }

@@ -142,6 +142,10 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         reply: reply::reply(&flows),
         outcome: outcome::outcome(&flows),
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
+        syn_missed: chain
+            .links
+            .iter()
+            .find_map(|l| l.syn_missed.map(|(syns, after_ns)| SynMissed { at: l.to, syns, after_ns })),
     }
 }
 

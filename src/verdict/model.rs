@@ -119,6 +119,18 @@ pub struct Request {
     pub outcome: Outcome,
     /// A middlebox shifted sequence numbers on one of its links.
     pub seq_shift: bool,
+    /// The first SYN(s) were lost before a capture that saw a retransmission.
+    pub syn_missed: Option<SynMissed>,
+}
+
+/// The first `syns` SYN(s) of a connection were not seen at capture `at`; the
+/// retransmission sent `after_ns` after the first SYN was (a finding: SYNs lost
+/// on the way, e.g. a filter or a full queue between two points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SynMissed {
+    pub at: usize,
+    pub syns: u32,
+    pub after_ns: i64,
 }
 
 /// A request as seen (or not) at one capture.

@@ -33,6 +33,8 @@ const SCENARIOS: &[&str] = &[
     "ipv6",
     "rp-filter",
     "asymmetric",
+    "syn-retransmit",
+    "lossy-capture",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -352,6 +354,8 @@ scenario_tests! {
     lab_ipv6 => "ipv6",
     lab_rp_filter => "rp-filter",
     lab_asymmetric => "asymmetric",
+    lab_syn_retransmit => "syn-retransmit",
+    lab_lossy_capture => "lossy-capture",
 }
 
 // ------------------------------------------------------------------ schema

@@ -11,6 +11,7 @@ mod fixtures;
 
 mod adversarial;
 mod cli;
+mod corpus_nat;
 mod decode;
 mod formats;
 mod golden;
@@ -20,6 +21,7 @@ mod lab;
 mod lab_reports;
 mod lab_verdicts;
 mod limits;
+mod matching;
 mod messages;
 mod mistakes;
 mod output;

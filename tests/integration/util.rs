@@ -49,10 +49,15 @@ static SKIPPED: AtomicUsize = AtomicUsize::new(0);
 /// in their sources (one per test; helpers never call it).
 fn corpus_tests() -> usize {
     let marker = concat!("require_corpus", "!()");
-    [include_str!("read.rs"), include_str!("inspect.rs"), include_str!("decode.rs")]
-        .iter()
-        .map(|src| src.matches(marker).count())
-        .sum()
+    [
+        include_str!("read.rs"),
+        include_str!("inspect.rs"),
+        include_str!("decode.rs"),
+        include_str!("corpus_nat.rs"),
+    ]
+    .iter()
+    .map(|src| src.matches(marker).count())
+    .sum()
 }
 
 /// True when the corpus is not available and the calling test should return.

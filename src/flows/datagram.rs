@@ -1,0 +1,107 @@
+//! UDP exchanges (split by an idle gap; the first datagram each way is the
+//! fingerprint), ICMP echo sequences (one identifier) and the ICMP errors that
+//! quote a flow of the table.
+
+use super::key::{quoted_key, FlowKey};
+use super::table::{FlowTable, MAX_ICMP_ERRORS};
+use super::{EchoSummary, Endpoint, FlowProto, IcmpError, Orientation};
+use crate::decode::{Packet, Quoted, Transport};
+
+impl FlowTable {
+    pub(super) fn insert_udp(&mut self, p: &Packet, payload: &[u8]) {
+        let Transport::Udp(u) = &p.transport else { return };
+        let src = Endpoint { addr: p.src, port: u.src_port };
+        let dst = Endpoint { addr: p.dst, port: u.dst_port };
+        let key = FlowKey::new(FlowProto::Udp, src, dst);
+        let idle = self.config.udp_idle_ns;
+        let idx = match self.index.get(&key).map(|&i| i as usize) {
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
+            _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
+        };
+        let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
+        let to_server = Self::account(f, p, src == f.client);
+        let (stream, seen) = if to_server {
+            (&mut s.client_stream, f.packets_to_server > 1)
+        } else {
+            (&mut s.server_stream, f.packets_to_client > 1)
+        };
+        if !seen {
+            // The first datagram of each direction is its fingerprint.
+            stream.add(0, payload);
+            stream.set_end(u64::from(p.payload_len));
+        }
+        if to_server {
+            if p.payload_len > 0 && f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
+            }
+        } else if f.server_data_ns.is_none() {
+            f.server_data_ns = Some(p.ts_ns);
+        }
+    }
+
+    pub(super) fn insert_echo(&mut self, p: &Packet, payload: &[u8], id: u16, seq: u16, request: bool) {
+        let limit = self.config.fingerprint_len;
+        let src = Endpoint { addr: p.src, port: id };
+        let dst = Endpoint { addr: p.dst, port: id };
+        let key = FlowKey::new(FlowProto::Icmp, src, dst);
+        let idle = self.config.udp_idle_ns;
+        let idx = match self.index.get(&key).map(|&i| i as usize) {
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
+            _ => {
+                let (client, server) = if request { (src, dst) } else { (dst, src) };
+                self.new_flow(key, p, FlowProto::Icmp, client, server, Orientation::FirstPacket)
+            }
+        };
+        let f = &mut self.flows[idx];
+        let to_server = Self::account(f, p, request);
+        let echo = f.echo.get_or_insert(EchoSummary {
+            first_seq: seq,
+            last_seq: seq,
+            requests: 0,
+            replies: 0,
+            payload: None,
+        });
+        if to_server {
+            if echo.requests == 0 {
+                echo.first_seq = seq;
+                // Only the first `fingerprint_len` bytes count, like stream fingerprints.
+                let n = payload.len().min(limit);
+                echo.payload = Some((p.payload_len, xxhash_rust::xxh3::xxh3_64(&payload[..n])));
+            }
+            echo.requests += 1;
+            echo.last_seq = seq;
+            if f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
+            }
+        } else {
+            echo.replies += 1;
+            if f.server_data_ns.is_none() {
+                f.server_data_ns = Some(p.ts_ns);
+            }
+        }
+    }
+
+    pub(super) fn insert_icmp_error(&mut self, p: &Packet, v6: bool, icmp_type: u8, code: u8, q: &Quoted) {
+        let Some((key, quoted_src)) = quoted_key(q) else {
+            self.stats.icmp_unattributed += 1;
+            return;
+        };
+        let Some(&i) = self.index.get(&key) else {
+            self.stats.icmp_unattributed += 1;
+            return;
+        };
+        let f = &mut self.flows[i as usize];
+        f.last_ns = f.last_ns.max(p.ts_ns);
+        if f.icmp_errors.len() < MAX_ICMP_ERRORS {
+            f.icmp_errors.push(IcmpError {
+                ts_ns: p.ts_ns,
+                sender: p.src,
+                v6,
+                icmp_type,
+                code,
+                ttl: p.ttl,
+                about_request: quoted_src == f.client,
+            });
+        }
+    }
+}

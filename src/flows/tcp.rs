@@ -1,0 +1,196 @@
+//! TCP lifecycle rules of the flow table: a new SYN with a new ISN on a reused
+//! 5-tuple starts a new flow, SYN retransmissions are counted, a SYN-ACK alone
+//! orients the flow, anything else starts a midstream flow; streams are
+//! reassembled by sequence number for the fingerprints.
+
+use super::fingerprint::StreamPrefix;
+use super::key::{src_is_server, FlowKey};
+use super::table::FlowTable;
+use super::{Endpoint, FlowProto, Orientation, TcpEvent};
+use crate::decode::{tcp_flags, Packet, Transport};
+
+impl FlowTable {
+    pub(super) fn insert_tcp(&mut self, p: &Packet, payload: &[u8]) {
+        let Transport::Tcp(t) = &p.transport else { return };
+        let src = Endpoint { addr: p.src, port: t.src_port };
+        let dst = Endpoint { addr: p.dst, port: t.dst_port };
+        let key = FlowKey::new(FlowProto::Tcp, src, dst);
+        let syn = t.flags & tcp_flags::SYN != 0;
+        let ack = t.flags & tcp_flags::ACK != 0;
+        let existing = self.index.get(&key).map(|&i| i as usize);
+
+        let idx = match existing {
+            Some(i) if syn && !ack => {
+                let f = &self.flows[i];
+                if f.client == src && f.client_isn == Some(t.seq) {
+                    i // SYN retransmission
+                } else {
+                    self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn)
+                }
+            }
+            Some(i) if syn && ack => {
+                let f = &self.flows[i];
+                let fits = f.server == src && (f.server_isn.is_none() || f.server_isn == Some(t.seq));
+                if fits {
+                    i
+                } else {
+                    self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck)
+                }
+            }
+            Some(i) => i,
+            None if syn && !ack => self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn),
+            None if syn && ack => self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck),
+            None => {
+                let (client, server) =
+                    if src_is_server(t.src_port, t.dst_port) { (dst, src) } else { (src, dst) };
+                self.new_flow(key, p, FlowProto::Tcp, client, server, Orientation::Midstream)
+            }
+        };
+
+        let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
+        let to_server = Self::account(f, p, src == f.client);
+        let payload_len = p.payload_len;
+        if ack && f.seq_pair.is_none() && t.flags & tcp_flags::RST == 0 {
+            f.seq_pair = Some(if to_server { (t.seq, t.ack) } else { (t.ack, t.seq) });
+        }
+        if to_server {
+            if syn && !ack {
+                if f.client_isn.is_none() {
+                    f.client_isn = Some(t.seq);
+                    f.syn_mss = t.mss;
+                    s.client_base = Some(t.seq.wrapping_add(1));
+                } else if let (Some(first), true) = (f.first_client_ns, f.client_isn == Some(t.seq)) {
+                    let us = p.ts_ns.saturating_sub(first).max(0) / 1000;
+                    f.last_syn_after_us = u32::try_from(us).unwrap_or(u32::MAX).max(1);
+                }
+                f.syn_count += 1;
+            } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
+                f.handshake_done_ns = Some(p.ts_ns);
+            }
+            if payload_len > 0 && f.client_data_ns.is_none() {
+                f.client_data_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.is_none() {
+                f.client_fin_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::RST != 0 && f.rst_to_server.is_none() {
+                f.rst_to_server =
+                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
+            }
+            if !syn && s.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                s.client_base = Some(t.seq); // midstream: offsets from the first seq seen
+            }
+            stream_add(&mut s.client_stream, s.client_base, t.seq, payload, payload_len, t.flags);
+        } else {
+            if syn && ack && f.server_isn.is_none() {
+                f.server_isn = Some(t.seq);
+                f.synack_mss = t.mss;
+                f.synack_ns = Some(p.ts_ns);
+                s.server_base = Some(t.seq.wrapping_add(1));
+                if f.client_isn.is_none() {
+                    f.client_isn = Some(t.ack.wrapping_sub(1));
+                    s.client_base = Some(t.ack);
+                }
+            }
+            if payload_len > 0 && f.server_data_ns.is_none() {
+                f.server_data_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.is_none() {
+                f.server_fin_ns = Some(p.ts_ns);
+            }
+            if t.flags & tcp_flags::RST != 0 && f.rst_to_client.is_none() {
+                f.rst_to_client =
+                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
+            }
+            if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
+                s.server_base = Some(t.seq);
+            }
+            stream_add(&mut s.server_stream, s.server_base, t.seq, payload, payload_len, t.flags);
+        }
+    }
+}
+
+/// Adds a TCP segment's payload at its stream offset; a FIN marks the end.
+fn stream_add(
+    stream: &mut StreamPrefix,
+    base: Option<u32>,
+    seq: u32,
+    payload: &[u8],
+    payload_len: u32,
+    flags: u8,
+) {
+    let Some(base) = base else { return };
+    let off = seq.wrapping_sub(base);
+    if off >= 1 << 31 {
+        return; // before the stream start (or far out of window)
+    }
+    stream.add(u64::from(off), payload);
+    if flags & tcp_flags::FIN != 0 {
+        stream.set_end(u64::from(off) + u64::from(payload_len));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::FlowConfig;
+    use crate::decode::decode;
+    use crate::flows::{FlowTable, Flows, Orientation};
+    use crate::read::{LinkType, RawRecord};
+    use crate::synth::{Path, Point, Tcp};
+
+    fn table(pkts: &[(i64, Vec<u8>, u32)]) -> Flows {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for (i, (ts, data, orig)) in pkts.iter().enumerate() {
+            let rec = RawRecord {
+                ts_ns: *ts,
+                interface: 0,
+                link_type: LinkType::RawIp,
+                data,
+                orig_len: *orig,
+                record: i as u64 + 1,
+                byte_offset: 0,
+            };
+            let p = decode(&rec).expect("synthetic packet");
+            t.insert(&p, p.payload(data));
+        }
+        t.finish()
+    }
+
+    fn one_point(c: &Tcp) -> Vec<(i64, Vec<u8>, u32)> {
+        let mut p = Path::new(vec![Point::default()], Vec::new());
+        p.tcp(c);
+        p.finish().points.remove(0)
+    }
+
+    #[test]
+    fn syn_retransmissions_keep_their_times() {
+        let addr = |s: &str| s.parse().unwrap();
+        let mut c = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 3);
+        c.unanswered = true;
+        c.syn_retries = 2;
+        let f = table(&one_point(&c));
+        assert_eq!(f.flows.len(), 1);
+        let f = &f.flows[0];
+        assert_eq!(f.syn_count, 3);
+        assert_eq!(f.last_syn_after_us, 2_000_000);
+        assert_eq!(f.seq_pair, None, "no ACK seen");
+    }
+
+    #[test]
+    fn first_ack_packet_gives_the_sequence_pair_of_a_midstream_flow() {
+        let addr = |s: &str| s.parse().unwrap();
+        let c = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 4);
+        let all = one_point(&c);
+        let f = table(&all);
+        assert_eq!(
+            f.flows[0].seq_pair,
+            Some((c.client_isn.wrapping_add(1), c.server_isn)),
+            "from the SYN-ACK"
+        );
+        // Without the SYN and SYN-ACK: from the client's first ACK.
+        let mid: Vec<_> = all.into_iter().filter(|(_, d, _)| d[33] & 0x02 == 0).collect();
+        let f = table(&mid);
+        assert_eq!(f.flows[0].orientation, Orientation::Midstream);
+        assert_eq!(f.flows[0].seq_pair, Some((c.client_isn.wrapping_add(1), c.server_isn.wrapping_add(1))));
+    }
+}
