@@ -13,7 +13,8 @@
 //! `report -> verdict, warning, config, flowid, time` · `compare -> pipeline, report, verdict` ·
 //! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
 //! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
-//! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
+//! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
+//! workspace crate `tuplecorr-synth`, in `synth/`) ·
 //! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
 //! `app` is what the binary runs: a `Run` → the stages → `report`; it never sees clap.
 //! `verdict` gives typed findings (addresses, ns, capture indices, enums); `report`
@@ -34,7 +35,6 @@ pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
-pub mod synth;
 pub mod time;
 pub mod verdict;
 pub mod warning;

@@ -156,10 +156,10 @@ fn golden_compare_on_lab_pairs() {
 #[test]
 fn golden_generated_set_every_format() {
     let dir = tempfile::tempdir().unwrap();
-    let points = tuplecorr::synth::mix_points();
+    let points = tuplecorr_synth::mix_points();
     let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
     for c in 0..300 {
-        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
+        let (captures, _) = tuplecorr_synth::mix_connection(c, 7, 3000);
         for (k, pkts) in captures.points.into_iter().enumerate() {
             caps[k].extend(pkts);
         }
@@ -168,7 +168,7 @@ fn golden_generated_set_every_format() {
     for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
         pkts.sort_by_key(|(ts, _, _)| *ts);
         let mut f = std::fs::File::create(dir.path().join(format!("{label}.pcap"))).unwrap();
-        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
+        tuplecorr_synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
         files.push(format!("{label}.pcap"));
     }
     let mut failures = Vec::new();
