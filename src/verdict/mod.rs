@@ -221,3 +221,59 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
         })
         .collect()
 }
+
+/// A TCP flow for the verdict unit tests: `client -> server` with a SYN at
+/// `t_ns`, nothing else yet (tests set what came back).
+#[cfg(test)]
+pub(crate) fn test_flow(client: (&str, u16), server: (&str, u16), t_ns: i64) -> Flow {
+    use crate::flows::{Endpoint as FlowEndpoint, Orientation};
+    let ep = |(a, p): (&str, u16)| FlowEndpoint { addr: a.parse().expect("test address"), port: p };
+    Flow {
+        proto: FlowProto::Tcp,
+        v6: false,
+        client: ep(client),
+        server: ep(server),
+        orientation: Orientation::Syn,
+        first_ns: t_ns,
+        last_ns: t_ns,
+        first_client_ns: Some(t_ns),
+        first_server_ns: None,
+        client_isn: Some(1),
+        server_isn: None,
+        syn_count: 1,
+        synack_ns: None,
+        handshake_done_ns: None,
+        syn_mss: Some(1460),
+        synack_mss: None,
+        client_ip_id: Some(7),
+        client_ttl: 64,
+        server_ttl: None,
+        packets_to_server: 1,
+        packets_to_client: 0,
+        bytes_to_server: 60,
+        bytes_to_client: 0,
+        client_data_ns: None,
+        server_data_ns: None,
+        client_fin_ns: None,
+        server_fin_ns: None,
+        rst_to_client: None,
+        rst_to_server: None,
+        icmp_errors: Vec::new(),
+        client_fp: Default::default(),
+        server_fp: Default::default(),
+        echo: None,
+        first_interface: 0,
+        first_packet_type: None,
+        copies: 0,
+    }
+}
+
+/// `f` with a server reply (SYN-ACK and data) seen at `t_ns`.
+#[cfg(test)]
+pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
+    f.first_server_ns = Some(t_ns);
+    f.synack_ns = Some(t_ns);
+    f.server_data_ns = Some(t_ns + 1);
+    f.packets_to_client = 3;
+    f
+}
