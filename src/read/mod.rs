@@ -6,24 +6,31 @@
 //! before anything is allocated. Mid-file damage stops the capture with a
 //! `Warning` and keeps what was read; only an unopenable file or one that is no
 //! capture at all is an error. A large uncompressed file can also be split at
-//! record boundaries and read in parallel chunks (`chunk.rs`). The only flate2
-//! user. Never decodes packets, never allocates per record.
+//! record boundaries and read in parallel chunks (`chunk.rs`). The types are in
+//! `types.rs`, the warning context in `context.rs`, byte helpers in `bytes.rs`.
+//! The only flate2 user. Never decodes packets, never allocates per record.
 
+mod bytes;
 mod chunk;
+mod context;
 mod feeder;
 pub mod link_type;
 mod pcap;
 mod pcapng;
+mod types;
 
 use chunk::Resume;
 pub use chunk::{plan_chunks, read_chunk, Chunk, ChunkPlan};
 pub use link_type::LinkType;
+pub use types::*;
+
+pub(crate) use bytes::{read_full, read_u16, read_u32, read_u64};
+pub(crate) use context::{records, Ctx, Planner, Who};
 
 use crate::config::{CaptureSpec, Source};
 use crate::warning::Warning;
 use feeder::{CountingRead, Feeder, READ_CHUNK};
 use flate2::read::MultiGzDecoder;
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 
@@ -32,155 +39,10 @@ pub const MAX_PCAP_RECORD: u32 = 256 * 1024;
 /// Largest pcapng block we accept, bytes.
 pub const MAX_PCAPNG_BLOCK: u32 = 16 * 1024 * 1024;
 
-/// One captured packet, borrowed from the reader's buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RawRecord<'a> {
-    /// Capture time, UTC nanoseconds since the Unix epoch (pcapng `if_tsresol`
-    /// and `if_tsoffset` applied).
-    pub ts_ns: i64,
-    /// Interface index within the capture (pcapng: counted across sections in
-    /// file order; pcap: 0).
-    pub interface: u32,
-    pub link_type: LinkType,
-    /// The captured bytes (at most the snaplen).
-    pub data: &'a [u8],
-    /// The packet's length on the wire.
-    pub orig_len: u32,
-    /// 1-based packet number (counts packet records only, as Wireshark does; a
-    /// pcapng packet block skipped with a warning still takes its number).
-    pub record: u64,
-    /// Byte offset of the record's header in the (decompressed) stream.
-    pub byte_offset: u64,
-}
-
-/// Container format of a capture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Pcap,
-    /// Alexey Kuznetsov's "modified" pcap (magic a1b2cd34, 24-byte record headers).
-    PcapModified,
-    Pcapng,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Pcap => "pcap",
-            Format::PcapModified => "pcap-modified",
-            Format::Pcapng => "pcapng",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ByteOrder {
-    Little,
-    Big,
-}
-
-/// One interface of a capture (pcap has exactly one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InterfaceInfo {
-    pub link_type: LinkType,
-    pub snaplen: u32,
-    /// Nanoseconds per timestamp unit numerator/denominator expressed as text,
-    /// e.g. "us", "ns", "2^-20 s".
-    pub ts_resolution: String,
-    /// pcapng `if_tsoffset` in seconds (0 when absent).
-    pub ts_offset_s: i64,
-    /// pcapng `if_name`, when present.
-    pub name: Option<String>,
-    /// Packet records read on this interface.
-    pub packets: u64,
-}
-
-/// What a capture file is, filled as it is read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CaptureInfo {
-    pub format: Format,
-    pub byte_order: ByteOrder,
-    /// The file was gzip-compressed.
-    pub gzip: bool,
-    pub interfaces: Vec<InterfaceInfo>,
-    /// Packet records read (every one, decodable or not).
-    pub packets: u64,
-    /// Bytes consumed from the (decompressed) stream.
-    pub bytes: u64,
-    /// Non-fatal problems met while reading.
-    pub warnings: Vec<Warning>,
-}
-
-/// A capture that could not be read at all (exit status 2).
-#[derive(Debug)]
-pub struct ReadError {
-    /// The file as the user named it.
-    pub file: String,
-    pub kind: ReadErrorKind,
-}
-
-#[derive(Debug)]
-pub enum ReadErrorKind {
-    /// The path could not be opened or read.
-    Io(std::io::Error),
-    /// The file is empty.
-    Empty,
-    /// The first bytes are no pcap, pcapng or gzip magic.
-    NotACapture { first_bytes: Vec<u8> },
-    /// A recognised format whose file header we cannot use (e.g. pcap major version 1).
-    BadHeader { what: String },
-}
-
-/// Says what is wrong and where; the caller says what happens next (the main
-/// form stops, `inspect` skips the capture).
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = &self.file;
-        match &self.kind {
-            ReadErrorKind::Io(e) => write!(f, "{file}: cannot read it: {e}"),
-            ReadErrorKind::Empty => {
-                write!(f, "{file}: the file is empty (0 bytes); expected a pcap, pcapng or gzip capture")
-            }
-            ReadErrorKind::NotACapture { first_bytes } => {
-                let hex: Vec<String> = first_bytes.iter().map(|b| format!("{b:02x}")).collect();
-                write!(
-                    f,
-                    "{file}: not a pcap, pcapng or gzip file: expected a capture's magic number at byte 0, \
-                     found {}",
-                    hex.join(" ")
-                )
-            }
-            ReadErrorKind::BadHeader { what } => write!(f, "{file}: {what}"),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
-
-/// Reports bytes read, so a progress bar can follow long reads.
-pub trait Progress: Sync {
-    /// `total` bytes of capture `capture` are known (0 when unknown, e.g. stdin).
-    fn start(&self, capture: usize, label: &str, total: u64);
-    /// `bytes` more bytes of capture `capture` were consumed.
-    fn bytes_read(&self, capture: usize, bytes: u64);
-    /// Capture `capture` is done.
-    fn finish(&self, capture: usize);
-}
-
-/// A `Progress` that shows nothing (tests, `--quiet`).
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn start(&self, _: usize, _: &str, _: u64) {}
-    fn bytes_read(&self, _: usize, _: u64) {}
-    fn finish(&self, _: usize) {}
-}
-
 /// First two bytes of a gzip member.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Bytes that identify a capture format (pcap magic, pcapng block type).
 const MAGIC_LEN: usize = 4;
-/// Record-level warnings (skipped records) listed per capture; later ones are counted.
-const MAX_RECORD_WARNINGS: usize = 20;
 
 /// Reads one capture, calling `on_record` for every packet record in file order.
 /// Mid-file damage ends the read with a warning in the returned `CaptureInfo`.
@@ -244,28 +106,6 @@ pub fn is_splittable(spec: &CaptureSpec) -> bool {
     matches!(read_full(&mut f, &mut head), Ok(2)) && head != GZIP_MAGIC
 }
 
-/// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while let Some(room) = buf.get_mut(n..).filter(|r| !r.is_empty()) {
-        match src.read(room) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
-/// Names a capture in warnings and progress.
-#[derive(Clone, Copy)]
-pub(crate) struct Who<'a> {
-    pub(crate) label: &'a str,
-    pub(crate) file: &'a str,
-    pub(crate) capture: usize,
-}
-
 /// Sniffs gzip, then the capture format, and frames the whole stream.
 pub(crate) fn read_stream<'p>(
     raw: Box<dyn Read + 'p>,
@@ -326,323 +166,4 @@ pub(crate) fn read_stream<'p>(
         *planner = Some(p);
     }
     Ok(ctx.info)
-}
-
-/// "1 record", "2 records".
-fn records(n: u64) -> String {
-    if n == 1 {
-        "1 record".to_string()
-    } else {
-        format!("{n} records")
-    }
-}
-
-/// What the framing code needs besides the bytes: names for warnings and the
-/// `CaptureInfo` being filled.
-pub(crate) struct Ctx<'a> {
-    label: &'a str,
-    file: &'a str,
-    pub(crate) info: CaptureInfo,
-    record_warnings: usize,
-    suppressed: u64,
-    io_error_reported: bool,
-    /// Timestamps beyond what i64 nanoseconds hold (year 2262) seen so far.
-    ts_out_of_range: u64,
-    /// Set while planning chunks: where the next cut is due and the cuts so far.
-    planner: Option<Planner>,
-    /// Timestamps that go backwards and records longer than their snaplen.
-    pub(crate) odd: OddRecords,
-}
-
-/// Records that are read as they are but counted for one summary warning each
-/// per capture: a timestamp earlier than the record before it (clock steps,
-/// several interfaces merged), a captured length above the interface's snaplen.
-#[derive(Default)]
-pub(crate) struct OddRecords {
-    last_ts_ns: Option<i64>,
-    backwards: u64,
-    /// First such record: number, byte offset, how far back (ns).
-    first_backwards: Option<(u64, u64, i64)>,
-    over_snaplen: u64,
-    /// First such record: number, byte offset, captured length, snaplen.
-    first_over_snaplen: Option<(u64, u64, usize, u32)>,
-}
-
-impl OddRecords {
-    /// Notes one record's timestamp, captured length and its interface's snaplen (0: none).
-    #[inline]
-    pub(crate) fn note(&mut self, record: u64, byte_offset: u64, ts_ns: i64, caplen: usize, snaplen: u32) {
-        if let Some(last) = self.last_ts_ns.filter(|&last| ts_ns < last) {
-            self.backwards += 1;
-            self.first_backwards.get_or_insert((record, byte_offset, last.saturating_sub(ts_ns)));
-        }
-        self.last_ts_ns = Some(ts_ns);
-        if snaplen != 0 && caplen > snaplen as usize {
-            self.over_snaplen += 1;
-            self.first_over_snaplen.get_or_insert((record, byte_offset, caplen, snaplen));
-        }
-    }
-}
-
-/// Records resumable positions about every `every` bytes.
-pub(crate) struct Planner {
-    every: u64,
-    next_at: u64,
-    cuts: Vec<(u64, Resume)>,
-}
-
-impl Planner {
-    /// A cut about every `every` bytes (at least 1).
-    pub(crate) fn new(every: u64) -> Planner {
-        Planner { every: every.max(1), next_at: 0, cuts: Vec::new() }
-    }
-
-    /// The resumable positions recorded, in file order.
-    pub(crate) fn into_cuts(self) -> Vec<(u64, Resume)> {
-        self.cuts
-    }
-}
-
-impl<'a> Ctx<'a> {
-    /// An empty `CaptureInfo` to fill.
-    fn new(label: &'a str, file: &'a str, gzip: bool, planner: Option<Planner>) -> Ctx<'a> {
-        Ctx {
-            label,
-            file,
-            info: CaptureInfo {
-                format: Format::Pcap,
-                byte_order: ByteOrder::Little,
-                gzip,
-                interfaces: Vec::new(),
-                packets: 0,
-                bytes: 0,
-                warnings: Vec::new(),
-            },
-            record_warnings: 0,
-            suppressed: 0,
-            io_error_reported: false,
-            ts_out_of_range: 0,
-            planner,
-            odd: OddRecords::default(),
-        }
-    }
-
-    /// True when the framing code should record a cut at this record boundary.
-    #[inline]
-    pub(crate) fn wants_cut(&self, offset: u64) -> bool {
-        matches!(&self.planner, Some(p) if offset >= p.next_at)
-    }
-
-    /// Records a resumable position.
-    pub(crate) fn cut(&mut self, offset: u64, resume: Resume) {
-        if let Some(p) = &mut self.planner {
-            p.cuts.push((offset, resume));
-            p.next_at = offset.saturating_add(p.every);
-        }
-    }
-
-    /// Adds a warning.
-    pub(crate) fn warn(
-        &mut self,
-        record: Option<u64>,
-        byte_offset: Option<u64>,
-        problem: String,
-        consequence: String,
-    ) {
-        self.info.warnings.push(Warning {
-            label: self.label.to_string(),
-            file: self.file.to_string(),
-            record,
-            byte_offset,
-            problem,
-            consequence,
-        });
-    }
-
-    /// A timestamp beyond year 2262 (or before 1677) was clamped; warned once
-    /// per capture, at the first such record.
-    pub(crate) fn timestamp_out_of_range(&mut self, record: u64, byte_offset: u64) {
-        self.ts_out_of_range += 1;
-        if self.ts_out_of_range == 1 {
-            self.warn(
-                Some(record),
-                Some(byte_offset),
-                "timestamp beyond what tuplecorr can hold (after the year 2262 or before 1677: a bogus \
-                 if_tsresol or clock?)"
-                    .to_string(),
-                "clamped it (and any later such timestamps) to the limit; times of this interface are not \
-                 trustworthy"
-                    .to_string(),
-            );
-        }
-    }
-
-    /// One record was skipped; the first `MAX_RECORD_WARNINGS` are listed.
-    pub(crate) fn skip_record(&mut self, record: u64, byte_offset: u64, problem: String) {
-        if self.record_warnings < MAX_RECORD_WARNINGS {
-            self.record_warnings += 1;
-            self.warn(Some(record), Some(byte_offset), problem, "skipped this record".to_string());
-        } else {
-            self.suppressed += 1;
-        }
-    }
-
-    /// The stream ends inside a record, header or block (`says`: the length came
-    /// from its header).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn cut_short(
-        &mut self,
-        feeder: &Feeder<'_>,
-        record: Option<u64>,
-        byte_offset: u64,
-        what: &str,
-        needed: usize,
-        available: usize,
-        says: bool,
-    ) {
-        let claim = if says { "its header says" } else { "it needs" };
-        let problem = match feeder.error() {
-            Some(e) => {
-                self.io_error_reported = true;
-                format!("{what} is cut short: {claim} {needed} bytes, reading failed after {available} ({e})")
-            }
-            None => format!(
-                "{what} is cut short: {claim} {needed} bytes, the file ends after {available} (tcpdump stopped mid-write?)"
-            ),
-        };
-        let consequence = format!("dropped it, kept the {} before it", records(self.info.packets));
-        self.warn(record, Some(byte_offset), problem, consequence);
-    }
-
-    /// A length field exceeds its cap: the rest of the file cannot be framed.
-    pub(crate) fn over_cap(
-        &mut self,
-        record: Option<u64>,
-        byte_offset: u64,
-        what: &str,
-        value: u32,
-        cap: u32,
-    ) {
-        self.stop(
-            record,
-            byte_offset,
-            format!("{what} {value} exceeds the {cap}-byte cap (garbage length?)"),
-        );
-    }
-
-    /// A framing problem after which nothing more can be read.
-    pub(crate) fn stop(&mut self, record: Option<u64>, byte_offset: u64, problem: String) {
-        let consequence =
-            format!("stopped reading this capture, kept the {} before it", records(self.info.packets));
-        self.warn(record, Some(byte_offset), problem, consequence);
-    }
-
-    /// End-of-capture warnings: suppressed record warnings, timestamps that go
-    /// backwards, records over their snaplen, unknown link types (one per value).
-    fn finish(&mut self) {
-        if self.suppressed > 0 {
-            let n = self.suppressed;
-            self.warn(
-                None,
-                None,
-                format!("{n} more records had problems like those above (only the first {MAX_RECORD_WARNINGS} are listed)"),
-                "skipped them".to_string(),
-            );
-        }
-        if let Some((record, offset, back_ns)) = self.odd.first_backwards {
-            let n = self.odd.backwards;
-            let back = ms(back_ns);
-            let (problem, them) = if n == 1 {
-                (format!("1 record has a timestamp earlier than the record before it ({back} ms back)"), "it")
-            } else {
-                let what = format!(
-                    "{n} records have a timestamp earlier than the record before them (this is the first, \
-                     {back} ms back)"
-                );
-                (what, "them")
-            };
-            let consequence = format!("kept {them}; flows use each packet's own time");
-            self.warn(Some(record), Some(offset), problem, consequence);
-        }
-        if let Some((record, offset, caplen, snaplen)) = self.odd.first_over_snaplen {
-            let n = self.odd.over_snaplen;
-            let (problem, them) = if n == 1 {
-                let what = format!(
-                    "1 record is longer than the interface's snaplen ({caplen} bytes, snaplen {snaplen})"
-                );
-                (what, "it")
-            } else {
-                let what = format!(
-                    "{n} records are longer than the interface's snaplen (this is the first: {caplen} bytes, \
-                     snaplen {snaplen})"
-                );
-                (what, "them")
-            };
-            let consequence = format!("read {them} whole (up to the {MAX_PCAP_RECORD}-byte cap)");
-            self.warn(Some(record), Some(offset), problem, consequence);
-        }
-        // (link type value, interfaces, packets) in order of first appearance
-        let mut unknown: Vec<(u32, Vec<usize>, u64)> = Vec::new();
-        for (i, f) in self.info.interfaces.iter().enumerate() {
-            if let LinkType::Unknown(v) = f.link_type {
-                match unknown.iter_mut().find(|u| u.0 == v) {
-                    Some(u) => {
-                        u.1.push(i);
-                        u.2 += f.packets;
-                    }
-                    None => unknown.push((v, vec![i], f.packets)),
-                }
-            }
-        }
-        for (v, ifaces, packets) in unknown {
-            let their = if ifaces.len() == 1 { "its" } else { "their" };
-            let what = if packets == 1 {
-                format!("{their} 1 packet is")
-            } else {
-                format!("{their} {packets} packets are")
-            };
-            let which = match ifaces.as_slice() {
-                [one] => format!("interface {one} has"),
-                [first, ..] => format!("{} interfaces (the first is {first}) have", ifaces.len()),
-                [] => continue,
-            };
-            self.warn(None, None, format!("{which} link type {v} (unknown)"), format!("{what} skipped"));
-        }
-    }
-}
-
-/// Nanoseconds as milliseconds with up to three decimals.
-fn ms(ns: i64) -> String {
-    let text = format!("{:.3}", ns as f64 / 1e6);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// Reads a u16 at `at` in byte order `bo`; None past the end.
-#[inline]
-pub(crate) fn read_u16(b: &[u8], at: usize, bo: ByteOrder) -> Option<u16> {
-    let bytes: [u8; 2] = b.get(at..at.checked_add(2)?)?.try_into().ok()?;
-    Some(match bo {
-        ByteOrder::Little => u16::from_le_bytes(bytes),
-        ByteOrder::Big => u16::from_be_bytes(bytes),
-    })
-}
-
-/// Reads a u32 at `at` in byte order `bo`; None past the end.
-#[inline]
-pub(crate) fn read_u32(b: &[u8], at: usize, bo: ByteOrder) -> Option<u32> {
-    let bytes: [u8; 4] = b.get(at..at.checked_add(4)?)?.try_into().ok()?;
-    Some(match bo {
-        ByteOrder::Little => u32::from_le_bytes(bytes),
-        ByteOrder::Big => u32::from_be_bytes(bytes),
-    })
-}
-
-/// Reads a u64 at `at` in byte order `bo`; None past the end.
-#[inline]
-pub(crate) fn read_u64(b: &[u8], at: usize, bo: ByteOrder) -> Option<u64> {
-    let bytes: [u8; 8] = b.get(at..at.checked_add(8)?)?.try_into().ok()?;
-    Some(match bo {
-        ByteOrder::Little => u64::from_le_bytes(bytes),
-        ByteOrder::Big => u64::from_be_bytes(bytes),
-    })
 }
