@@ -12,7 +12,7 @@ mod rewrite;
 
 pub use model::*;
 
-use crate::correlate::{Correlation, LinkKind, OffsetMethodKind};
+use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -84,14 +84,6 @@ impl Ctx<'_> {
     }
 }
 
-pub(crate) fn proto_of(f: &Flow) -> Proto {
-    match f.proto {
-        FlowProto::Tcp => Proto::Tcp,
-        FlowProto::Udp => Proto::Udp,
-        FlowProto::Icmp => Proto::Icmp,
-    }
-}
-
 /// A flow endpoint as findings hold it: ICMP endpoints carry no port (theirs is the echo id).
 pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
     Endpoint { addr: e.addr, port: (f.proto != FlowProto::Icmp).then_some(e.port) }
@@ -127,7 +119,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let (source, destination) = rewrite::changes(chain, &flows);
     Request {
         request: number,
-        proto: proto_of(first),
+        proto: first.proto,
         captures,
         matches,
         source,
@@ -181,13 +173,7 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             clock_offset_ns: clock.offset_ns,
             offset_spread_ns: clock.spread_ns,
             offset_samples: clock.samples as u64,
-            offset_method: match clock.method {
-                OffsetMethodKind::Reference => OffsetMethod::Reference,
-                OffsetMethodKind::RequestReply => OffsetMethod::RequestReply,
-                OffsetMethodKind::OneWay => OffsetMethod::OneWay,
-                OffsetMethodKind::Manual => OffsetMethod::Manual,
-                OffsetMethodKind::None => OffsetMethod::None,
-            },
+            offset_method: clock.method,
         })
         .collect()
 }
@@ -207,7 +193,7 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
                     .map(|&i| {
                         let f = ctx.flow(c, i);
                         UnmatchedFlow {
-                            proto: proto_of(f),
+                            proto: f.proto,
                             client: endpoint(f, &f.client),
                             server: endpoint(f, &f.server),
                             time_ns: ctx.corrected(c, f.first_ns),
