@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release --example synth_captures -- OUT_DIR CONNECTIONS [RESPONSE_BYTES] [SEED]
 //!
-//! The mix is `tuplecorr::synth::mix_connection` (the benches use the same):
+//! The mix is `tuplecorr_synth::mix_connection` (the benches use the same):
 //! between decap and egress the pod forwards (TTL − 1); between egress and
 //! backend the node masquerades to 198.19.3.17 with remapped ports. Egress's
 //! clock runs 2.75 s ahead, backend's 1.3 s behind. Per 100 connections: 90
@@ -16,7 +16,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use tuplecorr::synth;
+use tuplecorr_synth as synth;
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();

@@ -155,6 +155,12 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
+/// Parses the process's command line (clap prints help, version and syntax
+/// errors itself and exits) into the plain settings of what was asked for.
+pub fn parse_run() -> Result<Run, UsageError> {
+    Args::parse().into_run()
+}
+
 impl Args {
     /// The plain settings of what was asked for.
     pub fn into_run(self) -> Result<Run, UsageError> {

@@ -16,7 +16,8 @@
 //! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
 //! `report -> ladder` (the HTML page) · `merge -> read, decode, ladder, verdict`
 //! (`--pcapng`: reads the captures again, after the verdicts) ·
-//! `time` (RFC 3339) and `synth` (test and bench captures) are leaves ·
+//! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
+//! workspace crate `tuplecorr-synth`, in `synth/`) ·
 //! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
 //! `app` is what the binary runs: a `Run` → the stages → `report`, written by
 //! `output` (`-o`: never over an input, a directory or a device); it never sees clap.
@@ -42,7 +43,6 @@ pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
-pub mod synth;
 pub mod time;
 pub mod verdict;
 pub mod warning;

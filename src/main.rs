@@ -2,12 +2,11 @@
 //! map the result to an exit status. Everything else is in the library.
 #![forbid(unsafe_code)]
 
-use clap::Parser;
 use std::process::ExitCode;
 use tuplecorr::app::{self, Error};
 
 fn main() -> ExitCode {
-    let result = tuplecorr::cli::Args::parse().into_run().map_err(Error::from).and_then(app::run);
+    let result = tuplecorr::cli::parse_run().map_err(Error::from).and_then(app::run);
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS, // `| head` is not an error

@@ -449,7 +449,7 @@ mod tests {
     fn captures(dir: &std::path::Path, move_from: usize, move_to: usize) -> Vec<CaptureSpec> {
         let mut points: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); 3];
         for c in 0..30 {
-            let (caps, _) = crate::synth::mix_connection(c, 1, 300);
+            let (caps, _) = tuplecorr_synth::mix_connection(c, 1, 300);
             for (all, p) in points.iter_mut().zip(caps.points) {
                 all.extend(p);
             }
@@ -462,7 +462,7 @@ mod tests {
         (["decap", "egress", "backend"].iter().zip(&points))
             .map(|(label, p)| {
                 let path = dir.join(format!("{label}.pcap"));
-                crate::synth::write_pcap(&mut std::fs::File::create(&path).unwrap(), 65535, p).unwrap();
+                tuplecorr_synth::write_pcap(&mut std::fs::File::create(&path).unwrap(), 65535, p).unwrap();
                 CaptureSpec { label: label.to_string(), source: Source::Path(path) }
             })
             .collect()

@@ -1,4 +1,4 @@
-//! Bench inputs made in memory with `tuplecorr::synth`: three capture points
+//! Bench inputs made in memory with `tuplecorr_synth`: three capture points
 //! (decap → egress → backend) like `examples/synth_captures.rs` — the pod
 //! forwards, the node masquerades with remapped ports, egress's clock runs
 //! ahead and backend's behind, backend sees GRO-sized segments; per 100
@@ -10,7 +10,7 @@ use tuplecorr::config::FlowConfig;
 use tuplecorr::decode::decode;
 use tuplecorr::flows::{FlowTable, Flows};
 use tuplecorr::read::read_bytes;
-use tuplecorr::synth;
+use tuplecorr_synth as synth;
 
 pub const LABELS: [&str; 3] = ["decap", "egress", "backend"];
 

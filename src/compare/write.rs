@@ -1,6 +1,7 @@
 //! Comparison → bytes in the main command's formats: table (a grid of source
 //! addresses per service, then its statement), CSV (one row per service), JSON
 //! (one object), NDJSON (one service a line). Takes a `Comparison`; gives bytes.
+//! Never changes a statement or reads files.
 
 use super::diff::{Comparison, ServiceChange, SideSummary};
 use crate::report::schema::WireName;

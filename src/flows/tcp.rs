@@ -136,7 +136,7 @@ mod tests {
     use crate::decode::decode;
     use crate::flows::{FlowTable, Flows, Orientation};
     use crate::read::{LinkType, RawRecord};
-    use crate::synth::{Path, Point, Tcp};
+    use tuplecorr_synth::{Path, Point, Tcp};
 
     fn table(pkts: &[(i64, Vec<u8>, u32)]) -> Flows {
         let mut t = FlowTable::new(&FlowConfig::default());

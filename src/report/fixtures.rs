@@ -2,7 +2,7 @@
 //! and one request of each kind the report must render. Takes nothing; gives
 //! typed `Findings`. Test-only; also compiled into the integration tests through
 //! `#[path]` (they provide `crate::verdict`), so it names types only through
-//! `crate::verdict`.
+//! `crate::verdict`. Never reads files.
 
 use crate::verdict::*;
 

@@ -5,6 +5,7 @@
 
 use crate::report::schema;
 use crate::verdict::Findings;
+use serde::Serialize;
 use std::io::{self, Write};
 
 pub use crate::report::schema::{round_ms, MS_DECIMALS};
@@ -15,9 +16,9 @@ const REQUESTS_KEY: &str = "\n  \"requests\": [";
 /// `--format json`: the whole findings as one pretty-printed object and a newline.
 ///
 /// The object without its requests is printed by serde_json; the requests are
-/// printed pretty across cores, each indented to its depth (2 levels: JSON
-/// strings hold no raw newline, so indenting every line is exact), and spliced
-/// into the empty array: the same bytes as printing the whole object at once.
+/// printed pretty across cores, each starting at its depth (2 levels), and
+/// spliced into the empty array: the same bytes as printing the whole object
+/// at once (tested).
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     let words = crate::report::words::Words::new(findings);
     let outer = schema::findings_without_requests(findings);
@@ -35,19 +36,94 @@ pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         for r in requests {
             buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
-            let one = serde_json::to_vec_pretty(&schema::request(&words, r))?;
-            for line in one.split(|&b| b == b'\n').enumerate() {
-                if line.0 > 0 {
-                    buf.extend_from_slice(b"\n    ");
-                }
-                buf.extend_from_slice(line.1);
-            }
+            let mut ser = serde_json::Serializer::with_formatter(&mut *buf, Indented::at(2));
+            schema::request(&words, r).serialize(&mut ser)?;
         }
         Ok(())
     })?;
     out.write_all(b"\n  ]")?;
     out.write_all(&text.as_bytes()[at + 1..])?;
     writeln!(out)
+}
+
+/// serde_json's pretty layout (two spaces a level) starting `depth` levels in,
+/// so a request printed alone lines up inside the report's request array.
+struct Indented {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Indented {
+    fn at(depth: usize) -> Indented {
+        Indented { depth, has_value: false }
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+
+    fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// `--format ndjson`: one request object a line, nothing else.

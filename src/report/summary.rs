@@ -1,7 +1,8 @@
 //! Findings → the summary printed after the table (or alone with `--summary`):
 //! request patterns with counts, clock offsets, boundary traits, unmatched flows,
 //! warnings. Takes `Findings`; gives text lines, ordered by count (descending)
-//! then text, so the same findings always print the same summary.
+//! then text, so the same findings always print the same summary. Patterns are
+//! built across cores, once per request. Never reads captures.
 
 use crate::report::schema::{kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED};
 use crate::report::table::{paint, Style};

@@ -12,7 +12,7 @@ mod rewrite;
 
 pub use model::*;
 
-use crate::correlate::{Correlation, LinkKind, OffsetMethodKind};
+use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -91,14 +91,6 @@ impl Ctx<'_> {
     }
 }
 
-pub(crate) fn proto_of(f: &Flow) -> Proto {
-    match f.proto {
-        FlowProto::Tcp => Proto::Tcp,
-        FlowProto::Udp => Proto::Udp,
-        FlowProto::Icmp => Proto::Icmp,
-    }
-}
-
 /// A flow endpoint as findings hold it: ICMP endpoints carry no port (theirs is the echo id).
 pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
     Endpoint { addr: e.addr, port: (f.proto != FlowProto::Icmp).then_some(e.port) }
@@ -134,7 +126,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let (source, destination) = rewrite::changes(chain, &flows);
     Request {
         request: number,
-        proto: proto_of(first),
+        proto: first.proto,
         captures,
         matches,
         source,
@@ -192,13 +184,7 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             clock_offset_ns: clock.offset_ns,
             offset_spread_ns: clock.spread_ns,
             offset_samples: clock.samples as u64,
-            offset_method: match clock.method {
-                OffsetMethodKind::Reference => OffsetMethod::Reference,
-                OffsetMethodKind::RequestReply => OffsetMethod::RequestReply,
-                OffsetMethodKind::OneWay => OffsetMethod::OneWay,
-                OffsetMethodKind::Manual => OffsetMethod::Manual,
-                OffsetMethodKind::None => OffsetMethod::None,
-            },
+            offset_method: clock.method,
         })
         .collect()
 }
@@ -218,7 +204,7 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
                     .map(|&i| {
                         let f = ctx.flow(c, i);
                         UnmatchedFlow {
-                            proto: proto_of(f),
+                            proto: f.proto,
                             client: endpoint(f, &f.client),
                             server: endpoint(f, &f.server),
                             time_ns: ctx.corrected(c, f.first_ns),
@@ -231,4 +217,28 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
             },
         })
         .collect()
+}
+
+/// A TCP flow for the verdict unit tests: `client -> server` with a SYN at
+/// `t_ns`, nothing else yet (tests set what came back).
+#[cfg(test)]
+pub(crate) fn test_flow(client: (&str, u16), server: (&str, u16), t_ns: i64) -> Flow {
+    let ep = |(a, p): (&str, u16)| format!("{a}:{p}");
+    let mut f = Flow::test_tcp(&ep(client), &ep(server), t_ns, 1);
+    // a SYN only: nothing came back yet
+    f.last_ns = t_ns;
+    (f.first_server_ns, f.server_isn, f.synack_ns, f.seq_pair) = (None, None, None, None);
+    (f.syn_mss, f.client_ip_id, f.server_ttl) = (Some(1460), Some(7), None);
+    (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (1, 0, 60, 0);
+    f
+}
+
+/// `f` with a server reply (SYN-ACK and data) seen at `t_ns`.
+#[cfg(test)]
+pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
+    f.first_server_ns = Some(t_ns);
+    f.synack_ns = Some(t_ns);
+    f.server_data_ns = Some(t_ns + 1);
+    f.packets_to_client = 3;
+    f
 }

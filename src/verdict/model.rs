@@ -59,20 +59,8 @@ pub struct CaptureSummary {
     pub offset_method: OffsetMethod,
 }
 
-/// How a capture's clock offset was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OffsetMethod {
-    /// Capture 1: the reference clock.
-    Reference,
-    /// NTP-style from request/reply pairs.
-    RequestReply,
-    /// Median of one-way differences (no replies seen): offset includes the delay.
-    OneWay,
-    /// `--offset` given by the user.
-    Manual,
-    /// Nothing to estimate from.
-    None,
-}
+/// How a capture's clock offset was found (the correlate stage's own enum, not a copy).
+pub use crate::correlate::OffsetMethodKind as OffsetMethod;
 
 /// Whether a field (ports, ICMP id) survived a boundary, over all its requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,12 +84,8 @@ pub struct Boundary {
     pub seq_shift: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Proto {
-    Tcp,
-    Udp,
-    Icmp,
-}
+/// Transport of a request (the flow stage's own enum, not a copy).
+pub use crate::flows::FlowProto as Proto;
 
 /// One request: a chain of flows, at most one per capture.
 #[derive(Clone, Debug, PartialEq)]

@@ -78,3 +78,82 @@ fn origin(flows: &[Option<&Flow>], saw: impl Fn(&Flow) -> bool) -> Origin {
         Origin::Between(Between { from: furthest, to: furthest + 1 })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flows::{IcmpError, TcpEvent};
+    use crate::verdict::{answered, test_flow};
+
+    fn flow() -> Flow {
+        test_flow(("198.18.90.42", 51514), ("198.19.96.10", 80), 0)
+    }
+
+    fn judge(flows: &[Option<Flow>]) -> Outcome {
+        let refs: Vec<Option<&Flow>> = flows.iter().map(Option::as_ref).collect();
+        outcome(&refs)
+    }
+
+    fn rst(f: &mut Flow) {
+        f.rst_to_client =
+            Some(TcpEvent { ts_ns: 5, to_client: true, sender: "198.19.96.10".parse().unwrap(), ttl: 63 });
+        f.first_server_ns = Some(5);
+        f.packets_to_client = 1;
+    }
+
+    #[test]
+    fn server_data_completes_a_tcp_request() {
+        let o = judge(&[Some(answered(flow(), 10)), Some(answered(flow(), 10))]);
+        assert_eq!(o, Outcome::plain(OutcomeKind::Completed));
+    }
+
+    #[test]
+    fn reset_seen_at_the_last_capture_came_from_beyond_it() {
+        let mut a = flow();
+        let mut b = flow();
+        rst(&mut a);
+        rst(&mut b);
+        let o = judge(&[Some(a), Some(b)]);
+        assert_eq!(o.kind, OutcomeKind::Reset);
+        assert_eq!(o.by, Some("198.19.96.10".parse().unwrap()));
+        assert_eq!(o.origin, Some(Origin::Capture(1)));
+    }
+
+    #[test]
+    fn reset_missing_at_the_last_capture_was_forged_in_between() {
+        let mut a = flow();
+        rst(&mut a);
+        let o = judge(&[Some(a), Some(flow()), Some(flow())]);
+        assert_eq!(o.origin, Some(Origin::Between(Between { from: 0, to: 1 })));
+    }
+
+    #[test]
+    fn icmp_error_about_the_request_names_type_code_and_sender() {
+        let mut a = flow();
+        a.icmp_errors.push(IcmpError {
+            ts_ns: 3,
+            sender: "198.19.3.1".parse().unwrap(),
+            v6: false,
+            icmp_type: 3,
+            code: 13,
+            ttl: 63,
+            about_request: true,
+        });
+        let o = judge(&[Some(a), Some(flow()), None]);
+        assert_eq!(o.kind, OutcomeKind::IcmpError);
+        assert_eq!(o.icmp, Some(IcmpCode { ty: 3, code: 13 }));
+        assert_eq!(o.by, Some("198.19.3.1".parse().unwrap()));
+        assert_eq!(o.origin, Some(Origin::Between(Between { from: 0, to: 1 })));
+    }
+
+    #[test]
+    fn syn_ack_only_is_handshake_only_and_silence_is_no_reply() {
+        let mut a = flow();
+        a.synack_ns = Some(4);
+        a.first_server_ns = Some(4);
+        a.packets_to_client = 1;
+        assert_eq!(judge(&[Some(a)]).kind, OutcomeKind::HandshakeOnly);
+        assert_eq!(judge(&[Some(flow())]).kind, OutcomeKind::NoReply);
+        assert_eq!(judge(&[None, None]).kind, OutcomeKind::NoReply);
+    }
+}

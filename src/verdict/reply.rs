@@ -36,3 +36,59 @@ pub(crate) fn reply(flows: &[Option<&Flow>]) -> Reply {
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{answered, test_flow};
+
+    fn flows(replied: &[Option<bool>]) -> Vec<Option<Flow>> {
+        replied
+            .iter()
+            .map(|r| {
+                r.map(|yes| {
+                    let f = test_flow(("198.18.90.42", 51514), ("198.19.96.10", 80), 0);
+                    if yes {
+                        answered(f, 10)
+                    } else {
+                        f
+                    }
+                })
+            })
+            .collect()
+    }
+
+    fn verdict(replied: &[Option<bool>]) -> Reply {
+        let owned = flows(replied);
+        let refs: Vec<Option<&Flow>> = owned.iter().map(Option::as_ref).collect();
+        reply(&refs)
+    }
+
+    #[test]
+    fn replies_everywhere_are_same_path_and_reached_is_the_last_seen_capture() {
+        let r = verdict(&[Some(true), Some(true), None]);
+        assert_eq!((r.path, r.reached, r.lost_between), (ReplyPath::SamePath, Some(1), None));
+    }
+
+    #[test]
+    fn reply_missing_before_the_first_capture_with_one_is_lost_there() {
+        let r = verdict(&[Some(false), Some(false), Some(true)]);
+        assert_eq!(r.path, ReplyPath::ReplyLost);
+        assert_eq!(r.lost_between, Some(Between { from: 1, to: 2 }));
+        // A capture that did not see the request is skipped: the boundary spans it.
+        let r = verdict(&[Some(false), None, Some(true)]);
+        assert_eq!(r.lost_between, Some(Between { from: 0, to: 2 }));
+    }
+
+    #[test]
+    fn a_capture_without_reply_between_two_with_replies_was_bypassed() {
+        let r = verdict(&[Some(true), Some(false), Some(true)]);
+        assert_eq!((r.path, r.bypassed), (ReplyPath::Bypassed, Some(1)));
+    }
+
+    #[test]
+    fn no_reply_anywhere_is_no_reply() {
+        let r = verdict(&[Some(false), Some(false), None]);
+        assert_eq!((r.path, r.reached), (ReplyPath::NoReply, Some(1)));
+    }
+}

@@ -128,6 +128,61 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::correlate::{Link, Strength};
+    use crate::verdict::{test_flow, Endpoint};
+
+    fn link(from: usize, to: usize, kind: LinkKind) -> Link {
+        Link {
+            from,
+            to,
+            strength: Strength::Strong,
+            evidence: vec![],
+            kind,
+            candidates: vec![],
+            syn_missed: None,
+        }
+    }
+
+    fn ep(a: &str, port: u16) -> Endpoint {
+        Endpoint { addr: a.parse().unwrap(), port: Some(port) }
+    }
+
+    #[test]
+    fn address_change_is_snat_or_dnat_and_a_port_change_alone_is_port_only() {
+        let a = test_flow(("198.18.90.42", 51514), ("198.19.96.10", 80), 0);
+        let b = test_flow(("198.18.90.42", 40000), ("198.19.96.10", 80), 0);
+        let c = test_flow(("198.19.3.17", 40112), ("198.19.99.5", 8080), 0);
+        let flows = [Some(&a), Some(&b), Some(&c)];
+        let chain = Chain {
+            hops: vec![Some(0), Some(0), Some(0)],
+            links: vec![link(0, 1, LinkKind::Forwarded), link(1, 2, LinkKind::Forwarded)],
+        };
+        let (source, destination) = changes(&chain, &flows);
+        let kinds: Vec<(Between, ChangeKind)> = source.iter().map(|c| (c.between, c.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (Between { from: 0, to: 1 }, ChangeKind::PortOnly),
+                (Between { from: 1, to: 2 }, ChangeKind::Snat)
+            ]
+        );
+        assert_eq!(
+            (source[1].before, source[1].after),
+            (ep("198.18.90.42", 40000), ep("198.19.3.17", 40112))
+        );
+        assert_eq!(destination.len(), 1);
+        assert_eq!((destination[0].kind, destination[0].after), (ChangeKind::Dnat, ep("198.19.99.5", 8080)));
+    }
+
+    #[test]
+    fn a_proxy_link_is_a_source_change_even_when_nothing_else_moved() {
+        let a = test_flow(("198.18.90.42", 51514), ("198.19.96.10", 80), 0);
+        let chain = Chain { hops: vec![Some(0), Some(0)], links: vec![link(0, 1, LinkKind::Proxy)] };
+        let (source, destination) = changes(&chain, &[Some(&a), Some(&a)]);
+        assert_eq!(source.len(), 1);
+        assert_eq!(source[0].kind, ChangeKind::Proxy);
+        assert!(destination.is_empty());
+    }
 
     #[test]
     fn tally_says_kept_changed_mixed_or_unknown() {

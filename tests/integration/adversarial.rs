@@ -1,5 +1,5 @@
 //! Synthetic adversarial cases for the correlator (issue 4): built with
-//! `tuplecorr::synth`, decoded record by record and run through flows →
+//! `tuplecorr_synth`, decoded record by record and run through flows →
 //! correlate → verdict, asserting verdict fields.
 
 use std::net::IpAddr;
@@ -8,11 +8,11 @@ use tuplecorr::correlate::correlate;
 use tuplecorr::decode::decode;
 use tuplecorr::flows::{FlowTable, Flows};
 use tuplecorr::read::{LinkType, RawRecord};
-use tuplecorr::synth::{Captures, Echo, Hop, Path, Point, Tcp, Udp};
 use tuplecorr::verdict::{
     verdict, Between, CaptureMeta, ChangeKind, Endpoint, Evidence, Findings, Kept, Origin, OutcomeKind,
     ReplyPath, Strength, VerdictOptions,
 };
+use tuplecorr_synth::{Captures, Echo, Hop, Path, Point, Tcp, Udp};
 
 pub fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
@@ -224,7 +224,7 @@ fn gro_merged_segments_match_mss_sized_ones() {
         vec![Point { segment: 65_000, ..Point::default() }, Point { segment: 536, ..Point::default() }];
     let mut p = Path::new(points, vec![Hop { delay_ns: 30_000, routed: true, ..Hop::default() }]);
     let mut t = Tcp::new((ip("198.18.90.42"), 51700), (ip("198.19.96.10"), 80), T0, 9);
-    t.request = tuplecorr::synth::response_body(5, 2000); // a 2000-byte upload
+    t.request = tuplecorr_synth::response_body(5, 2000); // a 2000-byte upload
     p.tcp(&t);
     let caps = p.finish();
     assert!(caps.points[1].len() > caps.points[0].len() + 4, "segmentation really differs");

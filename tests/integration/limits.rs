@@ -122,12 +122,12 @@ proptest! {
     ) {
         let mut points: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); 3];
         for c in 0..conns {
-            let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 500);
+            let (captures, _) = tuplecorr_synth::mix_connection(c, 7, 500);
             for (k, pkts) in captures.points.into_iter().enumerate() {
                 points[k].extend(pkts);
             }
         }
-        let t0 = tuplecorr::synth::MIX_T0;
+        let t0 = tuplecorr_synth::MIX_T0;
         let decap = pcapng(&[(o_decap, b_decap, &points[0])], t0);
         let node = pcapng(&[(o_egress, b_egress, &points[1]), (o_backend, b_backend, &points[2])], t0);
         check(&decap, &node)?;

@@ -1,7 +1,7 @@
 //! Matching classes that real traffic produces (issue 13): a port scanner's
 //! shared ISN, short midstream flows arriving together, a first SYN lost between
 //! two points, a capture point that lost a connection's first packet, many
-//! clients onto one NAT tuple. Captures are generated with `tuplecorr::synth`,
+//! clients onto one NAT tuple. Captures are generated with `tuplecorr_synth`,
 //! written to a temporary directory and run through the binary; assertions are on
 //! its JSON output, so they hold whatever the library's types look like.
 
@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::net::IpAddr;
 use std::path::Path as FsPath;
 use std::process::Command;
-use tuplecorr::synth::{write_pcap, Captures, Hop, Path, Point, Tcp, Udp};
+use tuplecorr_synth::{write_pcap, Captures, Hop, Path, Point, Tcp, Udp};
 
 type Packets = Vec<(i64, Vec<u8>, u32)>;
 

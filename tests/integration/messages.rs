@@ -11,8 +11,8 @@ use crate::writer::{self, Packet};
 use std::process::Command;
 use tuplecorr::config::Config;
 use tuplecorr::pipeline::analyze_bytes;
-use tuplecorr::synth::{self, Hop, Path, Point, Tcp, Udp};
 use tuplecorr::verdict::Findings;
+use tuplecorr_synth::{self as synth, Hop, Path, Point, Tcp, Udp};
 
 /// Runs the binary in `testdata/edge/` (short file names in messages); gives
 /// its exit code and stderr.

@@ -137,10 +137,10 @@ pub fn own(r: &read::RawRecord<'_>) -> Rec {
 /// `egress.pcap`, `backend.pcap` in `dir` (seed 7, 3000-byte responses) and
 /// returns the file names in path order.
 pub fn write_mix_set(dir: &std::path::Path, connections: u32) -> Vec<String> {
-    let points = tuplecorr::synth::mix_points();
+    let points = tuplecorr_synth::mix_points();
     let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
     for c in 0..connections {
-        let (captures, _) = tuplecorr::synth::mix_connection(c, 7, 3000);
+        let (captures, _) = tuplecorr_synth::mix_connection(c, 7, 3000);
         for (k, pkts) in captures.points.into_iter().enumerate() {
             caps[k].extend(pkts);
         }
@@ -149,7 +149,7 @@ pub fn write_mix_set(dir: &std::path::Path, connections: u32) -> Vec<String> {
     for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
         pkts.sort_by_key(|(ts, _, _)| *ts);
         let mut f = std::fs::File::create(dir.join(format!("{label}.pcap"))).unwrap();
-        tuplecorr::synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
+        tuplecorr_synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
         files.push(format!("{label}.pcap"));
     }
     files
