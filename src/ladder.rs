@@ -28,6 +28,12 @@ pub struct LadderCapture {
     pub offset_ns: i64,
     /// The capture's interfaces in file order (pcap: one).
     pub interfaces: Vec<LadderInterface>,
+    /// Index of the capture (file) this point is, or is a sub-point of.
+    pub source: usize,
+    /// That capture's label (`label` with the sub-point's name removed).
+    pub capture: String,
+    /// Which of the capture's packets make this point (None: all of them).
+    pub point: Option<crate::flows::points::PointKey>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -18,7 +18,8 @@
 //! timestamps in nanoseconds, which `if_tsresol = 9` declares.
 
 use crate::config::{CaptureSpec, Source};
-use crate::decode::{self, ip_proto, Fragment, IcmpMessage, Transport};
+use crate::decode::{self, ip_proto, Fragment, IcmpMessage, Packet, Transport};
+use crate::flows::points::PointKey;
 use crate::flows::{Endpoint, FlowProto};
 use crate::ladder::{Ladder, LadderCapture};
 use crate::read::{self, LinkType, NoProgress, RawRecord};
@@ -201,8 +202,16 @@ impl Lookup {
         Lookup { flows, comments }
     }
 
-    /// The comment for a packet of capture `c`, when it belongs to a reported request.
-    fn find(&self, c: usize, rec: &Rec, raw_ts: i64) -> Option<&str> {
+    /// The point of capture (file) `source` a packet belongs to (its interface,
+    /// or its direction: SLL incoming / outgoing) and its comment, when it belongs
+    /// to a reported request there; None for packets without an IP packet.
+    fn find(
+        &self,
+        captures: &[LadderCapture],
+        source: usize,
+        rec: &Rec,
+        raw_ts: i64,
+    ) -> Option<(usize, Option<&str>)> {
         let raw = RawRecord {
             ts_ns: raw_ts,
             interface: rec.interface,
@@ -213,6 +222,23 @@ impl Lookup {
             byte_offset: 0,
         };
         let p = decode::decode(&raw).ok()?;
+        let interface = crate::flows::interface_of(&p);
+        let point = (captures.iter().enumerate())
+            .filter(|(_, lc)| lc.source == source)
+            .find(|(_, lc)| lc.point.is_none_or(|k| k.holds(interface, p.sll_packet_type)))
+            .map(|(c, _)| c)?;
+        Some((point, self.note(captures, source, point, &p, raw_ts)))
+    }
+
+    /// The comment of a decoded packet of `source` at `point`.
+    fn note(
+        &self,
+        captures: &[LadderCapture],
+        source: usize,
+        point: usize,
+        p: &Packet,
+        raw_ts: i64,
+    ) -> Option<&str> {
         if p.fragment == Fragment::Later {
             return None;
         }
@@ -237,9 +263,19 @@ impl Lookup {
             },
             Transport::Other { .. } => return None,
         };
-        let entries = self.flows.get(c)?.get(&k)?;
-        let &(_, _, i) = entries.iter().find(|(first, last, _)| (*first..=*last).contains(&raw_ts))?;
-        self.comments[c].get(i).map(String::as_str)
+        let at = |c: usize| -> Option<&str> {
+            let entries = self.flows.get(c)?.get(&k)?;
+            let &(_, _, i) = entries.iter().find(|(first, last, _)| (*first..=*last).contains(&raw_ts))?;
+            self.comments[c].get(i).map(String::as_str)
+        };
+        // A sub-point by interface holds only that interface's packets; a
+        // sub-point by direction holds whole flows (both directions).
+        match captures[point].point {
+            Some(PointKey::Direction { .. }) => {
+                (captures.iter().enumerate()).filter(|(_, lc)| lc.source == source).find_map(|(c, _)| at(c))
+            }
+            _ => at(point),
+        }
     }
 }
 
@@ -338,6 +374,9 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
     let (blocks, base) = interfaces(&ladder.captures);
     let counts: Vec<u32> = ladder.captures.iter().map(|c| c.interfaces.len() as u32).collect();
     let offsets: Vec<i64> = ladder.captures.iter().map(|c| c.offset_ns).collect();
+    // Each capture (file) is read once, at its first point's clock offset.
+    let first_point: Vec<usize> =
+        (0..specs.len()).map(|s| ladder.captures.iter().position(|c| c.source == s).unwrap_or(s)).collect();
     let mut writer = PcapNgWriter::new(out).map_err(pcap_err)?;
     for b in blocks {
         writer.write_pcapng_block(b).map_err(pcap_err)?;
@@ -349,7 +388,7 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
             .enumerate()
             .map(|(c, spec)| {
                 let (tx, rx) = sync_channel(CHANNEL);
-                let offset = offsets.get(c).copied().unwrap_or(0);
+                let offset = first_point.get(c).and_then(|&p| offsets.get(p)).copied().unwrap_or(0);
                 scope.spawn(move || {
                     let mut seq = 0u64;
                     let mut open = true;
@@ -397,8 +436,8 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
                 stats.out_of_order += 1;
             }
             input.last_ns = Some(input.last_ns.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
-            let raw_ts = rec.ts_ns.saturating_add(offsets[c]);
-            let note = lookup.find(c, &rec, raw_ts);
+            let raw_ts = rec.ts_ns.saturating_add(offsets[first_point[c]]);
+            let (c, note) = lookup.find(&ladder.captures, c, &rec, raw_ts).unwrap_or((first_point[c], None));
             if note.is_none() && options.only_requests {
                 stats.left_out += 1;
                 continue;
@@ -407,6 +446,8 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
                 stats.bad_interface += 1;
                 continue;
             }
+            // One file, one clock: a split capture's packets are all written at
+            // its first point's offset.
             let ts = u64::try_from(rec.ts_ns).unwrap_or_else(|_| {
                 stats.before_epoch += 1;
                 0

@@ -9,9 +9,10 @@
 use crate::config::{CaptureSpec, Config, ReadConfig};
 use crate::correlate;
 use crate::decode::{self, DecodeError, Packet};
+use crate::flows::points::{self, PointKey};
 use crate::flows::{FlowTable, Flows};
 use crate::ladder::{self, Ladder, LadderCapture, LadderInterface};
-use crate::read::{self, CaptureInfo, Progress, RawRecord, ReadError};
+use crate::read::{self, CaptureInfo, LinkType, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -20,7 +21,9 @@ use rayon::prelude::*;
 #[derive(Debug)]
 pub struct CaptureResult {
     pub info: CaptureInfo,
-    pub flows: Flows,
+    /// Its observation points in path order: one (key None) unless the capture
+    /// was split (see `flows::points`), each with its flows and decoded packets.
+    pub points: Vec<(Option<PointKey>, Flows, u64)>,
     /// Records that held no decodable IP packet (ARP, unknown link types, damage).
     pub undecodable: u64,
     /// Problems found while reading and building flows.
@@ -76,23 +79,97 @@ fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
     });
 }
 
+/// Most interfaces whose decoded packets are counted one by one (the rest
+/// count towards none: a hostile SLL2 capture may name any index).
+const COUNTED_INTERFACES: usize = 64;
+
 /// The flow table of one capture being built, with its decode statistics.
 struct Builder {
     table: FlowTable,
     undecodable: u64,
     damage: Damage,
+    /// Decoded packets per interface (`flows::points`' numbering): (interface,
+    /// incoming, outgoing).
+    counts: Vec<(u32, u64, u64)>,
 }
 
 impl Builder {
     fn new(config: &Config) -> Builder {
-        Builder { table: FlowTable::new(&config.flows), undecodable: 0, damage: Damage::default() }
+        Builder {
+            table: FlowTable::new(&config.flows),
+            undecodable: 0,
+            damage: Damage::default(),
+            counts: Vec::new(),
+        }
+    }
+
+    fn count(&mut self, p: &Packet) {
+        let interface = crate::flows::interface_of(p);
+        let outgoing = p.sll_packet_type == Some(4);
+        let i = match self.counts.iter().position(|c| c.0 == interface) {
+            Some(i) => i,
+            None if self.counts.len() < COUNTED_INTERFACES => {
+                self.counts.push((interface, 0, 0));
+                self.counts.len() - 1
+            }
+            None => return,
+        };
+        let c = &mut self.counts[i];
+        if outgoing {
+            c.2 += 1;
+        } else {
+            c.1 += 1;
+        }
+    }
+
+    /// Decoded packets of one point.
+    fn packets(counts: &[(u32, u64, u64)], key: PointKey) -> u64 {
+        (counts.iter())
+            .map(|&(i, inc, out)| match key {
+                PointKey::Interface(k) => {
+                    if i == k {
+                        inc + out
+                    } else {
+                        0
+                    }
+                }
+                PointKey::Direction { outgoing } => {
+                    if outgoing {
+                        out
+                    } else {
+                        inc
+                    }
+                }
+            })
+            .sum()
     }
 
     fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
-        let flows = self.table.finish();
+        let Builder { table, undecodable, damage, counts } = self;
+        let packets = |key: PointKey| Builder::packets(&counts, key);
+        let points = match points::split(table.finish_unfolded()) {
+            Ok(points) => points
+                .into_iter()
+                .map(|p| {
+                    let packets = packets(p.key);
+                    (Some(p.key), p.flows, packets)
+                })
+                .collect(),
+            Err(mut flows) => {
+                flows.fold_copies();
+                vec![(None, flows, info.packets)]
+            }
+        };
+        // Records without an IP packet (ARP, damage) count towards the first point.
+        let mut points: Vec<(Option<PointKey>, Flows, u64)> = points;
+        let counted: u64 = points.iter().map(|p| p.2).sum();
+        if let Some(first) = points.first_mut() {
+            first.2 += info.packets.saturating_sub(counted);
+        }
+        let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         let mut warnings = info.warnings.clone();
-        if let Some((record, byte_offset, e)) = self.damage.first {
-            let damaged = self.damage.count;
+        if let Some((record, byte_offset, e)) = damage.first {
+            let damaged = damage.count;
             warnings.push(Warning {
                 label: label.to_string(),
                 file: file.to_string(),
@@ -106,15 +183,18 @@ impl Builder {
                 consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
             });
         }
-        warnings.extend(duplicate_flows_warning(label, file, flows.stats.duplicate_flows));
-        CaptureResult { info, flows, undecodable: self.undecodable, warnings }
+        warnings.extend(duplicate_flows_warning(label, file, duplicates));
+        CaptureResult { info, points, undecodable, warnings }
     }
 }
 
 impl Sink for Builder {
     fn add(&mut self, rec: &Ingested<'_>) {
         match rec.packet {
-            Ok(p) => self.table.insert(p, rec.payload),
+            Ok(p) => {
+                self.count(p);
+                self.table.insert(p, rec.payload)
+            }
             Err(e) => {
                 self.undecodable += 1;
                 self.damage.note(rec, e);
@@ -293,6 +373,60 @@ pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Find
     Ok(conclude(config, &names, results, false).0)
 }
 
+/// One observation point: a capture, or a sub-point of a split capture.
+struct PointOf<'a> {
+    /// Index of its capture.
+    source: usize,
+    /// Its place among its capture's points.
+    n: usize,
+    label: String,
+    key: Option<PointKey>,
+    result: &'a CaptureResult,
+}
+
+/// The observation points of the run in path order: each capture's points in
+/// its own order. A sub-point's label is the capture's label with, in
+/// parentheses, `in` for the first sub-point (where requests enter the host)
+/// and `out` for the later ones, then the interface: the pcapng `if_name` when
+/// present, else `if` and its number (SLL2 interface index or pcapng interface
+/// number); SLL without interface index names only the direction:
+/// `node(in if4)`, `node(out eth0)`, `node(in)`.
+fn expand<'a>(names: &[(String, String)], results: &'a [CaptureResult]) -> Vec<PointOf<'a>> {
+    let mut out = Vec::new();
+    for (source, ((label, _), r)) in names.iter().zip(results).enumerate() {
+        for (n, (key, _, _)) in r.points.iter().enumerate() {
+            let label = match key {
+                None => label.clone(),
+                Some(k) => format!("{label}({})", point_name(*k, n == 0, &r.info)),
+            };
+            out.push(PointOf { source, n, label, key: *key, result: r });
+        }
+    }
+    out
+}
+
+/// `in if4`, `out eth0`, `in`: see [`expand`].
+fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
+    let role = if first { "in" } else { "out" };
+    match key {
+        PointKey::Direction { .. } => role.to_string(),
+        PointKey::Interface(i) => {
+            let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
+            let name = (!sll2)
+                .then(|| info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()))
+                .flatten()
+                .map(|n| {
+                    n.chars()
+                        .filter(|c| !c.is_control() && !matches!(c, '(' | ')'))
+                        .take(32)
+                        .collect::<String>()
+                })
+                .filter(|n| !n.trim().is_empty());
+            format!("{role} {}", name.unwrap_or_else(|| format!("if{i}")))
+        }
+    }
+}
+
 /// Correlates the per-capture results (`names`: label and file of each) and
 /// builds the findings (and the ladder data when asked).
 fn conclude(
@@ -301,10 +435,11 @@ fn conclude(
     results: Vec<CaptureResult>,
     want_ladder: bool,
 ) -> (Findings, Option<Ladder>) {
-    let metas: Vec<CaptureMeta> = names
+    let points = expand(names, &results);
+    let metas: Vec<CaptureMeta> = points
         .iter()
-        .zip(&results)
-        .map(|((label, file), r)| {
+        .map(|p| {
+            let r = p.result;
             let mut link_types: Vec<String> = Vec::new();
             for i in &r.info.interfaces {
                 let name = i.link_type.name();
@@ -313,18 +448,26 @@ fn conclude(
                 }
             }
             CaptureMeta {
-                label: label.clone(),
-                file: file.clone(),
+                label: p.label.clone(),
+                file: names[p.source].1.clone(),
                 format: r.info.format.name().to_string(),
                 link_types,
-                packets: r.info.packets,
+                packets: r.points[p.n].2,
             }
         })
         .collect();
     let warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
-    let ladder_captures = want_ladder.then(|| ladder_captures(names, &results));
-    let flows: Vec<Flows> = results.into_iter().map(|r| r.flows).collect();
-    let correlation = correlate::correlate(&flows, &config.correlate);
+    let ladder_captures = want_ladder.then(|| ladder_captures(names, &points));
+    // A manual offset of a capture holds for each of its points (one clock).
+    let mut correlate_config = config.correlate.clone();
+    correlate_config.offsets_ns = (config.correlate.offsets_ns.iter())
+        .flat_map(|&(c, o)| {
+            points.iter().enumerate().filter(move |(_, p)| p.source == c).map(move |(i, _)| (i, o))
+        })
+        .collect();
+    drop(points);
+    let flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
+    let correlation = correlate::correlate(&flows, &correlate_config);
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
     let findings = verdict::verdict(&metas, &flows, &correlation, &warnings, &options);
     let ladder = ladder_captures.map(|caps| {
@@ -334,17 +477,20 @@ fn conclude(
     (findings, ladder)
 }
 
-/// The capture points as the ladder data describes them (offsets filled in by
-/// `ladder::build`).
-fn ladder_captures(names: &[(String, String)], results: &[CaptureResult]) -> Vec<LadderCapture> {
-    (names.iter().zip(results))
-        .map(|((label, file), r)| LadderCapture {
-            label: label.clone(),
-            file: file.clone(),
+/// The observation points as the ladder data describes them (offsets filled in
+/// by `ladder::build`).
+fn ladder_captures(names: &[(String, String)], points: &[PointOf<'_>]) -> Vec<LadderCapture> {
+    (points.iter())
+        .map(|p| LadderCapture {
+            label: p.label.clone(),
+            file: names[p.source].1.clone(),
             offset_ns: 0,
-            interfaces: (r.info.interfaces.iter())
+            interfaces: (p.result.info.interfaces.iter())
                 .map(|i| LadderInterface { link_type: i.link_type, snaplen: i.snaplen, name: i.name.clone() })
                 .collect(),
+            source: p.source,
+            capture: names[p.source].0.clone(),
+            point: p.key,
         })
         .collect()
 }

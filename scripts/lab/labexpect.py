@@ -188,9 +188,9 @@ MODELS = {
     "any-node": {"any_node": True,
                  "desc": "MASQUERADE on the node, with an additional capture point 'node' taken on the node "
                          "with tcpdump -i any (LINUX_SLL2, link type 276) between egress and backend: it holds "
-                         "each packet twice, on pod0 before NAT and on be0 after NAT. Expected endpoints at "
-                         "'node' are those of the copy nearest the client (pre-NAT), so the source changes "
-                         "at node->backend."},
+                         "each packet twice, on pod0 (ifindex 2) before NAT and on be0 (ifindex 3) after NAT: "
+                         "two observation points, 'node(in if2)' and 'node(out if3)', so the source changes "
+                         "inside the node, at node(in if2)->node(out if3)."},
     "clock-shift": {"desc": "Like masquerade-node, then timestamps shifted after capture with editcap -t: "
                             "egress +2.75 s (its clock runs ahead of decap's: +2750 ms), backend -1.3 s "
                             "(-1300 ms)."},
@@ -297,10 +297,24 @@ def fail(msg):
 
 
 # --------------------------------------------------------------------------- expect
+# The node's -i any capture as tuplecorr's sub-points (docs/output.md).
+NODE_IN, NODE_OUT = "node(in if2)", "node(out if3)"
+
+
 def cmd_expect(a):
     sc = a.scenario
     model = MODELS[sc]
-    captures = dict(x.split("=", 1) for x in a.captures)
+    captures = {}
+    for x in a.captures:
+        lb, f = x.split("=", 1)
+        if lb == "node":
+            # tcpdump -i any on the node forwards every packet from pod0 (ifindex 2:
+            # the node namespace's first link after lo) to be0 (ifindex 3): tuplecorr
+            # splits it into two observation points, named by the interface index.
+            captures[NODE_IN] = f
+            captures[NODE_OUT] = f
+        else:
+            captures[lb] = f
     labels = list(captures)
     offsets = {lb: 0 for lb in labels}
     for o in a.offset or []:
@@ -408,8 +422,10 @@ def cmd_expect(a):
                 view[lb] = (True, dec, reply_decap)
             elif lb == "egress":
                 view[lb] = (True, egr, reply_egress)
-            elif lb == "node":  # tcpdump -i any on the node: the copy nearest the client (pre-NAT)
+            elif lb == NODE_IN:  # tcpdump -i any on the node, pod0: before NAT
                 view[lb] = (True, egr, bool(rej) or reply_backend)
+            elif lb == NODE_OUT:  # ... and be0: after NAT
+                view[lb] = (seen_backend, bck, reply_backend)
             elif lb == "backend":
                 view[lb] = (seen_backend, bck, reply_backend)
             else:

@@ -15,18 +15,8 @@ const COPY_WINDOW_NS: i64 = 1_000_000;
 /// probe with one ISN), and successive flows with one ISN are attempts. Keeps the copy
 /// nearest the client — the earliest, then the highest TTL — and counts the rest.
 pub(super) fn fold_copies(flows: &mut Vec<Flow>) {
-    // (protocol, signature, index), sorted: each run of one signature is a group
-    // with its indices ascending. A sort rather than a map of vectors: 16 bytes
-    // per flow at the peak of a million-flow capture instead of ~100.
-    let mut sigs: Vec<(u8, u64, u32)> = flows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| copy_signature(f).map(|sig| (f.proto as u8, sig, i as u32)))
-        .collect();
-    sigs.sort_unstable();
     let mut drop = vec![false; flows.len()];
-    for run in sigs.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|g| g.len() > 1) {
-        let group: Vec<usize> = run.iter().map(|&(_, _, i)| i as usize).collect();
+    for group in copy_groups(flows) {
         // Within a group, cluster copies whose first packets are close in time.
         for (n, &i) in group.iter().enumerate() {
             if drop[i] {
@@ -53,6 +43,23 @@ pub(super) fn fold_copies(flows: &mut Vec<Flow>) {
     });
 }
 
+/// Every group of two or more flows sharing their copy signature (client ISN,
+/// first datagram or echo payload), indices ascending.
+pub(super) fn copy_groups(flows: &[Flow]) -> Vec<Vec<usize>> {
+    // (protocol, signature, index), sorted: each run of one signature is a group
+    // with its indices ascending. A sort rather than a map of vectors: 16 bytes
+    // per flow at the peak of a million-flow capture instead of ~100.
+    let mut sigs: Vec<(u8, u64, u32)> = flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| copy_signature(f).map(|sig| (f.proto as u8, sig, i as u32)))
+        .collect();
+    sigs.sort_unstable();
+    (sigs.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|g| g.len() > 1))
+        .map(|run| run.iter().map(|&(_, _, i)| i as usize).collect())
+        .collect()
+}
+
 fn copy_signature(f: &Flow) -> Option<u64> {
     match f.proto {
         FlowProto::Tcp => f.client_isn.filter(|_| f.orientation != Orientation::Midstream).map(u64::from),
@@ -61,8 +68,11 @@ fn copy_signature(f: &Flow) -> Option<u64> {
     }
 }
 
-fn are_copies(a: &Flow, b: &Flow) -> bool {
-    if (a.client == b.client && a.server == b.server)
+/// Two flows of one capture are copies of one request: seen on different
+/// interfaces or directions at nearly the same time. (One tuple on one
+/// interface is one flow; on two interfaces it is forwarding without NAT.)
+pub(super) fn are_copies(a: &Flow, b: &Flow) -> bool {
+    if (a.client == b.client && a.server == b.server && a.first_interface == b.first_interface)
         || (a.first_interface, a.first_packet_type) == (b.first_interface, b.first_packet_type)
     {
         return false;
@@ -80,7 +90,8 @@ fn are_copies(a: &Flow, b: &Flow) -> bool {
     }
 }
 
-fn nearer_client(a: &Flow, b: &Flow) -> bool {
+/// `a` was seen before `b` (earlier, then higher TTL): nearer the client.
+pub(super) fn nearer_client(a: &Flow, b: &Flow) -> bool {
     (a.first_ns, std::cmp::Reverse(a.client_ttl)) < (b.first_ns, std::cmp::Reverse(b.client_ttl))
 }
 

@@ -4,22 +4,32 @@
 use super::{Endpoint, FlowProto};
 use crate::decode::Quoted;
 
-/// Canonical key: protocol and the two endpoints in sorted order.
+/// Canonical key: the interface a packet was seen on, protocol and the two
+/// endpoints in sorted order. The interface keeps the copies of one packet seen
+/// on two interfaces of one capture (`tcpdump -i any` on a host that forwards
+/// without NAT) apart: each interface is an observation point of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct FlowKey {
+    pub(super) interface: u32,
     pub(super) proto: FlowProto,
     pub(super) lo: Endpoint,
     pub(super) hi: Endpoint,
 }
 
 impl FlowKey {
-    pub(super) fn new(proto: FlowProto, a: Endpoint, b: Endpoint) -> FlowKey {
+    pub(super) fn new(interface: u32, proto: FlowProto, a: Endpoint, b: Endpoint) -> FlowKey {
         if a <= b {
-            FlowKey { proto, lo: a, hi: b }
+            FlowKey { interface, proto, lo: a, hi: b }
         } else {
-            FlowKey { proto, lo: b, hi: a }
+            FlowKey { interface, proto, lo: b, hi: a }
         }
     }
+}
+
+/// The interface a packet was seen on: the SLL2 interface index when the link
+/// layer carries one (`tcpdump -i any`), else the capture's interface number.
+pub fn interface_of(p: &crate::decode::Packet) -> u32 {
+    p.sll_ifindex.unwrap_or(p.interface)
 }
 
 /// Midstream orientation: the lower well-known port is the server.
@@ -31,8 +41,8 @@ pub(super) fn src_is_server(src_port: u16, dst_port: u16) -> bool {
     }
 }
 
-/// The flow key an ICMP error's quoted header names, and the quoted sender.
-pub(super) fn quoted_key(q: &Quoted) -> Option<(FlowKey, Endpoint)> {
+/// The flow key an ICMP error's quoted header names on `interface`, and the quoted sender.
+pub(super) fn quoted_key(interface: u32, q: &Quoted) -> Option<(FlowKey, Endpoint)> {
     use crate::decode::ip_proto;
     let (proto, sport, dport) = match q.protocol {
         ip_proto::TCP => (FlowProto::Tcp, q.src_port?, q.dst_port?),
@@ -45,7 +55,7 @@ pub(super) fn quoted_key(q: &Quoted) -> Option<(FlowKey, Endpoint)> {
     };
     let src = Endpoint { addr: q.src, port: sport };
     let dst = Endpoint { addr: q.dst, port: dport };
-    Some((FlowKey::new(proto, src, dst), src))
+    Some((FlowKey::new(interface, proto, src, dst), src))
 }
 
 #[cfg(test)]
@@ -56,8 +66,9 @@ mod tests {
     fn key_is_the_same_both_ways_and_midstream_servers_have_the_lower_port() {
         let a = Endpoint { addr: "198.18.0.1".parse().unwrap(), port: 40000 };
         let b = Endpoint { addr: "198.19.0.1".parse().unwrap(), port: 443 };
-        assert_eq!(FlowKey::new(FlowProto::Tcp, a, b), FlowKey::new(FlowProto::Tcp, b, a));
-        assert_ne!(FlowKey::new(FlowProto::Tcp, a, b), FlowKey::new(FlowProto::Udp, a, b));
+        assert_eq!(FlowKey::new(0, FlowProto::Tcp, a, b), FlowKey::new(0, FlowProto::Tcp, b, a));
+        assert_ne!(FlowKey::new(0, FlowProto::Tcp, a, b), FlowKey::new(3, FlowProto::Tcp, a, b));
+        assert_ne!(FlowKey::new(0, FlowProto::Tcp, a, b), FlowKey::new(0, FlowProto::Udp, a, b));
         assert!(src_is_server(443, 40000));
         assert!(!src_is_server(40000, 443));
         assert!(src_is_server(8080, 40000), "neither well known: the lower port");

@@ -10,10 +10,12 @@ mod copies;
 mod datagram;
 pub mod fingerprint;
 mod key;
+pub mod points;
 mod table;
 mod tcp;
 
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
+pub use key::interface_of;
 pub use table::FlowTable;
 
 use std::net::IpAddr;

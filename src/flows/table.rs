@@ -122,7 +122,7 @@ impl FlowTable {
             client_fp: Default::default(),
             server_fp: Default::default(),
             echo: None,
-            first_interface: p.sll_ifindex.unwrap_or(p.interface),
+            first_interface: super::key::interface_of(p),
             first_packet_type: p.sll_packet_type,
             copies: 0,
         };
@@ -164,16 +164,31 @@ impl FlowTable {
 
     /// Finishes the table: fingerprints hashed, `-i any` copies folded.
     pub fn finish(self) -> Flows {
-        let FlowTable { mut flows, streams, index, mut stats, .. } = self;
+        let mut flows = self.finish_unfolded();
+        flows.fold_copies();
+        flows
+    }
+
+    /// Finishes the table with fingerprints hashed and copies kept: the caller
+    /// splits the capture into observation points or folds them
+    /// ([`Flows::fold_copies`]).
+    pub fn finish_unfolded(self) -> Flows {
+        let FlowTable { mut flows, streams, index, stats, .. } = self;
         drop(index);
         for (f, s) in flows.iter_mut().zip(&streams) {
             f.client_fp = s.client_stream.fingerprint();
             f.server_fp = s.server_stream.fingerprint();
         }
         drop(streams);
-        let before = flows.len();
-        fold_copies(&mut flows);
-        stats.duplicate_flows = (before - flows.len()) as u64;
         Flows { flows, stats }
+    }
+}
+
+impl Flows {
+    /// Folds `-i any` copies (see `copies`) and counts them in `stats.duplicate_flows`.
+    pub fn fold_copies(&mut self) {
+        let before = self.flows.len();
+        fold_copies(&mut self.flows);
+        self.stats.duplicate_flows += (before - self.flows.len()) as u64;
     }
 }

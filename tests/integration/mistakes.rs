@@ -93,7 +93,10 @@ fn a_kept_ttl_says_kept() {
     let any = ["any-node/decap.pcap", "any-node/egress.pcap", "any-node/node.pcap", "any-node/backend.pcap"];
     let o = run(&[&["--quiet", "--summary", "--color", "never"][..], &any[..]].concat());
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("egress->node   delay 0.001 ms, TTL kept, ") && !text.contains("TTL -0"), "{text}");
+    assert!(
+        text.contains("egress->node(in if2)         delay 0.001 ms, TTL kept, ") && !text.contains("TTL -0"),
+        "{text}"
+    );
 }
 
 #[test]
