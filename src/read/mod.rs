@@ -182,6 +182,13 @@ const MAGIC_LEN: usize = 4;
 /// Record-level warnings (skipped records) listed per capture; later ones are counted.
 const MAX_RECORD_WARNINGS: usize = 20;
 
+/// True when `first` (a file's first bytes) starts like a capture: gzip, any of
+/// the six pcap magics (µs, ns, "modified"; both byte orders) or a pcapng
+/// section header. The one definition of capture magic numbers.
+pub fn looks_like_capture(first: &[u8]) -> bool {
+    first.starts_with(&GZIP_MAGIC) || pcap::sniff(first).is_some() || pcapng::sniff(first)
+}
+
 /// Reads one capture, calling `on_record` for every packet record in file order.
 /// Mid-file damage ends the read with a warning in the returned `CaptureInfo`.
 pub fn read_capture(
