@@ -246,13 +246,10 @@ impl Args {
                 quiet: a.quiet,
             })),
             Some(Command::Compare(a)) => Ok(Run::Compare(CompareRun {
+                format: compare_format(a.format, a.output.as_deref())?,
                 before: compare_side(&a.before)?,
                 after: compare_side(&a.after)?,
                 expectations: a.expectations()?,
-                format: a
-                    .format
-                    .or_else(|| CompareFormat::from_path(a.output.as_deref()))
-                    .unwrap_or(CompareFormat::Table),
                 path: a.output,
                 quiet: a.quiet,
             })),
@@ -263,6 +260,23 @@ impl Args {
 /// `--format`, else `-o`'s extension, else table.
 fn output_format(format: Option<Format>, path: Option<&std::path::Path>) -> Format {
     format.or_else(|| Format::from_path(path)).unwrap_or(Format::Table)
+}
+
+/// `compare --format`, else `-o`'s extension, else table; `-o x.html` is refused
+/// (the HTML page is the main form's).
+fn compare_format(
+    format: Option<CompareFormat>,
+    path: Option<&std::path::Path>,
+) -> Result<CompareFormat, UsageError> {
+    if let Some(f) = format.or_else(|| CompareFormat::from_path(path)) {
+        return Ok(f);
+    }
+    if Format::from_path(path) == Some(Format::Html) {
+        return Err(UsageError(
+            "compare writes table, markdown, csv, json or ndjson; html is for the main form".into(),
+        ));
+    }
+    Ok(CompareFormat::Table)
 }
 
 /// One side of `compare`: a report file, or 2 to 8 comma-separated captures.

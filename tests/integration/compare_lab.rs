@@ -268,6 +268,7 @@ fn usage_errors_exit_2() {
         (&["--expect-reply", "sideways"][..], "invalid value 'sideways'"),
         (&["--at", "egress"][..], "--expect-source"),
         (&["--format", "html"][..], "invalid value 'html'"),
+        (&["-o", "change.html"][..], "html is for the main form"),
     ] {
         let o = compare(&b, &a, args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
