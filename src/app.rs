@@ -16,7 +16,7 @@ use std::io::{self, IsTerminal};
 
 /// Report written (warnings allowed).
 pub const EXIT_OK: u8 = 0;
-/// `--fail-on` matched.
+/// `--fail-on` matched, or an expectation of `compare` did not hold.
 pub const EXIT_FAIL_ON: u8 = 1;
 /// Usage error, or a capture that cannot be opened or is not a capture.
 pub const EXIT_ERROR: u8 = 2;
@@ -227,20 +227,32 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
     Ok(if failed { EXIT_ERROR } else { EXIT_OK })
 }
 
-/// `tuplecorr compare`: load or analyse each side, compare, write.
+/// `tuplecorr compare`: load or analyse each side, compare, check the
+/// expectations, write; exit status 1 when one does not hold.
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
-    if run.output.format == Format::Html {
-        return Err(Error::Usage(UsageError(
-            "compare writes table, csv, json or ndjson; html is for the main form".into(),
-        )));
-    }
     let inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
-    let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
+    let target = crate::output::target(run.path.as_deref(), &inputs)?;
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
-    let comparison = crate::compare::compare(&before, &after);
-    crate::output::write_to(&target, |out| crate::compare::write(&comparison, run.output.format, out))?;
-    Ok(EXIT_OK)
+    let mut comparison = crate::compare::compare(&before, &after);
+    crate::compare::expect::check(&mut comparison, &after, &run.expectations)
+        .map_err(|e| Error::Usage(UsageError(e.0)))?;
+    crate::output::write_to(&target, |out| crate::compare::write(&comparison, run.format, out))?;
+    for e in comparison.expectations.iter().filter(|e| !e.holds) {
+        let requests: Vec<String> =
+            e.broken_by.iter().flat_map(|b| b.requests.iter().map(u64::to_string)).collect();
+        let which = if requests.is_empty() {
+            "no request to check".to_string()
+        } else {
+            format!(
+                "broken by {} {}",
+                if requests.len() == 1 { "request" } else { "requests" },
+                requests.join(", ")
+            )
+        };
+        eprintln!("tuplecorr: expectation not met: {}: {which}", e.expectation);
+    }
+    Ok(if crate::compare::expect::all_hold(&comparison) { EXIT_OK } else { EXIT_FAIL_ON })
 }
 
 /// One side of `compare`: a report read back, or captures run through the pipeline.

@@ -3,11 +3,15 @@
 //! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
 //! clap type, and the value names of every choice come from `config`.
 
+use crate::compare::{Expectation, SourceWant};
 pub use crate::config::UsageError;
 use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareRun, CompareSide, Config, CorrelateConfig, CorrelateRun, FailOn,
-    Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run, Source, TimeBound,
+    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, Config, CorrelateConfig,
+    CorrelateRun, FailOn, Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run,
+    Source, TimeBound,
 };
+use crate::report::schema::WireName;
+use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use std::net::IpAddr;
@@ -141,18 +145,94 @@ pub struct InspectArgs {
     pub quiet: bool,
 }
 
+const COMPARE_AFTER_HELP: &str = "\
+Requests pair by service (protocol + server endpoint at capture 1) and client (its address at
+capture 1, not the port): a client or service on one side only is reported as only before/after.
+Expectations are checked on the after run and may be combined:
+  --expect-source 198.19.3.17 --at backend    --expect-source 198.19.0.0/16    --expect-source preserved
+  --expect-unchanged (eviction retest)         --expect-reply same-path         --expect-outcome completed
+
+Exit status: 0 every expectation holds for every matching request (or none was given);
+1 an expectation does not hold (the requests that break it are listed in the report and on stderr);
+2 usage error, or a side that cannot be read.";
+
+/// Options of `tuplecorr compare`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = COMPARE_AFTER_HELP)]
 pub struct CompareArgs {
-    /// Before: a tuplecorr report (JSON or CSV) or a comma-separated list of captures.
+    /// Before: a tuplecorr report (JSON, NDJSON or CSV) or a comma-separated list of captures.
     pub before: String,
-    /// After: a tuplecorr report (JSON or CSV) or a comma-separated list of captures.
+    /// After: a tuplecorr report (JSON, NDJSON or CSV) or a comma-separated list of captures.
     pub after: String,
-    #[arg(long, value_parser = choice::<Format>())]
-    pub format: Option<Format>,
+    /// Output format: table (the change-record block as text, the default), markdown (the same block to
+    /// paste into a change record), csv, json or ndjson; inferred from -o's extension when absent.
+    #[arg(long, value_parser = choice::<CompareFormat>())]
+    pub format: Option<CompareFormat>,
+    /// Write the comparison to FILE (atomically: temporary file, then rename).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// No progress bars (when a side is captures).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Expect every request after the change to have this source at --at's capture (default: the
+    /// last): an address, a network (CIDR) or `preserved` (the client's own address). Repeatable.
+    #[arg(long, value_name = "ADDR|CIDR|preserved")]
+    pub expect_source: Vec<String>,
+    /// The capture label --expect-source looks at: once for all of them, or once per --expect-source in order.
+    #[arg(long, value_name = "LABEL", requires = "expect_source")]
+    pub at: Vec<String>,
+    /// Expect every service and client to have the same source, reply path and outcome before and after.
+    #[arg(long)]
+    pub expect_unchanged: bool,
+    /// Expect every request after the change to have this reply path.
+    #[arg(long, value_name = "PATH", value_parser = PossibleValuesParser::new(wire_names::<ReplyPath>()))]
+    pub expect_reply: Option<String>,
+    /// Expect every request after the change to end this way.
+    #[arg(long, value_name = "OUTCOME", value_parser = PossibleValuesParser::new(wire_names::<OutcomeKind>()))]
+    pub expect_outcome: Option<String>,
+}
+
+/// The wire names of a verdict enum (the values its option accepts).
+fn wire_names<T: WireName>() -> Vec<&'static str> {
+    T::ALL.iter().map(|v| v.wire()).collect()
+}
+
+impl CompareArgs {
+    /// The expectations, in the order: sources, unchanged, reply, outcome.
+    fn expectations(&self) -> Result<Vec<Expectation>, UsageError> {
+        let n = self.expect_source.len();
+        if self.at.len() > 1 && self.at.len() != n {
+            return Err(UsageError(format!(
+                "--at: give it once (for every --expect-source) or once per --expect-source ({n}), not {} times",
+                self.at.len()
+            )));
+        }
+        let mut out = Vec::new();
+        for (i, text) in self.expect_source.iter().enumerate() {
+            let want = if text == "preserved" {
+                SourceWant::Preserved
+            } else {
+                let (a, len) = parse_cidr(text).map_err(|_| {
+                    UsageError(format!(
+                        "--expect-source {text}: expected an address, a network (198.19.0.0/16) or preserved"
+                    ))
+                })?;
+                SourceWant::Net(a, len)
+            };
+            let at = self.at.get(if self.at.len() == 1 { 0 } else { i }).cloned();
+            out.push(Expectation::Source { want, at });
+        }
+        if self.expect_unchanged {
+            out.push(Expectation::Unchanged);
+        }
+        if let Some(p) = self.expect_reply.as_deref().and_then(ReplyPath::from_wire) {
+            out.push(Expectation::Reply(p));
+        }
+        if let Some(k) = self.expect_outcome.as_deref().and_then(OutcomeKind::from_wire) {
+            out.push(Expectation::Outcome(k));
+        }
+        Ok(out)
+    }
 }
 
 /// Parses the process's command line (clap prints help, version and syntax
@@ -172,9 +252,11 @@ impl Args {
                 quiet: a.quiet,
             })),
             Some(Command::Compare(a)) => Ok(Run::Compare(CompareRun {
+                format: compare_format(a.format, a.output.as_deref())?,
                 before: compare_side(&a.before)?,
                 after: compare_side(&a.after)?,
-                output: Output { format: output_format(a.format, a.output.as_deref()), path: a.output },
+                expectations: a.expectations()?,
+                path: a.output,
                 quiet: a.quiet,
             })),
         }
@@ -184,6 +266,23 @@ impl Args {
 /// `--format`, else `-o`'s extension, else table.
 fn output_format(format: Option<Format>, path: Option<&std::path::Path>) -> Format {
     format.or_else(|| Format::from_path(path)).unwrap_or(Format::Table)
+}
+
+/// `compare --format`, else `-o`'s extension, else table; `-o x.html` is refused
+/// (the HTML page is the main form's).
+fn compare_format(
+    format: Option<CompareFormat>,
+    path: Option<&std::path::Path>,
+) -> Result<CompareFormat, UsageError> {
+    if let Some(f) = format.or_else(|| CompareFormat::from_path(path)) {
+        return Ok(f);
+    }
+    if Format::from_path(path) == Some(Format::Html) {
+        return Err(UsageError(
+            "compare writes table, markdown, csv, json or ndjson; html is for the main form".into(),
+        ));
+    }
+    Ok(CompareFormat::Table)
 }
 
 /// One side of `compare`: a report file, or 2 to 8 comma-separated captures.

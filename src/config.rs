@@ -195,6 +195,43 @@ impl Format {
     }
 }
 
+/// Output format of `tuplecorr compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// The change-record block as plain text (the default).
+    Table,
+    /// The change-record block as Markdown, to paste into a change record.
+    Markdown,
+    Csv,
+    Json,
+    Ndjson,
+}
+
+impl Choice for CompareFormat {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("table", CompareFormat::Table),
+        ("markdown", CompareFormat::Markdown),
+        ("csv", CompareFormat::Csv),
+        ("json", CompareFormat::Json),
+        ("ndjson", CompareFormat::Ndjson),
+    ];
+}
+
+impl CompareFormat {
+    /// `.md`/`.markdown`, `.csv`, `.json`, `.ndjson`/`.jsonl`, `.txt` → their format.
+    pub fn from_path(path: Option<&std::path::Path>) -> Option<CompareFormat> {
+        let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "md" | "markdown" => Some(CompareFormat::Markdown),
+            "csv" => Some(CompareFormat::Csv),
+            "json" => Some(CompareFormat::Json),
+            "ndjson" | "jsonl" => Some(CompareFormat::Ndjson),
+            "txt" => Some(CompareFormat::Table),
+            _ => None,
+        }
+    }
+}
+
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColorChoice {
@@ -298,8 +335,12 @@ pub enum CompareSide {
 pub struct CompareRun {
     pub before: CompareSide,
     pub after: CompareSide,
-    pub output: Output,
+    /// `-o FILE` (written atomically); None = standard output.
+    pub path: Option<PathBuf>,
+    pub format: CompareFormat,
     pub quiet: bool,
+    /// `--expect-*`, in command-line order: exit status 1 when one does not hold.
+    pub expectations: Vec<crate::compare::Expectation>,
 }
 
 /// A command line that parsed but makes no sense (exit status 2).

@@ -1,8 +1,11 @@
-//! Two runs' findings → a comparison per service (protocol + server endpoint at
-//! capture 1): the source address at every capture before and after, whether the
-//! reply path or outcome changed, and one statement for the change record.
-//! Takes two typed `Findings`; gives a `Comparison` (plain data, serialisable).
-//! Never reads files and never parses text.
+//! Two runs' findings → a comparison per service and client: requests pair by
+//! service (protocol + server endpoint at capture 1) and by client (its address
+//! at capture 1, not the ephemeral port), so a client on one side only is
+//! "only before" / "only after", never a change. Per pairing: the source
+//! address at every capture before and after, whether the reply path or outcome
+//! changed, and one statement for the change record. Takes two typed
+//! `Findings`; gives a `Comparison` (plain data, serialisable). Never reads
+//! files and never parses text.
 
 use crate::report::schema::WireName;
 use crate::report::words::Words;
@@ -13,21 +16,67 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The comparison of two runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// Capture labels of the before run, in path order.
-    pub before_labels: Vec<String>,
-    /// Capture labels of the after run, in path order.
-    pub after_labels: Vec<String>,
-    /// One entry per service, ordered by protocol, then service text.
-    pub services: Vec<ServiceChange>,
+    /// The before run's captures, in path order.
+    pub before: RunCaptures,
+    /// The after run's captures, in path order.
+    pub after: RunCaptures,
+    /// One entry per service and client, ordered by protocol, service text, client.
+    pub pairings: Vec<Pairing>,
+    /// One entry per expectation given, in command-line order.
+    pub expectations: Vec<super::expect::ExpectationResult>,
 }
 
-/// One service in both runs.
+/// The captures of one run, and when its requests were seen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServiceChange {
+pub struct RunCaptures {
+    /// Time of the first request at the first capture that saw it (RFC 3339, capture 1's clock).
+    pub first_request: Option<String>,
+    /// Time of the last request, the same way.
+    pub last_request: Option<String>,
+    pub captures: Vec<CaptureRef>,
+}
+
+/// One capture of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaptureRef {
+    pub label: String,
+    /// The capture file (or, for a run read from a CSV/NDJSON report, that report).
+    pub file: String,
+    /// Positive: this capture's clock runs ahead of capture 1's.
+    pub clock_offset_ms: f64,
+}
+
+/// Which runs a pairing of service and client has requests in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sides {
+    Both,
+    OnlyBefore,
+    OnlyAfter,
+}
+
+impl Sides {
+    pub fn wire(self) -> &'static str {
+        match self {
+            Sides::Both => "both",
+            Sides::OnlyBefore => "only-before",
+            Sides::OnlyAfter => "only-after",
+        }
+    }
+}
+
+/// One service and client in both runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pairing {
     pub proto: Proto,
     /// Server endpoint at capture 1.
     pub service: String,
-    /// None when the service was not requested in the before run.
+    /// Client address at capture 1 (no port).
+    pub client: String,
+    pub sides: Sides,
+    /// False when the service (any client) has no request in the other run.
+    pub service_in_both: bool,
+    /// None when this client did not request the service in the before run.
     pub before: Option<SideSummary>,
     pub after: Option<SideSummary>,
     pub source_changed: bool,
@@ -35,12 +84,15 @@ pub struct ServiceChange {
     pub outcome_changed: bool,
     /// One line for the change record.
     pub statement: String,
+    /// Expectations (their text) that a request of this pairing breaks.
+    pub expectations_broken: Vec<String>,
 }
 
-/// One service in one run.
+/// One service and client in one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SideSummary {
-    pub requests: u64,
+    /// Request numbers in that run's report.
+    pub requests: Vec<u64>,
     /// Per capture label (path order): source addresses seen there, without ports.
     pub sources: Vec<LabelSources>,
     /// Distinct reply paths, e.g. `same-path`, `reply-lost egress->backend`.
@@ -52,7 +104,7 @@ pub struct SideSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabelSources {
     pub label: String,
-    /// Empty: the service's requests were not seen at this capture.
+    /// Empty: the requests were not seen at this capture.
     pub sources: Vec<String>,
 }
 
@@ -63,11 +115,16 @@ impl SideSummary {
     }
 }
 
-/// The service key of a request: protocol and server endpoint at capture 1.
-pub fn service_of(r: &Request) -> (Proto, String) {
-    let server =
-        r.captures.iter().find(|h| h.seen).and_then(|h| h.server).map(|e| e.to_string()).unwrap_or_default();
-    (r.proto, server)
+/// The pairing key of a request: protocol, server endpoint and client address at capture 1.
+pub type PairKey = (Proto, String, String);
+
+/// The service and client of a request: protocol, server endpoint and client
+/// address where it was first seen.
+pub fn pair_key(r: &Request) -> PairKey {
+    let first = r.captures.iter().find(|h| h.seen);
+    let server = first.and_then(|h| h.server).map(|e| e.to_string()).unwrap_or_default();
+    let client = first.and_then(|h| h.client).map(|e| e.addr.to_string()).unwrap_or_default();
+    (r.proto, server, client)
 }
 
 /// A reply path as the comparison names it, and in words.
@@ -89,7 +146,12 @@ fn reply_path_texts(w: &Words<'_>, r: &Request) -> (String, String) {
     }
 }
 
-/// One service in one run, and its reply paths in words (for the statement).
+/// The name of a request's reply path, e.g. `reply-lost egress->backend`.
+pub fn reply_path_name(w: &Words<'_>, r: &Request) -> String {
+    reply_path_texts(w, r).0
+}
+
+/// One pairing in one run, and its reply paths in words (for the statement).
 fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>) {
     let sources = (0..w.labels.len())
         .map(|i| {
@@ -106,7 +168,7 @@ fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>)
     let outcomes: BTreeSet<String> =
         requests.iter().map(|r| crate::report::table::outcome_sender_text(r)).collect();
     let summary = SideSummary {
-        requests: requests.len() as u64,
+        requests: requests.iter().map(|r| r.request).collect(),
         sources,
         reply_paths: paths.keys().cloned().collect(),
         outcomes: outcomes.into_iter().collect(),
@@ -114,14 +176,33 @@ fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>)
     (summary, paths.into_values().collect())
 }
 
-fn labels_of(f: &Findings) -> Vec<String> {
-    f.captures.iter().map(|c| c.label.clone()).collect()
+/// The captures of a run and the span of its request times.
+fn run_captures(f: &Findings) -> RunCaptures {
+    let times = f.requests.iter().filter_map(|r| r.captures.iter().find(|h| h.seen).and_then(|h| h.time_ns));
+    let (first, last) = times.fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| {
+        (Some(lo.map_or(t, |x| x.min(t))), Some(hi.map_or(t, |x| x.max(t))))
+    });
+    RunCaptures {
+        first_request: first.map(crate::time::rfc3339),
+        last_request: last.map(crate::time::rfc3339),
+        captures: f
+            .captures
+            .iter()
+            .map(|c| CaptureRef {
+                label: c.label.clone(),
+                file: c.file.clone(),
+                clock_offset_ms: crate::report::schema::round_ms(crate::report::schema::ms(
+                    c.clock_offset_ns,
+                )),
+            })
+            .collect(),
+    }
 }
 
-fn group(f: &Findings) -> BTreeMap<(Proto, String), Vec<&Request>> {
-    let mut map: BTreeMap<(Proto, String), Vec<&Request>> = BTreeMap::new();
+fn group(f: &Findings) -> BTreeMap<PairKey, Vec<&Request>> {
+    let mut map: BTreeMap<PairKey, Vec<&Request>> = BTreeMap::new();
     for r in &f.requests {
-        map.entry(service_of(r)).or_default().push(r);
+        map.entry(pair_key(r)).or_default().push(r);
     }
     map
 }
@@ -130,87 +211,110 @@ fn either(values: &[String]) -> String {
     values.join(" or ")
 }
 
-fn addresses(list: &[String]) -> String {
-    if list.is_empty() {
-        "not seen".to_string()
-    } else {
-        list.join("/")
-    }
+fn requests_noun(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "request" } else { "requests" })
 }
 
-/// Compares two runs service by service.
+/// Compares two runs service by service and client by client (no expectations).
 pub fn compare(before: &Findings, after: &Findings) -> Comparison {
-    let before_labels = labels_of(before);
-    let after_labels = labels_of(after);
-    let mut labels = before_labels.clone();
-    labels.extend(after_labels.iter().filter(|l| !before_labels.contains(l)).cloned());
+    let (b_info, a_info) = (run_captures(before), run_captures(after));
+    let mut labels: Vec<String> = b_info.captures.iter().map(|c| c.label.clone()).collect();
+    let after_only: Vec<String> =
+        a_info.captures.iter().map(|c| c.label.clone()).filter(|l| !labels.contains(l)).collect();
+    labels.extend(after_only);
     let (b_words, a_words) = (Words::new(before), Words::new(after));
     let (b_groups, a_groups) = (group(before), group(after));
-    let keys: BTreeSet<&(Proto, String)> = b_groups.keys().chain(a_groups.keys()).collect();
-    let services = keys
+    let services = |g: &BTreeMap<PairKey, Vec<&Request>>| -> BTreeSet<(Proto, String)> {
+        g.keys().map(|(p, s, _)| (*p, s.clone())).collect()
+    };
+    let (b_services, a_services) = (services(&b_groups), services(&a_groups));
+    let keys: BTreeSet<&PairKey> = b_groups.keys().chain(a_groups.keys()).collect();
+    let pairings = keys
         .into_iter()
         .map(|key| {
+            let service = (key.0, key.1.clone());
+            let in_both = b_services.contains(&service) && a_services.contains(&service);
             let b = b_groups.get(key).map(|rs| summarize(&b_words, rs));
             let a = a_groups.get(key).map(|rs| summarize(&a_words, rs));
-            service_change(key, b, a, &labels)
+            pairing(key, in_both, b, a, &labels)
         })
         .collect();
-    Comparison { before_labels, after_labels, services }
+    Comparison { before: b_info, after: a_info, pairings, expectations: Vec::new() }
 }
 
-fn service_change(
-    (proto, service): &(Proto, String),
+fn pairing(
+    (proto, service, client): &PairKey,
+    service_in_both: bool,
     before: Option<(SideSummary, Vec<String>)>,
     after: Option<(SideSummary, Vec<String>)>,
     labels: &[String],
-) -> ServiceChange {
+) -> Pairing {
     let (before, b_words) = before.map_or((None, Vec::new()), |(s, w)| (Some(s), w));
     let (after, a_words) = after.map_or((None, Vec::new()), |(s, w)| (Some(s), w));
-    let head = format!("request to {service}");
-    let (b, a) = match (&before, &after) {
-        (Some(b), Some(a)) => (b, a),
-        (one, _) => {
-            let (when, n) = match (one, &after) {
-                (Some(b), _) => ("before", b.requests),
-                (None, Some(a)) => ("after", a.requests),
-                (None, None) => ("in neither run", 0),
-            };
-            let noun = if n == 1 { "request" } else { "requests" };
-            return ServiceChange {
-                proto: *proto,
-                service: service.clone(),
-                statement: format!("{head}: requested only {when} ({n} {noun})"),
-                before,
-                after,
-                source_changed: false,
-                reply_path_changed: false,
-                outcome_changed: false,
-            };
+    let head = if client.is_empty() {
+        format!("request to {service}")
+    } else {
+        format!("request to {service} from {client}")
+    };
+    let one_side = |sides: Sides, when: &str, n: usize| {
+        let other = if when == "before" { "after" } else { "before" };
+        let tail =
+            if service_in_both { String::new() } else { format!("; the service was not requested {other}") };
+        Pairing {
+            proto: *proto,
+            service: service.clone(),
+            client: client.clone(),
+            sides,
+            service_in_both,
+            statement: format!("{head}: requested only {when} ({}){tail}", requests_noun(n)),
+            before: before.clone(),
+            after: after.clone(),
+            source_changed: false,
+            reply_path_changed: false,
+            outcome_changed: false,
+            expectations_broken: Vec::new(),
         }
     };
+    let (b, a) = match (&before, &after) {
+        (Some(b), Some(a)) => (b, a),
+        (Some(b), None) => return one_side(Sides::OnlyBefore, "before", b.requests.len()),
+        (None, Some(a)) => return one_side(Sides::OnlyAfter, "after", a.requests.len()),
+        (None, None) => return one_side(Sides::OnlyBefore, "before", 0),
+    };
+    // A source change: addresses seen at a capture on both sides, and different.
+    // Requests that stop reaching a capture are said so, not called a change.
     let mut source_parts = Vec::new();
+    let (mut lost, mut gained) = (Vec::new(), Vec::new());
+    let mut source_changed = false;
     for label in labels {
         match (b.sources_at(label), a.sources_at(label)) {
-            (Some(x), Some(y)) if x != y => source_parts.push(format!(
-                "source at {label} was {} before, {} after",
-                addresses(x),
-                addresses(y)
-            )),
+            (Some(x), Some(y)) if x.is_empty() && !y.is_empty() => gained.push(label.as_str()),
+            (Some(x), Some(y)) if !x.is_empty() && y.is_empty() => lost.push(label.as_str()),
+            (Some(x), Some(y)) if x != y => {
+                source_changed = true;
+                source_parts.push(format!(
+                    "source at {label} was {} before, {} after",
+                    x.join("/"),
+                    y.join("/")
+                ));
+            }
             (Some(_), None) => source_parts.push(format!("{label} not captured after")),
             (None, Some(_)) => source_parts.push(format!("{label} not captured before")),
             _ => {}
         }
     }
-    let source_changed =
-        labels.iter().any(|l| matches!((b.sources_at(l), a.sources_at(l)), (Some(x), Some(y)) if x != y));
+    if !lost.is_empty() {
+        source_parts.push(format!("not seen at {} after", lost.join(", ")));
+    }
+    if !gained.is_empty() {
+        source_parts.push(format!("seen at {} only after", gained.join(", ")));
+    }
+    if !source_changed && source_parts.is_empty() {
+        source_parts.push("source unchanged at every capture".to_string());
+    }
     let reply_path_changed = b.reply_paths != a.reply_paths;
     let outcome_changed = b.outcomes != a.outcomes;
-    let mut parts = Vec::new();
-    if source_parts.is_empty() {
-        parts.push("source unchanged at every capture".to_string());
-    } else {
-        parts.push(source_parts.join(", "));
-    }
+    let mut parts = vec![source_parts.join(", ")];
     if reply_path_changed {
         parts.push(format!("{} before, {} after", either(&b_words), either(&a_words)));
     } else {
@@ -219,15 +323,19 @@ fn service_change(
     if outcome_changed {
         parts.push(format!("outcome {} before, {} after", either(&b.outcomes), either(&a.outcomes)));
     }
-    ServiceChange {
+    Pairing {
         proto: *proto,
         service: service.clone(),
+        client: client.clone(),
+        sides: Sides::Both,
+        service_in_both,
         statement: format!("{head}: {}", parts.join("; ")),
         before,
         after,
         source_changed,
         reply_path_changed,
         outcome_changed,
+        expectations_broken: Vec::new(),
     }
 }
 
@@ -235,29 +343,69 @@ fn service_change(
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
+    use crate::report::schema::endpoint_of;
+
+    fn find<'a>(c: &'a Comparison, service: &str, client: &str) -> &'a Pairing {
+        c.pairings.iter().find(|p| p.service == service && p.client == client).unwrap()
+    }
 
     #[test]
     fn identical_runs_change_nothing() {
         let c = compare(&findings(), &findings());
-        assert_eq!(c.services.len(), 4); // requests 1 and 2 share 198.19.96.10:80
-        assert!(c.services.iter().all(|s| !s.source_changed && !s.reply_path_changed && !s.outcome_changed));
-        let s = c.services.iter().find(|s| s.service == "198.19.96.10:80").unwrap();
-        assert_eq!(s.before.as_ref().unwrap().requests, 2);
+        assert_eq!(c.pairings.len(), 4); // requests 1 and 2: the same service and client
+        assert!(c.pairings.iter().all(|p| p.sides == Sides::Both
+            && !p.source_changed
+            && !p.reply_path_changed
+            && !p.outcome_changed));
+        let p = find(&c, "198.19.96.10:80", "198.18.90.42");
+        assert_eq!(p.before.as_ref().unwrap().requests, [1, 2]);
         assert_eq!(
-            s.statement,
-            "request to 198.19.96.10:80: source unchanged at every capture; reply lost between egress and backend or replies on the same path before and after"
+            p.statement,
+            "request to 198.19.96.10:80 from 198.18.90.42: source unchanged at every capture; reply lost between egress and backend or replies on the same path before and after"
         );
+        assert_eq!(
+            c.before.captures.iter().map(|x| x.label.as_str()).collect::<Vec<_>>(),
+            ["decap", "egress", "backend"]
+        );
+        assert!(c.before.first_request.as_deref().unwrap() < c.before.last_request.as_deref().unwrap());
     }
 
     #[test]
-    fn services_pair_by_protocol_and_server_at_capture_one() {
+    fn a_service_on_one_side_says_so() {
         let before = findings();
         let mut after = findings();
         after.requests.retain(|r| r.request != 3);
         let c = compare(&before, &after);
-        let s = c.services.iter().find(|s| s.proto == Proto::Udp).unwrap();
-        assert!(s.after.is_none());
-        assert_eq!(s.statement, "request to 198.19.96.11:53: requested only before (1 request)");
+        let p = c.pairings.iter().find(|p| p.proto == Proto::Udp).unwrap();
+        assert!(p.after.is_none() && p.sides == Sides::OnlyBefore && !p.service_in_both);
+        assert!(!p.source_changed && !p.reply_path_changed && !p.outcome_changed);
+        assert_eq!(
+            p.statement,
+            "request to 198.19.96.11:53 from 198.18.90.43: requested only before (1 request); the service was not requested after"
+        );
+    }
+
+    #[test]
+    fn a_second_client_only_after_is_not_a_source_change() {
+        let mut before = findings();
+        before.requests.truncate(1);
+        let mut after = before.clone();
+        let mut second = after.requests[0].clone();
+        second.request = 2;
+        for h in &mut second.captures[..2] {
+            h.client = Some(endpoint_of("198.18.90.43:51999").unwrap());
+        }
+        after.requests.push(second);
+        let c = compare(&before, &after);
+        assert_eq!(c.pairings.len(), 2);
+        let old = find(&c, "198.19.96.10:80", "198.18.90.42");
+        assert!(old.sides == Sides::Both && !old.source_changed, "{old:?}");
+        let new = find(&c, "198.19.96.10:80", "198.18.90.43");
+        assert!(new.sides == Sides::OnlyAfter && new.service_in_both && !new.source_changed);
+        assert_eq!(
+            new.statement,
+            "request to 198.19.96.10:80 from 198.18.90.43: requested only after (1 request)"
+        );
     }
 
     #[test]
@@ -266,17 +414,17 @@ mod tests {
         before.requests.truncate(1);
         let mut after = before.clone();
         let backend = &mut after.requests[0].captures[2];
-        backend.client = Some(crate::report::schema::endpoint_of("198.18.90.42:51514").unwrap());
+        backend.client = Some(endpoint_of("198.18.90.42:51514").unwrap());
         after.requests[0].source.clear();
         let c = compare(&before, &after);
-        assert_eq!(c.services.len(), 1);
-        let s = &c.services[0];
-        assert!(s.source_changed && !s.reply_path_changed && !s.outcome_changed);
-        assert_eq!(s.before.as_ref().unwrap().sources_at("backend").unwrap(), ["198.19.3.17"]);
-        assert_eq!(s.after.as_ref().unwrap().sources_at("backend").unwrap(), ["198.18.90.42"]);
+        assert_eq!(c.pairings.len(), 1);
+        let p = &c.pairings[0];
+        assert!(p.source_changed && !p.reply_path_changed && !p.outcome_changed);
+        assert_eq!(p.before.as_ref().unwrap().sources_at("backend").unwrap(), ["198.19.3.17"]);
+        assert_eq!(p.after.as_ref().unwrap().sources_at("backend").unwrap(), ["198.18.90.42"]);
         assert_eq!(
-            s.statement,
-            "request to 198.19.96.10:80: source at backend was 198.19.3.17 before, 198.18.90.42 after; replies on the same path before and after"
+            p.statement,
+            "request to 198.19.96.10:80 from 198.18.90.42: source at backend was 198.19.3.17 before, 198.18.90.42 after; replies on the same path before and after"
         );
     }
 }

@@ -1,11 +1,12 @@
-//! Reads a tuplecorr report back into typed `Findings`: JSON through the wire
-//! types of `report::schema`, CSV as far as its columns go (proto, endpoints and
-//! reply per capture, changes, reply path, outcome, matches). The one place
+//! Reads a tuplecorr report back into typed `Findings`: JSON and NDJSON through
+//! the wire types of `report::schema`, CSV through its columns (proto, endpoints
+//! and reply per capture, changes with their kind, reply path with the bypassed
+//! and reached captures, outcome, matches). The one place
 //! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
 use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
-use crate::report::schema::{self, between_of, endpoint_of, icmp_of, origin_of, WireName};
+use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
 use crate::verdict::*;
 use std::path::Path;
 
@@ -25,14 +26,21 @@ impl std::error::Error for LoadError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReportKind {
     Json,
+    /// One request object a line (`--format ndjson`).
+    Ndjson,
     Csv,
 }
 
-/// JSON when the text starts with `{`, CSV when its header starts like ours.
+/// JSON when the text starts with `{` (NDJSON when its first line is a whole
+/// request object), CSV when its header starts like ours.
 pub fn detect(text: &str) -> Option<ReportKind> {
     let text = text.trim_start_matches('\u{feff}').trim_start();
     if text.starts_with('{') {
-        Some(ReportKind::Json)
+        let first = text.lines().next().unwrap_or_default();
+        match serde_json::from_str::<serde_json::Value>(first) {
+            Ok(v) if v.get("request").is_some() => Some(ReportKind::Ndjson),
+            _ => Some(ReportKind::Json),
+        }
     } else if text.starts_with(&LEADING_COLUMNS.join(",")) {
         Some(ReportKind::Csv)
     } else {
@@ -40,15 +48,11 @@ pub fn detect(text: &str) -> Option<ReportKind> {
     }
 }
 
-/// Loads a tuplecorr report (JSON or CSV, detected).
+/// Loads a tuplecorr report (JSON, NDJSON or CSV, detected).
 pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     let name = path.display();
     let bytes = std::fs::read(path).map_err(|e| LoadError(format!("{name}: cannot read it: {e}")))?;
-    if bytes.starts_with(&[0xd4, 0xc3, 0xb2, 0xa1])
-        || bytes.starts_with(&[0xa1, 0xb2, 0xc3, 0xd4])
-        || bytes.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a])
-        || bytes.starts_with(&[0x1f, 0x8b])
-    {
+    if crate::read::looks_like_capture(&bytes) {
         return Err(LoadError(format!(
             "{name}: is a capture, not a report; give a tuplecorr report or a comma-separated list of captures in path order"
         )));
@@ -60,12 +64,42 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
             .map_err(|e| e.to_string())
             .and_then(schema::Findings::into_typed)
             .map_err(|e| LoadError(format!("{name}: not a tuplecorr JSON report: {e}"))),
+        Some(ReportKind::Ndjson) => findings_from_ndjson(&text, &name.to_string()),
         Some(ReportKind::Csv) => findings_from_csv(&text, &name.to_string()),
         None => Err(LoadError(format!(
-            "{name}: not a tuplecorr report (neither a JSON object nor a CSV starting with `{}`)",
+            "{name}: not a tuplecorr report (neither a JSON object, NDJSON request lines nor a CSV starting with `{}`)",
             LEADING_COLUMNS.join(",")
         ))),
     }
+}
+
+/// Parses a tuplecorr NDJSON report (one request a line; labels from the
+/// first request's captures, files unknown: the captures name the report).
+pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadError> {
+    let mut requests = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let r: schema::Request = serde_json::from_str(line)
+            .map_err(|e| LoadError(format!("{name}: line {}: not a tuplecorr NDJSON request: {e}", n + 1)))?;
+        requests.push(r);
+    }
+    let wire = schema::Findings {
+        tuplecorr: String::new(),
+        captures: Vec::new(),
+        boundaries: Vec::new(),
+        requests,
+        unmatched: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut findings =
+        wire.into_typed().map_err(|e| LoadError(format!("{name}: not a tuplecorr NDJSON report: {e}")))?;
+    for c in &mut findings.captures {
+        c.file = name.to_string();
+        c.format = "tuplecorr-ndjson".to_string();
+    }
+    Ok(findings)
 }
 
 fn split(cell: &str) -> Vec<&str> {
@@ -80,23 +114,22 @@ fn opt<T>(cell: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>
     (!cell.is_empty()).then(|| f(cell)).transpose()
 }
 
-/// Changes from the three `;`-joined columns. The CSV has no kind column: an
-/// address that changed reads as `snat`/`dnat`, else `port-only` (a proxy
-/// boundary reads as `snat`).
+/// Changes from the four `;`-joined columns (boundary, before, after, kind).
 fn changes(
     labels: &[String],
     at: &str,
     before: &str,
     after: &str,
-    address_kind: ChangeKind,
+    kind: &str,
 ) -> Result<Vec<Change>, String> {
-    let (at, before, after) = (split(at), split(before), split(after));
+    let (at, before, after, kind) = (split(at), split(before), split(after), split(kind));
     at.iter()
         .enumerate()
         .map(|(i, between)| {
             let b = endpoint_of(before.get(i).copied().unwrap_or_default())?;
             let a = endpoint_of(after.get(i).copied().unwrap_or_default())?;
-            let kind = if b.addr == a.addr { ChangeKind::PortOnly } else { address_kind };
+            let k = kind.get(i).copied().unwrap_or_default();
+            let kind = ChangeKind::from_wire(k).ok_or_else(|| format!("unknown change kind {k:?}"))?;
             Ok(Change { between: between_of(labels, between)?, kind, before: b, after: a })
         })
         .collect()
@@ -191,13 +224,13 @@ fn csv_request(
         request: cell(0).parse().unwrap_or(n as u64 + 1),
         proto,
         matches,
-        source: changes(labels, t(0), t(1), t(2), ChangeKind::Snat)?,
-        destination: changes(labels, t(3), t(4), t(5), ChangeKind::Dnat)?,
+        source: changes(labels, t(0), t(1), t(2), t(15))?,
+        destination: changes(labels, t(3), t(4), t(5), t(16))?,
         reply: Reply {
             path,
             lost_between: opt(t(7), |b| between_of(labels, b))?,
-            bypassed: None,
-            reached: seen.last().copied(),
+            bypassed: opt(t(17), |l| index_of(labels, l))?,
+            reached: opt(t(18), |l| index_of(labels, l))?,
         },
         outcome: Outcome {
             kind,

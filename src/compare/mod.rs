@@ -1,14 +1,17 @@
 //! `tuplecorr compare BEFORE AFTER`: pairs requests of two runs by service and
-//! states how the source address, reply path and outcome changed. Each side is a
-//! tuplecorr report (JSON or CSV, detected) or a comma-separated list of
-//! captures, which the caller runs through `pipeline::analyze`. Takes findings
-//! or report files; gives a `Comparison` and its bytes.
+//! client and states how the source address, reply path and outcome changed,
+//! and whether the expectations of the change record hold. Each side is a
+//! tuplecorr report (JSON, NDJSON or CSV, detected) or a comma-separated list
+//! of captures, which the caller runs through `pipeline::analyze`. Takes
+//! findings or report files; gives a `Comparison` and its bytes.
 
 pub mod diff;
+pub mod expect;
 pub mod load;
 pub mod write;
 
-pub use diff::{compare, Comparison, LabelSources, ServiceChange, SideSummary};
+pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};
+pub use expect::{Expectation, ExpectationResult, SourceWant};
 pub use load::{load_report, LoadError};
 pub use write::write;
 

@@ -1,40 +1,39 @@
-//! Comparison → bytes in the main command's formats: table (a grid of source
-//! addresses per service, then its statement), CSV (one row per service), JSON
-//! (one object), NDJSON (one service a line). Takes a `Comparison`; gives bytes.
-//! Never changes a statement or reads files.
+//! Comparison → bytes: the change-record block as text (default) or Markdown
+//! (the captures of both runs, one line per service and client, the
+//! expectations with ✔/✘), CSV (one row per service and client), JSON (one
+//! object), NDJSON (one pairing a line). Takes a `Comparison`; gives bytes.
 
-use super::diff::{Comparison, ServiceChange, SideSummary};
+use super::diff::{Comparison, Pairing, RunCaptures, SideSummary, Sides};
+use crate::config::CompareFormat;
 use crate::report::schema::WireName;
-use crate::report::Format;
 use std::io::{self, Write};
 
 /// Writes the comparison in the chosen format.
-pub fn write(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(c: &Comparison, format: CompareFormat, out: &mut dyn Write) -> io::Result<()> {
     match format {
-        Format::Table => write_table(c, out),
-        Format::Csv => write_csv(c, out),
-        Format::Json => {
+        CompareFormat::Table => write_block(c, false, out),
+        CompareFormat::Markdown => write_block(c, true, out),
+        CompareFormat::Csv => write_csv(c, out),
+        CompareFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, c)?;
             writeln!(out)
         }
-        Format::Ndjson => {
-            for s in &c.services {
-                serde_json::to_writer(&mut *out, s)?;
+        CompareFormat::Ndjson => {
+            for p in &c.pairings {
+                serde_json::to_writer(&mut *out, p)?;
                 writeln!(out)?;
             }
             Ok(())
         }
-        Format::Html => Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "compare writes table, csv, json or ndjson, not html",
-        )),
     }
 }
 
 /// Every capture label of either run, before's path order first.
 pub fn all_labels(c: &Comparison) -> Vec<String> {
-    let mut labels = c.before_labels.clone();
-    labels.extend(c.after_labels.iter().filter(|l| !c.before_labels.contains(l)).cloned());
+    let mut labels: Vec<String> = c.before.captures.iter().map(|x| x.label.clone()).collect();
+    let more: Vec<String> =
+        c.after.captures.iter().map(|x| x.label.clone()).filter(|l| !labels.contains(l)).collect();
+    labels.extend(more);
     labels
 }
 
@@ -58,62 +57,125 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-/// Table: per service a heading, a grid (rows before/after, one column per
-/// capture) of source addresses, and the statement.
-pub fn write_table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+/// `decap.pcap (decap, clock +0 ms)` per capture, and the span of request times.
+fn run_line(name: &str, run: &RunCaptures, md: bool) -> String {
+    let code = |t: &str| if md { format!("`{t}`") } else { t.to_string() };
+    let captures: Vec<String> = run
+        .captures
+        .iter()
+        .map(|c| format!("{} {} (clock {:+} ms)", c.label, code(&c.file), c.clock_offset_ms))
+        .collect();
+    let when = match (&run.first_request, &run.last_request) {
+        (Some(a), Some(b)) if a == b => format!("request at {a}"),
+        (Some(a), Some(b)) => format!("requests from {a} to {b}"),
+        _ => "no request".to_string(),
+    };
+    let name = if md { format!("**{name}**") } else { name.to_string() };
+    format!("{name}: {}; {when}", captures.join(", "))
+}
+
+/// `before → after` of one value, or the value alone when only one side has it
+/// (the line then says "only before" / "only after").
+fn arrow(before: Option<String>, after: Option<String>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => format!("{b} → {a}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => String::new(),
+    }
+}
+
+/// One line per service and client: the source at each capture before → after,
+/// reply path and outcome.
+fn pairing_line(p: &Pairing, labels: &[String], md: bool) -> String {
+    let (b, a) = (p.before.as_ref(), p.after.as_ref());
+    let count = |s: Option<&SideSummary>| s.map_or(0, |x| x.requests.len());
+    let cell = |s: Option<&SideSummary>, l: &str| {
+        s.map(|s| match sources_cell(Some(s), l) {
+            x if x.is_empty() => "not captured".to_string(),
+            x => x.replace(';', "/"),
+        })
+    };
+    let sources: Vec<String> =
+        labels.iter().map(|l| format!("{l} {}", arrow(cell(b, l), cell(a, l)))).collect();
+    let list = |s: Option<&SideSummary>, f: fn(&SideSummary) -> &Vec<String>| s.map(|x| f(x).join(" or "));
+    let sides = match p.sides {
+        Sides::Both => String::new(),
+        Sides::OnlyBefore => " — only before".to_string(),
+        Sides::OnlyAfter => " — only after".to_string(),
+    };
+    let client = if p.client.is_empty() { "?" } else { &p.client };
+    let head = format!("{} {} from {client}", p.proto.wire(), p.service);
+    let head = if md { format!("`{head}`") } else { head };
+    format!(
+        "- {head} ({} before, {} after){sides}: source {}; reply path {}; outcome {}",
+        count(b),
+        count(a),
+        sources.join(", "),
+        arrow(list(b, |x| &x.reply_paths), list(a, |x| &x.reply_paths)),
+        arrow(list(b, |x| &x.outcomes), list(a, |x| &x.outcomes)),
+    )
+}
+
+/// The change-record block: captures of both runs, one line per service and
+/// client, the statements, the expectations with ✔/✘ and what breaks them.
+pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<()> {
     let labels = all_labels(c);
-    for (i, s) in c.services.iter().enumerate() {
-        if i > 0 {
-            writeln!(out)?;
+    let heading = |t: &str| if md { format!("#### {t}") } else { t.to_string() };
+    writeln!(out, "{}", heading("Change record (tuplecorr compare)"))?;
+    writeln!(out)?;
+    writeln!(out, "{}", run_line("Before", &c.before, md))?;
+    if md {
+        writeln!(out)?;
+    }
+    writeln!(out, "{}", run_line("After", &c.after, md))?;
+    writeln!(out)?;
+    writeln!(out, "{}", heading("Per service and client"))?;
+    writeln!(out)?;
+    for p in &c.pairings {
+        writeln!(out, "{}", pairing_line(p, &labels, md))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", heading("Statements"))?;
+    writeln!(out)?;
+    for p in &c.pairings {
+        writeln!(out, "- {}", p.statement)?;
+    }
+    if c.expectations.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", heading("Expectations"))?;
+    writeln!(out)?;
+    for e in &c.expectations {
+        let mark = if e.holds { "✔" } else { "✘" };
+        let noun = if e.expectation.starts_with("unchanged") { "service/client" } else { "request" };
+        let n = e.checked;
+        let checked = format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
+        writeln!(out, "- {mark} {} ({checked} checked, {} broken)", e.expectation, e.broken_by.len())?;
+        for b in &e.broken_by {
+            let ids: Vec<String> = b.requests.iter().map(|r| r.to_string()).collect();
+            let what = if ids.len() == 1 { "request" } else { "requests" };
+            writeln!(
+                out,
+                "  - {what} {} {} ({} {} from {}): {}",
+                ids.join(", "),
+                b.run,
+                b.proto.wire(),
+                b.service,
+                b.client,
+                b.found
+            )?;
         }
-        let count = |side: Option<&SideSummary>| side.map_or(0, |x| x.requests);
-        writeln!(
-            out,
-            "{} {}: {} before, {} after",
-            s.proto.wire(),
-            s.service,
-            count(s.before.as_ref()),
-            count(s.after.as_ref())
-        )?;
-        let mut grid: Vec<Vec<String>> =
-            vec![std::iter::once("source at".to_string()).chain(labels.clone()).collect()];
-        for (name, side) in [("before", s.before.as_ref()), ("after", s.after.as_ref())] {
-            let mut row = vec![name.to_string()];
-            if side.is_none() {
-                row.push("not requested".to_string());
-                row.extend(labels.iter().skip(1).map(|_| String::new()));
-                grid.push(row);
-                continue;
-            }
-            row.extend(labels.iter().map(|l| match sources_cell(side, l) {
-                cell if cell.is_empty() => "not captured".to_string(),
-                cell => cell.replace(';', "/"),
-            }));
-            grid.push(row);
-        }
-        let widths: Vec<usize> = (0..grid[0].len())
-            .map(|c| grid.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-            .collect();
-        for row in &grid {
-            let cells: Vec<String> =
-                row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}", w = *w)).collect();
-            writeln!(out, "  {}", cells.join("  ").trim_end())?;
-        }
-        writeln!(
-            out,
-            "  reply path {}, outcome {}",
-            if s.reply_path_changed { "changed" } else { "unchanged" },
-            if s.outcome_changed { "changed" } else { "unchanged" }
-        )?;
-        writeln!(out, "  {}", s.statement)?;
     }
     Ok(())
 }
 
 /// The CSV header for these labels.
 pub fn csv_header(labels: &[String]) -> Vec<String> {
-    let mut h: Vec<String> =
-        ["proto", "service", "requests_before", "requests_after"].iter().map(|s| s.to_string()).collect();
+    let mut h: Vec<String> = ["proto", "service", "client", "sides", "requests_before", "requests_after"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for l in labels {
         h.push(format!("{l}_source_before"));
         h.push(format!("{l}_source_after"));
@@ -128,6 +190,7 @@ pub fn csv_header(labels: &[String]) -> Vec<String> {
             "outcome_after",
             "outcome_changed",
             "statement",
+            "expectations_broken",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -135,34 +198,45 @@ pub fn csv_header(labels: &[String]) -> Vec<String> {
     h
 }
 
-/// One CSV row of a service.
-pub fn csv_row(s: &ServiceChange, labels: &[String]) -> Vec<String> {
-    let (b, a) = (s.before.as_ref(), s.after.as_ref());
-    let count = |side: Option<&SideSummary>| side.map_or(0, |x| x.requests).to_string();
-    let mut row = vec![s.proto.wire().to_string(), s.service.clone(), count(b), count(a)];
+/// One CSV row of a service and client.
+pub fn csv_row(p: &Pairing, labels: &[String]) -> Vec<String> {
+    let (b, a) = (p.before.as_ref(), p.after.as_ref());
+    let ids = |side: Option<&SideSummary>| {
+        side.map(|x| x.requests.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(";"))
+            .unwrap_or_default()
+    };
+    let mut row = vec![
+        p.proto.wire().to_string(),
+        p.service.clone(),
+        p.client.clone(),
+        p.sides.wire().to_string(),
+        ids(b),
+        ids(a),
+    ];
     for l in labels {
         row.push(sources_cell(b, l));
         row.push(sources_cell(a, l));
     }
-    row.push(yes_no(s.source_changed).to_string());
+    row.push(yes_no(p.source_changed).to_string());
     row.push(joined(b, |x| &x.reply_paths));
     row.push(joined(a, |x| &x.reply_paths));
-    row.push(yes_no(s.reply_path_changed).to_string());
+    row.push(yes_no(p.reply_path_changed).to_string());
     row.push(joined(b, |x| &x.outcomes));
     row.push(joined(a, |x| &x.outcomes));
-    row.push(yes_no(s.outcome_changed).to_string());
-    row.push(s.statement.clone());
+    row.push(yes_no(p.outcome_changed).to_string());
+    row.push(p.statement.clone());
+    row.push(p.expectations_broken.join(";"));
     row
 }
 
-/// CSV: one row per service; `-` where a capture did not see the service,
-/// empty where the run had no such capture.
+/// CSV: one row per service and client; `-` where a capture did not see the
+/// requests, empty where the run had no such capture or no such request.
 pub fn write_csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let labels = all_labels(c);
     let mut w = csv::Writer::from_writer(out);
     w.write_record(csv_header(&labels))?;
-    for s in &c.services {
-        w.write_record(csv_row(s, &labels))?;
+    for p in &c.pairings {
+        w.write_record(csv_row(p, &labels))?;
     }
     w.flush()
 }
@@ -170,35 +244,78 @@ pub fn write_csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::expect::{check, Expectation, SourceWant};
     use crate::report::fixtures::findings;
 
-    fn table(c: &Comparison) -> String {
+    fn text(c: &Comparison, format: CompareFormat) -> String {
         let mut out = Vec::new();
-        write_table(c, &mut out).unwrap();
+        write(c, format, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
     #[test]
-    fn table_grid_shows_sources_per_capture_and_missing_sides() {
+    fn block_has_captures_one_line_per_pairing_and_marked_expectations() {
         let before = findings();
         let mut after = before.clone();
         after.requests.retain(|r| r.request != 5);
-        let text = table(&super::super::compare(&before, &after));
-        assert!(text.contains("  source at  decap         egress        backend\n"), "{text}");
-        assert!(text.contains("  before     198.18.90.42  198.18.90.42  198.19.3.17\n"), "{text}");
-        assert!(text.contains("  before     198.18.90.43  198.18.90.43  -\n"), "{text}");
-        assert!(text.contains("icmp 2001:db8:ffff::99: 1 before, 0 after\n"), "{text}");
-        assert!(text.contains("  after      not requested\n"), "{text}");
+        let mut c = super::super::compare(&before, &after);
+        let expect = [
+            Expectation::Source { want: SourceWant::Net("198.19.3.17".parse().unwrap(), 32), at: None },
+            Expectation::Unchanged,
+        ];
+        check(&mut c, &after, &expect).unwrap();
+        let md = text(&c, CompareFormat::Markdown);
+        assert!(md.starts_with("#### Change record (tuplecorr compare)\n"), "{md}");
+        assert!(md.contains("**Before**: decap `decap.pcap` (clock +0 ms), egress `egress.pcap` (clock +0.012 ms), backend `backend.pcap` (clock +2750.012 ms)"), "{md}");
+        assert!(md.contains("- `tcp 198.19.96.10:80 from 198.18.90.42` (2 before, 2 after): source decap 198.18.90.42 → 198.18.90.42, egress 198.18.90.42 → 198.18.90.42, backend 198.19.3.17 → 198.19.3.17;"), "{md}");
+        assert!(md.contains("- `icmp 2001:db8:ffff::99 from 2001:db8::1` (1 before, 0 after) — only before: source decap 2001:db8::1,"), "{md}");
+        assert!(md.contains("- ✘ source at backend is 198.19.3.17 (4 requests checked, 2 broken)\n"), "{md}");
+        assert!(
+            md.contains("  - request 3 after (udp 198.19.96.11:53 from 198.18.90.43): not seen at backend\n"),
+            "{md}"
+        );
+        assert!(md.contains("- ✘ unchanged: "), "{md}");
+        assert!(
+            md.contains(
+                "  - request 5 before (icmp 2001:db8:ffff::99 from 2001:db8::1): requested only before\n"
+            ),
+            "{md}"
+        );
+        let plain = text(&c, CompareFormat::Table);
+        assert!(
+            plain.starts_with("Change record (tuplecorr compare)\n\nBefore: decap decap.pcap (clock +0 ms)"),
+            "{plain}"
+        );
+        assert!(!plain.contains('`') && !plain.contains("**"), "{plain}");
     }
 
     #[test]
-    fn ndjson_is_one_service_a_line() {
+    fn csv_rows_carry_the_pairing_and_its_broken_expectations() {
+        let before = findings();
+        let mut after = before.clone();
+        after.requests.retain(|r| r.request != 5);
+        let mut c = super::super::compare(&before, &after);
+        check(&mut c, &after, &[Expectation::Unchanged]).unwrap();
+        let csv = text(&c, CompareFormat::Csv);
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(header[..6], ["proto", "service", "client", "sides", "requests_before", "requests_after"]);
+        assert_eq!(header.last().unwrap(), "expectations_broken");
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), c.pairings.len());
+        let icmp = rows.iter().find(|r| &r[0] == "icmp").unwrap();
+        assert_eq!((&icmp[3], &icmp[4], &icmp[5]), ("only-before", "5", ""));
+        assert!(icmp[header.len() - 1].starts_with("unchanged"), "{icmp:?}");
+        let tcp = rows.iter().find(|r| &r[1] == "198.19.96.10:80").unwrap();
+        assert_eq!((&tcp[3], &tcp[4], &tcp[header.len() - 1]), ("both", "1;2", ""));
+    }
+
+    #[test]
+    fn ndjson_is_one_pairing_a_line() {
         let c = super::super::compare(&findings(), &findings());
-        let mut out = Vec::new();
-        write(&c, Format::Ndjson, &mut out).unwrap();
-        let lines: Vec<ServiceChange> =
-            String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines.len(), c.services.len());
-        assert_eq!(lines[0], c.services[0]);
+        let lines: Vec<Pairing> =
+            text(&c, CompareFormat::Ndjson).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), c.pairings.len());
+        assert_eq!(lines[0], c.pairings[0]);
     }
 }

@@ -44,6 +44,13 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Bytes that identify a capture format (pcap magic, pcapng block type).
 const MAGIC_LEN: usize = 4;
 
+/// True when `first` (a file's first bytes) starts like a capture: gzip, any of
+/// the six pcap magics (µs, ns, "modified"; both byte orders) or a pcapng
+/// section header. The one definition of capture magic numbers.
+pub fn looks_like_capture(first: &[u8]) -> bool {
+    first.starts_with(&GZIP_MAGIC) || pcap::sniff(first).is_some() || pcapng::sniff(first)
+}
+
 /// Reads one capture, calling `on_record` for every packet record in file order.
 /// Mid-file damage ends the read with a warning in the returned `CaptureInfo`.
 pub fn read_capture(

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 15] = [
+pub const TRAILING_COLUMNS: [&str; 19] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -30,6 +30,11 @@ pub const TRAILING_COLUMNS: [&str; 15] = [
     "match_strength",
     "match_evidence",
     "explanation",
+    // Appended so a CSV report reads back losslessly (`compare`).
+    "source_change_kind",
+    "destination_change_kind",
+    "reply_bypassed",
+    "reply_reached",
 ];
 
 /// Suffixes of the three columns each capture label gets.
@@ -126,6 +131,16 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
         join_into(c, &m.evidence, "+", |c, e| c.push_str(e.wire()));
     });
     next().push_str(&crate::report::explain::explain(w, request));
+    for changes in [&request.source, &request.destination] {
+        join_into(next(), changes, ";", |c, x| c.push_str(x.kind.wire()));
+    }
+    for at in [reply.bypassed, reply.reached] {
+        if let Some(l) = at {
+            next().push_str(w.label(l));
+        } else {
+            next();
+        }
+    }
 }
 
 /// One row, in the order of [`header`].
@@ -168,10 +183,14 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 15);
+        assert_eq!(h.len(), 5 + 6 + 19);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
-        assert_eq!(h.last().unwrap(), "explanation");
+        assert_eq!(h[25], "explanation");
+        assert_eq!(
+            &h[26..],
+            ["source_change_kind", "destination_change_kind", "reply_bypassed", "reply_reached"]
+        );
     }
 
     #[test]
@@ -183,6 +202,7 @@ mod tests {
         assert_eq!(&r[3], "198.18.90.42:51514");
         assert_eq!(&r[4], "198.19.96.10:80");
         assert_eq!(&r[11], "198.19.3.17:40112"); // backend_client
+        assert_eq!((&r[29], &r[30], &r[31], &r[32]), ("snat", "", "", "backend")); // kinds, bypassed, reached
         assert_eq!(&r[14], "egress->backend");
         assert_eq!(&r[15], "198.18.90.42:51514");
         assert_eq!(&r[16], "198.19.3.17:40112");

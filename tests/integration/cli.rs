@@ -5,7 +5,7 @@
 use crate::fixtures::findings;
 use clap::Parser;
 use tuplecorr::cli::Args;
-use tuplecorr::config::{Choice, ColorChoice, CompareRun, CompareSide, FailOn, Output, Run};
+use tuplecorr::config::{Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, FailOn, Run};
 use tuplecorr::report::{self, Format, ReportOptions};
 use tuplecorr::{app, output};
 
@@ -112,12 +112,15 @@ fn compare_writes_the_change_statement_for_two_report_files() {
     let args = CompareRun {
         before: CompareSide::Report(write("before.json", &before).into()),
         after: CompareSide::Report(write("after.json", &after).into()),
-        output: Output { path: Some(out.clone()), format: Format::Table },
+        path: Some(out.clone()),
+        format: CompareFormat::Table,
         quiet: true,
+        expectations: Vec::new(),
     };
     assert_eq!(app::compare(&args).unwrap(), app::EXIT_OK);
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.starts_with("tcp 198.19.96.10:80: 1 before, 1 after\n"), "{text}");
+    assert!(text.starts_with("Change record (tuplecorr compare)\n"), "{text}");
+    assert!(text.contains("\n- tcp 198.19.96.10:80 from 198.18.90.42 (1 before, 1 after): "), "{text}");
     assert!(text.contains("source at backend was 198.19.3.17 before, 198.18.90.42 after"), "{text}");
 }
 
@@ -126,8 +129,10 @@ fn compare_with_a_missing_report_is_an_error_naming_it() {
     let args = CompareRun {
         before: CompareSide::Report("/nonexistent/before.json".into()),
         after: CompareSide::Report("/nonexistent/after.json".into()),
-        output: Output { path: None, format: Format::Table },
+        path: None,
+        format: CompareFormat::Table,
         quiet: true,
+        expectations: Vec::new(),
     };
     let err = app::compare(&args).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/before.json"), "{err}");

@@ -17,7 +17,8 @@ const HEADER: &str = "request,proto,first_seen,client,service,\
 decap_client,decap_server,decap_reply,egress_client,egress_server,egress_reply,\
 backend_client,backend_server,backend_reply,\
 source_changed_at,source_before,source_after,destination_changed_at,destination_before,destination_after,\
-reply_path,reply_lost_between,outcome,outcome_by,outcome_origin,outcome_icmp,match_strength,match_evidence,explanation";
+reply_path,reply_lost_between,outcome,outcome_by,outcome_origin,outcome_icmp,match_strength,match_evidence,explanation,\
+source_change_kind,destination_change_kind,reply_bypassed,reply_reached";
 
 #[test]
 fn csv_header_is_pinned_for_decap_egress_backend() {
@@ -173,16 +174,16 @@ fn masquerade_pair() -> (Findings, Findings) {
     (before, after)
 }
 
-const MASQUERADE_STATEMENT: &str = "request to 198.19.96.10:80: source at backend was 198.19.3.17 before, 198.18.90.42 after; replies on the same path before and after";
+const MASQUERADE_STATEMENT: &str = "request to 198.19.96.10:80 from 198.18.90.42: source at backend was 198.19.3.17 before, 198.18.90.42 after; replies on the same path before and after";
 
 #[test]
 fn compare_states_a_removed_masquerade() {
     let (before, after) = masquerade_pair();
     let c = tuplecorr::compare::compare(&before, &after);
-    assert_eq!(c.services.len(), 1);
-    assert_eq!(c.services[0].statement, MASQUERADE_STATEMENT);
-    assert!(c.services[0].source_changed);
-    let b = c.services[0].before.as_ref().unwrap();
+    assert_eq!(c.pairings.len(), 1);
+    assert_eq!(c.pairings[0].statement, MASQUERADE_STATEMENT);
+    assert!(c.pairings[0].source_changed);
+    let b = c.pairings[0].before.as_ref().unwrap();
     assert_eq!(b.sources_at("decap").unwrap(), ["198.18.90.42"]);
     assert_eq!(b.sources_at("egress").unwrap(), ["198.18.90.42"]);
 }
@@ -198,9 +199,9 @@ fn compare_reads_csv_and_json_reports_alike() {
     let before = tuplecorr::compare::load_report(&b).unwrap();
     let after = tuplecorr::compare::load_report(&a).unwrap();
     let c = tuplecorr::compare::compare(&before, &after);
-    assert_eq!(c.services[0].statement, MASQUERADE_STATEMENT);
+    assert_eq!(c.pairings[0].statement, MASQUERADE_STATEMENT);
     let mut out = Vec::new();
-    tuplecorr::compare::write(&c, Format::Csv, &mut out).unwrap();
+    tuplecorr::compare::write(&c, tuplecorr::config::CompareFormat::Csv, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -217,9 +218,21 @@ fn compare_reads_csv_and_json_reports_alike() {
 fn compare_refuses_a_capture_as_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.pcap");
-    std::fs::write(&p, [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0]).unwrap();
-    let err = tuplecorr::compare::load_report(&p).unwrap_err();
-    assert!(err.to_string().contains("is a capture, not a report"), "{err}");
+    // µs and ns pcap magics in both byte orders, Kuznetsov's "modified" pcap, pcapng, gzip
+    for magic in [
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+        [0x34, 0xcd, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xcd, 0x34],
+        [0x0a, 0x0d, 0x0d, 0x0a],
+        [0x1f, 0x8b, 0x08, 0x00],
+    ] {
+        std::fs::write(&p, [&magic[..], &[2, 0, 4, 0, 0xff, 0xfe]].concat()).unwrap();
+        let err = tuplecorr::compare::load_report(&p).unwrap_err();
+        assert!(err.to_string().contains("is a capture, not a report"), "{magic:02x?}: {err}");
+    }
 }
 
 fn kept(filter: Filter) -> Vec<u64> {

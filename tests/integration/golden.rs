@@ -170,14 +170,22 @@ fn golden_compare_on_lab_pairs() {
     let list =
         |s: &str| lab_files(&root.join(s)).iter().map(|f| format!("{s}/{f}")).collect::<Vec<_>>().join(",");
     let mut failures = Vec::new();
-    for (before, after) in [("preserved", "masquerade-node"), ("masquerade-node", "masquerade-pod")] {
-        for format in ["table", "csv", "json", "ndjson"] {
-            let args: Vec<String> = ["compare", "--quiet", "--format", format]
+    // Each with the expectation its change record states (it holds: exit status 0).
+    for (before, after, source) in [
+        ("preserved", "masquerade-node", "198.19.3.17"),
+        ("masquerade-node", "masquerade-pod", "198.18.10.2"),
+    ] {
+        for format in ["table", "markdown", "csv", "json", "ndjson"] {
+            let args: Vec<String> = ["compare", "--quiet", "--format", format, "--expect-source", source]
                 .iter()
                 .map(|s| s.to_string())
                 .chain([list(before), list(after)])
                 .collect();
-            let ext = if format == "table" { "txt" } else { format };
+            let ext = match format {
+                "table" => "txt",
+                "markdown" => "md",
+                _ => format,
+            };
             failures.extend(check(&format!("compare/{before}--{after}.{ext}"), &run_in(&root, &args)));
         }
     }

@@ -171,14 +171,14 @@ fn compare_states_the_masquerade_change_between_two_lab_scenarios() {
     let after = tuplecorr::app::compare_side(&side("masquerade-node"), true).unwrap();
     let cmp = tuplecorr::compare::diff::compare(&before, &after);
     let udp =
-        cmp.services.iter().find(|s| s.service == "198.19.96.10:9000").expect("the UDP service in both");
+        cmp.pairings.iter().find(|s| s.service == "198.19.96.10:9000").expect("the UDP service in both");
     assert!(udp.source_changed && !udp.reply_path_changed && !udp.outcome_changed);
     assert_eq!(
         udp.statement,
-        "request to 198.19.96.10:9000: source at backend was 198.18.90.42 before, 198.19.3.17 after; \
+        "request to 198.19.96.10:9000 from 198.18.90.42: source at backend was 198.18.90.42 before, 198.19.3.17 after; \
          replies on the same path before and after"
     );
-    let tcp = cmp.services.iter().find(|s| s.service == "198.19.96.10:80").unwrap();
+    let tcp = cmp.pairings.iter().find(|s| s.service == "198.19.96.10:80").unwrap();
     assert!(
         tcp.statement.contains("source at backend was 198.18.90.42 before, 198.19.3.17 after"),
         "{}",
@@ -205,11 +205,11 @@ fn compare_reads_reports_written_by_the_binary() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let services = v["services"].as_array().unwrap();
+    let services = v["pairings"].as_array().unwrap();
     let udp = services.iter().find(|s| s["service"] == "198.19.96.10:9000").unwrap();
     assert_eq!(
         udp["statement"],
-        "request to 198.19.96.10:9000: source at backend was 198.18.90.42 before, 198.19.3.17 after; \
+        "request to 198.19.96.10:9000 from 198.18.90.42: source at backend was 198.18.90.42 before, 198.19.3.17 after; \
          replies on the same path before and after"
     );
 }

@@ -11,6 +11,7 @@ mod fixtures;
 
 mod adversarial;
 mod cli;
+mod compare_lab;
 mod corpus_nat;
 mod decode;
 mod formats;
