@@ -24,4 +24,5 @@ mod read;
 mod regression;
 mod resources;
 mod util;
+mod verdicts_mutation;
 mod writer;
