@@ -489,6 +489,35 @@ fn manual_offsets_at_every_later_capture_and_of_both_signs_correct_the_times() {
 }
 
 #[test]
+fn an_offset_for_the_first_capture_sets_the_reference_of_the_given_offsets() {
+    // Capture a's clock runs 1 s ahead of b's and c's; the user gives offsets
+    // against one reference clock. Estimates stay relative to capture 1, given
+    // offsets are moved onto it, and every request is still followed.
+    let caps = three_requests(&[1_000_000_000, 0, 0]);
+    for (args, methods) in [
+        (vec!["--offset", "a=1"], ["request-reply", "request-reply"]),
+        (vec!["--offset", "a=1", "--offset", "b=0"], ["manual", "request-reply"]),
+        (vec!["--offset", "a=1", "--offset", "c=0"], ["request-reply", "manual"]),
+        (vec!["--offset", "a=1", "--offset", "b=0", "--offset", "c=0"], ["manual", "manual"]),
+    ] {
+        let v = run(&caps, &args);
+        assert_eq!(method(&v, 0), "reference", "{args:?}");
+        assert_eq!(offset_ms(&v, 0), 0.0, "{args:?}");
+        for k in 1..3 {
+            assert_eq!(method(&v, k), methods[k - 1], "{args:?}: {v:#}");
+            assert_eq!(offset_ms(&v, k), -1000.0, "{args:?}: {v:#}");
+        }
+        assert_corrected_path(&v);
+    }
+    // The other sign.
+    let caps = three_requests(&[-1_000_000_000, 0, 0]);
+    let v = run(&caps, &["--offset", "a=-1", "--offset", "b=0"]);
+    assert_eq!(offset_ms(&v, 1), 1000.0, "{v:#}");
+    assert_eq!(offset_ms(&v, 2), 1000.0, "{v:#}");
+    assert_corrected_path(&v);
+}
+
+#[test]
 fn a_manual_offset_for_one_capture_leaves_the_others_estimated() {
     let truth = [0, 2_500_000_000, -1_250_000_000];
     let caps = three_requests(&truth);
