@@ -809,3 +809,35 @@ fn community_ids_and_wireshark_filters_carry_each_protocol_number() {
         }
     }
 }
+
+#[test]
+fn udp_and_echo_are_completed_only_when_something_came_back() {
+    let mut p = path(&[0, 0], Hop::default());
+    for (i, answered) in [(0u16, true), (1, false)] {
+        p.udp(&Udp {
+            client: (client().0, 41_000 + i),
+            server: (server().0, 53),
+            start_ns: T0 + i64::from(i) * 1_000_000_000,
+            request: format!("a query long enough to fingerprint, number {i}").into_bytes(),
+            response: answered.then(|| b"answer".to_vec()),
+            ip_id: 100 + i,
+        });
+        p.echo(&Echo {
+            client: client().0,
+            server: server().0,
+            start_ns: T0 + 5_000_000_000 + i64::from(i) * 1_000_000_000,
+            id: 700 + i,
+            count: 1,
+            payload: format!("ping payload {i}").into_bytes(),
+            answered,
+        });
+    }
+    let v = run(&p.finish(), &[]);
+    let kinds: Vec<(&str, &str)> =
+        requests(&v).iter().map(|r| (str_of(&r["proto"]), str_of(&r["outcome"]["kind"]))).collect();
+    assert_eq!(
+        kinds,
+        vec![("udp", "completed"), ("udp", "no-reply"), ("icmp", "completed"), ("icmp", "no-reply")],
+        "{v:#}"
+    );
+}
