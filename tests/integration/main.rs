@@ -16,6 +16,7 @@ mod formats;
 mod golden;
 mod inspect;
 mod lab;
+mod lab_json;
 mod lab_reports;
 mod lab_verdicts;
 mod messages;

@@ -706,7 +706,7 @@ fn requests_are_numbered_from_one_in_time_order() {
 /// Community ID v1 (seed 0), from the spec: SHA-1 over seed, the ordered
 /// endpoints, protocol, a zero pad and ports (ICMP: type and its counterpart
 /// code), base64.
-fn community_id(proto: u8, a: IpAddr, pa: u16, b: IpAddr, pb: u16) -> String {
+pub(crate) fn community_id(proto: u8, a: IpAddr, pa: u16, b: IpAddr, pb: u16) -> String {
     let bytes = |x: IpAddr| match x {
         IpAddr::V4(v) => v.octets().to_vec(),
         IpAddr::V6(v) => v.octets().to_vec(),
