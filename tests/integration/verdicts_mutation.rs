@@ -90,6 +90,11 @@ fn src_port(p: &[u8]) -> u16 {
     u16::from_be_bytes([p[t], p[t + 1]])
 }
 
+fn dst_port(p: &[u8]) -> u16 {
+    let t = ihl(p);
+    u16::from_be_bytes([p[t + 2], p[t + 3]])
+}
+
 fn tcp_flags(p: &[u8]) -> u8 {
     p[ihl(p) + 13]
 }
@@ -322,13 +327,20 @@ fn a_second_connection_carrying_the_same_bytes_does_not_take_the_matched_request
     other.server_isn ^= 0x0101_0101;
     other.ip_id ^= 0x5555;
     p.background_tcp(1, &other);
-    let v = run(&p.finish(), &["--all"]);
+    let caps = p.finish();
+    let v = run(&caps, &["--all"]);
     let r = only(&v);
     assert_eq!(str_of(&r["matches"][0]["strength"]), "strong", "{v:#}");
     assert_eq!(str_of(&r["captures"][1]["client"]), "198.18.90.42:40001", "{v:#}");
     let unmatched = &v["unmatched"][0];
     assert_eq!(unmatched["count"], 1, "{v:#}");
     assert_eq!(str_of(&unmatched["flows"][0]["client"]), "198.18.90.42:40900", "{v:#}");
+    // Its packets both ways, as written at b.
+    let written = caps.points[1]
+        .iter()
+        .filter(|(_, p, _)| proto(p) == 6 && (src_port(p) == 40_900 || dst_port(p) == 40_900))
+        .count();
+    assert_eq!(unmatched["flows"][0]["packets"], written as u64, "{v:#}");
 }
 
 /// Empty UDP datagrams (no bytes to compare, no ISN): only time can pair them.
@@ -840,4 +852,161 @@ fn udp_and_echo_are_completed_only_when_something_came_back() {
         vec![("udp", "completed"), ("udp", "no-reply"), ("icmp", "completed"), ("icmp", "no-reply")],
         "{v:#}"
     );
+}
+
+#[test]
+fn an_unmatched_echo_is_listed_by_address_with_its_packets() {
+    let mut p = path(&[0, 0], Hop::default());
+    p.tcp(&Tcp::new(client(), server(), T0, 7));
+    let mut caps = p.finish();
+    let mut only_b = Path::new(vec![Point::default()], Vec::new());
+    only_b.echo(&Echo {
+        client: ip("198.18.7.7"),
+        server: server().0,
+        start_ns: T0 + 500_000,
+        id: 4242,
+        count: 2,
+        payload: b"seen at b only".to_vec(),
+        answered: true,
+    });
+    caps.points[1].extend(only_b.finish().points.remove(0));
+    caps.points[1].sort_by_key(|(t, _, _)| *t);
+    let v = run(&caps, &["--all"]);
+    let u = &v["unmatched"][0];
+    assert_eq!(u["count"], 1, "{v:#}");
+    assert_eq!(str_of(&u["flows"][0]["proto"]), "icmp");
+    assert_eq!(str_of(&u["flows"][0]["client"]), "198.18.7.7", "{v:#}");
+    assert_eq!(str_of(&u["flows"][0]["server"]), "198.19.96.10", "{v:#}");
+    assert_eq!(u["flows"][0]["packets"], 4, "{v:#}");
+}
+
+#[test]
+fn a_shifted_sequence_space_is_matched_and_explained() {
+    for (shift, shifted) in [(0x0bad_cafe, true), (0, false)] {
+        let mut p = path(&[0, 0], Hop { seq_shift: shift, ..Hop::default() });
+        p.tcp(&Tcp::new(client(), server(), T0, 7));
+        let v = run(&p.finish(), &[]);
+        let r = only(&v);
+        assert_eq!(seen(r), vec![true, true], "{v:#}");
+        let ev: Vec<&str> = r["matches"][0]["evidence"].as_array().unwrap().iter().map(str_of).collect();
+        assert_eq!(ev.contains(&"seq-shift"), shifted, "{ev:?}");
+        assert_eq!(v["boundaries"][0]["seq_shift"], shifted);
+        assert_eq!(str_of(&r["explanation"]).contains("sequence numbers shifted"), shifted, "{r:#}");
+    }
+}
+
+#[test]
+fn a_capture_that_missed_the_syn_has_no_rtt_for_that_request() {
+    let mut caps = one_tcp(2);
+    caps.points[1].retain(|(_, p, _)| tcp_flags(p) != SYN);
+    let v = run(&caps, &[]);
+    let r = only(&v);
+    assert_eq!(seen(r), vec![true, true], "{v:#}");
+    assert!(r["captures"][0]["rtt_ms"].as_f64().is_some_and(|x| x > 0.0), "{r:#}");
+    assert!(r["captures"][1]["rtt_ms"].is_null(), "{r:#}");
+}
+
+#[test]
+fn a_capture_that_saw_only_the_server_side_gives_no_ttl_decrement() {
+    let mut caps = one_tcp(2);
+    caps.points[1].retain(|(_, p, _)| from_server(p));
+    let v = run(&caps, &[]);
+    let r = only(&v);
+    assert_eq!(seen(r), vec![true, true], "{v:#}");
+    assert!(v["boundaries"][0]["ttl_decrement"].is_null(), "{v:#}");
+}
+
+#[test]
+fn an_offset_is_estimated_from_an_earlier_capture_when_the_neighbour_shares_nothing() {
+    // b (clock +1 s) sees none of the requests; c (clock +3 s) is estimated
+    // against a, and no one-way delay is claimed for a boundary not measured.
+    let truth = [0, 1_000_000_000, 3_000_000_000];
+    let mut p = path(&truth, Hop::default());
+    for i in 0..3u16 {
+        let mut t =
+            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 1_000_000_000, 7 + u32::from(i));
+        t.only_at = Some(vec![0, 2]);
+        p.tcp(&t);
+    }
+    let caps = p.finish();
+    let v = run(&caps, &[]);
+    assert_eq!(method(&v, 1), "none", "{v:#}");
+    assert_eq!(method(&v, 2), "request-reply", "{v:#}");
+    assert_eq!(offset_ms(&v, 2), 3000.0, "{v:#}");
+    for r in requests(&v) {
+        assert_eq!(seen(r), vec![true, false, true], "{r:#}");
+    }
+    for b in v["boundaries"].as_array().unwrap() {
+        assert!(b["delay_ms"].is_null(), "{b}");
+    }
+    // The same with c's offset given: still no delay for b->c.
+    let v = run(&caps, &["--offset", "c=3"]);
+    assert_eq!(method(&v, 2), "manual");
+    assert!(v["boundaries"][1]["delay_ms"].is_null(), "{v:#}");
+    for r in requests(&v) {
+        assert_eq!(seen(r), vec![true, false, true], "{r:#}");
+    }
+}
+
+#[test]
+fn a_capture_with_no_clock_samples_keeps_its_neighbours_offset() {
+    // a and b share TCP requests (clock samples); c sees only an empty UDP
+    // datagram (no key for a sample): c is assumed on b's clock, and that
+    // lets the datagram be followed to c.
+    let truth = [0, 2_000_000_000, 2_000_000_000];
+    let mut p = path(&truth, Hop::default());
+    for i in 0..3u16 {
+        let mut t =
+            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 1_000_000_000, 7 + u32::from(i));
+        t.only_at = Some(vec![0, 1]);
+        p.tcp(&t);
+    }
+    empty_udp(&mut p, 5000, T0 + 5_000_000_000);
+    let v = run(&p.finish(), &[]);
+    assert_eq!(method(&v, 2), "none", "{v:#}");
+    assert_eq!(offset_ms(&v, 2), 2000.0, "{v:#}");
+    let udp: Vec<&Value> = requests(&v).iter().filter(|r| r["proto"] == "udp").collect();
+    assert_eq!(udp.len(), 1);
+    assert_eq!(seen(udp[0]), vec![true, true, true], "{v:#}");
+}
+
+#[test]
+fn a_tie_on_the_target_side_is_ambiguous_and_the_other_request_stays_unmatched() {
+    // Two connections at a carry the same bytes (another port, other ISNs);
+    // behind a terminating proxy the one new connection at b scores the same
+    // against both: one of them gets it, as ambiguous; the other is not given it.
+    let mut p = path(&[0, 0], Hop { proxy: Some((ip("198.19.3.17"), 50_000)), ..Hop::default() });
+    p.tcp(&Tcp::new(client(), server(), T0, 7));
+    let mut caps = p.finish();
+    copy_as_new_connection(&mut caps, 0, 40_002, 30_000, 0x1000_0000);
+    let v = run(&caps, &[]);
+    let r = requests(&v);
+    assert_eq!(r.len(), 2, "{v:#}");
+    let (got, other): (Vec<&Value>, Vec<&Value>) = r.iter().partition(|q| seen(q)[1]);
+    assert_eq!((got.len(), other.len()), (1, 1), "one request gets b's connection: {v:#}");
+    let m = &got[0]["matches"][0];
+    assert_eq!(str_of(&m["strength"]), "ambiguous", "{v:#}");
+    assert_eq!(m["candidates"].as_array().unwrap().len(), 1, "{v:#}");
+    assert!(other[0]["matches"].as_array().unwrap().is_empty(), "{v:#}");
+}
+
+#[test]
+fn a_weaker_third_candidate_is_not_named_among_the_tied_ones() {
+    // As the uneven tie, plus a third connection at b carrying the request's
+    // bytes but another response: it competes with a lower score.
+    let mut p = path(&[0, 0], Hop { proxy: Some((ip("198.19.3.17"), 50_000)), ..Hop::default() });
+    p.tcp(&Tcp::new(client(), server(), T0, 7));
+    let mut weaker = Tcp::new((ip("198.19.3.17"), 50_009), server(), T0 + 20_000, 7);
+    weaker.client_isn ^= 0x0202_0202;
+    weaker.server_isn ^= 0x0202_0202;
+    weaker.response = synth::response_body(99, 3000);
+    p.background_tcp(1, &weaker);
+    let mut caps = p.finish();
+    copy_as_new_connection(&mut caps, 1, 50_002, 30_000, 0x1000_0000);
+    let v = run(&caps, &[]);
+    let m = &only(&v)["matches"][0];
+    assert_eq!(str_of(&m["strength"]), "ambiguous", "{v:#}");
+    let cands: Vec<&str> = m["candidates"].as_array().unwrap().iter().map(str_of).collect();
+    assert_eq!(cands.len(), 2, "{cands:?}");
+    assert!(cands.iter().all(|c| !c.contains(":50009")), "{cands:?}");
 }
