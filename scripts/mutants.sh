@@ -116,7 +116,7 @@ if [ "$mode" = diff ]; then
     echo "mutants.sh: mutants in code changed since $(git rev-parse --short "$base")" >&2
     pick+=(--in-diff "$diff_file")
 fi
-args=(--jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-180}" --copy-target=true --no-shuffle
+args=(--jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-180}" --no-shuffle
       -o "$out" "${pick[@]}")
 
 mkdir -p "$out"

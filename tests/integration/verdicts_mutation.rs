@@ -426,17 +426,21 @@ fn method(v: &Value, k: usize) -> &str {
     str_of(&capture(v, k)["offset_method"])
 }
 
+/// `n` TCP requests `gap_ns` apart from consecutive client ports, each with
+/// its own ISNs and bytes, shaped by `shape(i, request)`.
+fn tcp_requests(p: &mut Path, n: u16, gap_ns: i64, shape: impl Fn(u16, &mut Tcp)) {
+    for i in 0..n {
+        let mut t =
+            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * gap_ns, 7 + u32::from(i));
+        shape(i, &mut t);
+        p.tcp(&t);
+    }
+}
+
 /// Three requests 1 s apart through points with these clock offsets.
 fn three_requests(offsets_ns: &[i64]) -> Captures {
     let mut p = path(offsets_ns, Hop::default());
-    for i in 0..3u16 {
-        p.tcp(&Tcp::new(
-            (client().0, 40_001 + i),
-            server(),
-            T0 + i64::from(i) * 1_000_000_000,
-            7 + u32::from(i),
-        ));
-    }
+    tcp_requests(&mut p, 3, 1_000_000_000, |_, _| {});
     p.finish()
 }
 
@@ -560,12 +564,7 @@ fn estimated_offsets_of_both_signs_follow_the_path() {
 #[test]
 fn without_replies_the_offset_is_one_way_and_includes_the_delay() {
     let mut p = path(&[0, 700_000_000], Hop::default());
-    for i in 0..3u16 {
-        let mut t =
-            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 1_000_000_000, 7 + u32::from(i));
-        t.unanswered = true;
-        p.tcp(&t);
-    }
+    tcp_requests(&mut p, 3, 1_000_000_000, |_, t| t.unanswered = true);
     let v = run(&p.finish(), &[]);
     assert_eq!(method(&v, 1), "one-way", "{v:#}");
     assert_eq!(offset_ms(&v, 1), 700.1);
@@ -595,12 +594,7 @@ fn requests_whose_first_syn_was_lost_between_captures_are_not_clock_samples() {
     // retransmission 1 s later): as samples they would move the median by 0.5 s.
     let truth = 400_000_000;
     let mut p = path(&[0, truth], Hop::default());
-    for i in 0..5u16 {
-        let mut t =
-            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 3_000_000_000, 7 + u32::from(i));
-        t.syn_retries = u32::from(i >= 2);
-        p.tcp(&t);
-    }
+    tcp_requests(&mut p, 5, 3_000_000_000, |i, t| t.syn_retries = u32::from(i >= 2));
     let mut caps = p.finish();
     // Drop, at b, the first SYN of each retried connection.
     let mut dropped = std::collections::HashSet::new();
@@ -922,12 +916,7 @@ fn an_offset_is_estimated_from_an_earlier_capture_when_the_neighbour_shares_noth
     // against a, and no one-way delay is claimed for a boundary not measured.
     let truth = [0, 1_000_000_000, 3_000_000_000];
     let mut p = path(&truth, Hop::default());
-    for i in 0..3u16 {
-        let mut t =
-            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 1_000_000_000, 7 + u32::from(i));
-        t.only_at = Some(vec![0, 2]);
-        p.tcp(&t);
-    }
+    tcp_requests(&mut p, 3, 1_000_000_000, |_, t| t.only_at = Some(vec![0, 2]));
     let caps = p.finish();
     let v = run(&caps, &[]);
     assert_eq!(method(&v, 1), "none", "{v:#}");
@@ -955,12 +944,7 @@ fn a_capture_with_no_clock_samples_keeps_its_neighbours_offset() {
     // lets the datagram be followed to c.
     let truth = [0, 2_000_000_000, 2_000_000_000];
     let mut p = path(&truth, Hop::default());
-    for i in 0..3u16 {
-        let mut t =
-            Tcp::new((client().0, 40_001 + i), server(), T0 + i64::from(i) * 1_000_000_000, 7 + u32::from(i));
-        t.only_at = Some(vec![0, 1]);
-        p.tcp(&t);
-    }
+    tcp_requests(&mut p, 3, 1_000_000_000, |_, t| t.only_at = Some(vec![0, 1]));
     empty_udp(&mut p, 5000, T0 + 5_000_000_000);
     let v = run(&p.finish(), &[]);
     assert_eq!(method(&v, 2), "none", "{v:#}");
@@ -1009,4 +993,29 @@ fn a_weaker_third_candidate_is_not_named_among_the_tied_ones() {
     let cands: Vec<&str> = m["candidates"].as_array().unwrap().iter().map(str_of).collect();
     assert_eq!(cands.len(), 2, "{cands:?}");
     assert!(cands.iter().all(|c| !c.contains(":50009")), "{cands:?}");
+}
+
+#[test]
+fn a_flow_already_matched_strongly_is_not_offered_to_the_weak_pass() {
+    // An empty datagram (nothing to compare, so it would pair with any UDP
+    // flow in time) lost before b, next to a query that b saw: the query's
+    // flow at b is taken by the query and must not be given to the empty one.
+    let mut p = path(&[0, 0], Hop::default());
+    empty_udp(&mut p, 5000, T0);
+    p.udp(&Udp {
+        client: (client().0, 5001),
+        server: (server().0, 53),
+        start_ns: T0 + 200_000,
+        request: b"a query long enough to fingerprint, forty bytes".to_vec(),
+        response: Some(b"answer".to_vec()),
+        ip_id: 0,
+    });
+    let mut caps = p.finish();
+    caps.points[1].retain(|(_, p, _)| src_port(p) != 5000);
+    let v = run(&caps, &[]);
+    let by_port = |port: &str| {
+        requests(&v).iter().find(|r| str_of(&r["captures"][0]["client"]).ends_with(port)).unwrap()
+    };
+    assert_eq!(seen(by_port(":5001")), vec![true, true], "{v:#}");
+    assert_eq!(seen(by_port(":5000")), vec![true, false], "{v:#}");
 }
