@@ -48,7 +48,11 @@ out="${MUTANTS_OUT:-target/mutants-out}"
 # unviable (does not build; not counted), score; then the survivors.
 summary() {
     local dir="$1/mutants.out" below=0
-    [ -d "$dir" ] || { echo "mutants.sh: no results in $dir" >&2; return 2; }
+    if [ ! -d "$dir" ]; then
+        [ "$mode" = diff ] && { echo "mutants.sh: no mutants in the changed lines"; return 0; }
+        echo "mutants.sh: no results in $dir" >&2
+        return 2
+    fi
     for f in caught missed timeout unviable; do touch "$dir/$f.txt"; done
     echo "file                                caught  missed  unviable  score"
     local total_c=0 total_m=0
@@ -120,6 +124,7 @@ args=(--jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-180}" --no-shuff
       -o "$out" "${pick[@]}")
 
 mkdir -p "$out"
+rm -rf "$out/mutants.out" "$out/mutants.out.old"    # no stale results
 echo "mutants.sh: cargo mutants ${args[*]}" >&2
 start=$(date +%s)
 status=0

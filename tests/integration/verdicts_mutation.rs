@@ -1019,3 +1019,20 @@ fn a_flow_already_matched_strongly_is_not_offered_to_the_weak_pass() {
     assert_eq!(seen(by_port(":5001")), vec![true, true], "{v:#}");
     assert_eq!(seen(by_port(":5000")), vec![true, false], "{v:#}");
 }
+
+#[test]
+fn the_weak_time_window_includes_both_of_its_edges() {
+    // A lone empty datagram seen at b exactly 1 ms early (b's clock runs
+    // 1.1 ms behind, the hop takes 0.1 ms) or exactly 1 ms late: paired with a
+    // 1 ms tolerance, not with 0.999 ms.
+    for (offsets, hop_ns) in [([0, -1_100_000], HOP_NS), ([0, 0], 1_000_000)] {
+        let mut p = path(&offsets, Hop { delay_ns: hop_ns, ..Hop::default() });
+        empty_udp(&mut p, 5000, T0);
+        let caps = p.finish();
+        let v = run(&caps, &["--tolerance", "1"]);
+        assert_eq!(seen(only(&v)), vec![true, true], "{offsets:?} {hop_ns}: {v:#}");
+        assert_eq!(str_of(&only(&v)["matches"][0]["strength"]), "weak");
+        let v = run(&caps, &["--tolerance", "0.999"]);
+        assert_eq!(seen(only(&v)), vec![true, false], "{offsets:?} {hop_ns}: {v:#}");
+    }
+}
