@@ -946,9 +946,25 @@ fn a_capture_with_no_clock_samples_keeps_its_neighbours_offset() {
     let mut p = path(&truth, Hop::default());
     tcp_requests(&mut p, 3, 1_000_000_000, |_, t| t.only_at = Some(vec![0, 1]));
     empty_udp(&mut p, 5000, T0 + 5_000_000_000);
-    let v = run(&p.finish(), &[]);
+    let mut caps = p.finish();
+    // Requests 2 and 3 recorded 20 and 60 µs late at b: samples o, o+20, o+60
+    // µs, so b's offset is o + 20 µs with a spread (MAD) of 20 µs.
+    for (t, pkt, _) in &mut caps.points[1] {
+        if proto(pkt) == 6 {
+            let port = if from_server(pkt) { dst_port(pkt) } else { src_port(pkt) };
+            *t += match port {
+                40_002 => 20_000,
+                40_003 => 60_000,
+                _ => 0,
+            };
+        }
+    }
+    let v = run(&caps, &[]);
+    assert_eq!(offset_ms(&v, 1), 2000.02, "{v:#}");
+    assert_eq!(capture(&v, 1)["offset_spread_ms"], 0.02, "{v:#}");
     assert_eq!(method(&v, 2), "none", "{v:#}");
-    assert_eq!(offset_ms(&v, 2), 2000.0, "{v:#}");
+    assert_eq!(offset_ms(&v, 2), 2000.02, "{v:#}");
+    assert_eq!(capture(&v, 2)["offset_spread_ms"], 0.02, "{v:#}");
     let udp: Vec<&Value> = requests(&v).iter().filter(|r| r["proto"] == "udp").collect();
     assert_eq!(udp.len(), 1);
     assert_eq!(seen(udp[0]), vec![true, true, true], "{v:#}");
@@ -1035,4 +1051,31 @@ fn the_weak_time_window_includes_both_of_its_edges() {
         let v = run(&caps, &["--tolerance", "0.999"]);
         assert_eq!(seen(only(&v)), vec![true, false], "{offsets:?} {hop_ns}: {v:#}");
     }
+}
+
+#[test]
+fn a_sample_exactly_at_max_offset_is_used() {
+    // b's clock runs 1.9999 s ahead and the hop takes 0.1 ms: b1 − a1 is 2 s exactly.
+    let caps = three_requests(&[0, 1_999_900_000]);
+    let v = run(&caps, &["--max-offset", "2"]);
+    assert_eq!(method(&v, 1), "request-reply", "{v:#}");
+    assert_eq!(offset_ms(&v, 1), 1999.9, "{v:#}");
+    assert_corrected_path(&v);
+    let v = run(&caps, &["--max-offset", "1.999999999"]);
+    assert_eq!(method(&v, 1), "none", "{v:#}");
+}
+
+#[test]
+fn a_reply_sample_beyond_max_offset_is_not_used_even_when_the_request_sample_is_within() {
+    // b missed the SYN-ACK of requests 2 and 3: its first reply packet is the
+    // response, ~0.4 ms later, so a2 − b2 lies beyond a 0.2 ms --max-offset
+    // while b1 − a1 (0.1 ms) does not; only request 1 is an NTP sample.
+    let mut caps = three_requests(&[0, 0]);
+    caps.points[1].retain(|(_, p, _)| {
+        !(from_server(p) && tcp_flags(p) == SYN | ACK && matches!(dst_port(p), 40_002 | 40_003))
+    });
+    let v = run(&caps, &["--max-offset", "0.0002"]);
+    assert_eq!(method(&v, 1), "request-reply", "{v:#}");
+    assert_eq!(capture(&v, 1)["offset_samples"], 1, "{v:#}");
+    assert_eq!(offset_ms(&v, 1), 0.0, "{v:#}");
 }
