@@ -45,8 +45,12 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
     // Pairwise estimates, B relative to A, between neighbours (or the nearest
     // earlier capture that shares requests when the neighbour shares none).
     let mut delays = vec![None; n.saturating_sub(1)];
+    // An offset given for capture 1 names the clock the given offsets are
+    // relative to: move them onto capture 1's (estimates already are).
+    let given = |c: usize| config.offsets_ns.iter().rev().find(|(i, _)| *i == c).map(|(_, o)| *o);
+    let base = given(0).unwrap_or(0);
     for j in 1..n {
-        let manual = config.offsets_ns.iter().rev().find(|(i, _)| *i == j).map(|(_, o)| *o);
+        let manual = given(j).map(|o| o.saturating_sub(base));
         let mut found = None;
         for k in (0..j).rev() {
             let est = pair_estimate(&captures[k].flows, &captures[j].flows, max_offset);
@@ -90,15 +94,6 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
                     samples: 0,
                     method: OffsetMethodKind::None,
                 };
-            }
-        }
-    }
-    if let Some(o) = config.offsets_ns.iter().find(|(i, _)| *i == 0) {
-        // An offset for capture 1 shifts the reference: express others relative to it.
-        let base = o.1;
-        for c in clocks.iter_mut().skip(1) {
-            if c.method != OffsetMethodKind::Manual {
-                c.offset_ns = c.offset_ns.saturating_sub(base);
             }
         }
     }
