@@ -8,6 +8,7 @@ use crate::config::{
     CaptureSpec, Choice, ColorChoice, CompareRun, CompareSide, Config, CorrelateConfig, CorrelateRun, FailOn,
     Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run, Source, TimeBound,
 };
+use crate::report::when::{TimeFormat, TimeStyle, Zone};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use std::net::IpAddr;
@@ -113,6 +114,24 @@ pub struct CorrelateArgs {
     /// Report only requests first seen before this time (RFC 3339, or seconds from the first packet).
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
+    /// Name addresses from FILE (repeatable): /etc/hosts lines, a CSV address,name, or the
+    /// output of `kubectl get pods -A -o wide`, `kubectl get nodes -o wide`, `kubectl get svc -A`
+    /// (text or -o json). Names appear beside addresses, never instead of them.
+    #[arg(long, value_name = "FILE")]
+    pub names: Vec<PathBuf>,
+    /// Time zone of the table, summary and CSV: UTC, local, ±HH:MM or Area/City (JSON stays UTC).
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
+    pub tz: Option<String>,
+    /// Times in the CSV: rfc3339 (default), spreadsheet (YYYY-MM-DD HH:MM:SS.ffffff) or epoch seconds.
+    #[arg(long, value_parser = choice::<TimeFormat>())]
+    pub time_format: Option<TimeFormat>,
+    /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
+    /// hops, reply, outcome, match, or a capture label (default request,service,hops,reply,outcome,match).
+    #[arg(long, value_name = "LIST")]
+    pub columns: Option<String>,
+    /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
+    #[arg(long, value_name = "FILE")]
+    pub warnings_to: Option<PathBuf>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -370,8 +389,27 @@ impl CorrelateArgs {
                 "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
             ));
         }
+        let config = self.to_config()?;
+        let time = match (&self.tz, self.time_format) {
+            (None, None) => None,
+            (tz, format) => Some(TimeStyle {
+                zone: tz.as_deref().map(Zone::parse).transpose()?.unwrap_or_default(),
+                format: format.unwrap_or_default(),
+            }),
+        };
+        let columns = match &self.columns {
+            Some(list) => {
+                let labels: Vec<&str> = config.captures.iter().map(|c| c.label.as_str()).collect();
+                Some(crate::report::table::Column::parse_list(list, &labels).map_err(UsageError)?)
+            }
+            None => None,
+        };
         Ok(CorrelateRun {
-            config: self.to_config()?,
+            config,
+            names: self.names.clone(),
+            time,
+            columns,
+            warnings_to: self.warnings_to.clone(),
             output: Output { path: self.output.clone(), format },
             pcapng: self.pcapng.clone(),
             pcapng_only_requests: self.pcapng_only_requests,

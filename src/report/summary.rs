@@ -16,11 +16,13 @@ pub fn change_phrase(w: &Words<'_>, side: &str, c: &Change) -> String {
     let at = w.between_words(c.between);
     match c.kind {
         ChangeKind::PortOnly => format!("{side} port remapped between {at}"),
-        ChangeKind::Proxy => format!("new connection from {after} between {at} (proxy)"),
+        ChangeKind::Proxy => format!("new connection from {} between {at} (proxy)", w.addr(after)),
         ChangeKind::Snat | ChangeKind::Dnat if before == after => {
             format!("{side} port remapped between {at}")
         }
-        ChangeKind::Snat | ChangeKind::Dnat => format!("{side} {before} → {after} between {at}"),
+        ChangeKind::Snat | ChangeKind::Dnat => {
+            format!("{side} {} → {} between {at}", w.addr(before), w.addr(after))
+        }
     }
 }
 
@@ -51,7 +53,7 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
     let from = |what: String| {
         let mut s = what;
         if let Some(by) = o.by {
-            s.push_str(&format!(" from {by}"));
+            s.push_str(&format!(" from {}", w.addr(by)));
         }
         match o.origin {
             Some(Origin::Between(b)) => s.push_str(&format!(", injected between {}", w.between_words(b))),
@@ -99,7 +101,7 @@ const CLIENT: &str = "\u{1}client\u{1}";
 /// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
     let w = Words::new(findings);
-    patterns_of(findings, all_patterns(&w, findings))
+    patterns_of(&w, findings, all_patterns(&w, findings))
 }
 
 /// The pattern of every request, built across cores.
@@ -109,12 +111,12 @@ fn all_patterns(w: &Words<'_>, findings: &Findings) -> Vec<String> {
 }
 
 /// [`patterns`] from the requests' patterns (`texts[i]` is request `i`'s).
-fn patterns_of(findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
+fn patterns_of(w: &Words<'_>, findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
     let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
     for (r, text) in findings.requests.iter().zip(texts) {
         let (shape, client) = match r.source.first() {
             Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
-                let before = c.before.addr.to_string();
+                let before = w.addr(c.before.addr);
                 let shape = text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1);
                 (shape, Some(before))
             }
@@ -209,7 +211,16 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
 
 /// The summary: patterns, clock offsets, boundaries, unmatched flows, warnings.
 pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let w = Words::new(findings);
+    write_summary_with(&Words::new(findings), findings, color, out)
+}
+
+/// [`write_summary`] with names and zone.
+pub fn write_summary_with(
+    w: &Words<'_>,
+    findings: &Findings,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let labels = &w.labels;
     let mut by_proto: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &findings.requests {
@@ -221,13 +232,13 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
-    let texts = all_patterns(&w, findings);
+    let texts = all_patterns(w, findings);
     let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
     for (r, text) in findings.requests.iter().zip(&texts) {
         style_of.entry(text.as_str()).or_insert_with(|| pattern_style(r));
     }
     let style_of: BTreeMap<String, Style> = style_of.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    let list = patterns_of(findings, texts);
+    let list = patterns_of(w, findings, texts);
     let width = list.first().map_or(1, |(n, _)| n.to_string().len());
     for (n, text) in &list {
         let word = if *n == 1 { "request" } else { "requests" };
@@ -267,9 +278,9 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
                     "  {}  {} {} → {} at {} ({})",
                     w.label(u.capture),
                     f.proto.wire(),
-                    f.client,
-                    f.server,
-                    crate::time::rfc3339(f.time_ns),
+                    w.endpoint(f.client),
+                    w.endpoint(f.server),
+                    w.time(f.time_ns),
                     plural(f.packets as usize, "packet")
                 )?;
             }

@@ -24,6 +24,7 @@ mod limits;
 mod matching;
 mod messages;
 mod mistakes;
+mod names;
 mod output;
 mod pictures;
 mod properties;
