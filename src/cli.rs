@@ -402,6 +402,8 @@ impl CorrelateArgs {
                 let labels: Vec<&str> = config.captures.iter().map(|c| c.label.as_str()).collect();
                 Some(crate::report::table::Column::parse_list(list, &labels).map_err(UsageError)?)
             }
+            // --tz alone: the table shows the time in that zone
+            None if self.tz.is_some() => Some(crate::report::table::DEFAULT_COLUMNS_WITH_TIME.to_vec()),
             None => None,
         };
         Ok(CorrelateRun {
@@ -511,6 +513,29 @@ mod tests {
         assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Json);
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "report.HTML"]).unwrap();
         assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Html);
+    }
+
+    #[test]
+    fn tz_time_format_and_columns_become_the_run_s_view() {
+        use crate::report::table::Column;
+        let run = |args: &[&str]| {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap"];
+            all.extend(args);
+            Args::try_parse_from(all).unwrap().correlate.to_run()
+        };
+        let r = run(&[]).unwrap();
+        assert_eq!((r.time, r.columns), (None, None));
+        let r = run(&["--time-format", "epoch"]).unwrap();
+        assert_eq!(r.time, Some(TimeStyle { zone: Zone::Utc, format: TimeFormat::Epoch }));
+        assert_eq!(r.columns, None);
+        // a negative offset is a value, not an option; --tz alone adds the time column
+        let r = run(&["--tz", "-05:00"]).unwrap();
+        assert_eq!(r.time.unwrap().rfc3339(0), "1969-12-31T19:00:00.000000000-05:00");
+        assert_eq!(r.columns.unwrap()[1], Column::Time);
+        let r = run(&["--tz", "UTC", "--columns", "b,#", "--names", "x", "--names", "y"]).unwrap();
+        assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
+        assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
+        assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
     }
 
     #[test]

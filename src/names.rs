@@ -118,10 +118,10 @@ impl Names {
 
     /// The name of `addr`: its own, else the longest network's holding it.
     pub fn lookup(&self, addr: IpAddr) -> Option<&str> {
+        let addr = canonical(addr);
         if let Some((_, name)) = self.exact.get(&addr) {
             return Some(name);
         }
-        let addr = canonical(addr);
         self.nets
             .iter()
             .find(|n| crate::report::endpoint::net_contains(n.addr, n.prefix, addr))
@@ -443,6 +443,7 @@ mod tests {
         );
         assert_eq!(f, NamesFormat::Hosts);
         assert_eq!(n.lookup(ip("198.18.90.42")), Some("backend-vpn-0"));
+        assert_eq!(n.lookup(ip("::ffff:198.18.90.42")), Some("backend-vpn-0"));
         assert_eq!(n.lookup(ip("2001:db8::1")), Some("v6-host"));
         assert_eq!(n.lookup(ip("198.19.3.9")), Some("onprem"));
         assert_eq!(n.lookup(ip("::ffff:198.19.3.9")), Some("onprem"));

@@ -195,6 +195,17 @@ pub const COLUMN_NAMES: [&str; 8] =
 pub const DEFAULT_COLUMNS: [Column; 6] =
     [Column::Request, Column::Service, Column::Hops, Column::Reply, Column::Outcome, Column::Match];
 
+/// The default columns when `--tz` is given: the time in that zone after the number.
+pub const DEFAULT_COLUMNS_WITH_TIME: [Column; 7] = [
+    Column::Request,
+    Column::Time,
+    Column::Service,
+    Column::Hops,
+    Column::Reply,
+    Column::Outcome,
+    Column::Match,
+];
+
 impl Column {
     /// `--columns request,service,hops,...` (a capture label names its own
     /// column; `#` is `request`); says which names are read otherwise.
