@@ -389,6 +389,11 @@ impl CorrelateArgs {
                 "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
             ));
         }
+        if self.warnings_to.is_some() && self.warnings_to == self.output {
+            return Err(UsageError(
+                "--warnings-to names the report's own file (-o); give another file".into(),
+            ));
+        }
         let config = self.to_config()?;
         let time = match (&self.tz, self.time_format) {
             (None, None) => None,
@@ -536,6 +541,7 @@ mod tests {
         assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
         assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
+        assert!(run(&["-o", "r.csv", "--warnings-to", "r.csv"]).unwrap_err().0.contains("--warnings-to"));
     }
 
     #[test]
