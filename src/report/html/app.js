@@ -247,7 +247,7 @@
     changes.forEach(([side, c], k) => {
       const [a, b] = c.between.split("->").map((l) => labels.indexOf(l));
       if (a < 0 || b < 0) return;
-      const y = changeTop + k * 18, text = side + " " + c.before + " → " + c.after;
+      const y = changeTop + k * 18, text = side + " " + named(c.before, c.before_name) + " → " + named(c.after, c.after_name);
       // Spans the boundary, or the text when that is wider (about 6.5 px a character).
       const w = Math.max(x(b) - x(a) - 8, text.length * 6.5 + 12), mid = (x(a) + x(b)) / 2;
       s.append(svg("rect", { x: mid - w / 2, y, width: w, height: 15, rx: 3, class: "changed" }));
