@@ -209,6 +209,22 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
     rows.iter().map(|(k, v)| format!("  {k}{}  {v}", " ".repeat(width - k.chars().count()))).collect()
 }
 
+/// With `--tz`: when the first and the last request began at capture 1, in
+/// that zone (`  first request 2026-11-30T05:29:32.155211000+01:00, last ...
+/// (Europe/Berlin)`); None without `--tz` or without requests.
+fn time_span(w: &Words<'_>, findings: &Findings) -> Option<String> {
+    let style =
+        w.time.filter(|t| t.zone != crate::report::when::Zone::Utc || t.format != Default::default())?;
+    let times = findings.requests.iter().filter_map(crate::report::request_time_ns);
+    let (first, last) = (times.clone().min()?, times.max()?);
+    Some(format!(
+        "  first request {}, last {} ({})",
+        style.rfc3339(first),
+        style.rfc3339(last),
+        style.zone_name(first)
+    ))
+}
+
 /// The summary: patterns, clock offsets, boundaries, unmatched flows, warnings.
 pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
     write_summary_with(&Words::new(findings), findings, color, out)
@@ -232,6 +248,9 @@ pub fn write_summary_with(
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
+    if let Some(line) = time_span(w, findings) {
+        writeln!(out, "{line}")?;
+    }
     let texts = all_patterns(w, findings);
     let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
     for (r, text) in findings.requests.iter().zip(&texts) {
@@ -314,6 +333,29 @@ mod tests {
         let mut out = Vec::new();
         write_summary(&findings(), false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn tz_adds_the_time_span_in_that_zone_and_names_show_in_patterns() {
+        let f = findings();
+        let style = crate::report::when::TimeStyle {
+            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
+            ..Default::default()
+        };
+        let mut names = crate::names::Names::default();
+        names.extend(crate::names::parse("198.19.3.17 node-a\n").unwrap().1);
+        let w = Words::with(&f, Some(&names), Some(&style));
+        let mut out = Vec::new();
+        write_summary_with(&w, &f, false, &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let second = s.lines().nth(1).unwrap();
+        assert_eq!(
+            second,
+            "  first request 2026-11-30T00:40:38.123456789+01:00, last 2026-11-30T00:40:42.123456789+01:00 (Europe/Berlin)"
+        );
+        assert!(s.contains("source 198.18.90.42 → node-a (198.19.3.17) between egress and backend"), "{s}");
+        // without --tz the summary is as it was
+        assert!(!summary().contains("first request"));
     }
 
     #[test]
