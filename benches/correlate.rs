@@ -49,7 +49,7 @@ fn bench_correlate(c: &mut Criterion) {
     let findings = verdict(&metas, &flows, &correlate(&flows, &config), &[], &options);
     assert_eq!(findings.requests.len() as u64, requests);
     for (name, format) in [("report/json", Format::Json), ("report/table", Format::Table)] {
-        let opts = ReportOptions { format, summary_only: false, color: false };
+        let opts = ReportOptions { format, ..ReportOptions::default() };
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut out = Vec::with_capacity(8 << 20);

@@ -103,9 +103,60 @@ pub fn run(run: Run) -> Result<u8, Error> {
     }
 }
 
+/// The terminal's width: `COLUMNS` when set, else what the terminal says.
+fn terminal_width() -> Option<usize> {
+    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok());
+    from_env
+        .or_else(|| console::Term::stdout().size_checked().map(|(_, cols)| usize::from(cols)))
+        .filter(|w| *w > 0)
+}
+
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
 /// (the label only when the file name does not start with it).
 fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::config::CaptureSpec]) {
+    for line in warning_lines(warnings, captures) {
+        eprintln!("tuplecorr: warning: {line}");
+    }
+}
+
+/// `--warnings-to FILE`: a CSV `file,label,record,byte_offset,message` when
+/// FILE ends in `.csv`, else the lines printed on stderr. Written even when
+/// there is no warning, so its absence of lines says so.
+pub fn write_warnings(
+    warnings: &[crate::verdict::WarningOut],
+    captures: &[crate::config::CaptureSpec],
+    path: &std::path::Path,
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    let csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if !csv {
+        for line in warning_lines(warnings, captures) {
+            writeln!(out, "tuplecorr: warning: {line}")?;
+        }
+        return Ok(());
+    }
+    let mut w = ::csv::Writer::from_writer(out);
+    w.write_record(["file", "label", "record", "byte_offset", "message"])?;
+    for x in warnings {
+        let file = captures.iter().find(|c| c.label == x.label).map(|c| c.display_name()).unwrap_or_default();
+        let num = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
+        w.write_record([
+            crate::report::csv::defuse(&file),
+            crate::report::csv::defuse(&x.label),
+            num(x.record),
+            num(x.byte_offset),
+            x.message.clone(),
+        ])?;
+    }
+    w.flush()
+}
+
+/// Each warning as `FILE (LABEL): record R at byte B: message`.
+fn warning_lines(
+    warnings: &[crate::verdict::WarningOut],
+    captures: &[crate::config::CaptureSpec],
+) -> Vec<String> {
+    let mut lines = Vec::with_capacity(warnings.len());
     for w in warnings {
         let mut place = String::new();
         if let Some(r) = w.record {
@@ -122,8 +173,9 @@ fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::co
             Some(f) => f,
             _ => w.label.clone(),
         };
-        eprintln!("tuplecorr: warning: {who}: {place}{}", w.message);
+        lines.push(format!("{who}: {place}{}", w.message));
     }
+    lines
 }
 
 /// The last component of a path as given (for messages).
@@ -139,12 +191,25 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     let inputs = crate::output::capture_inputs(&config.captures);
     let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
     let pcapng_target = run.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
+    let warnings_target =
+        run.warnings_to.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
+    // Names are read before any capture: a wrong file is a usage error at once.
+    let names = if run.names.is_empty() {
+        None
+    } else {
+        Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
+    };
     let bars = Bars::new(config.captures.len(), !config.quiet);
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
         with_threads(config.threads, || crate::pipeline::analyze_full(config, &bars, want_ladder))??;
     findings.warnings.extend(crate::checks::all(config, &findings));
     print_warnings(&findings.warnings, &config.captures);
+    if let (Some(target), Some(path)) = (&warnings_target, &run.warnings_to) {
+        crate::output::write_to(target, |out| {
+            write_warnings(&findings.warnings, &config.captures, path, out)
+        })?;
+    }
     report::filter_requests(&mut findings, &config.filter);
     if !config.list_unmatched {
         for u in &mut findings.unmatched {
@@ -157,6 +222,12 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         format: run.output.format,
         summary_only: run.summary_only,
         color: color_enabled(run.color, to_terminal, no_color.as_deref()),
+        view: report::View {
+            names,
+            time: run.time.clone(),
+            columns: run.columns.clone(),
+            width: to_terminal.then(terminal_width).flatten(),
+        },
     };
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)

@@ -11,6 +11,7 @@ use crate::config::{
     Source, TimeBound,
 };
 use crate::report::schema::WireName;
+use crate::report::when::{TimeFormat, TimeStyle, Zone};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
@@ -117,6 +118,24 @@ pub struct CorrelateArgs {
     /// Report only requests first seen before this time (RFC 3339, or seconds from the first packet).
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
+    /// Name addresses from FILE (repeatable): /etc/hosts lines, a CSV address,name, or the
+    /// output of `kubectl get pods -A -o wide`, `kubectl get nodes -o wide`, `kubectl get svc -A`
+    /// (text or -o json). Names appear beside addresses, never instead of them.
+    #[arg(long, value_name = "FILE")]
+    pub names: Vec<PathBuf>,
+    /// Time zone of the table, summary and CSV: UTC, local, ±HH:MM or Area/City (JSON stays UTC).
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
+    pub tz: Option<String>,
+    /// Times in the CSV: rfc3339 (default), spreadsheet (YYYY-MM-DD HH:MM:SS.ffffff) or epoch seconds.
+    #[arg(long, value_parser = choice::<TimeFormat>())]
+    pub time_format: Option<TimeFormat>,
+    /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
+    /// hops, reply, outcome, match, or a capture label (default request,service,hops,reply,outcome,match).
+    #[arg(long, value_name = "LIST")]
+    pub columns: Option<String>,
+    /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
+    #[arg(long, value_name = "FILE")]
+    pub warnings_to: Option<PathBuf>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -475,8 +494,34 @@ impl CorrelateArgs {
                 "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
             ));
         }
+        if self.warnings_to.is_some() && self.warnings_to == self.output {
+            return Err(UsageError(
+                "--warnings-to names the report's own file (-o); give another file".into(),
+            ));
+        }
+        let config = self.to_config()?;
+        let time = match (&self.tz, self.time_format) {
+            (None, None) => None,
+            (tz, format) => Some(TimeStyle {
+                zone: tz.as_deref().map(Zone::parse).transpose()?.unwrap_or_default(),
+                format: format.unwrap_or_default(),
+            }),
+        };
+        let columns = match &self.columns {
+            Some(list) => {
+                let labels: Vec<&str> = config.captures.iter().map(|c| c.label.as_str()).collect();
+                Some(crate::report::table::Column::parse_list(list, &labels).map_err(UsageError)?)
+            }
+            // --tz alone: the table shows the time in that zone
+            None if self.tz.is_some() => Some(crate::report::table::DEFAULT_COLUMNS_WITH_TIME.to_vec()),
+            None => None,
+        };
         Ok(CorrelateRun {
-            config: self.to_config()?,
+            config,
+            names: self.names.clone(),
+            time,
+            columns,
+            warnings_to: self.warnings_to.clone(),
             output: Output { path: self.output.clone(), format },
             pcapng: self.pcapng.clone(),
             pcapng_only_requests: self.pcapng_only_requests,
@@ -578,6 +623,30 @@ mod tests {
         assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Json);
         let a = Args::try_parse_from(["tuplecorr", "a.pcap", "b.pcap", "-o", "report.HTML"]).unwrap();
         assert_eq!(a.correlate.to_run().unwrap().output.format, Format::Html);
+    }
+
+    #[test]
+    fn tz_time_format_and_columns_become_the_run_s_view() {
+        use crate::report::table::Column;
+        let run = |args: &[&str]| {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap"];
+            all.extend(args);
+            Args::try_parse_from(all).unwrap().correlate.to_run()
+        };
+        let r = run(&[]).unwrap();
+        assert_eq!((r.time, r.columns), (None, None));
+        let r = run(&["--time-format", "epoch"]).unwrap();
+        assert_eq!(r.time, Some(TimeStyle { zone: Zone::Utc, format: TimeFormat::Epoch }));
+        assert_eq!(r.columns, None);
+        // a negative offset is a value, not an option; --tz alone adds the time column
+        let r = run(&["--tz", "-05:00"]).unwrap();
+        assert_eq!(r.time.unwrap().rfc3339(0), "1969-12-31T19:00:00.000000000-05:00");
+        assert_eq!(r.columns.unwrap()[1], Column::Time);
+        let r = run(&["--tz", "UTC", "--columns", "b,#", "--names", "x", "--names", "y"]).unwrap();
+        assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
+        assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
+        assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
+        assert!(run(&["-o", "r.csv", "--warnings-to", "r.csv"]).unwrap_err().0.contains("--warnings-to"));
     }
 
     #[test]

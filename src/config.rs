@@ -311,6 +311,14 @@ pub struct CorrelateRun {
     pub summary_only: bool,
     pub color: ColorChoice,
     pub fail_on: Vec<FailOn>,
+    /// `--names FILE`, in the order given.
+    pub names: Vec<PathBuf>,
+    /// `--tz` and `--time-format`; None = RFC 3339 UTC.
+    pub time: Option<crate::report::when::TimeStyle>,
+    /// `--columns` of the table.
+    pub columns: Option<Vec<crate::report::table::Column>>,
+    /// `--warnings-to FILE`.
+    pub warnings_to: Option<PathBuf>,
 }
 
 /// `tuplecorr inspect`.

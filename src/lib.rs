@@ -38,6 +38,7 @@ pub mod flows;
 pub mod inspect;
 pub mod ladder;
 pub mod merge;
+pub mod names;
 pub mod output;
 pub mod pipeline;
 pub mod progress;

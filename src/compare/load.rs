@@ -145,6 +145,13 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         .iter()
         .map(String::from)
         .collect();
+    // `--names` appends name columns after `explanation`: not needed to compare.
+    let mut header = header;
+    if let Some(end) = header.iter().position(|c| c == "explanation") {
+        if header.get(end + 1).is_some_and(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
+            header.truncate(end + 1);
+        }
+    }
     let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + TRAILING_COLUMNS.len());
     let labels: Vec<String> = match hop_columns {
         Some(n) if n % 3 == 0 && header[header.len() - TRAILING_COLUMNS.len()..] == TRAILING_COLUMNS => {

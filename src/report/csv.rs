@@ -50,6 +50,31 @@ pub fn header(labels: &[&str]) -> Vec<String> {
     cols
 }
 
+/// Name columns, appended after [`TRAILING_COLUMNS`] only with `--names`
+/// (per capture label L: `L_client_name`, `L_server_name` between these).
+pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_name"];
+
+/// The header row with the name columns of `--names` after the others.
+pub fn header_with_names(labels: &[&str]) -> Vec<String> {
+    let mut cols = header(labels);
+    cols.extend(NAME_COLUMNS[..2].iter().map(|c| c.to_string()));
+    for label in labels {
+        cols.extend(["_client_name", "_server_name"].iter().map(|s| format!("{label}{s}")));
+    }
+    cols.push(NAME_COLUMNS[2].to_string());
+    cols
+}
+
+/// A name for a CSV cell: one that a spreadsheet would read as a formula
+/// (starting with `=`, `+`, `-` or `@`) gets a leading `'`.
+pub fn defuse(name: &str) -> String {
+    if name.starts_with(['=', '+', '-', '@']) {
+        format!("'{name}")
+    } else {
+        name.to_string()
+    }
+}
+
 /// `yes`, `no`, or empty where the request was not seen and no reply either.
 pub fn reply_cell(hop: Option<&Hop>) -> &'static str {
     match hop {
@@ -77,7 +102,8 @@ fn endpoint_into(cell: &mut String, e: Option<Endpoint>) {
 
 /// One row, in the order of [`header`]: cells written into reused strings.
 pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
-    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len();
+    let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
+    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len() + names;
     cells.resize_with(columns, String::new);
     cells.iter_mut().for_each(String::clear);
     let mut cell = cells.iter_mut();
@@ -86,7 +112,10 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     let _ = write!(next(), "{}", request.request);
     next().push_str(request.proto.wire());
     if let Some(t) = first.and_then(|h| h.time_ns) {
-        next().push_str(&crate::time::rfc3339(t));
+        next().push_str(&match w.time {
+            Some(style) => style.format(t),
+            None => crate::time::rfc3339(t),
+        });
     } else {
         next();
     }
@@ -141,6 +170,21 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
             next();
         }
     }
+    if w.names.is_some() {
+        let name = |cell: &mut String, e: Option<Endpoint>| {
+            if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
+                cell.push_str(&defuse(n));
+            }
+        };
+        name(next(), first.and_then(|h| h.client));
+        name(next(), first.and_then(|h| h.server));
+        for i in 0..w.labels.len() {
+            let seen = request.captures.get(i).filter(|h| h.seen);
+            name(next(), seen.and_then(|h| h.client));
+            name(next(), seen.and_then(|h| h.server));
+        }
+        name(next(), outcome.by.map(|addr| Endpoint { addr, port: None }));
+    }
 }
 
 /// One row, in the order of [`header`].
@@ -152,9 +196,15 @@ pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
 
 /// `--format csv`: header, then one row per request.
 pub fn write_csv(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    let words = Words::new(findings);
+    write_csv_with(&Words::new(findings), findings, out)
+}
+
+/// [`write_csv`] with `--names` (name columns after the others) and
+/// `--tz`/`--time-format` (`first_seen`).
+pub fn write_csv_with(words: &Words<'_>, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(&mut *out);
-    w.write_record(header(&words.labels))?;
+    let header = if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
+    w.write_record(header)?;
     w.flush()?;
     drop(w);
     // Rows are independent: each task writes its rows with its own writer.
@@ -162,7 +212,7 @@ pub fn write_csv(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
         let mut w = csv::Writer::from_writer(buf);
         let mut cells = Vec::new();
         for r in requests {
-            row_into(&words, r, &mut cells);
+            row_into(words, r, &mut cells);
             w.write_record(&cells)?;
         }
         w.flush()

@@ -6,7 +6,6 @@
 
 use crate::report::words::Words;
 use crate::verdict::{ChangeKind, Origin, OutcomeKind, ReplyPath, Request, Strength};
-use std::fmt::Write as _;
 
 /// The usual reading of a boundary with conventional labels.
 fn reading(between: &str) -> Option<&'static str> {
@@ -35,26 +34,27 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         let at = with_reading(&w.between(c.between));
         parts.push(match c.kind {
             ChangeKind::Proxy => {
-                format!("a proxy opened a new connection {at}: client {} became {}", c.before, c.after)
+                format!(
+                    "a proxy opened a new connection {at}: client {} became {}",
+                    w.endpoint(c.before),
+                    w.endpoint(c.after)
+                )
             }
-            _ => format!("source {} -> {} {at}", c.before, c.after),
+            _ => format!("source {} -> {} {at}", w.endpoint(c.before), w.endpoint(c.after)),
         });
     }
     for c in &r.destination {
         parts.push(format!(
             "destination {} -> {} {}",
-            c.before,
-            c.after,
+            w.endpoint(c.before),
+            w.endpoint(c.after),
             with_reading(&w.between(c.between))
         ));
     }
     if parts.is_empty() {
         let seen: Vec<&str> =
             (0..r.captures.len()).filter(|&i| r.captures[i].seen).map(|i| w.label(i)).collect();
-        let mut client = String::new();
-        if let Some(c) = r.captures.iter().find_map(|h| h.client) {
-            let _ = write!(client, "{c}");
-        }
+        let client = r.captures.iter().find_map(|h| h.client).map_or_else(String::new, |c| w.endpoint(c));
         if seen.len() > 1 {
             parts.push(format!("source {client} unchanged through {}", seen.join(", ")));
         } else {
@@ -92,7 +92,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             )
         }
     });
-    let by = r.outcome.by.map_or_else(|| "?".to_string(), |a| a.to_string());
+    let by = r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
     let (entered, injected) = match r.outcome.origin {
         Some(Origin::Between(b)) => (format!("entering {}", with_reading(&w.between(b))), true),
         Some(Origin::Capture(c)) => (format!("first seen at {}", w.label(c)), false),

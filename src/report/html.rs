@@ -17,19 +17,30 @@ const APP: &str = include_str!("html/app.js");
 
 /// `--format html`. Without ladder data the ladders say there are no events.
 pub fn write_html(findings: &Findings, ladder: Option<&Ladder>, out: &mut dyn Write) -> io::Result<()> {
+    write_html_with(&crate::report::words::Words::new(findings), findings, ladder, out)
+}
+
+/// [`write_html`] with names (the embedded findings carry `*_name` fields and
+/// the summary speaks of names) and zone.
+pub fn write_html_with(
+    w: &crate::report::words::Words<'_>,
+    findings: &Findings,
+    ladder: Option<&Ladder>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let (head, rest) = split(PAGE, "/*STYLE*/");
     let (middle, rest) = split(rest, "<!--DATA-->");
     let (before_app, tail) = split(rest, "/*APP*/");
     out.write_all(head.as_bytes())?;
     out.write_all(STYLE.as_bytes())?;
     out.write_all(middle.as_bytes())?;
-    json_block(out, "tc-findings", |w| serde_json::to_writer(w, &super::schema::findings(findings)))?;
+    json_block(out, "tc-findings", |o| serde_json::to_writer(o, &super::schema::findings_with(w, findings)))?;
     let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
     let empty = Ladder::default();
     let embedded = Embedded { ladder: ladder.unwrap_or(&empty), reported: &reported };
     json_block(out, "tc-ladder", |w| serde_json::to_writer(w, &embedded))?;
     let mut summary = Vec::new();
-    super::summary::write_summary(findings, false, &mut summary)?;
+    super::summary::write_summary_with(w, findings, false, &mut summary)?;
     let summary = String::from_utf8_lossy(&summary);
     json_block(out, "tc-summary", |w| serde_json::to_writer(w, summary.trim_end()))?;
     out.write_all(before_app.as_bytes())?;

@@ -20,7 +20,15 @@ const REQUESTS_KEY: &str = "\n  \"requests\": [";
 /// spliced into the empty array: the same bytes as printing the whole object
 /// at once (tested).
 pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    let words = crate::report::words::Words::new(findings);
+    write_json_with(&crate::report::words::Words::new(findings), findings, out)
+}
+
+/// [`write_json`] with names and zone (`*_name`, `time_local` fields).
+pub fn write_json_with(
+    words: &crate::report::words::Words<'_>,
+    findings: &Findings,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let outer = schema::findings_without_requests(findings);
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
@@ -37,7 +45,7 @@ pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
         for r in requests {
             buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
             let mut ser = serde_json::Serializer::with_formatter(&mut *buf, Indented::at(2));
-            schema::request(&words, r).serialize(&mut ser)?;
+            schema::request(words, r).serialize(&mut ser)?;
         }
         Ok(())
     })?;
@@ -128,10 +136,18 @@ impl serde_json::ser::Formatter for Indented {
 
 /// `--format ndjson`: one request object a line, nothing else.
 pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-    let words = crate::report::words::Words::new(findings);
+    write_ndjson_with(&crate::report::words::Words::new(findings), findings, out)
+}
+
+/// [`write_ndjson`] with names and zone.
+pub fn write_ndjson_with(
+    words: &crate::report::words::Words<'_>,
+    findings: &Findings,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         for r in requests {
-            serde_json::to_writer(&mut *buf, &schema::request(&words, r))?;
+            serde_json::to_writer(&mut *buf, &schema::request(words, r))?;
             buf.push(b'\n');
         }
         Ok(())

@@ -12,6 +12,7 @@ pub mod json;
 pub mod schema;
 pub mod summary;
 pub mod table;
+pub mod when;
 pub mod words;
 
 #[cfg(test)]
@@ -25,13 +26,41 @@ use std::io::{self, Write};
 pub use crate::config::{FailOn, Format};
 
 /// How to write a report.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReportOptions {
     pub format: Format,
     /// Only the summary (`--summary`): the text summary, whatever the format.
     pub summary_only: bool,
     /// Colour the table and summary with ANSI codes.
     pub color: bool,
+    /// Names, zone, columns and width: how the report speaks to its reader.
+    pub view: View,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { format: Format::Table, summary_only: false, color: false, view: View::default() }
+    }
+}
+
+/// The reader's terms (issue 17): none of it changes a verdict.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct View {
+    /// `--names`: names beside addresses; None = none looked up.
+    pub names: Option<crate::names::Names>,
+    /// `--tz` and `--time-format`; None = RFC 3339 UTC.
+    pub time: Option<when::TimeStyle>,
+    /// `--columns` of the table; None = [`table::DEFAULT_COLUMNS`].
+    pub columns: Option<Vec<table::Column>>,
+    /// The terminal's width: the table shortens cells to fit it.
+    pub width: Option<usize>,
+}
+
+impl View {
+    /// The words of these findings in the reader's terms.
+    pub fn words<'a>(&'a self, findings: &'a Findings) -> words::Words<'a> {
+        words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
+    }
 }
 
 /// Writes the findings in the chosen format.
@@ -46,18 +75,21 @@ pub fn write_with_ladder(
     options: &ReportOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let view = &options.view;
+    let w = view.words(findings);
     if options.summary_only {
-        return summary::write_summary(findings, options.color, out);
+        return summary::write_summary_with(&w, findings, options.color, out);
     }
     match options.format {
-        Format::Json => json::write_json(findings, out),
-        Format::Ndjson => json::write_ndjson(findings, out),
-        Format::Csv => csv::write_csv(findings, out),
-        Format::Html => html::write_html(findings, ladder, out),
+        Format::Json => json::write_json_with(&w, findings, out),
+        Format::Ndjson => json::write_ndjson_with(&w, findings, out),
+        Format::Csv => csv::write_csv_with(&w, findings, out),
+        Format::Html => html::write_html_with(&w, findings, ladder, out),
         Format::Table => {
-            table::write_table(findings, options.color, out)?;
+            let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
+            table::write_table_with(&w, findings, columns, view.width, options.color, out)?;
             writeln!(out)?;
-            summary::write_summary(findings, options.color, out)
+            summary::write_summary_with(&w, findings, options.color, out)
         }
     }
 }
@@ -213,7 +245,7 @@ mod tests {
     fn summary_only_writes_just_the_summary() {
         let f = findings();
         let mut out = Vec::new();
-        let options = ReportOptions { format: Format::Table, summary_only: true, color: false };
+        let options = ReportOptions { summary_only: true, ..ReportOptions::default() };
         write(&f, &options, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("5 requests across"));

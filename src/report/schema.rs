@@ -233,6 +233,15 @@ pub struct Hop {
     pub client: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// `--names` only: the name of the client's address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_name: Option<String>,
+    /// `--names` only: the name of the server's address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    /// `--tz` only (a zone other than UTC): `time` in that zone, RFC 3339 with its offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_local: Option<String>,
     pub reply_seen: bool,
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_ms")]
     pub rtt_ms: Option<f64>,
@@ -278,6 +287,12 @@ pub struct Change {
     pub kind: v::ChangeKind,
     pub before: String,
     pub after: String,
+    /// `--names` only: the name of `before`'s address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_name: Option<String>,
+    /// `--names` only: the name of `after`'s address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_name: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -294,6 +309,9 @@ pub struct Outcome {
     pub kind: v::OutcomeKind,
     /// Sender address of the RST / ICMP error.
     pub by: Option<String>,
+    /// `--names` only: the name of `by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_name: Option<String>,
     /// Where it came into the path: a capture label, or a boundary `A->B`.
     pub origin: Option<String>,
     /// `type/code` of the ICMP error.
@@ -331,10 +349,14 @@ pub struct WarningOut {
 
 /// The whole report's wire view.
 pub fn findings(f: &v::Findings) -> Findings {
+    findings_with(&crate::report::words::Words::new(f), f)
+}
+
+/// [`findings`] with the names of `--names` (`*_name` fields) and `--tz` (`time_local`).
+pub fn findings_with(w: &crate::report::words::Words<'_>, f: &v::Findings) -> Findings {
     use rayon::prelude::*;
-    let w = crate::report::words::Words::new(f);
     Findings {
-        requests: f.requests.par_iter().map(|r| request(&w, r)).collect(),
+        requests: f.requests.par_iter().map(|r| request(w, r)).collect(),
         ..findings_without_requests(f)
     }
 }
@@ -383,6 +405,8 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
     let text = |e: &Option<v::Endpoint>| e.as_ref().map(ToString::to_string);
+    let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
+    let local = w.time.filter(|t| t.zone != crate::report::when::Zone::Utc);
     Request {
         request: r.request,
         proto: r.proto,
@@ -397,6 +421,9 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
                 raw_time: h.raw_time_ns.map(crate::time::rfc3339),
                 client: text(&h.client),
                 server: text(&h.server),
+                client_name: name(&h.client),
+                server_name: name(&h.server),
+                time_local: local.and_then(|t| h.time_ns.map(|ns| t.rfc3339(ns))),
                 reply_seen: h.reply_seen,
                 rtt_ms: h.rtt_ns.map(ms),
                 packets_to_server: h.packets_to_server,
@@ -442,6 +469,7 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
         outcome: Outcome {
             kind: r.outcome.kind,
             by: r.outcome.by.map(|a| a.to_string()),
+            by_name: r.outcome.by.and_then(|a| w.name_of(a)).map(str::to_string),
             origin: r.outcome.origin.map(|o| w.origin(o)),
             icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
         },
@@ -463,6 +491,8 @@ fn changes(w: &crate::report::words::Words<'_>, list: &[v::Change]) -> Changes {
                 kind: c.kind,
                 before: c.before.to_string(),
                 after: c.after.to_string(),
+                before_name: w.name_of(c.before.addr).map(str::to_string),
+                after_name: w.name_of(c.after.addr).map(str::to_string),
             })
             .collect(),
     }

@@ -17,11 +17,13 @@ pub fn change_phrase(w: &Words<'_>, side: &str, c: &Change) -> String {
     let at = w.between_words(c.between);
     match c.kind {
         ChangeKind::PortOnly => format!("{side} port remapped between {at}"),
-        ChangeKind::Proxy => format!("new connection from {after} between {at} (proxy)"),
+        ChangeKind::Proxy => format!("new connection from {} between {at} (proxy)", w.addr(after)),
         ChangeKind::Snat | ChangeKind::Dnat if before == after => {
             format!("{side} port remapped between {at}")
         }
-        ChangeKind::Snat | ChangeKind::Dnat => format!("{side} {before} → {after} between {at}"),
+        ChangeKind::Snat | ChangeKind::Dnat => {
+            format!("{side} {} → {} between {at}", w.addr(before), w.addr(after))
+        }
     }
 }
 
@@ -52,7 +54,7 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
     let from = |what: String| {
         let mut s = what;
         if let Some(by) = o.by {
-            s.push_str(&format!(" from {by}"));
+            s.push_str(&format!(" from {}", w.addr(by)));
         }
         match o.origin {
             Some(Origin::Between(b)) => s.push_str(&format!(", injected between {}", w.between_words(b))),
@@ -100,7 +102,7 @@ const CLIENT: &str = "\u{1}client\u{1}";
 /// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
     let w = Words::new(findings);
-    patterns_of(findings, all_patterns(&w, findings))
+    patterns_of(&w, findings, all_patterns(&w, findings))
 }
 
 /// The pattern of every request, built across cores.
@@ -110,12 +112,12 @@ fn all_patterns(w: &Words<'_>, findings: &Findings) -> Vec<String> {
 }
 
 /// [`patterns`] from the requests' patterns (`texts[i]` is request `i`'s).
-fn patterns_of(findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
+fn patterns_of(w: &Words<'_>, findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
     let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
     for (r, text) in findings.requests.iter().zip(texts) {
         let (shape, client) = match r.source.first() {
             Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
-                let before = c.before.addr.to_string();
+                let before = w.addr(c.before.addr);
                 let shape = text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1);
                 (shape, Some(before))
             }
@@ -208,9 +210,34 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
     rows.iter().map(|(k, v)| format!("  {k}{}  {v}", " ".repeat(width - k.chars().count()))).collect()
 }
 
+/// With `--tz`: when the first and the last request began at capture 1, in
+/// that zone (`  first request 2026-11-30T05:29:32.155211000+01:00, last ...
+/// (Europe/Berlin)`); None without `--tz` or without requests.
+fn time_span(w: &Words<'_>, findings: &Findings) -> Option<String> {
+    let style =
+        w.time.filter(|t| t.zone != crate::report::when::Zone::Utc || t.format != Default::default())?;
+    let times = findings.requests.iter().filter_map(crate::report::request_time_ns);
+    let (first, last) = (times.clone().min()?, times.max()?);
+    Some(format!(
+        "  first request {}, last {} ({})",
+        style.rfc3339(first),
+        style.rfc3339(last),
+        style.zone_name(first)
+    ))
+}
+
 /// The summary: patterns, clock offsets, boundaries, unmatched flows, warnings.
 pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let w = Words::new(findings);
+    write_summary_with(&Words::new(findings), findings, color, out)
+}
+
+/// [`write_summary`] with names and zone.
+pub fn write_summary_with(
+    w: &Words<'_>,
+    findings: &Findings,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let labels = &w.labels;
     let mut by_proto: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &findings.requests {
@@ -222,13 +249,16 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
-    let texts = all_patterns(&w, findings);
+    if let Some(line) = time_span(w, findings) {
+        writeln!(out, "{line}")?;
+    }
+    let texts = all_patterns(w, findings);
     let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
     for (r, text) in findings.requests.iter().zip(&texts) {
         style_of.entry(text.as_str()).or_insert_with(|| pattern_style(r));
     }
     let style_of: BTreeMap<String, Style> = style_of.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    let list = patterns_of(findings, texts);
+    let list = patterns_of(w, findings, texts);
     let width = list.first().map_or(1, |(n, _)| n.to_string().len());
     for (n, text) in &list {
         let word = if *n == 1 { "request" } else { "requests" };
@@ -268,9 +298,9 @@ pub fn write_summary(findings: &Findings, color: bool, out: &mut dyn Write) -> i
                     "  {}  {} {} → {} at {} ({})",
                     w.label(u.capture),
                     f.proto.wire(),
-                    f.client,
-                    f.server,
-                    crate::time::rfc3339(f.time_ns),
+                    w.endpoint(f.client),
+                    w.endpoint(f.server),
+                    w.time(f.time_ns),
                     plural(f.packets as usize, "packet")
                 )?;
             }
@@ -304,6 +334,29 @@ mod tests {
         let mut out = Vec::new();
         write_summary(&findings(), false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn tz_adds_the_time_span_in_that_zone_and_names_show_in_patterns() {
+        let f = findings();
+        let style = crate::report::when::TimeStyle {
+            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
+            ..Default::default()
+        };
+        let mut names = crate::names::Names::default();
+        names.extend(crate::names::parse("198.19.3.17 node-a\n").unwrap().1);
+        let w = Words::with(&f, Some(&names), Some(&style));
+        let mut out = Vec::new();
+        write_summary_with(&w, &f, false, &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let second = s.lines().nth(1).unwrap();
+        assert_eq!(
+            second,
+            "  first request 2026-11-30T00:40:38.123456789+01:00, last 2026-11-30T00:40:42.123456789+01:00 (Europe/Berlin)"
+        );
+        assert!(s.contains("source 198.18.90.42 → node-a (198.19.3.17) between egress and backend"), "{s}");
+        // without --tz the summary is as it was
+        assert!(!summary().contains("first request"));
     }
 
     #[test]

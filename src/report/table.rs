@@ -108,6 +108,9 @@ pub fn reply_text(w: &Words<'_>, r: &Request) -> String {
 /// The outcome column: kind, ICMP type/code, sender and where it came in.
 pub fn outcome_text(w: &Words<'_>, r: &Request) -> String {
     let mut text = outcome_sender_text(r);
+    if let Some(name) = r.outcome.by.and_then(|a| w.name_of(a)) {
+        let _ = write!(text, " ({name})");
+    }
     if let Some(origin) = r.outcome.origin {
         let _ = write!(text, " at {}", w.origin(origin));
     }
@@ -166,8 +169,117 @@ fn match_style(r: &Request) -> Style {
     }
 }
 
+/// A column of the table (`--columns`, as `ps -o`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    Request,
+    Proto,
+    /// Protocol and server endpoint at capture 1, with its name.
+    Service,
+    /// Time at capture 1 in the `--tz` zone.
+    Time,
+    /// Every capture point, in path order.
+    Hops,
+    /// One capture point (by label).
+    Hop(usize),
+    Reply,
+    Outcome,
+    Match,
+}
+
+/// The columns `--columns` names, besides capture labels.
+pub const COLUMN_NAMES: [&str; 8] =
+    ["request", "proto", "service", "time", "hops", "reply", "outcome", "match"];
+
+/// The default columns.
+pub const DEFAULT_COLUMNS: [Column; 6] =
+    [Column::Request, Column::Service, Column::Hops, Column::Reply, Column::Outcome, Column::Match];
+
+/// The default columns when `--tz` is given: the time in that zone after the number.
+pub const DEFAULT_COLUMNS_WITH_TIME: [Column; 7] = [
+    Column::Request,
+    Column::Time,
+    Column::Service,
+    Column::Hops,
+    Column::Reply,
+    Column::Outcome,
+    Column::Match,
+];
+
+impl Column {
+    /// `--columns request,service,hops,...` (a capture label names its own
+    /// column; `#` is `request`); says which names are read otherwise.
+    pub fn parse_list(text: &str, labels: &[&str]) -> Result<Vec<Column>, String> {
+        let mut out = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let fixed = [
+                Column::Request,
+                Column::Proto,
+                Column::Service,
+                Column::Time,
+                Column::Hops,
+                Column::Reply,
+                Column::Outcome,
+                Column::Match,
+            ];
+            let column = match COLUMN_NAMES.iter().position(|c| c.eq_ignore_ascii_case(name)) {
+                Some(i) => fixed[i],
+                None if name == "#" => Column::Request,
+                None => match labels.iter().position(|l| *l == name) {
+                    Some(i) => Column::Hop(i),
+                    None => {
+                        return Err(format!(
+                            "--columns: no column {name:?}; columns are {} or a capture label ({})",
+                            COLUMN_NAMES.join(", "),
+                            labels.join(", ")
+                        ))
+                    }
+                },
+            };
+            out.push(column);
+        }
+        if out.is_empty() {
+            return Err(format!("--columns: give at least one of {}", COLUMN_NAMES.join(", ")));
+        }
+        Ok(out)
+    }
+}
+
+/// How long names and endpoints may be in cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fit {
+    endpoint: usize,
+    name: usize,
+}
+
+/// From roomy to tight: tried in turn until the table fits the width. An
+/// IPv4 endpoint has at most 21 characters and is never shortened; long IPv6
+/// addresses lose their middle, names too, ports never.
+const FITS: [Fit; 5] = [
+    Fit { endpoint: MAX_ENDPOINT_CHARS, name: 32 },
+    Fit { endpoint: 24, name: 20 },
+    Fit { endpoint: 20, name: 14 },
+    Fit { endpoint: 17, name: 8 },
+    // the narrowest: addresses only (the names stay in CSV, JSON and HTML)
+    Fit { endpoint: 15, name: 0 },
+];
+
+/// An endpoint with its name, both shortened to fit: `name (ip:port)`.
+fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit) -> String {
+    let text = if e.addr.is_ipv4() { e.to_string() } else { shorten_endpoint(&e.to_string(), fit.endpoint) };
+    match w.name_of(e.addr).filter(|_| fit.name > 0) {
+        Some(name) => format!("{} ({text})", middle_ellipsis(name, fit.name)),
+        None => text,
+    }
+}
+
 /// The hop cells of one request, one per capture.
-fn hop_cells(r: &Request, captures: usize) -> impl Iterator<Item = (String, Style)> + '_ {
+fn hop_cells<'r>(
+    w: &'r Words<'_>,
+    r: &'r Request,
+    captures: usize,
+    fit: Fit,
+) -> impl Iterator<Item = (String, Style)> + 'r {
     let first = r.captures.iter().find(|h| h.seen);
     let first_server = first.and_then(|h| h.server);
     let first_client = first.and_then(|h| h.client);
@@ -177,51 +289,149 @@ fn hop_cells(r: &Request, captures: usize) -> impl Iterator<Item = (String, Styl
             _ => return ("-".to_string(), Style::Plain),
         };
         let mut cell = match hop.client {
-            Some(c) => shorten_endpoint(&c.to_string(), MAX_ENDPOINT_CHARS),
+            Some(c) => endpoint_cell(w, c, fit),
             None => "?".to_string(),
         };
         if let Some(server) = hop.server.filter(|s| Some(*s) != first_server) {
             cell.push_str(" → ");
-            cell.push_str(&shorten_endpoint(&server.to_string(), MAX_ENDPOINT_CHARS));
+            cell.push_str(&endpoint_cell(w, server, fit));
         }
         let moved = hop.client.map(|c| c.addr) != first_client.map(|c| c.addr) || hop.server != first_server;
         (cell, if moved { Style::Warn } else { Style::Plain })
     })
 }
 
-/// `--format table` without the summary: a header line and one line per request.
-pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let w = Words::new(findings);
-    let labels = &w.labels;
-    // Columns: #, proto, hops (with arrows between), reply, outcome, match.
-    let mut header: Vec<(String, Style)> = vec![("#".into(), Style::Bold), ("proto".into(), Style::Bold)];
-    header.extend(labels.iter().map(|l| (l.to_string(), Style::Bold)));
-    header.extend(["reply", "outcome", "match"].iter().map(|h| (h.to_string(), Style::Bold)));
+/// The service cell: protocol and server endpoint at capture 1 (the first
+/// capture that saw the request), with its name.
+fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
+    let server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server);
+    match server {
+        Some(s) => format!("{} {}", r.proto.wire(), endpoint_cell(w, s, fit)),
+        None => r.proto.wire().to_string(),
+    }
+}
+
+/// The time cell: `YYYY-MM-DD HH:MM:SS.ffffff` at capture 1 in the `--tz` zone.
+fn time_cell(w: &Words<'_>, r: &Request) -> String {
+    let default = crate::report::when::TimeStyle::default();
+    let style = w.time.unwrap_or(&default);
+    r.captures
+        .iter()
+        .find(|h| h.seen)
+        .and_then(|h| h.time_ns)
+        .map_or_else(|| "-".into(), |t| style.spreadsheet(t))
+}
+
+/// The columns expanded: `Hops` becomes one hop per capture.
+fn expand(columns: &[Column], captures: usize) -> Vec<Column> {
+    columns
+        .iter()
+        .flat_map(|c| match c {
+            Column::Hops => (0..captures).map(Column::Hop).collect::<Vec<_>>(),
+            Column::Hop(i) if *i >= captures => Vec::new(),
+            other => vec![*other],
+        })
+        .collect()
+}
+
+/// The table's cells, header first.
+fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Vec<Vec<(String, Style)>> {
+    let header: Vec<(String, Style)> = columns
+        .iter()
+        .map(|c| {
+            let title = match c {
+                Column::Request => "#",
+                Column::Proto => "proto",
+                Column::Service => "service",
+                Column::Time => "time",
+                Column::Hop(i) => w.label(*i),
+                Column::Reply => "reply",
+                Column::Outcome => "outcome",
+                Column::Match | Column::Hops => "match",
+            };
+            (title.to_string(), Style::Bold)
+        })
+        .collect();
+    let captures = w.labels.len();
     let mut rows = vec![header];
     rows.par_extend(findings.requests.par_iter().map(|r| {
-        let mut row = vec![(r.request.to_string(), Style::Plain), (r.proto.wire().to_string(), Style::Plain)];
-        row.extend(hop_cells(r, labels.len()));
-        row.push((reply_text(&w, r), reply_style(r)));
-        row.push((outcome_text(&w, r), outcome_style(r)));
-        row.push((match_text(r).to_string(), match_style(r)));
-        row
+        let hops: Vec<(String, Style)> = if columns.iter().any(|c| matches!(c, Column::Hop(_))) {
+            hop_cells(w, r, captures, fit).collect()
+        } else {
+            Vec::new()
+        };
+        columns
+            .iter()
+            .map(|c| match c {
+                Column::Request => (r.request.to_string(), Style::Plain),
+                Column::Proto => (r.proto.wire().to_string(), Style::Plain),
+                Column::Service => (service_cell(w, r, fit), Style::Plain),
+                Column::Time => (time_cell(w, r), Style::Plain),
+                Column::Hop(i) => hops.get(*i).cloned().unwrap_or_else(|| ("-".into(), Style::Plain)),
+                Column::Reply => (reply_text(w, r), reply_style(r)),
+                Column::Outcome => (outcome_text(w, r), outcome_style(r)),
+                Column::Match | Column::Hops => (match_text(r).to_string(), match_style(r)),
+            })
+            .collect()
     }));
-    let columns = rows[0].len();
-    let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().map(|row| row[c].0.chars().count()).max().unwrap_or(0)).collect();
-    let hop_range = 2..2 + labels.len();
+    rows
+}
+
+/// Column widths (characters) of the cells.
+fn widths(rows: &[Vec<(String, Style)>]) -> Vec<usize> {
+    let columns = rows.first().map_or(0, Vec::len);
+    (0..columns).map(|c| rows.iter().map(|row| row[c].0.chars().count()).max().unwrap_or(0)).collect()
+}
+
+/// True when columns `a` and `b` are consecutive capture points (an arrow between them).
+fn arrow_between(a: Column, b: Column) -> bool {
+    matches!((a, b), (Column::Hop(x), Column::Hop(y)) if y == x + 1)
+}
+
+/// Characters of the widest line.
+fn line_width(columns: &[Column], widths: &[usize]) -> usize {
+    let gaps: usize = columns.windows(2).map(|p| if arrow_between(p[0], p[1]) { 5 } else { 2 }).sum();
+    widths.iter().sum::<usize>() + gaps
+}
+
+/// `--format table` without the summary: a header line and one line per request.
+pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    write_table_with(&Words::new(findings), findings, &DEFAULT_COLUMNS, None, color, out)
+}
+
+/// [`write_table`] with names and zone (`w`), the chosen columns, and the
+/// terminal's width: endpoints and names are shortened in the middle (never
+/// a port) until the lines fit, as far as they can.
+pub fn write_table_with(
+    w: &Words<'_>,
+    findings: &Findings,
+    columns: &[Column],
+    width: Option<usize>,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let columns = expand(columns, w.labels.len());
+    let mut rows = cells(findings, w, &columns, FITS[0]);
+    if let Some(limit) = width {
+        for fit in &FITS[1..] {
+            if line_width(&columns, &widths(&rows)) <= limit {
+                break;
+            }
+            rows = cells(findings, w, &columns, *fit);
+        }
+    }
+    let widths = widths(&rows);
     let mut line = String::new();
     let spaces = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
     for row in &rows {
         line.clear();
         for (c, (text, style)) in row.iter().enumerate() {
             if c > 0 {
-                let arrow = hop_range.contains(&c) && c > hop_range.start;
-                line.push_str(if arrow { "  →  " } else { "  " });
+                line.push_str(if arrow_between(columns[c - 1], columns[c]) { "  →  " } else { "  " });
             }
             let pad = widths[c] - text.chars().count();
-            let last = c + 1 == columns;
-            if c == 0 {
+            let last = c + 1 == columns.len();
+            if columns[c] == Column::Request {
                 spaces(&mut line, pad);
                 push_painted(&mut line, text, *style, color);
             } else {
@@ -281,6 +491,68 @@ mod tests {
         assert!(lines[1].contains("\x1b[32msame-path\x1b[0m"));
         assert!(lines[2].contains("\x1b[31mlost egress->backend\x1b[0m"));
         assert!(lines[3].contains("\x1b[31micmp-error"));
+    }
+
+    fn table_in(width: Option<usize>, columns: &[Column], names: Option<&crate::names::Names>) -> String {
+        let f = findings();
+        let w = Words { names, ..Words::new(&f) };
+        let mut out = Vec::new();
+        write_table_with(&w, &f, columns, width, false, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn widest(t: &str) -> usize {
+        t.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn lines_fit_the_terminal_eliding_ipv6_and_names_never_ports() {
+        let mut names = crate::names::Names::default();
+        let text = "2001:db8::/32 a-rather-long-ipv6-network-name\n198.18.90.42 backend-vpn-0\n";
+        names.extend(crate::names::parse(text).unwrap().1);
+        let roomy = table_in(None, &DEFAULT_COLUMNS, Some(&names));
+        assert!(widest(&roomy) > 200, "{roomy}");
+        let no_outcome = [Column::Request, Column::Hops, Column::Reply, Column::Match];
+        let two_points = [Column::Request, Column::Hop(0), Column::Hop(1), Column::Reply];
+        for (limit, columns, names) in [(120, &no_outcome[..], None), (80, &two_points[..], Some(&names))] {
+            let t = table_in(Some(limit), columns, names);
+            assert!(widest(&t) <= limit, "{limit} {}:\n{t}", widest(&t));
+            // IPv4 endpoints whole; IPv6 addresses lose their middle
+            assert!(t.contains("198.18.90.42:51514"), "{limit}:\n{t}");
+        }
+        let plain = table_in(None, &DEFAULT_COLUMNS, None);
+        assert!(widest(&plain) > 190, "{plain}");
+        // 200 columns keep the names, shortened in the middle
+        let named = table_in(Some(200), &[Column::Request, Column::Hop(0), Column::Reply], Some(&names));
+        assert!(named.contains("backend-vpn-0 (198.18.90.42:51514)"), "{named}");
+        let t = table_in(Some(190), &DEFAULT_COLUMNS, None);
+        assert!(widest(&t) <= 190, "{t}");
+        assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:a…"), "{t}");
+    }
+
+    #[test]
+    fn service_column_is_protocol_and_server_at_capture_one() {
+        let t = table(false);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("#  service"), "{}", lines[0]);
+        assert!(lines[1].contains("tcp 198.19.96.10:80"), "{}", lines[1]);
+        assert!(
+            lines[3].contains("icmp ") || lines[3].contains("udp ") || lines[3].contains("tcp "),
+            "{}",
+            lines[3]
+        );
+    }
+
+    #[test]
+    fn columns_parse_by_name_and_label_and_refuse_others() {
+        let labels = ["decap", "egress", "backend"];
+        assert_eq!(
+            Column::parse_list("#,time,backend,hops", &labels).unwrap(),
+            [Column::Request, Column::Time, Column::Hop(2), Column::Hops]
+        );
+        let e = Column::parse_list("request,bogus", &labels).unwrap_err();
+        assert!(e.contains("\"bogus\"") && e.contains("decap, egress, backend"), "{e}");
+        assert!(Column::parse_list(" , ", &labels).is_err());
     }
 
     #[test]

@@ -2,17 +2,59 @@
 //! Takes typed findings; gives the names every report format uses. Never
 //! decides anything about a request.
 
-use crate::verdict::{Between, Findings, Origin};
+use crate::names::Names;
+use crate::report::when::TimeStyle;
+use crate::verdict::{Between, Endpoint, Findings, Origin};
+use std::net::IpAddr;
 
-/// The labels of a run, to name captures and boundaries.
+/// The labels of a run, to name captures and boundaries; with `--names`, the
+/// names of addresses; with `--tz`/`--time-format`, how times read.
 #[derive(Clone, Debug)]
 pub struct Words<'a> {
     pub labels: Vec<&'a str>,
+    /// `--names`: None when not given (then no name is looked up at all).
+    pub names: Option<&'a Names>,
+    /// `--tz` and `--time-format`; None = RFC 3339 UTC.
+    pub time: Option<&'a TimeStyle>,
 }
 
 impl<'a> Words<'a> {
     pub fn new(f: &'a Findings) -> Words<'a> {
-        Words { labels: f.captures.iter().map(|c| c.label.as_str()).collect() }
+        Words { labels: f.captures.iter().map(|c| c.label.as_str()).collect(), names: None, time: None }
+    }
+
+    /// [`Words::new`] with the names and time style of `--names`, `--tz`, `--time-format`.
+    pub fn with(f: &'a Findings, names: Option<&'a Names>, time: Option<&'a TimeStyle>) -> Words<'a> {
+        Words { names, time, ..Words::new(f) }
+    }
+
+    /// The name `--names` gives `addr`.
+    pub fn name_of(&self, addr: IpAddr) -> Option<&'a str> {
+        self.names?.lookup(addr)
+    }
+
+    /// An address as text: `name (addr)` when it has a name.
+    pub fn addr(&self, addr: IpAddr) -> String {
+        match self.name_of(addr) {
+            Some(name) => format!("{name} ({addr})"),
+            None => addr.to_string(),
+        }
+    }
+
+    /// An endpoint as text: `name (ip:port)` when its address has a name.
+    pub fn endpoint(&self, e: Endpoint) -> String {
+        match self.name_of(e.addr) {
+            Some(name) => format!("{name} ({e})"),
+            None => e.to_string(),
+        }
+    }
+
+    /// A time as the report writes it: RFC 3339 in the chosen zone (UTC: `Z`).
+    pub fn time(&self, ns: i64) -> String {
+        match self.time {
+            Some(t) => t.rfc3339(ns),
+            None => crate::time::rfc3339(ns),
+        }
     }
 
     /// Label of capture `index` (`?` when out of range).
@@ -45,7 +87,7 @@ mod tests {
 
     #[test]
     fn indices_read_as_labels_and_out_of_range_as_a_question_mark() {
-        let w = Words { labels: vec!["decap", "egress", "backend"] };
+        let w = Words { labels: vec!["decap", "egress", "backend"], names: None, time: None };
         assert_eq!(w.between(Between { from: 1, to: 2 }), "egress->backend");
         assert_eq!(w.between_words(Between { from: 0, to: 2 }), "decap and backend");
         assert_eq!(w.origin(Origin::Capture(2)), "backend");

@@ -11,12 +11,7 @@ use tuplecorr::{app, output};
 
 fn table(color: bool) -> String {
     let mut out = Vec::new();
-    report::write(
-        &findings(),
-        &ReportOptions { format: Format::Table, summary_only: false, color },
-        &mut out,
-    )
-    .unwrap();
+    report::write(&findings(), &ReportOptions { color, ..ReportOptions::default() }, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -27,7 +22,7 @@ fn output_into_a_file_used_as_folder_fails_cleanly_leaving_nothing() {
     std::fs::write(&file, "x").unwrap();
     let target = file.join("report.csv"); // ENOTDIR
     let f = findings();
-    let options = ReportOptions { format: Format::Csv, summary_only: false, color: false };
+    let options = ReportOptions { format: Format::Csv, ..ReportOptions::default() };
     let err = output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap_err();
     assert!(err.to_string().contains("cannot write the report"), "{err}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -40,7 +35,7 @@ fn output_file_is_complete_and_no_temporary_is_left() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("report.json");
     let f = findings();
-    let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
+    let options = ReportOptions { format: Format::Json, ..ReportOptions::default() };
     output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap();
     let back: tuplecorr::report::schema::Findings =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
@@ -104,7 +99,7 @@ fn compare_writes_the_change_statement_for_two_report_files() {
     after.requests[0].source.clear();
     let write = |name: &str, f: &tuplecorr::verdict::Findings| {
         let path = dir.path().join(name);
-        let options = ReportOptions { format: Format::Json, summary_only: false, color: false };
+        let options = ReportOptions { format: Format::Json, ..ReportOptions::default() };
         output::write_output(Some(&path), &[], |out| report::write(f, &options, out)).unwrap();
         path.to_str().unwrap().to_string()
     };

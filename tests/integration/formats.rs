@@ -9,7 +9,7 @@ use tuplecorr::verdict::*;
 
 fn written(f: &Findings, format: Format) -> String {
     let mut out = Vec::new();
-    report::write(f, &ReportOptions { format, summary_only: false, color: false }, &mut out).unwrap();
+    report::write(f, &ReportOptions { format, ..ReportOptions::default() }, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -100,7 +100,7 @@ fn check(decap: &[u8], node: &[u8]) -> Result<(), TestCaseError> {
     for format in [Format::Table, Format::Csv, Format::Json, Format::Ndjson] {
         for summary_only in [false, true] {
             let mut out = Vec::new();
-            report::write(&f, &ReportOptions { format, summary_only, color: false }, &mut out)
+            report::write(&f, &ReportOptions { format, summary_only, ..ReportOptions::default() }, &mut out)
                 .expect("writes");
             prop_assert!(!out.is_empty());
         }

@@ -26,6 +26,7 @@ mod limits;
 mod matching;
 mod messages;
 mod mistakes;
+mod names;
 mod output;
 mod pictures;
 mod properties;

@@ -314,6 +314,18 @@ fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
     assert!(change[..change.find('<').unwrap()].contains(" → 198.19.3.17:"));
     assert!(l.contains("data-kind=\"SYN-ACK\" data-dir=\"to-client\""));
 
+    // --names: the page shows names beside addresses, in the table and the ladder.
+    let page_names = tmp.path().join("masq-names.html");
+    let names = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/names");
+    let (pods, nodes) = (names.join("pods.txt"), names.join("nodes.txt"));
+    let named = ["--names", pods.to_str().unwrap(), "--names", nodes.to_str().unwrap()];
+    tuplecorr(&lab.join("masquerade-node"), &[&named[..], &["-o", page_names.to_str().unwrap()]].concat());
+    let dom = dump_dom(&browser, &page_names, "request=1", &profile);
+    assert!(dom.contains("vpn/backend-vpn-0 (198.18.90.42:40001)"), "names in the table");
+    let change = ladder(&dom).split("class=\"change\">").nth(1).expect("a change label");
+    let change = &change[..change.find('<').unwrap()];
+    assert_eq!(change, "source vpn/backend-vpn-0 (198.18.90.42:40001) → node-a (198.19.3.17:40001)");
+
     // rp-filter: the reply is lost between egress and decap: its arrow stops.
     let page_rp = tmp.path().join("rp.html");
     tuplecorr(&lab.join("rp-filter"), &["-o", page_rp.to_str().unwrap()]);

@@ -69,19 +69,24 @@
     const h = r.captures[i];
     return h && h.label === label ? h : r.captures.find((x) => x.label === label);
   }
+  // --names: "name (address)" where the report names an address (text only, never markup)
+  const named = (addr, name) => (addr && name ? name + " (" + addr + ")" : addr || "");
   function row(r) {
     const first = r.captures.find((h) => h.seen) || {};
-    const cells = [r.request, r.proto, first.time || "", first.client || "", first.server || ""];
+    const cells = [r.request, r.proto, first.time || "", named(first.client, first.client_name),
+      named(first.server, first.server_name)];
     labels.forEach((l, i) => {
       const h = hopAt(r, i, l);
       const seen = h && h.seen ? h : {};
-      cells.push(seen.client || "", seen.server || "", h && h.reply_seen ? "yes" : h && h.seen ? "no" : "");
+      cells.push(named(seen.client, seen.client_name), named(seen.server, seen.server_name),
+        h && h.reply_seen ? "yes" : h && h.seen ? "no" : "");
     });
     for (const ch of [r.source.changed, r.destination.changed]) {
-      cells.push(ch.map((c) => c.between).join(";"), ch.map((c) => c.before).join(";"), ch.map((c) => c.after).join(";"));
+      cells.push(ch.map((c) => c.between).join(";"), ch.map((c) => named(c.before, c.before_name)).join(";"),
+        ch.map((c) => named(c.after, c.after_name)).join(";"));
     }
     const o = r.outcome;
-    cells.push(r.reply.path, r.reply.lost_between || "", o.kind, o.by || "", o.origin || "", o.icmp || "",
+    cells.push(r.reply.path, r.reply.lost_between || "", o.kind, named(o.by, o.by_name), o.origin || "", o.icmp || "",
       r.matches.map((m) => m.strength).join(";"), r.matches.map((m) => m.evidence.join("+")).join(";"), r.explanation);
     return cells;
   }
@@ -182,7 +187,7 @@
     const t = el("table");
     tableOf(t, ["point", "time (capture 1's clock)", "client", "server", "reply", "RTT", "packets →/←", "Wireshark filter"],
       r.captures.map((h) => h.seen
-        ? [h.label, h.time, h.client, h.server, h.reply_seen ? "yes" : "no", ms(h.rtt_ms),
+        ? [h.label, h.time, named(h.client, h.client_name), named(h.server, h.server_name), h.reply_seen ? "yes" : "no", ms(h.rtt_ms),
           h.packets_to_server + " / " + h.packets_to_client, h.wireshark_filter]
         : [h.label, "not seen", "", "", h.reply_seen ? "yes" : "", "", "", ""]));
     return t;
@@ -235,14 +240,14 @@
     labels.forEach((l, i) => {
       const h = r.captures[i] || {};
       s.append(svg("text", { x: x(i), y: 16, "text-anchor": "middle", "font-weight": "bold", class: "label" }, l));
-      s.append(svg("text", { x: x(i), y: 32, "text-anchor": "middle", class: "small tuple" }, h.seen ? h.client : "not seen"));
-      s.append(svg("text", { x: x(i), y: 46, "text-anchor": "middle", class: "small tuple" }, h.seen ? "→ " + h.server : ""));
+      s.append(svg("text", { x: x(i), y: 32, "text-anchor": "middle", class: "small tuple" }, h.seen ? named(h.client, h.client_name) : "not seen"));
+      s.append(svg("text", { x: x(i), y: 46, "text-anchor": "middle", class: "small tuple" }, h.seen ? "→ " + named(h.server, h.server_name) : ""));
       s.append(svg("line", { x1: x(i), y1: top - 14, x2: x(i), y2: height - 8, class: "point", "stroke-dasharray": seenAt(i) ? "" : "3 4" }));
     });
     changes.forEach(([side, c], k) => {
       const [a, b] = c.between.split("->").map((l) => labels.indexOf(l));
       if (a < 0 || b < 0) return;
-      const y = changeTop + k * 18, text = side + " " + c.before + " → " + c.after;
+      const y = changeTop + k * 18, text = side + " " + named(c.before, c.before_name) + " → " + named(c.after, c.after_name);
       // Spans the boundary, or the text when that is wider (about 6.5 px a character).
       const w = Math.max(x(b) - x(a) - 8, text.length * 6.5 + 12), mid = (x(a) + x(b)) / 2;
       s.append(svg("rect", { x: mid - w / 2, y, width: w, height: 15, rx: 3, class: "changed" }));

@@ -1,0 +1,212 @@
+//! Reports in the user's terms (issue 17): `--names` from kubectl output,
+//! hosts and CSV files; `--tz` and `--time-format`; the service column and
+//! `--columns`; `--warnings-to`. The binary runs on the lab's captures with the
+//! hand-written names files of `testdata/names` (kubectl's column layouts).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn names(file: &str) -> String {
+    root().join("testdata/names").join(file).display().to_string()
+}
+
+/// Runs the binary on a lab scenario's captures (in its folder) with `extra`.
+fn run(scenario: &str, captures: &[&str], extra: &[&str]) -> Output {
+    let dir = root().join("testdata/lab").join(scenario);
+    Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(&dir)
+        .args(captures)
+        .arg("-q")
+        .args(extra)
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap()
+}
+
+const MASQ: [&str; 3] = ["decap.pcap", "egress.pcap", "backend.pcap"];
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn kubectl_text() -> Vec<String> {
+    ["pods.txt", "nodes.txt", "svc.txt"].iter().flat_map(|f| ["--names".to_string(), names(f)]).collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn kubectl_names_appear_beside_addresses_in_table_and_summary() {
+    let args = kubectl_text();
+    let t = ok(run("masquerade-node", &MASQ, &strs(&args)));
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(lines[0].starts_with("#  service "), "{}", lines[0]);
+    // the service column: protocol and server at capture 1, with its Service name
+    assert!(lines[1].contains("tcp default/backend (198.19.96.10:80)"), "{}", lines[1]);
+    assert!(lines[4].contains("udp default/backend (198.19.96.10:9000)"), "{}", lines[4]);
+    // pod at decap; at backend the node's address: the node wins over the hostNetwork kube-proxy pod
+    assert!(lines[1].contains("vpn/backend-vpn-0 (198.18.90.42:40001)"), "{}", lines[1]);
+    assert!(lines[1].contains("node-a (198.19.3.17:40001)"), "{}", lines[1]);
+    assert!(!t.contains("kube-proxy"), "{t}");
+    assert!(t.contains("source of 2 clients → node-a (198.19.3.17) between egress and backend"), "{t}");
+}
+
+#[test]
+fn explanation_csv_and_json_carry_names_only_when_asked() {
+    let args = kubectl_text();
+    let mut csv_args = strs(&args);
+    csv_args.extend(["--format", "csv"]);
+    let with = ok(run("masquerade-node", &MASQ, &csv_args));
+    let mut rows = csv::Reader::from_reader(with.as_bytes());
+    let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let first = rows.records().next().unwrap().unwrap();
+    let col = |name: &str| &first[header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}"))];
+    assert_eq!(
+        col("explanation"),
+        "source vpn/backend-vpn-0 (198.18.90.42:40001) -> node-a (198.19.3.17:40001) between egress and backend \
+         (downstream of the pod); reply returned on the same path"
+    );
+    // address columns are kept; names come after every other column
+    assert_eq!((col("client"), col("client_name")), ("198.18.90.42:40001", "vpn/backend-vpn-0"));
+    assert_eq!((col("service"), col("service_name")), ("198.19.96.10:80", "default/backend"));
+    assert_eq!(col("backend_client_name"), "node-a");
+    let name_at = header.iter().position(|h| h == "client_name").unwrap();
+    assert_eq!(header[name_at - 1], "reply_reached", "names follow the last column without --names");
+    assert!(header[..name_at].iter().all(|h| !h.ends_with("_name")));
+    let without = ok(run("masquerade-node", &MASQ, &["--format", "csv"]));
+    assert!(!without.lines().next().unwrap().contains("_name"));
+
+    let json = ok(run("masquerade-node", &MASQ, &["--names", &names("list.json"), "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let r = &v["requests"][0];
+    assert_eq!(r["captures"][0]["client_name"], "vpn/backend-vpn-0");
+    assert_eq!(r["captures"][2]["client_name"], "node-a");
+    assert_eq!(r["captures"][2]["server_name"], "default/backend");
+    assert_eq!(r["captures"][2]["client"], "198.19.3.17:40001");
+    assert_eq!(r["source"]["changed"][0]["after_name"], "node-a");
+    let plain = ok(run("masquerade-node", &MASQ, &["--format", "json"]));
+    assert!(!plain.contains("_name") && !plain.contains("time_local"));
+}
+
+#[test]
+fn names_from_hosts_and_csv_and_formula_cells_are_defused() {
+    let out = ok(run(
+        "masquerade-node",
+        &MASQ,
+        &["--names", &names("names.csv"), "--names", &names("hosts"), "--format", "csv"],
+    ));
+    let mut rows = csv::Reader::from_reader(out.as_bytes());
+    let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let records: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let at =
+        |r: &csv::StringRecord, name: &str| r[header.iter().position(|h| h == name).unwrap()].to_string();
+    // the CSV's name for .42 starts with `=`: a spreadsheet must not run it
+    assert_eq!(at(&records[0], "client_name"), "'=HYPERLINK(\"http://x\")");
+    // .43 has no name of its own: the hosts file's network names it
+    assert_eq!(at(&records[2], "client_name"), "vpn-clients");
+    assert_eq!(at(&records[0], "service_name"), "backend.default.svc");
+}
+
+#[test]
+fn html_embeds_the_names_and_keeps_them_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = dir.path().join("hostile.csv");
+    std::fs::write(&hostile, "198.19.3.17,\"</script><img src=x onerror=alert(1)>\"\n").unwrap();
+    let page = dir.path().join("r.html");
+    let out =
+        run("masquerade-node", &MASQ, &["--names", hostile.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<img"), "a name became markup");
+    assert!(html.contains("\"client_name\":\"\\u003c/script>\\u003cimg src=x onerror=alert(1)>\""));
+    // the page's script shows names beside addresses
+    assert!(html.contains("named(h.client, h.client_name)"));
+}
+
+#[test]
+fn tz_and_time_format_rewrite_csv_times_and_json_keeps_utc() {
+    let cell = |extra: &[&str]| -> String {
+        let mut args = vec!["--format", "csv"];
+        args.extend(extra);
+        let out = ok(run("masquerade-node", &MASQ, &args));
+        let mut rows = csv::Reader::from_reader(out.as_bytes());
+        rows.records().next().unwrap().unwrap()[2].to_string()
+    };
+    assert_eq!(cell(&[]), "2026-11-30T04:29:32.155211000Z");
+    assert_eq!(cell(&["--tz", "Europe/Berlin"]), "2026-11-30T05:29:32.155211000+01:00");
+    assert_eq!(cell(&["--tz", "-03:30", "--time-format", "spreadsheet"]), "2026-11-30 00:59:32.155211");
+    assert_eq!(cell(&["--time-format", "epoch"]), "1796012972.155211000");
+    let json = ok(run("masquerade-node", &MASQ, &["--tz", "America/New_York", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["requests"][0]["captures"][0]["time"], "2026-11-30T04:29:32.155211000Z");
+    assert_eq!(v["requests"][0]["captures"][0]["time_local"], "2026-11-29T23:29:32.155211000-05:00");
+    let table = ok(run("masquerade-node", &MASQ, &["--tz", "Asia/Tokyo", "--columns", "time,request"]));
+    assert_eq!(table.lines().nth(1).unwrap(), "2026-11-30 13:29:32.155211  1");
+}
+
+#[test]
+fn columns_choose_and_order_like_ps_o() {
+    let t = ok(run("masquerade-node", &MASQ, &["--columns", "reply,backend,#,decap,egress,proto"]));
+    let first = t.lines().next().unwrap();
+    assert_eq!(
+        first.split_whitespace().collect::<Vec<_>>(),
+        ["reply", "backend", "#", "decap", "→", "egress", "proto"],
+        "{first}"
+    );
+    assert!(t.lines().nth(1).unwrap().starts_with("same-path  198.19.3.17:40001"), "{t}");
+}
+
+#[test]
+fn wrong_names_zones_and_columns_are_usage_errors_that_say_what_is_read() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--names", "expected.json"], "kubectl get nodes -o wide"),
+        (&["--names", "../index.tsv"], "not a names file"),
+        (&["--tz", "Moon/Base"], "Area/City"),
+        (&["--columns", "reply,latency"], "columns are request, proto, service, time, hops"),
+        (&["--time-format", "excel"], "spreadsheet"),
+    ];
+    for (extra, says) in cases {
+        let out = run("masquerade-node", &MASQ, extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn warnings_travel_with_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, table) = (dir.path().join("w.txt"), dir.path().join("w.csv"));
+    // one mistake a user makes: the same capture given twice
+    let captures = ["decap.pcap", "egress.pcap", "again=egress.pcap"];
+    let out =
+        run("masquerade-node", &captures, &["--format", "csv", "--warnings-to", text.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(read(&text), stderr, "the file holds the lines printed on stderr");
+    assert!(read(&text).contains("egress and again are the same file"), "{}", read(&text));
+    let out = run("masquerade-node", &captures, &["--warnings-to", table.to_str().unwrap()]);
+    assert!(out.status.success());
+    let body = read(&table);
+    let mut rows = csv::Reader::from_reader(body.as_bytes());
+    let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header, ["file", "label", "record", "byte_offset", "message"]);
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((&rows[0][0], &rows[0][1]), ("egress.pcap", "again"));
+    // no warning: the file is still written, empty of lines
+    let empty = dir.path().join("none.txt");
+    ok(run("masquerade-node", &MASQ, &["--warnings-to", empty.to_str().unwrap()]));
+    assert_eq!(read(&empty), "");
+}
