@@ -208,6 +208,7 @@ fn csv_request(
         captures,
         seq_shift: false,
         syn_missed: None,
+        data: None,
     })
 }
 

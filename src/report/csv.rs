@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 15] = [
+pub const TRAILING_COLUMNS: [&str; 17] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -30,6 +30,8 @@ pub const TRAILING_COLUMNS: [&str; 15] = [
     "match_strength",
     "match_evidence",
     "explanation",
+    "data_stopped",
+    "path_mtu",
 ];
 
 /// Suffixes of the three columns each capture label gets.
@@ -126,6 +128,15 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
         join_into(c, &m.evidence, "+", |c, e| c.push_str(e.wire()));
     });
     next().push_str(&crate::report::explain::explain(w, request));
+    let data = request.data.as_ref();
+    if let Some(b) = data.and_then(|d| d.stopped) {
+        next().push_str(&w.between(b));
+    } else {
+        next();
+    }
+    if let Some(m) = data.and_then(|d| d.mtu.as_ref()) {
+        let _ = write!(next(), "{}", m.mtu);
+    }
 }
 
 /// One row, in the order of [`header`].
@@ -168,10 +179,10 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 15);
+        assert_eq!(h.len(), 5 + 6 + 17);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
-        assert_eq!(h.last().unwrap(), "explanation");
+        assert_eq!(&h[25..], ["explanation", "data_stopped", "path_mtu"]);
     }
 
     #[test]
@@ -211,5 +222,14 @@ mod tests {
         let r = &rows()[3];
         assert_eq!(&r[26], "ambiguous;weak");
         assert_eq!(&r[27], "client-fingerprint+time;ports+time");
+    }
+
+    #[test]
+    fn data_stopped_and_path_mtu_are_the_last_two_cells() {
+        let mut out = Vec::new();
+        write_csv(&crate::report::fixtures::black_hole(), &mut out).unwrap();
+        let rows: Vec<_> = csv::Reader::from_reader(out.as_slice()).records().map(|r| r.unwrap()).collect();
+        assert_eq!((&rows[0][22], &rows[0][29], &rows[0][30]), ("data-stopped", "egress->backend", "1100"));
+        assert_eq!((&rows[1][29], &rows[1][30]), ("", ""), "nothing to say without data findings");
     }
 }

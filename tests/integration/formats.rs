@@ -17,7 +17,7 @@ const HEADER: &str = "request,proto,first_seen,client,service,\
 decap_client,decap_server,decap_reply,egress_client,egress_server,egress_reply,\
 backend_client,backend_server,backend_reply,\
 source_changed_at,source_before,source_after,destination_changed_at,destination_before,destination_after,\
-reply_path,reply_lost_between,outcome,outcome_by,outcome_origin,outcome_icmp,match_strength,match_evidence,explanation";
+reply_path,reply_lost_between,outcome,outcome_by,outcome_origin,outcome_icmp,match_strength,match_evidence,explanation,data_stopped,path_mtu";
 
 #[test]
 fn csv_header_is_pinned_for_decap_egress_backend() {
