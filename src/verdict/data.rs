@@ -67,7 +67,10 @@ fn short((up, fu): (Option<(u32, u32)>, &Flow), (down, fd): (Option<(u32, u32)>,
     let midstream = fu.orientation == Orientation::Midstream || fd.orientation == Orientation::Midstream;
     match (up, down) {
         (Some(_), None) => true,
-        (Some((_, end_up)), Some((_, end_down))) => !midstream && end_down < end_up,
+        // Only the tail got through (a short last segment under the MTU) counts too.
+        (Some((start_up, end_up)), Some((start_down, end_down))) => {
+            !midstream && (end_down < end_up || start_down > start_up)
+        }
         _ => false,
     }
 }
@@ -154,6 +157,9 @@ mod tests {
         assert_eq!(d.server_stopped, Some(Between { from: 0, to: 2 }));
         assert_eq!(d.server_reached, Some(2));
         assert_eq!(d.mtu, None);
+        backend.client_payload = Some((5800, 6000)); // only the short last segment passed
+        let d = data_path(&[Some(&decap), None, Some(&backend)]).unwrap();
+        assert_eq!(d.stopped, Some(Between { from: 0, to: 2 }));
     }
 
     #[test]
