@@ -95,8 +95,9 @@ impl FlowTable {
         f.last_ns = f.last_ns.max(p.ts_ns);
         let about_request = quoted_src == f.client;
         if let (Some(mtu), true) = (icmp.mtu, about_request) {
-            let s =
-                f.mtu_signal.get_or_insert(MtuSignal { mtu, sender: p.src, v6, count: 0, first_ns: p.ts_ns });
+            let s = f.mtu_signal.get_or_insert_with(|| {
+                Box::new(MtuSignal { mtu, sender: p.src, v6, count: 0, first_ns: p.ts_ns })
+            });
             if mtu < s.mtu {
                 (s.mtu, s.sender) = (mtu, p.src);
             }

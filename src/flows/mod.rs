@@ -171,8 +171,9 @@ pub struct Flow {
     /// Largest segment with payload each way (TCP).
     pub max_to_server: MaxSegment,
     pub max_to_client: MaxSegment,
-    /// Path-MTU messages quoting the client's packets.
-    pub mtu_signal: Option<MtuSignal>,
+    /// Path-MTU messages quoting the client's packets (boxed: rare, and a flow
+    /// summary stays small).
+    pub mtu_signal: Option<Box<MtuSignal>>,
     pub client_fp: Fingerprint,
     pub server_fp: Fingerprint,
     pub echo: Option<EchoSummary>,

@@ -253,19 +253,19 @@ pub fn black_hole() -> Findings {
     let mut f = findings();
     let r = &mut f.requests[0];
     r.outcome = Outcome::plain(OutcomeKind::DataStopped);
-    r.data = Some(DataPath {
+    r.data = Some(Box::new(DataPath {
         reached: Some(1),
         stopped: Some(Between { from: 1, to: 2 }),
         stopped_segment: Some(Segment { bytes: 1207, count: 5 }),
-        mtu: Some(PathMtu {
+        mtu: Some(Box::new(PathMtu {
             mtu: 1100,
             sender: "198.19.1.1".parse().unwrap(),
             v6: false,
             messages: 51,
             seen_at: vec![1],
             lost: Some(Between { from: 0, to: 1 }),
-        }),
+        })),
         ..DataPath::default()
-    });
+    }));
     f
 }

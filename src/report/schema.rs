@@ -575,15 +575,15 @@ impl Data {
                 .map(|s| v::Segment { bytes: s.bytes, count: s.count }),
             mtu: self
                 .mtu
-                .map(|m| -> Result<v::PathMtu, String> {
-                    Ok(v::PathMtu {
+                .map(|m| -> Result<Box<v::PathMtu>, String> {
+                    Ok(Box::new(v::PathMtu {
                         mtu: m.mtu,
                         sender: m.sender.parse().map_err(|_| format!("{:?} is not an address", m.sender))?,
                         v6: m.icmp == "2/0",
                         messages: m.messages,
                         seen_at: m.seen_at.iter().map(|l| index(l)).collect::<Result<_, _>>()?,
                         lost: opt(m.lost.as_deref(), between)?,
-                    })
+                    }))
                 })
                 .transpose()?,
         })
@@ -825,7 +825,7 @@ impl Request {
                     })
                 })
                 .transpose()?,
-            data: self.data.map(|d| d.into_typed(labels)).transpose()?,
+            data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
         })
     }
 }

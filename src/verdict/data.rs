@@ -75,23 +75,23 @@ fn short((up, fu): (Option<(u32, u32)>, &Flow), (down, fd): (Option<(u32, u32)>,
     }
 }
 
-fn path_mtu(seen: &[(usize, &Flow)]) -> Option<PathMtu> {
+fn path_mtu(seen: &[(usize, &Flow)]) -> Option<Box<PathMtu>> {
     let signals: Vec<(usize, crate::flows::MtuSignal)> =
-        seen.iter().filter_map(|&(c, f)| Some((c, f.mtu_signal?))).collect();
+        seen.iter().filter_map(|&(c, f)| Some((c, *f.mtu_signal.as_deref()?))).collect();
     let smallest = signals.iter().map(|(_, s)| s).min_by_key(|s| (s.mtu, s.first_ns))?;
     // The nearest-to-client capture that saw them: if a capture before it (that
     // saw the connection) did not, they were lost in between.
     let (nearest, _) = signals[0];
     let lost =
         seen.iter().take_while(|&&(c, _)| c < nearest).last().map(|&(c, _)| Between { from: c, to: nearest });
-    Some(PathMtu {
+    Some(Box::new(PathMtu {
         mtu: smallest.mtu,
         sender: smallest.sender,
         v6: smallest.v6,
         messages: signals.iter().map(|(_, s)| s.count).max().unwrap_or(0),
         seen_at: signals.iter().map(|&(c, _)| c).collect(),
         lost,
-    })
+    }))
 }
 
 /// A flow's largest segment one way as findings hold it (`None`: no payload).
@@ -117,7 +117,7 @@ mod tests {
         decap.client_payload = Some((0, 6000));
         egress.client_payload = Some((0, 6000));
         egress.max_to_server = MaxSegment { bytes: 1207, count: 5 };
-        egress.mtu_signal = Some(signal(1100, 51));
+        egress.mtu_signal = Some(Box::new(signal(1100, 51)));
         let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
         assert_eq!(d.reached, Some(1));
         assert_eq!(d.stopped, Some(Between { from: 1, to: 2 }));
@@ -135,8 +135,8 @@ mod tests {
             f.client_payload = Some((0, 6000));
             f.server_payload = Some((0, 200));
         }
-        decap.mtu_signal = Some(signal(1100, 1));
-        egress.mtu_signal = Some(signal(1100, 1));
+        decap.mtu_signal = Some(Box::new(signal(1100, 1)));
+        egress.mtu_signal = Some(Box::new(signal(1100, 1)));
         let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
         assert_eq!(
             (d.reached, d.stopped, d.server_reached, d.server_stopped),

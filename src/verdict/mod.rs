@@ -133,7 +133,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         })
         .collect();
     let (source, destination) = rewrite::changes(chain, &flows);
-    let data = data::data_path(&flows);
+    let data = data::data_path(&flows).map(Box::new);
     Request {
         request: number,
         proto: proto_of(first),
@@ -142,7 +142,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         source,
         destination,
         reply: reply::reply(&flows),
-        outcome: outcome::outcome(&flows, data.as_ref()),
+        outcome: outcome::outcome(&flows, data.as_deref()),
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
         syn_missed: chain
             .links

@@ -128,8 +128,9 @@ pub struct Request {
     pub seq_shift: bool,
     /// The first SYN(s) were lost before a capture that saw a retransmission.
     pub syn_missed: Option<SynMissed>,
-    /// TCP with payload or path-MTU messages: how far the data got.
-    pub data: Option<DataPath>,
+    /// TCP with payload or path-MTU messages: how far the data got (boxed:
+    /// a request stays small for UDP and ICMP and for a report read back).
+    pub data: Option<Box<DataPath>>,
 }
 
 /// How far a TCP request's payload got each way (by sequence range, so
@@ -149,7 +150,8 @@ pub struct DataPath {
     pub server_stopped: Option<Between>,
     /// The largest server segments at `server_stopped.to`.
     pub server_stopped_segment: Option<Segment>,
-    pub mtu: Option<PathMtu>,
+    /// Boxed: rare, and every TCP request with payload holds a `DataPath`.
+    pub mtu: Option<Box<PathMtu>>,
 }
 
 /// Path-MTU messages (IPv4 3/4, ICMPv6 2/0) quoting the request's packets.

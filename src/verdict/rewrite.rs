@@ -69,7 +69,7 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
             let mut largest_segment: Option<u32> = None;
             for chain in &ctx.corr.chains {
                 // Path-MTU messages seen at `i` and not at `i + 1` came from beyond `i`.
-                if let Some(s) = chain.hops[i].and_then(|f| ctx.flow(i, f).mtu_signal) {
+                if let Some(s) = chain.hops[i].and_then(|f| ctx.flow(i, f).mtu_signal.as_deref()) {
                     let further = chain.hops[i + 1].is_some_and(|f| ctx.flow(i + 1, f).mtu_signal.is_some());
                     if !further && smallest_mtu.is_none_or(|(m, _)| s.mtu < m) {
                         smallest_mtu = Some((s.mtu, s.sender));
