@@ -51,7 +51,7 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6)
 
 NSS=()
 PIDS=()
@@ -361,6 +361,31 @@ cfg_ipv6() {
   nsx node ip6tables -t nat -A POSTROUTING -o be0 -j MASQUERADE
 }
 
+cfg_pmtu() {
+  # the node's link to the backend carries 1100 bytes (the backend's side keeps 1500,
+  # so its SYN-ACK still announces MSS 1460): the node answers full-size segments
+  # with ICMP fragmentation-needed, MTU 1100
+  nsx node ip link set be0 mtu 1100
+}
+
+cfg_pmtu-blackhole() {
+  # ... and the pod drops those ICMP messages on their way to the tunnel
+  cfg_pmtu
+  nsx pod iptables -I FORWARD 1 -i eth0 -p icmp --icmp-type fragmentation-needed -j DROP
+}
+
+cfg_pmtu-mss-clamp() {
+  # ... and the pod clamps the MSS of forwarded SYNs and SYN-ACKs (both ways) so no
+  # segment needs the ICMP
+  cfg_pmtu-blackhole
+  nsx pod iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1060
+}
+
+cfg_pmtu-ipv6() {
+  # IPv6: the node's link to the backend carries 1280 bytes; ICMPv6 packet-too-big passes
+  nsx node ip link set be0 mtu 1280
+}
+
 second_pod_link() { # pod eth1 198.18.11.2/24 <-> node pod1 198.18.11.1/24
   ip -n "${PFX}pod" link add eth1 type veth peer name pod1 netns "${PFX}node"
   nsx pod ip addr add 198.18.11.2/24 dev eth1
@@ -412,7 +437,7 @@ run_scenario() {
   WORK=$(mktemp -d /tmp/tclab-work.XXXXXX)
   NODE_RETURN_ROUTE=1
   [[ $sc == no-return-route ]] && NODE_RETURN_ROUTE=0
-  [[ $sc == ipv6 ]] && v6=1
+  [[ $sc == ipv6 || $sc == pmtu-ipv6 ]] && v6=1
   CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "backend:backend:eth0:")
   if [[ $sc == any-node ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:eth0:")

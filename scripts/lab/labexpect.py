@@ -25,6 +25,7 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6",
 ]
 
 C42 = "198.18.90.42"
@@ -44,6 +45,14 @@ def tcp(sc, n, src, sport, dst, dport, mk=None, **kw):
     d = {"id": n, "proto": "tcp", "src": src, "sport": sport, "dst": dst, "dport": dport, "marker": mk,
          "payload": f"GET /{mk} HTTP/1.1\r\nHost: backend\r\nUser-Agent: tclab\r\n\r\n"}
     d.update(kw)
+    return d
+
+
+def big_tcp(sc, n, src, sport, dst, dport, body=4000):
+    """A request whose bytes need full-size segments: a 4 KB body after the marker line."""
+    d = tcp(sc, n, src, sport, dst, dport, tcp_info=True)
+    d["payload"] = (f"POST /{d['marker']} HTTP/1.1\r\nHost: backend\r\nContent-Length: {body}\r\n\r\n"
+                    + "x" * body)
     return d
 
 
@@ -134,6 +143,13 @@ def plan(sc):
     if sc == "rp-filter":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
                 icmp(sc, 3, C42, 4003, BACKEND, count=2)]
+    if sc in ("pmtu", "pmtu-blackhole", "pmtu-mss-clamp"):
+        # one connection at a time; UDP and ICMP give the clock estimate samples
+        return [big_tcp(sc, 1, C42, 40001, BACKEND, 80), big_tcp(sc, 2, C42, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+    if sc == "pmtu-ipv6":
+        return [big_tcp(sc, 1, C6, 40001, BACKEND6, 80), big_tcp(sc, 2, C6, 40002, BACKEND6, 80),
+                udp(sc, 3, C6, 40003, BACKEND6), icmp(sc, 4, C6, 4004, BACKEND6)]
     raise SystemExit(f"no plan for scenario {sc}")
 
 
@@ -213,6 +229,31 @@ MODELS = {
                               "(whose client waits 200 ms before its request) starts midstream, 200 ms after its "
                               "SYN. Every request is still seen at egress; the source changes at "
                               "egress->backend (to 198.19.3.17, ports kept)."},
+    "pmtu": {"mtu": {"mtu": 1100, "sender": "198.18.10.1", "lost": None, "link_mtu": 1500},
+             "desc": "No NAT; the node's link to the backend (be0) has MTU 1100, the rest 1500. Each TCP "
+                     "request carries a 4 KB body in 1500-byte segments: the node answers the first with "
+                     "ICMP 3/4 (next-hop MTU 1100, from its address towards the client, 198.18.10.1), the "
+                     "client lowers its path MTU to 1100 (TCP_INFO tcpi_pmtu, in the client log) and "
+                     "resends: completed, data reached the backend, path MTU 1100 seen at decap and egress."},
+    "pmtu-blackhole": {"mtu": {"mtu": 1100, "sender": "198.18.10.1", "lost": "decap->egress",
+                               "link_mtu": 1500},
+                       "desc": "As pmtu, and the pod's FORWARD chain drops ICMP fragmentation-needed coming "
+                               "from eth0: a path-MTU black hole. The handshake passes; the 1500-byte "
+                               "segments are seen at decap and egress (retransmitted) and never at the "
+                               "backend; the node's ICMP 3/4 (MTU 1100) are seen at egress, never at decap. "
+                               "The client's tcpi_pmtu stays 1500 and the server never receives a request "
+                               "(its log has no line for the marker): outcome data-stopped, data stopped "
+                               "egress->backend, ICMP lost decap->egress. Marker null: it never reaches "
+                               "the backend, whose capture still sees the handshake."},
+    "pmtu-mss-clamp": {"mtu": None, "mss": 1060,
+                       "desc": "As pmtu-blackhole, plus MSS clamping in the pod (mangle FORWARD, both ways, "
+                               "TCPMSS --set-mss 1060 on SYN and SYN-ACK): the client's segments are at most 1100 bytes, "
+                               "no ICMP is needed: requests complete; the SYN MSS changes decap->egress "
+                               "(1460 -> 1060; the client's tcpi_snd_mss is at most 1060)."},
+    "pmtu-ipv6": {"v6": True, "mtu": {"mtu": 1280, "sender": "2001:db8:10::1", "lost": None, "link_mtu": 1500},
+                  "desc": "IPv6, no NAT; the node's link to the backend has MTU 1280: ICMPv6 packet-too-big "
+                          "(2/0, MTU 1280, from the node's 2001:db8:10::1) makes the client lower its path "
+                          "MTU (tcpi_pmtu 1280): requests complete, path MTU 1280 seen at decap and egress."},
     "rp-filter": {"rp_drop_at_pod": True,
                   "desc": "No NAT; policy routing by fwmark in the pod sends the tunnel's traffic out of eth0 "
                           "(table 100) while the main table routes 198.19.0.0/16 via a second link eth1. "
@@ -404,6 +445,9 @@ def cmd_expect(a):
         elif res in ("refused", "unreachable"):
             outcome = "icmp-error"
             outcome_icmp = rej["icmp"] if rej and rej.get("icmp") else ("3/3" if res == "refused" else None)
+        elif res == "timeout" and c.get("connected") and proto == "tcp" and \
+                (model.get("mtu") or {}).get("lost") and not server_got(server, p["marker"]):
+            outcome = "data-stopped"  # the server never received the request
         elif res == "timeout":
             outcome = "handshake-only" if c.get("connected") else "no-reply"
         else:
@@ -413,6 +457,11 @@ def cmd_expect(a):
             problems.append(f"request {rid}: model says tcp-reset, client saw {res}")
         if rej and rej["with"] == "icmp" and outcome != "icmp-error":
             problems.append(f"request {rid}: model says icmp error, client saw {res}")
+        data = None
+        if p.get("tcp_info"):
+            first_big = rid == min(x["id"] for x in plan(sc) if x.get("tcp_info"))
+            data = expect_data(rid, model, c, problems, outcome, first_big)
+            p = dict(p, expect="data-stopped" if data and data["stopped"] else p.get("expect", "completed"))
         if not rej and return_ok and not model.get("rp_drop_at_pod") and outcome != p.get("expect", "completed"):
             problems.append(f"request {rid}: expected completed, client saw {res}: {c.get('error')}")
         # per-capture view
@@ -451,9 +500,13 @@ def cmd_expect(a):
                     src_changed.append(b)
             if caps[x]["server"] != caps[y]["server"]:
                 dst_changed.append(b)
-        reqs.append({
+        req = {}
+        if data is not None:
+            req["data"] = data
+        reqs.append(dict(req, **{
             "id": rid, "proto": proto,
-            "marker": None if (proto == "tcp" and not c.get("connected")) else p["marker"],
+            "marker": None if (proto == "tcp" and (not c.get("connected") or (data and data["stopped"])))
+            else p["marker"],
             "captures": caps,
             "source_changed_at": src_changed,
             "destination_changed_at": dst_changed,
@@ -461,7 +514,7 @@ def cmd_expect(a):
                                      [caps[lb]["reply_seen"] for lb in labels]),
             "outcome": outcome,
             "outcome_icmp": outcome_icmp,
-        })
+        }))
     if problems:
         fail(f"{sc}: the run disagrees with the scenario's model:\n  " + "\n  ".join(problems))
     # requests are numbered in order of their first time at capture 1 (client start time)
@@ -480,6 +533,38 @@ def cmd_expect(a):
         json.dump(doc, f, indent=2)
         f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def server_got(server, marker):
+    return any(x.get("event") == "request" and marker in x.get("request_line", "") for x in server)
+
+
+def expect_data(rid, model, c, problems, outcome, first_big):
+    """Where a big request's data got, from the scenario's MTUs and the client's TCP_INFO:
+    {"stopped", "path_mtu", "mtu_sender", "icmp_lost_between"}. A client that learned the
+    path MTU keeps it in its route cache (net.ipv4.route.mtu_expires, 10 min): only its
+    first big request meets the ICMP message; later ones start with the smaller MTU."""
+    info = c.get("tcp_info") or {}
+    m = model.get("mtu")
+    if m is None:
+        mss = model.get("mss")
+        if mss and not 0 < info.get("snd_mss", 0) <= mss:
+            problems.append(f"request {rid}: MSS clamped to {mss}, client tcp_info says {info}")
+        return {"stopped": None, "path_mtu": None, "mtu_sender": None, "icmp_lost_between": None}
+    if m["lost"]:
+        # a black hole: the client never learns the smaller MTU and keeps retransmitting
+        if info.get("pmtu") != m["link_mtu"] or info.get("total_retrans", 0) < 1:
+            problems.append(f"request {rid}: black hole expected, client tcp_info says {info}")
+        if outcome != "data-stopped":
+            problems.append(f"request {rid}: black hole expected, outcome {outcome}")
+        stopped = "egress->backend"
+    else:
+        if info.get("pmtu") != m["mtu"]:
+            problems.append(f"request {rid}: path MTU {m['mtu']} expected, client tcp_info says {info}")
+        if not first_big:
+            return {"stopped": None, "path_mtu": None, "mtu_sender": None, "icmp_lost_between": None}
+        stopped = None
+    return {"stopped": stopped, "path_mtu": m["mtu"], "mtu_sender": m["sender"], "icmp_lost_between": m["lost"]}
 
 
 def reply_path(seen, replied):
@@ -657,6 +742,25 @@ def verify_request(r, label, pkts, problems):
     return summary
 
 
+def verify_data(r, exp, pk_by_label, rs, problems):
+    """tshark's view of a request whose data should have stopped: client payload at
+    every capture up to the boundary, none after it."""
+    labels = list(exp["captures"])
+    a, b = r["data"]["stopped"].split("->")
+    for lb in labels:
+        s = rs[lb]
+        if "tuple" not in s:
+            continue
+        cl, sv = parse_ep(s["tuple"][0]), parse_ep(s["tuple"][1])
+        payload = [pk for pk in pk_by_label[lb] if is_request_pkt(pk, "tcp", cl, sv) and pk["tcp_len"] > 0]
+        s["client_payload_packets"] = len(payload)
+        want = labels.index(lb) <= labels.index(a)
+        if bool(payload) != want:
+            problems.append(f"request {r['id']} at {lb}: client payload {'expected' if want else 'not expected'}, "
+                            f"tshark sees {len(payload)} packets")
+    return "data-stopped"
+
+
 def outcome_from(summary_pkts, proto):
     replies, errors = summary_pkts
     if proto == "tcp":
@@ -664,6 +768,7 @@ def outcome_from(summary_pkts, proto):
             return "completed", None
         if any(pk["flags"] & 0x04 for pk in replies):
             return "reset", None
+        errors = [e for e in errors if e["error"] not in ("3/4", "2/0")]  # path MTU: no error
         if errors:
             return "icmp-error", errors[0]["error"]
         if any(pk["flags"] & 0x12 == 0x12 for pk in replies):
@@ -776,6 +881,11 @@ def cmd_verify(a):
         if first is not None:
             oc, icmp_c = outcome_from(flow_packets(r, first, pk_by_label[first], rs[first]), r["proto"])
             rs["outcome_at_" + first] = [oc, icmp_c]
+            if r["outcome"] == "data-stopped" and oc == "handshake-only":
+                oc = verify_data(r, exp, pk_by_label, rs, problems)
+            if r.get("data"):
+                rs["path_mtu_seen_at"] = [lb for lb in exp["captures"] if any(
+                    e[1] in ("3/4", "2/0") for e in rs[lb].get("icmp_errors", []))]
             if oc != r["outcome"] or icmp_c != r["outcome_icmp"]:
                 problems.append(f"request {r['id']}: outcome {r['outcome']} {r['outcome_icmp']} expected, "
                                 f"tshark at {first} says {oc} {icmp_c}")

@@ -208,8 +208,25 @@ def run_tcp(r, timeout):
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     finally:
         res["t_end"] = time.time()
+        if res.get("connected") and r.get("tcp_info"):
+            res["tcp_info"] = tcp_info(s)
         s.close()
     return res
+
+
+def tcp_info(s):
+    """The kernel's view of the connection (struct tcp_info, linux/tcp.h): the path
+    MTU it learned (tcpi_pmtu), its sending MSS and how many segments it retransmitted."""
+    try:
+        raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return None
+    if len(raw) < 104:
+        return None
+    snd_mss = struct.unpack_from("I", raw, 16)[0]
+    pmtu = struct.unpack_from("I", raw, 60)[0]
+    total_retrans = struct.unpack_from("I", raw, 100)[0]
+    return {"pmtu": pmtu, "snd_mss": snd_mss, "total_retrans": total_retrans}
 
 
 def run_udp(r, timeout):

@@ -145,12 +145,10 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         .iter()
         .map(String::from)
         .collect();
-    // `--names` appends name columns after `explanation`: not needed to compare.
+    // `--names` appends name columns after every other: not needed to compare.
     let mut header = header;
-    if let Some(end) = header.iter().position(|c| c == "explanation") {
-        if header.get(end + 1).is_some_and(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
-            header.truncate(end + 1);
-        }
+    if let Some(at) = header.iter().position(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
+        header.truncate(at);
     }
     let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + TRAILING_COLUMNS.len());
     let labels: Vec<String> = match hop_columns {
@@ -248,6 +246,7 @@ fn csv_request(
         captures,
         seq_shift: false,
         syn_missed: None,
+        data: None,
     })
 }
 

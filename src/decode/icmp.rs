@@ -16,6 +16,9 @@ mod field {
     /// Echo identifier and sequence number.
     pub const ECHO_ID: Range<usize> = 4..6;
     pub const ECHO_SEQ: Range<usize> = 6..8;
+    /// IPv4 3/4 next-hop MTU (RFC 1191) and ICMPv6 2/0 MTU (RFC 4443).
+    pub const V4_NEXT_HOP_MTU: Range<usize> = 6..8;
+    pub const V6_MTU: Range<usize> = 4..8;
     /// Type, code, checksum and the 4-byte "rest of header".
     pub const HEADER_LEN: usize = 8;
 }
@@ -44,6 +47,9 @@ mod ty {
     pub const V6_ECHO_REQUEST: u8 = 128;
     pub const V6_ECHO_REPLY: u8 = 129;
 }
+
+/// IPv4 destination-unreachable code "fragmentation needed and DF set".
+const CODE_FRAG_NEEDED: u8 = 4;
 
 /// Header length of every ICMP message we read (payload starts after it).
 pub const HEADER_LEN: usize = field::HEADER_LEN;
@@ -82,7 +88,12 @@ pub fn parse(v6: bool, bytes: &[u8]) -> Option<(IcmpInfo, bool)> {
         }
         _ => IcmpMessage::Other,
     };
-    Some((IcmpInfo { v6, icmp_type, code, message }, truncated))
+    let mtu = match (v6, icmp_type, code) {
+        (false, ty::V4_UNREACHABLE, CODE_FRAG_NEEDED) => be16(bytes, field::V4_NEXT_HOP_MTU).map(u32::from),
+        (true, ty::V6_PACKET_TOO_BIG, 0) => be32(bytes, field::V6_MTU),
+        _ => None,
+    };
+    Some((IcmpInfo { v6, icmp_type, code, message, mtu }, truncated))
 }
 
 /// The original packet quoted after an ICMP error header: at least its IP

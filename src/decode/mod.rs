@@ -320,6 +320,26 @@ mod tests {
         assert_eq!((p.payload_offset, p.payload_len), (28, 28));
     }
 
+    #[test]
+    fn path_mtu_messages_give_their_mtu() {
+        let mut frag = RAW_V4_ADMIN_PROHIBITED.to_vec();
+        frag[21] = 4; // code 4: fragmentation needed
+        frag[26..28].copy_from_slice(&1100u16.to_be_bytes());
+        let p = decode(&rec(LinkType::RawIp, &frag)).unwrap();
+        assert_eq!((icmp(&p).code, icmp(&p).mtu), (4, Some(1100)));
+        assert!(matches!(icmp(&p).message, IcmpMessage::Error(_)), "still attributed by its quote");
+        assert_eq!(icmp(&decode(&rec(LinkType::RawIp, RAW_V4_ADMIN_PROHIBITED)).unwrap()).mtu, None);
+        let mut too_big = RAW_V6_PORT_UNREACHABLE.to_vec();
+        too_big[40] = 2; // packet too big
+        too_big[41] = 0;
+        too_big[44..48].copy_from_slice(&1280u32.to_be_bytes());
+        let p = decode(&rec(LinkType::RawIp, &too_big)).unwrap();
+        assert_eq!((icmp(&p).icmp_type, icmp(&p).mtu), (2, Some(1280)));
+        // Cut before the MTU field: none, never a panic.
+        let p = decode(&rec(LinkType::RawIp, &frag[..24])).unwrap();
+        assert_eq!(icmp(&p).mtu, None);
+    }
+
     // Raw IPv6 ICMPv6 type 1 code 4 (port unreachable) 2001:db8::2 -> 2001:db8::1,
     // quoting UDP [2001:db8::1]:33434 -> [2001:db8::2]:53.
     const RAW_V6_PORT_UNREACHABLE: &[u8] = &[

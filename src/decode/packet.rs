@@ -135,6 +135,9 @@ pub struct IcmpInfo {
     pub icmp_type: u8,
     pub code: u8,
     pub message: IcmpMessage,
+    /// The MTU a path-MTU message asks for: IPv4 3/4 "fragmentation needed"
+    /// (next-hop MTU, 0 from pre-RFC 1191 routers) or ICMPv6 2/0 "packet too big".
+    pub mtu: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

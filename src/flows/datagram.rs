@@ -4,8 +4,8 @@
 
 use super::key::{interface_of, quoted_key, FlowKey};
 use super::table::{FlowTable, MAX_ICMP_ERRORS};
-use super::{EchoSummary, Endpoint, FlowProto, IcmpError, Orientation};
-use crate::decode::{Packet, Quoted, Transport};
+use super::{EchoSummary, Endpoint, FlowProto, IcmpError, MtuSignal, Orientation};
+use crate::decode::{IcmpInfo, Packet, Quoted, Transport};
 
 impl FlowTable {
     pub(super) fn insert_udp(&mut self, p: &Packet, payload: &[u8]) {
@@ -81,7 +81,8 @@ impl FlowTable {
         }
     }
 
-    pub(super) fn insert_icmp_error(&mut self, p: &Packet, v6: bool, icmp_type: u8, code: u8, q: &Quoted) {
+    pub(super) fn insert_icmp_error(&mut self, p: &Packet, icmp: &IcmpInfo, q: &Quoted) {
+        let IcmpInfo { v6, icmp_type, code, .. } = *icmp;
         let Some((key, quoted_src)) = quoted_key(interface_of(p), q) else {
             self.stats.icmp_unattributed += 1;
             return;
@@ -92,6 +93,16 @@ impl FlowTable {
         };
         let f = &mut self.flows[i as usize];
         f.last_ns = f.last_ns.max(p.ts_ns);
+        let about_request = quoted_src == f.client;
+        if let (Some(mtu), true) = (icmp.mtu, about_request) {
+            let s = f.mtu_signal.get_or_insert_with(|| {
+                Box::new(MtuSignal { mtu, sender: p.src, v6, count: 0, first_ns: p.ts_ns })
+            });
+            if mtu < s.mtu {
+                (s.mtu, s.sender) = (mtu, p.src);
+            }
+            s.count = s.count.saturating_add(1);
+        }
         if f.icmp_errors.len() < MAX_ICMP_ERRORS {
             f.icmp_errors.push(IcmpError {
                 ts_ns: p.ts_ns,
@@ -100,7 +111,7 @@ impl FlowTable {
                 icmp_type,
                 code,
                 ttl: p.ttl,
-                about_request: quoted_src == f.client,
+                about_request,
             });
         }
     }

@@ -73,6 +73,37 @@ pub struct IcmpError {
     pub about_request: bool,
 }
 
+/// Path-MTU messages (IPv4 3/4 "fragmentation needed", ICMPv6 2/0 "packet too
+/// big") quoting the client's packets: a few numbers however many arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MtuSignal {
+    /// The smallest MTU asked for, and who asked for it.
+    pub mtu: u32,
+    pub sender: IpAddr,
+    pub v6: bool,
+    /// How many such messages were seen (saturating).
+    pub count: u32,
+    pub first_ns: i64,
+}
+
+/// The largest IP packet carrying payload in one direction, and how many of that size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaxSegment {
+    /// IP bytes (header + payload); 0 = no payload seen.
+    pub bytes: u32,
+    pub count: u32,
+}
+
+impl MaxSegment {
+    pub(crate) fn add(&mut self, bytes: u32) {
+        if bytes > self.bytes {
+            *self = MaxSegment { bytes, count: 1 };
+        } else if bytes == self.bytes {
+            self.count = self.count.saturating_add(1);
+        }
+    }
+}
+
 /// ICMP echo details of an echo flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EchoSummary {
@@ -134,6 +165,17 @@ pub struct Flow {
     pub rst_to_server: Option<TcpEvent>,
     /// ICMP errors quoting this flow (at most a few).
     pub icmp_errors: Vec<IcmpError>,
+    /// TCP payload seen each way as stream offsets `[start, end)` from ISN + 1
+    /// (midstream: from the first sequence number seen), so GRO/TSO
+    /// re-segmentation and retransmissions do not matter.
+    pub client_payload: Option<(u32, u32)>,
+    pub server_payload: Option<(u32, u32)>,
+    /// Largest segment with payload each way (TCP).
+    pub max_to_server: MaxSegment,
+    pub max_to_client: MaxSegment,
+    /// Path-MTU messages quoting the client's packets (boxed: rare, and a flow
+    /// summary stays small).
+    pub mtu_signal: Option<Box<MtuSignal>>,
     pub client_fp: Fingerprint,
     pub server_fp: Fingerprint,
     pub echo: Option<EchoSummary>,
@@ -143,6 +185,14 @@ pub struct Flow {
     pub first_packet_type: Option<u8>,
     /// Other copies of this flow in the same capture (`-i any` before/after NAT).
     pub copies: u32,
+}
+
+impl IcmpError {
+    /// A path-MTU message (IPv4 3/4, ICMPv6 2/0): a request to send smaller
+    /// segments, not the end of a TCP connection.
+    pub fn is_path_mtu(&self) -> bool {
+        matches!((self.v6, self.icmp_type, self.code), (false, 3, 4) | (true, 2, 0))
+    }
 }
 
 impl Flow {
@@ -249,6 +299,11 @@ impl Flow {
             rst_to_client: None,
             rst_to_server: None,
             icmp_errors: Vec::new(),
+            client_payload: None,
+            server_payload: None,
+            max_to_server: MaxSegment::default(),
+            max_to_client: MaxSegment::default(),
+            mtu_signal: None,
             client_fp: Fingerprint::default(),
             server_fp: Fingerprint::default(),
             echo: None,

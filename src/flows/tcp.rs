@@ -80,6 +80,10 @@ impl FlowTable {
             if !syn && s.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.client_base = Some(t.seq); // midstream: offsets from the first seq seen
             }
+            if payload_len > 0 {
+                f.max_to_server.add(p.ip_len);
+                extend(&mut f.client_payload, s.client_base, t.seq, payload_len);
+            }
             stream_add(&mut s.client_stream, s.client_base, t.seq, payload, payload_len, t.flags);
         } else {
             if syn && ack && f.server_isn.is_none() {
@@ -105,9 +109,25 @@ impl FlowTable {
             if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.server_base = Some(t.seq);
             }
+            if payload_len > 0 {
+                f.max_to_client.add(p.ip_len);
+                extend(&mut f.server_payload, s.server_base, t.seq, payload_len);
+            }
             stream_add(&mut s.server_stream, s.server_base, t.seq, payload, payload_len, t.flags);
         }
     }
+}
+
+/// Widens a direction's payload extent `[start, end)` (stream offsets) by one segment.
+fn extend(extent: &mut Option<(u32, u32)>, base: Option<u32>, seq: u32, payload_len: u32) {
+    let Some(base) = base else { return };
+    let off = seq.wrapping_sub(base);
+    if off >= 1 << 31 {
+        return; // before the stream start (or far out of window)
+    }
+    let end = off.saturating_add(payload_len);
+    let e = extent.get_or_insert((off, end));
+    *e = (e.0.min(off), e.1.max(end));
 }
 
 /// Adds a TCP segment's payload at its stream offset; a FIN marks the end.

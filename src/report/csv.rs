@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 19] = [
+pub const TRAILING_COLUMNS: [&str; 21] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -35,6 +35,8 @@ pub const TRAILING_COLUMNS: [&str; 19] = [
     "destination_change_kind",
     "reply_bypassed",
     "reply_reached",
+    "data_stopped",
+    "path_mtu",
 ];
 
 /// Suffixes of the three columns each capture label gets.
@@ -170,6 +172,17 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
             next();
         }
     }
+    let data = request.data.as_ref();
+    if let Some(b) = data.and_then(|d| d.stopped) {
+        next().push_str(&w.between(b));
+    } else {
+        next();
+    }
+    if let Some(m) = data.and_then(|d| d.mtu.as_ref()) {
+        let _ = write!(next(), "{}", m.mtu);
+    } else {
+        next();
+    }
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -233,13 +246,20 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 19);
+        assert_eq!(h.len(), 5 + 6 + 21);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
         assert_eq!(
             &h[26..],
-            ["source_change_kind", "destination_change_kind", "reply_bypassed", "reply_reached"]
+            [
+                "source_change_kind",
+                "destination_change_kind",
+                "reply_bypassed",
+                "reply_reached",
+                "data_stopped",
+                "path_mtu"
+            ]
         );
     }
 
@@ -281,5 +301,14 @@ mod tests {
         let r = &rows()[3];
         assert_eq!(&r[26], "ambiguous;weak");
         assert_eq!(&r[27], "client-fingerprint+time;ports+time");
+    }
+
+    #[test]
+    fn data_stopped_and_path_mtu_are_the_last_two_cells() {
+        let mut out = Vec::new();
+        write_csv(&crate::report::fixtures::black_hole(), &mut out).unwrap();
+        let rows: Vec<_> = csv::Reader::from_reader(out.as_slice()).records().map(|r| r.unwrap()).collect();
+        assert_eq!((&rows[0][22], &rows[0][33], &rows[0][34]), ("data-stopped", "egress->backend", "1100"));
+        assert_eq!((&rows[1][33], &rows[1][34]), ("", ""), "nothing to say without data findings");
     }
 }

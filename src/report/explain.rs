@@ -5,7 +5,9 @@
 //! gives the `explanation` text of CSV and JSON. Never decides a verdict.
 
 use crate::report::words::Words;
-use crate::verdict::{ChangeKind, Origin, OutcomeKind, ReplyPath, Request, Strength};
+use crate::verdict::{
+    Between, ChangeKind, DataPath, Origin, OutcomeKind, ReplyPath, Request, Segment, Strength,
+};
 
 /// The usual reading of a boundary with conventional labels.
 fn reading(between: &str) -> Option<&'static str> {
@@ -92,6 +94,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             )
         }
     });
+    if let Some(d) = &r.data {
+        data_words(w, r, d, &mut parts);
+    }
     let by = r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
     let (entered, injected) = match r.outcome.origin {
         Some(Origin::Between(b)) => (format!("entering {}", with_reading(&w.between(b))), true),
@@ -125,7 +130,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         }
         OutcomeKind::HandshakeOnly => parts.push("handshake completed but the server sent nothing".into()),
         OutcomeKind::Midstream => parts.push("connection began before the capture (midstream)".into()),
-        OutcomeKind::Completed | OutcomeKind::NoReply => {}
+        OutcomeKind::Completed | OutcomeKind::NoReply | OutcomeKind::DataStopped => {}
     }
     let at = |s: Strength| -> Vec<String> {
         r.matches.iter().filter(|m| m.strength == s).map(|m| w.between(m.between)).collect()
@@ -151,4 +156,89 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         ));
     }
     parts.join("; ")
+}
+
+/// `(5 × 1207 bytes)`: the largest segments at a capture.
+fn sizes(s: Option<Segment>) -> String {
+    s.map_or_else(String::new, |s| format!(" ({} × {} bytes)", s.count, s.bytes))
+}
+
+/// Where the data stopped each way, and the path-MTU messages about it.
+fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>) {
+    let stopped = |b: Between| format!("stopped between {}", w.between_words(b));
+    if let Some(b) = d.stopped {
+        let seg = sizes(d.stopped_segment);
+        parts.push(format!("the client's data{seg} {}", stopped(b)));
+    }
+    // A lost reply already says where the server's packets stopped.
+    if let Some(b) = d.server_stopped.filter(|&b| r.reply.lost_between != Some(b)) {
+        let seg = sizes(d.server_stopped_segment);
+        parts.push(format!("the server's data{seg} {}", stopped(b)));
+    }
+    let Some(m) = &d.mtu else { return };
+    let icmp = if m.v6 { "ICMPv6 2/0" } else { "ICMP 3/4" };
+    let seen: Vec<&str> = m.seen_at.iter().map(|&c| w.label(c)).collect();
+    let seen = seen.join(", ");
+    let stuck = d.stopped.is_some() || d.server_stopped.is_some();
+    let text = match (m.lost, stuck) {
+        (Some(b), true) => format!(
+            "{} asked for MTU {} ({icmp} ×{}, seen at {seen}, never at {}): path-MTU black hole between {} \
+             — clamp the MSS on the tunnel or let {icmp} through",
+            m.sender,
+            m.mtu,
+            m.messages,
+            w.label(b.from),
+            w.between_words(b)
+        ),
+        (None, true) => {
+            format!("{} asked for MTU {} ({icmp} ×{}, seen at {seen})", m.sender, m.mtu, m.messages)
+        }
+        (lost, false) => {
+            let lost = lost.map_or_else(String::new, |b| format!("; lost between {}", w.between_words(b)));
+            format!("path MTU {} ({icmp} ×{} from {}, seen at {seen}{lost})", m.mtu, m.messages, m.sender)
+        }
+    };
+    parts.push(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::black_hole;
+    use crate::verdict::Outcome;
+
+    #[test]
+    fn a_black_hole_names_where_the_data_stopped_the_mtu_its_sender_and_where_the_icmp_was_lost() {
+        let f = black_hole();
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains("the client's data (5 × 1207 bytes) stopped between egress and backend"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "198.19.1.1 asked for MTU 1100 (ICMP 3/4 ×51, seen at egress, never at decap): \
+                 path-MTU black hole between decap and egress — clamp the MSS on the tunnel or let ICMP 3/4 through"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("the server sent nothing"), "{text}");
+    }
+
+    #[test]
+    fn a_path_mtu_that_worked_is_a_trait_of_a_completed_request() {
+        let mut f = black_hole();
+        let r = &mut f.requests[0];
+        r.outcome = Outcome::plain(OutcomeKind::Completed);
+        let d = r.data.as_mut().unwrap();
+        (d.stopped, d.stopped_segment, d.reached) = (None, None, Some(2));
+        let m = d.mtu.as_mut().unwrap();
+        (m.seen_at, m.lost, m.v6, m.messages) = (vec![0, 1], None, true, 2);
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.ends_with("path MTU 1100 (ICMPv6 2/0 ×2 from 198.19.1.1, seen at decap, egress)"),
+            "{text}"
+        );
+        assert!(!text.contains("stopped") && !text.contains("black hole"), "{text}");
+    }
 }

@@ -43,6 +43,8 @@ pub fn seen(offset_ns: i64, client: &str, server: &str, reply_seen: bool) -> Hop
         bytes_to_client: Some(if reply_seen { 1290 } else { 0 }),
         icmp_id: None,
         icmp_seqs: None,
+        largest_to_server: None,
+        largest_to_client: None,
     }
 }
 
@@ -91,6 +93,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        data: None,
     };
     let r2 = Request {
         request: 2,
@@ -107,6 +110,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::NoReply),
         seq_shift: false,
         syn_missed: None,
+        data: None,
     };
     let r3 = Request {
         request: 3,
@@ -128,6 +132,7 @@ pub fn findings() -> Findings {
         },
         seq_shift: false,
         syn_missed: None,
+        data: None,
     };
     let r4 = Request {
         request: 4,
@@ -170,6 +175,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        data: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -192,6 +198,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        data: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
@@ -214,6 +221,9 @@ pub fn findings() -> Findings {
         icmp_id: Kept::Kept,
         mss_clamped: false,
         seq_shift: false,
+        smallest_mtu: None,
+        syn_mss: None,
+        largest_segment: None,
     };
     Findings {
         tuplecorr: "0.1.0".into(),
@@ -235,4 +245,27 @@ pub fn findings() -> Findings {
             message: "record cut short: its header says 1514 bytes, the file ends after 306; kept the 18411 records before it".into(),
         }],
     }
+}
+
+/// Request 1 of the fixtures turned into a path-MTU black hole: data stopped
+/// between egress and backend, the MTU messages seen at egress only.
+pub fn black_hole() -> Findings {
+    let mut f = findings();
+    let r = &mut f.requests[0];
+    r.outcome = Outcome::plain(OutcomeKind::DataStopped);
+    r.data = Some(Box::new(DataPath {
+        reached: Some(1),
+        stopped: Some(Between { from: 1, to: 2 }),
+        stopped_segment: Some(Segment { bytes: 1207, count: 5 }),
+        mtu: Some(Box::new(PathMtu {
+            mtu: 1100,
+            sender: "198.19.1.1".parse().unwrap(),
+            v6: false,
+            messages: 51,
+            seen_at: vec![1],
+            lost: Some(Between { from: 0, to: 1 }),
+        })),
+        ..DataPath::default()
+    }));
+    f
 }

@@ -85,6 +85,7 @@ wire_names! {
     v::OutcomeKind {
         Completed => "completed", HandshakeOnly => "handshake-only", Reset => "reset",
         IcmpError => "icmp-error", NoReply => "no-reply", Midstream => "midstream",
+        DataStopped => "data-stopped",
     }
 }
 
@@ -185,6 +186,20 @@ pub struct Boundary {
     pub icmp_id: String,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// Smallest MTU asked for by path-MTU messages from beyond A (seen at A, not at B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallest_mtu: Option<u32>,
+    /// Who asked for `smallest_mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu_sender: Option<String>,
+    /// Smallest MSS on the client's SYNs at A and at B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_mss_before: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_mss_after: Option<u16>,
+    /// Largest segment (IP bytes, either way) seen on both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_segment: Option<u32>,
 }
 
 /// One request: a chain of flows, at most one per capture.
@@ -203,7 +218,61 @@ pub struct Request {
     /// Only when the first SYN(s) were lost before a capture that saw a retransmission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_missed: Option<SynMissed>,
+    /// TCP with payload or path-MTU messages only: how far the data got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Data>,
     pub explanation: String,
+}
+
+/// `{"reached": "egress", "stopped": "egress->backend", "mtu": {...}}`: how far
+/// the payload got each way, by sequence range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Data {
+    /// The last capture that saw client payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reached: Option<String>,
+    /// `A->B`: client payload seen at A, not (or less of it) at B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// The largest client segments at A, e.g. `{"bytes": 1207, "count": 5}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_segment: Option<Segment>,
+    /// The capture nearest the client that saw server payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_reached: Option<String>,
+    /// `A->B`: server payload seen at B, not (or less of it) at A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stopped: Option<String>,
+    /// The largest server segments at B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stopped_segment: Option<Segment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Mtu>,
+}
+
+/// Path-MTU messages (ICMP 3/4, ICMPv6 2/0) quoting the request's packets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mtu {
+    /// The smallest MTU asked for.
+    pub mtu: u32,
+    pub sender: String,
+    /// `3/4` or `2/0` (ICMPv6).
+    pub icmp: String,
+    /// Most messages seen at one capture.
+    pub messages: u32,
+    pub seen_at: Vec<String>,
+    /// `A->B`: seen at B, not at A (towards the client): lost in between.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+}
+
+/// `{"bytes": 1207, "count": 5}`: the largest segments one way at one capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    /// IP bytes (header + payload).
+    pub bytes: u32,
+    /// Segments of that size (retransmissions included).
+    pub count: u32,
 }
 
 /// `{"at": "egress", "syns": 1, "retransmission_after_ms": 1000.0}`.
@@ -263,6 +332,11 @@ pub struct Hop {
     /// ICMP echo only: the sequence numbers seen, e.g. `1-5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icmp_seqs: Option<String>,
+    /// TCP: the largest segment with payload each way (IP bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_to_server: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_to_client: Option<u32>,
 }
 
 /// How the flows of two neighbouring captures were paired.
@@ -399,6 +473,11 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),
         mss_clamped: b.mss_clamped,
         seq_shift: b.seq_shift,
+        smallest_mtu: b.smallest_mtu.map(|(m, _)| m),
+        mtu_sender: b.smallest_mtu.map(|(_, a)| a.to_string()),
+        syn_mss_before: b.syn_mss.map(|(x, _)| x),
+        syn_mss_after: b.syn_mss.map(|(_, y)| y),
+        largest_segment: b.largest_segment,
     }
 }
 
@@ -434,6 +513,8 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
                 wireshark_filter: crate::report::endpoint::wireshark_filter(r.proto, h),
                 icmp_id: h.icmp_id,
                 icmp_seqs: h.icmp_seqs.map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }),
+                largest_to_server: h.largest_to_server,
+                largest_to_client: h.largest_to_client,
             })
             .collect(),
         matches: r
@@ -478,7 +559,62 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             syns: m.syns,
             retransmission_after_ms: ms(m.after_ns),
         }),
+        data: r.data.as_ref().map(|d| data(w, d)),
         explanation: crate::report::explain::explain(w, r),
+    }
+}
+
+fn segment(s: v::Segment) -> Segment {
+    Segment { bytes: s.bytes, count: s.count }
+}
+
+fn data(w: &crate::report::words::Words<'_>, d: &v::DataPath) -> Data {
+    let label = |c: usize| w.label(c).to_string();
+    Data {
+        reached: d.reached.map(label),
+        stopped: d.stopped.map(|b| w.between(b)),
+        stopped_segment: d.stopped_segment.map(segment),
+        server_reached: d.server_reached.map(label),
+        server_stopped: d.server_stopped.map(|b| w.between(b)),
+        server_stopped_segment: d.server_stopped_segment.map(segment),
+        mtu: d.mtu.as_ref().map(|m| Mtu {
+            mtu: m.mtu,
+            sender: m.sender.to_string(),
+            icmp: if m.v6 { "2/0" } else { "3/4" }.to_string(),
+            messages: m.messages,
+            seen_at: m.seen_at.iter().map(|&c| label(c)).collect(),
+            lost: m.lost.map(|b| w.between(b)),
+        }),
+    }
+}
+
+impl Data {
+    fn into_typed(self, labels: &[String]) -> Result<v::DataPath, String> {
+        let between = |b: &str| between_of(labels, b);
+        let index = |l: &str| index_of(labels, l);
+        Ok(v::DataPath {
+            reached: opt(self.reached.as_deref(), index)?,
+            stopped: opt(self.stopped.as_deref(), between)?,
+            stopped_segment: self.stopped_segment.map(|s| v::Segment { bytes: s.bytes, count: s.count }),
+            server_reached: opt(self.server_reached.as_deref(), index)?,
+            server_stopped: opt(self.server_stopped.as_deref(), between)?,
+            server_stopped_segment: self
+                .server_stopped_segment
+                .map(|s| v::Segment { bytes: s.bytes, count: s.count }),
+            mtu: self
+                .mtu
+                .map(|m| -> Result<Box<v::PathMtu>, String> {
+                    Ok(Box::new(v::PathMtu {
+                        mtu: m.mtu,
+                        sender: m.sender.parse().map_err(|_| format!("{:?} is not an address", m.sender))?,
+                        v6: m.icmp == "2/0",
+                        messages: m.messages,
+                        seen_at: m.seen_at.iter().map(|l| index(l)).collect::<Result<_, _>>()?,
+                        lost: opt(m.lost.as_deref(), between)?,
+                    }))
+                })
+                .transpose()?,
+        })
     }
 }
 
@@ -664,6 +800,8 @@ impl Request {
                 bytes_to_client: h.bytes_to_client,
                 icmp_id: h.icmp_id,
                 icmp_seqs: h.icmp_seqs.as_deref().and_then(icmp_seqs_of),
+                largest_to_server: h.largest_to_server,
+                largest_to_client: h.largest_to_client,
             };
         }
         let change = |c: Change| -> Result<v::Change, String> {
@@ -717,6 +855,7 @@ impl Request {
                     })
                 })
                 .transpose()?,
+            data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
         })
     }
 }

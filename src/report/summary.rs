@@ -70,6 +70,10 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
         OutcomeKind::HandshakeOnly => Some("handshake only, no data from the server".to_string()),
         OutcomeKind::Midstream => Some("midstream (no handshake captured)".to_string()),
         OutcomeKind::Reset => Some(from("reset".to_string())),
+        OutcomeKind::DataStopped => Some(match r.data.as_ref().and_then(|d| d.stopped) {
+            Some(b) => format!("client data stopped between {}", w.between_words(b)),
+            None => "client data stopped".to_string(),
+        }),
         OutcomeKind::IcmpError => Some(from(match o.icmp {
             Some(i) => format!("ICMP error {}/{}", i.ty, i.code),
             None => "ICMP error ?".to_string(),
@@ -201,6 +205,16 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     }
     if b.seq_shift {
         parts.push("sequence numbers shifted".to_string());
+    }
+    if let Some((x, y)) = b.syn_mss.filter(|(x, y)| x != y) {
+        parts.push(format!("SYN MSS {x} -> {y}"));
+    }
+    if let Some(s) = b.largest_segment {
+        parts.push(format!("largest segment {s} bytes"));
+    }
+    if let Some((m, by)) = b.smallest_mtu {
+        let icmp = if by.is_ipv6() { "ICMPv6 2/0" } else { "ICMP 3/4" };
+        parts.push(format!("path MTU {m} ({icmp} from {by})"));
     }
     parts.join(", ")
 }

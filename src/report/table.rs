@@ -157,7 +157,9 @@ fn outcome_style(r: &Request) -> Style {
     match r.outcome.kind {
         OutcomeKind::Completed => Style::Good,
         OutcomeKind::HandshakeOnly | OutcomeKind::Midstream => Style::Warn,
-        OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply => Style::Bad,
+        OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply | OutcomeKind::DataStopped => {
+            Style::Bad
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! here. Takes flows, their correlation and warnings; gives typed `Findings`
 //! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
+mod data;
 mod model;
 mod outcome;
 mod reply;
@@ -124,6 +125,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         })
         .collect();
     let (source, destination) = rewrite::changes(chain, &flows);
+    let data = data::data_path(&flows).map(Box::new);
     Request {
         request: number,
         proto: first.proto,
@@ -132,12 +134,13 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         source,
         destination,
         reply: reply::reply(&flows),
-        outcome: outcome::outcome(&flows),
+        outcome: outcome::outcome(&flows, data.as_deref()),
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
         syn_missed: chain
             .links
             .iter()
             .find_map(|l| l.syn_missed.map(|(syns, after_ns)| SynMissed { at: l.to, syns, after_ns })),
+        data,
     }
 }
 
@@ -166,6 +169,8 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         bytes_to_client: Some(f.bytes_to_client),
         icmp_id: icmp.then_some(f.client.port),
         icmp_seqs: f.echo.as_ref().map(|e| (e.first_seq, e.last_seq)),
+        largest_to_server: (f.max_to_server.bytes > 0).then_some(f.max_to_server.bytes),
+        largest_to_client: (f.max_to_client.bytes > 0).then_some(f.max_to_client.bytes),
     }
 }
 

@@ -82,6 +82,13 @@ pub struct Boundary {
     pub icmp_id: Kept,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// The smallest MTU asked for by path-MTU messages sent from beyond `from`
+    /// (seen at `from`, not at `to`), with its sender.
+    pub smallest_mtu: Option<(u32, IpAddr)>,
+    /// Smallest MSS on the client's SYNs at `from` and at `to` (clamping shows).
+    pub syn_mss: Option<(u16, u16)>,
+    /// Largest segment (IP bytes, either way) seen on both sides.
+    pub largest_segment: Option<u32>,
 }
 
 /// Transport of a request (the flow stage's own enum, not a copy).
@@ -105,6 +112,55 @@ pub struct Request {
     pub seq_shift: bool,
     /// The first SYN(s) were lost before a capture that saw a retransmission.
     pub syn_missed: Option<SynMissed>,
+    /// TCP with payload or path-MTU messages: how far the data got (boxed:
+    /// a request stays small for UDP and ICMP and for a report read back).
+    pub data: Option<Box<DataPath>>,
+}
+
+/// How far a TCP request's payload got each way (by sequence range, so
+/// re-segmentation does not matter), and the path-MTU messages about it.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct DataPath {
+    /// The last capture (path order) that saw client payload.
+    pub reached: Option<usize>,
+    /// Client payload seen at `from` and not (or less of it) at `to`, the next
+    /// capture that saw the connection.
+    pub stopped: Option<Between>,
+    /// The largest client segments at `stopped.from`.
+    pub stopped_segment: Option<Segment>,
+    /// The capture nearest the client that saw server payload.
+    pub server_reached: Option<usize>,
+    /// Server payload seen at `to` and not (or less of it) at `from`.
+    pub server_stopped: Option<Between>,
+    /// The largest server segments at `server_stopped.to`.
+    pub server_stopped_segment: Option<Segment>,
+    /// Boxed: rare, and every TCP request with payload holds a `DataPath`.
+    pub mtu: Option<Box<PathMtu>>,
+}
+
+/// Path-MTU messages (IPv4 3/4, ICMPv6 2/0) quoting the request's packets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathMtu {
+    /// The smallest MTU asked for, and its sender.
+    pub mtu: u32,
+    pub sender: IpAddr,
+    /// ICMPv6 packet-too-big (else IPv4 fragmentation-needed).
+    pub v6: bool,
+    /// Most messages seen at one capture.
+    pub messages: u32,
+    /// Captures that saw them, in path order.
+    pub seen_at: Vec<usize>,
+    /// Seen at `to`, not at `from` (the capture before it towards the client):
+    /// lost in between — the black hole's location.
+    pub lost: Option<Between>,
+}
+
+/// The largest segment with payload one way at one capture, and how many of that size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// IP bytes (header + payload).
+    pub bytes: u32,
+    pub count: u32,
 }
 
 /// The first `syns` SYN(s) of a connection were not seen at capture `at`; the
@@ -139,6 +195,9 @@ pub struct Hop {
     pub icmp_id: Option<u16>,
     /// ICMP echo only: first and last sequence number seen.
     pub icmp_seqs: Option<(u16, u16)>,
+    /// TCP: largest segment with payload each way (IP bytes).
+    pub largest_to_server: Option<u32>,
+    pub largest_to_client: Option<u32>,
 }
 
 impl Hop {
@@ -212,6 +271,9 @@ pub enum OutcomeKind {
     IcmpError,
     NoReply,
     Midstream,
+    /// Handshake completed, the client's data stopped before a capture that
+    /// saw the connection, and the server sent nothing.
+    DataStopped,
 }
 
 /// Where a RST or ICMP error came into the path.

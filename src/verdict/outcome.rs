@@ -6,16 +6,21 @@
 //! into the path: the last capture when it was seen there, else the boundary
 //! after the furthest capture that saw it (a RST appearing between two captures
 //! was forged in between, even though it carries the server's address).
+//! TCP's path-MTU messages (3/4, ICMPv6 2/0) ask for smaller segments and end
+//! nothing: they are no `icmp-error`. A connection whose client data stopped
+//! before a capture that saw it, with nothing from the server, is `data-stopped`.
 //! Takes a chain's flows per capture; gives a typed `Outcome`. Never formats text.
 
-use super::model::{Between, IcmpCode, Origin, Outcome, OutcomeKind};
+use super::model::{Between, DataPath, IcmpCode, Origin, Outcome, OutcomeKind};
 use crate::flows::{Flow, FlowProto, Orientation};
 
-pub(crate) fn outcome(flows: &[Option<&Flow>]) -> Outcome {
+pub(crate) fn outcome(flows: &[Option<&Flow>], data: Option<&DataPath>) -> Outcome {
     let Some(f) = flows.iter().flatten().next() else {
         return Outcome::plain(OutcomeKind::NoReply);
     };
-    let icmp_error = f.request_errors().next();
+    let tcp = f.proto == FlowProto::Tcp;
+    let ends = |e: &&crate::flows::IcmpError| !(tcp && e.is_path_mtu());
+    let icmp_error = f.request_errors().find(ends);
     let plain = Outcome::plain;
     let reset = |f: &Flow| {
         let rst = f.rst_to_client?;
@@ -32,7 +37,7 @@ pub(crate) fn outcome(flows: &[Option<&Flow>]) -> Outcome {
         Some(Outcome {
             kind: OutcomeKind::IcmpError,
             by: Some(e.sender),
-            origin: Some(origin(flows, |g| g.request_errors().next().is_some())),
+            origin: Some(origin(flows, |g| g.request_errors().any(|e| ends(&e)))),
             icmp: Some(IcmpCode { ty: e.icmp_type, code: e.code }),
         })
     };
@@ -44,6 +49,8 @@ pub(crate) fn outcome(flows: &[Option<&Flow>]) -> Outcome {
                 plain(OutcomeKind::Completed)
             } else if let Some(o) = reset(f) {
                 o
+            } else if data.is_some_and(|d| d.stopped.is_some()) && f.synack_ns.is_some() {
+                plain(OutcomeKind::DataStopped)
             } else if let Some(o) = icmp(f) {
                 o
             } else if f.synack_ns.is_some() {
@@ -91,7 +98,7 @@ mod tests {
 
     fn judge(flows: &[Option<Flow>]) -> Outcome {
         let refs: Vec<Option<&Flow>> = flows.iter().map(Option::as_ref).collect();
-        outcome(&refs)
+        outcome(&refs, None)
     }
 
     fn rst(f: &mut Flow) {

@@ -64,7 +64,17 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
             let mut mss_clamped = false;
             let mut seq_shift = false;
             let mut ttl: Vec<i64> = Vec::new();
+            let mut smallest_mtu: Option<(u32, std::net::IpAddr)> = None;
+            let mut syn_mss: Option<(u16, u16)> = None;
+            let mut largest_segment: Option<u32> = None;
             for chain in &ctx.corr.chains {
+                // Path-MTU messages seen at `i` and not at `i + 1` came from beyond `i`.
+                if let Some(s) = chain.hops[i].and_then(|f| ctx.flow(i, f).mtu_signal.as_deref()) {
+                    let further = chain.hops[i + 1].is_some_and(|f| ctx.flow(i + 1, f).mtu_signal.is_some());
+                    if !further && smallest_mtu.is_none_or(|(m, _)| s.mtu < m) {
+                        smallest_mtu = Some((s.mtu, s.sender));
+                    }
+                }
                 for link in chain.links.iter().filter(|l| l.from == i && l.to == i + 1) {
                     let (Some(fa), Some(fb)) = (chain.hops[i], chain.hops[i + 1]) else { continue };
                     let (a, b) = (ctx.flow(i, fa), ctx.flow(i + 1, fb));
@@ -80,7 +90,14 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
                     }
                     if let (Some(x), Some(y)) = (a.syn_mss, b.syn_mss) {
                         mss_clamped |= x != y;
+                        syn_mss = Some(syn_mss.map_or((x, y), |(p, q)| (p.min(x), q.min(y))));
                     }
+                    let crossed = [(a.max_to_server, b.max_to_server), (a.max_to_client, b.max_to_client)]
+                        .iter()
+                        .filter(|(x, y)| x.bytes > 0 && y.bytes > 0)
+                        .map(|(x, y)| x.bytes.min(y.bytes))
+                        .max();
+                    largest_segment = largest_segment.max(crossed);
                     if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
                         ttl.push(i64::from(a.client_ttl) - i64::from(b.client_ttl));
                     }
@@ -95,6 +112,9 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
                 icmp_id: icmp_id.kept(),
                 mss_clamped,
                 seq_shift,
+                smallest_mtu,
+                syn_mss,
+                largest_segment,
             }
         })
         .collect()

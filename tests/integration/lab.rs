@@ -35,6 +35,10 @@ const SCENARIOS: &[&str] = &[
     "asymmetric",
     "syn-retransmit",
     "lossy-capture",
+    "pmtu",
+    "pmtu-blackhole",
+    "pmtu-mss-clamp",
+    "pmtu-ipv6",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -356,6 +360,10 @@ scenario_tests! {
     lab_asymmetric => "asymmetric",
     lab_syn_retransmit => "syn-retransmit",
     lab_lossy_capture => "lossy-capture",
+    lab_pmtu => "pmtu",
+    lab_pmtu_blackhole => "pmtu-blackhole",
+    lab_pmtu_mss_clamp => "pmtu-mss-clamp",
+    lab_pmtu_ipv6 => "pmtu-ipv6",
 }
 
 // ------------------------------------------------------------------ schema
@@ -461,7 +469,13 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
     for r in &requests {
         let id = r["id"].clone();
         let what = format!("{name} request {id}");
-        if keys(r) != req_keys {
+        let data_keys: BTreeSet<&str> = ["stopped", "path_mtu", "mtu_sender", "icmp_lost_between"].into();
+        if r.get("data").is_some_and(|d| keys(d) != data_keys) {
+            errs.push(format!("{what}: data keys {:?}", keys(&r["data"])));
+        }
+        let mut rk = keys(r);
+        rk.remove("data"); // optional: requests whose bytes need full-size segments
+        if rk != req_keys {
             errs.push(format!("{what}: keys {:?}", keys(r)));
         }
         ids.push(r["id"].as_u64().unwrap_or(0));
@@ -525,7 +539,9 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
             errs.push(format!("{what}: reply_path {}", r["reply_path"]));
         }
         let oc = r["outcome"].as_str().unwrap_or("");
-        if !["completed", "handshake-only", "reset", "icmp-error", "no-reply", "midstream"].contains(&oc) {
+        if !["completed", "handshake-only", "reset", "icmp-error", "no-reply", "midstream", "data-stopped"]
+            .contains(&oc)
+        {
             errs.push(format!("{what}: outcome {}", r["outcome"]));
         }
         match (oc, &r["outcome_icmp"]) {

@@ -136,7 +136,99 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
         format!("{:?}", exp["outcome_icmp"].as_str()),
         format!("{:?}", got.outcome.icmp.as_deref()),
     );
+    if let Some(d) = exp.get("data") {
+        let data = got.data.as_ref();
+        let mtu = data.and_then(|d| d.mtu.as_ref());
+        let text = |v: &Value| format!("{:?}", v.as_str());
+        check(
+            "data.stopped".into(),
+            text(&d["stopped"]),
+            format!("{:?}", data.and_then(|d| d.stopped.as_deref())),
+        );
+        check(
+            "data.path_mtu".into(),
+            format!("{:?}", d["path_mtu"].as_u64()),
+            format!("{:?}", mtu.map(|m| u64::from(m.mtu))),
+        );
+        check(
+            "data.mtu_sender".into(),
+            text(&d["mtu_sender"]),
+            format!("{:?}", mtu.map(|m| m.sender.as_str())),
+        );
+        check(
+            "data.icmp_lost_between".into(),
+            text(&d["icmp_lost_between"]),
+            format!("{:?}", mtu.and_then(|m| m.lost.as_deref())),
+        );
+    }
     errs
+}
+
+/// The path-MTU black hole as a person reads it: where the data stopped, the
+/// MTU, who asked for it and where the ICMP was lost, in the sentence and in CSV.
+#[test]
+fn path_mtu_black_hole_is_told_plainly() {
+    let dir = lab_dir().join("pmtu-blackhole");
+    let (exp, found) = run(&dir);
+    let big: Vec<&Request> =
+        found.requests.iter().filter(|r| r.outcome.kind.wire() == "data-stopped").collect();
+    let want = exp["requests"].as_array().unwrap().iter().filter(|r| r["outcome"] == "data-stopped").count();
+    assert_eq!((big.len(), want), (2, 2));
+    for r in big {
+        let t = &r.explanation;
+        assert!(t.contains("stopped between egress and backend"), "{t}");
+        assert!(t.contains("198.18.10.1 asked for MTU 1100 (ICMP 3/4"), "{t}");
+        assert!(
+            t.contains("seen at egress, never at decap): path-MTU black hole between decap and egress"),
+            "{t}"
+        );
+        assert!(!t.contains("the server sent nothing"), "{t}");
+        let d = r.data.as_ref().unwrap();
+        assert_eq!(d.reached.as_deref(), Some("egress"));
+        let seg = d.stopped_segment.unwrap();
+        assert!(seg.bytes > 1100 && seg.count >= 2, "full-size segments retransmitted: {seg:?}");
+        assert_eq!(d.mtu.as_ref().unwrap().seen_at, ["egress"]);
+    }
+    let b = &found.boundaries[1];
+    assert_eq!(
+        (b.between.as_str(), b.smallest_mtu, b.mtu_sender.as_deref()),
+        ("egress->backend", Some(1100), Some("198.18.10.1"))
+    );
+}
+
+/// PMTU discovery that works, MSS clamping that avoids it, IPv6 packet-too-big.
+#[test]
+fn path_mtu_discovery_clamping_and_ipv6_read_as_traits() {
+    let (_, ok) = run(&lab_dir().join("pmtu"));
+    assert!(ok.requests.iter().all(|r| r.outcome.kind.wire() == "completed"));
+    let first = ok.requests[0].explanation.as_str();
+    assert!(
+        first.contains("path MTU 1100 (ICMP 3/4")
+            && first.contains("from 198.18.10.1, seen at decap, egress)"),
+        "{first}"
+    );
+    let b = &ok.boundaries[1];
+    assert_eq!(
+        (b.between.as_str(), b.smallest_mtu, b.mtu_sender.as_deref()),
+        ("egress->backend", Some(1100), Some("198.18.10.1")),
+        "sent from beyond egress: seen there, not at backend"
+    );
+    assert_eq!(ok.boundaries[0].smallest_mtu, None);
+    assert!(b.largest_segment.is_some_and(|s| s <= 1100), "{b:?}");
+    let (_, clamp) = run(&lab_dir().join("pmtu-mss-clamp"));
+    assert!(clamp
+        .requests
+        .iter()
+        .all(|r| r.outcome.kind.wire() == "completed" && r.data.as_ref().is_none_or(|d| d.mtu.is_none())));
+    let b = &clamp.boundaries[0];
+    assert_eq!((b.syn_mss_before, b.syn_mss_after, b.mss_clamped), (Some(1460), Some(1060), true));
+    assert!(clamp.boundaries[1].largest_segment.is_some_and(|s| s <= 1100));
+    let (_, v6) = run(&lab_dir().join("pmtu-ipv6"));
+    let m = v6.requests[0].data.as_ref().and_then(|d| d.mtu.as_ref()).unwrap();
+    assert_eq!(
+        (m.mtu, m.icmp.as_str(), m.sender.as_str(), m.lost.as_deref()),
+        (1280, "2/0", "2001:db8:10::1", None)
+    );
 }
 
 #[test]

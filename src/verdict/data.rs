@@ -1,0 +1,186 @@
+//! How far a TCP request's data got (issue 18): per direction, the captures
+//! whose flow saw payload, compared by sequence range (stream offsets from the
+//! ISN, so GRO/TSO re-segmentation and retransmissions do not matter), and the
+//! path-MTU messages (IPv4 3/4, ICMPv6 2/0) quoting the request, with where
+//! they were seen and where they were lost on their way to the client.
+//! Takes a chain's flows per capture; gives a typed `DataPath`. Never formats text.
+
+use super::model::{Between, DataPath, PathMtu, Segment};
+use crate::flows::{Flow, FlowProto, MaxSegment, Orientation};
+
+/// The data findings of one chain; `None` when not TCP or nothing to say
+/// (no payload and no path-MTU message anywhere).
+pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
+    let first = flows.iter().flatten().next()?;
+    if first.proto != FlowProto::Tcp {
+        return None;
+    }
+    let seen: Vec<(usize, &Flow)> = flows.iter().enumerate().filter_map(|(c, f)| Some((c, (*f)?))).collect();
+    let any = |g: fn(&Flow) -> bool| seen.iter().any(|(_, f)| g(f));
+    if !any(|f| f.client_payload.is_some() || f.server_payload.is_some() || f.mtu_signal.is_some()) {
+        return None;
+    }
+    let reached = seen.iter().rev().find(|(_, f)| f.client_payload.is_some()).map(|&(c, _)| c);
+    let server_reached = seen.iter().find(|(_, f)| f.server_payload.is_some()).map(|&(c, _)| c);
+    // Client data travels away from the client: it stops where the capture
+    // nearer the client saw more of it than the next one and every later one
+    // (seen again further on, it went around a capture: no stop).
+    let stopped = (1..seen.len()).find_map(|k| {
+        let up = client(seen[k - 1].1);
+        seen[k..]
+            .iter()
+            .all(|x| short(up, client(x.1)))
+            .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
+    });
+    // Server data travels towards the client: the mirror image.
+    let server_stopped = (1..seen.len()).rev().find_map(|k| {
+        let up = server(seen[k].1);
+        seen[..k]
+            .iter()
+            .all(|x| short(up, server(x.1)))
+            .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
+    });
+    let at = |c: usize, g: fn(&Flow) -> MaxSegment| flows[c].and_then(|f| segment(g(f)));
+    Some(DataPath {
+        reached,
+        stopped,
+        stopped_segment: stopped.and_then(|b| at(b.from, |f| f.max_to_server)),
+        server_reached,
+        server_stopped,
+        server_stopped_segment: server_stopped.and_then(|b| at(b.to, |f| f.max_to_client)),
+        mtu: path_mtu(&seen),
+    })
+}
+
+fn client(f: &Flow) -> (Option<(u32, u32)>, &Flow) {
+    (f.client_payload, f)
+}
+
+fn server(f: &Flow) -> (Option<(u32, u32)>, &Flow) {
+    (f.server_payload, f)
+}
+
+/// Whether the capture downstream (`down`) saw less of a direction's payload
+/// than the one upstream (`up`). Offsets of midstream flows start at whatever
+/// each capture saw first, so they are compared only by presence.
+fn short((up, fu): (Option<(u32, u32)>, &Flow), (down, fd): (Option<(u32, u32)>, &Flow)) -> bool {
+    let midstream = fu.orientation == Orientation::Midstream || fd.orientation == Orientation::Midstream;
+    match (up, down) {
+        (Some(_), None) => true,
+        // Only the tail got through (a short last segment under the MTU) counts too.
+        (Some((start_up, end_up)), Some((start_down, end_down))) => {
+            !midstream && (end_down < end_up || start_down > start_up)
+        }
+        _ => false,
+    }
+}
+
+fn path_mtu(seen: &[(usize, &Flow)]) -> Option<Box<PathMtu>> {
+    let signals: Vec<(usize, crate::flows::MtuSignal)> =
+        seen.iter().filter_map(|&(c, f)| Some((c, *f.mtu_signal.as_deref()?))).collect();
+    let smallest = signals.iter().map(|(_, s)| s).min_by_key(|s| (s.mtu, s.first_ns))?;
+    // The nearest-to-client capture that saw them: if a capture before it (that
+    // saw the connection) did not, they were lost in between.
+    let (nearest, _) = signals[0];
+    let lost =
+        seen.iter().take_while(|&&(c, _)| c < nearest).last().map(|&(c, _)| Between { from: c, to: nearest });
+    Some(Box::new(PathMtu {
+        mtu: smallest.mtu,
+        sender: smallest.sender,
+        v6: smallest.v6,
+        messages: signals.iter().map(|(_, s)| s.count).max().unwrap_or(0),
+        seen_at: signals.iter().map(|&(c, _)| c).collect(),
+        lost,
+    }))
+}
+
+/// A flow's largest segment one way as findings hold it (`None`: no payload).
+fn segment(m: MaxSegment) -> Option<Segment> {
+    (m.bytes > 0).then_some(Segment { bytes: m.bytes, count: m.count })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(isn: u32) -> Flow {
+        Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000, isn)
+    }
+
+    fn signal(mtu: u32, count: u32) -> crate::flows::MtuSignal {
+        crate::flows::MtuSignal { mtu, sender: "198.19.1.1".parse().unwrap(), v6: false, count, first_ns: 5 }
+    }
+
+    #[test]
+    fn client_data_that_stops_between_two_captures_is_located_with_the_lost_mtu_messages() {
+        let (mut decap, mut egress, backend) = (flow(1), flow(2), flow(3));
+        decap.client_payload = Some((0, 6000));
+        egress.client_payload = Some((0, 6000));
+        egress.max_to_server = MaxSegment { bytes: 1207, count: 5 };
+        egress.mtu_signal = Some(Box::new(signal(1100, 51)));
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!(d.reached, Some(1));
+        assert_eq!(d.stopped, Some(Between { from: 1, to: 2 }));
+        assert_eq!(d.stopped_segment, Some(Segment { bytes: 1207, count: 5 }));
+        assert_eq!((d.server_reached, d.server_stopped), (None, None));
+        let m = d.mtu.unwrap();
+        assert_eq!((m.mtu, m.messages, m.seen_at.clone()), (1100, 51, vec![1]));
+        assert_eq!(m.lost, Some(Between { from: 0, to: 1 }), "seen at egress, never at decap");
+    }
+
+    #[test]
+    fn data_that_arrived_re_segmented_did_not_stop_and_mtu_messages_that_reached_the_client_were_not_lost() {
+        let (mut decap, mut egress, mut backend) = (flow(1), flow(2), flow(3));
+        for f in [&mut decap, &mut egress, &mut backend] {
+            f.client_payload = Some((0, 6000));
+            f.server_payload = Some((0, 200));
+        }
+        decap.mtu_signal = Some(Box::new(signal(1100, 1)));
+        egress.mtu_signal = Some(Box::new(signal(1100, 1)));
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!(
+            (d.reached, d.stopped, d.server_reached, d.server_stopped),
+            (Some(2), None, Some(0), None)
+        );
+        let m = d.mtu.unwrap();
+        assert_eq!((m.seen_at.clone(), m.lost), (vec![0, 1], None));
+    }
+
+    #[test]
+    fn part_of_the_data_stopping_counts_and_server_data_lost_on_its_way_back_too() {
+        let (mut decap, mut backend) = (flow(1), flow(3));
+        decap.client_payload = Some((0, 6000));
+        backend.client_payload = Some((0, 300)); // the headers passed, the body did not
+        backend.server_payload = Some((0, 9000));
+        let d = data_path(&[Some(&decap), None, Some(&backend)]).unwrap();
+        assert_eq!(d.stopped, Some(Between { from: 0, to: 2 }), "compared with the next capture that saw it");
+        assert_eq!(d.server_stopped, Some(Between { from: 0, to: 2 }));
+        assert_eq!(d.server_reached, Some(2));
+        assert_eq!(d.mtu, None);
+        backend.client_payload = Some((5800, 6000)); // only the short last segment passed
+        let d = data_path(&[Some(&decap), None, Some(&backend)]).unwrap();
+        assert_eq!(d.stopped, Some(Between { from: 0, to: 2 }));
+    }
+
+    #[test]
+    fn data_seen_again_further_on_went_around_a_capture_and_did_not_stop() {
+        let (mut decap, egress, mut backend) = (flow(1), flow(2), flow(3));
+        decap.server_payload = Some((0, 100));
+        backend.server_payload = Some((0, 100));
+        decap.client_payload = Some((0, 50));
+        backend.client_payload = Some((0, 50));
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!((d.stopped, d.server_stopped), (None, None));
+        assert_eq!((d.reached, d.server_reached), (Some(2), Some(0)));
+    }
+
+    #[test]
+    fn nothing_to_say_without_payload_or_for_other_protocols() {
+        let f = flow(1);
+        assert_eq!(data_path(&[Some(&f), Some(&f)]), None);
+        let mut u = flow(1);
+        u.proto = FlowProto::Udp;
+        u.client_payload = Some((0, 10));
+        assert_eq!(data_path(&[Some(&u)]), None);
+    }
+}
