@@ -506,20 +506,17 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
             _ => None,
         }
     };
-    let mut count_a: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
-    for (i, f) in a.iter().enumerate() {
-        if let Some(k) = key(f) {
-            let e = count_a.entry(k).or_insert((i, 0));
-            e.1 += 1;
+    // Per key: the first flow holding it and how many do (both sides at once).
+    let count = |flows: &[Flow]| {
+        let mut count: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(k) = key(f) {
+                count.entry(k).or_insert((i, 0)).1 += 1;
+            }
         }
-    }
-    let mut count_b: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
-    for (i, f) in b.iter().enumerate() {
-        if let Some(k) = key(f) {
-            let e = count_b.entry(k).or_insert((i, 0));
-            e.1 += 1;
-        }
-    }
+        count
+    };
+    let (count_a, count_b) = rayon::join(|| count(a), || count(b));
     let mut pairs: Vec<(usize, usize)> = count_a
         .iter()
         .filter(|(_, &(_, n))| n == 1)

@@ -8,6 +8,7 @@
 use super::candidates::unique_pairs;
 use crate::config::CorrelateConfig;
 use crate::flows::{Flow, Flows};
+use rayon::prelude::*;
 
 /// How a capture's offset was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,11 +46,20 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
     // Pairwise estimates, B relative to A, between neighbours (or the nearest
     // earlier capture that shares requests when the neighbour shares none).
     let mut delays = vec![None; n.saturating_sub(1)];
+    // The neighbours' estimates (nearly always the ones used), across cores.
+    let neighbours: Vec<PairEstimate> = (1..n)
+        .into_par_iter()
+        .map(|j| pair_estimate(&captures[j - 1].flows, &captures[j].flows, max_offset))
+        .collect();
     for j in 1..n {
         let manual = config.offsets_ns.iter().rev().find(|(i, _)| *i == j).map(|(_, o)| *o);
         let mut found = None;
         for k in (0..j).rev() {
-            let est = pair_estimate(&captures[k].flows, &captures[j].flows, max_offset);
+            let est = if k + 1 == j {
+                neighbours[k]
+            } else {
+                pair_estimate(&captures[k].flows, &captures[j].flows, max_offset)
+            };
             if est.samples > 0 {
                 found = Some((k, est));
                 break;
