@@ -224,19 +224,8 @@ pub fn read_flows(
     config: &Config,
     progress: &dyn Progress,
 ) -> Result<CaptureResult, ReadError> {
-    read_flows_split(spec, index, config, config.captures.len(), progress)
-}
-
-/// [`read_flows`], splitting the file into chunks only when there are more
-/// threads than `captures` (see [`ingest`]).
-fn read_flows_split(
-    spec: &CaptureSpec,
-    index: usize,
-    config: &Config,
-    captures: usize,
-    progress: &dyn Progress,
-) -> Result<CaptureResult, ReadError> {
     let mut b = Builder::new(config);
+    let captures = config.captures.len();
     let limit = config.flows.fingerprint_len;
     let info = ingest(spec, index, &config.read, captures, limit, progress, &mut b)?;
     Ok(b.finish(&spec.label, &spec.display_name(), info))
@@ -277,31 +266,16 @@ pub fn analyze_full(
     progress: &dyn Progress,
     ladder: bool,
 ) -> Result<(Findings, Option<Ladder>), ReadError> {
-    let results = read_all(config, progress);
+    let results: Vec<Result<CaptureResult, ReadError>> = config
+        .captures
+        .par_iter()
+        .enumerate()
+        .map(|(i, spec)| read_flows(spec, i, config, progress))
+        .collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let names: Vec<(String, String)> =
         config.captures.iter().map(|s| (s.label.clone(), s.display_name())).collect();
     Ok(conclude(config, &names, results, ladder))
-}
-
-/// The per-capture stages of every capture, one task each. With more captures
-/// than threads (three captures on two cores), rayon would run the last one
-/// alone after the others; each capture gets its own OS thread instead, so the
-/// cores share all of them to the end. `--threads 1` stays sequential.
-fn read_all(config: &Config, progress: &dyn Progress) -> Vec<Result<CaptureResult, ReadError>> {
-    let threads = rayon::current_num_threads();
-    if threads > 1 && config.captures.len() > threads && !config.read.force_chunks {
-        // Outside the pool, so never split a file (that would use rayon's global pool).
-        let read = |(i, spec): (usize, &CaptureSpec)| read_flows_split(spec, i, config, usize::MAX, progress);
-        std::thread::scope(|s| {
-            let tasks: Vec<_> =
-                config.captures.iter().enumerate().map(|c| s.spawn(move || read(c))).collect();
-            tasks.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-        })
-    } else {
-        let read = |(i, spec): (usize, &CaptureSpec)| read_flows(spec, i, config, progress);
-        config.captures.par_iter().enumerate().map(read).collect()
-    }
 }
 
 /// Runs the whole pipeline on captures held in memory, `(label, bytes)` in path
