@@ -312,10 +312,11 @@ impl Index {
     }
 }
 
-/// The radix directory of sorted `entries`: about one slot per entry (at most
-/// 2^24 slots), `dir[p]` the first entry whose key's top bits are ≥ `p`.
+/// The radix directory of sorted `entries`: a slot per 2–4 entries (at most
+/// 2^22 slots; 4 bytes each, so it adds ~1/10 to the index), `dir[p]` the first
+/// entry whose key's top bits are ≥ `p`.
 fn directory(entries: &[(u64, i64, u32)]) -> (Vec<u32>, u32) {
-    let bits = (usize::BITS - entries.len().leading_zeros()).min(24);
+    let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
     let slots = 1usize << bits;
     let mut dir = Vec::with_capacity(slots + 1);
     let mut at = 0usize;
@@ -561,7 +562,7 @@ mod tests {
             .collect();
         entries.sort_unstable();
         let (dir, bits) = directory(&entries);
-        assert_eq!((dir.len(), bits), ((1 << 13) + 1, 13));
+        assert_eq!((dir.len(), bits), ((1 << 11) + 1, 11));
         let index = Index { entries: entries.clone(), dir, bits, has_seq: false };
         for &(k, _, _) in entries.iter().step_by(7).chain(&[(0, 0, 0), (u64::MAX, 0, 0)]) {
             let want: Vec<_> = entries.iter().filter(|e| e.0 == k).collect();
@@ -570,7 +571,8 @@ mod tests {
         }
         let empty = directory(&[]);
         assert_eq!(empty, (vec![0, 0], 0));
-        let one = Index { entries: vec![(7, 0, 0)], dir: directory(&[(7, 0, 0)]).0, bits: 1, has_seq: false };
+        let (dir, bits) = directory(&[(7, 0, 0)]);
+        let one = Index { entries: vec![(7, 0, 0)], dir, bits, has_seq: false };
         assert_eq!(one.slot(7), &[(7, 0, 0)]);
     }
 
