@@ -78,41 +78,67 @@ pub fn community_id_seeded(
     }
     let ordered = (src_bytes.as_slice(), sport) <= (dst_bytes.as_slice(), dport);
     let (a, ap, b, bp) = if one_way || ordered {
-        (&src_bytes, sport, &dst_bytes, dport)
+        (src_bytes.as_slice(), sport, dst_bytes.as_slice(), dport)
     } else {
-        (&dst_bytes, dport, &src_bytes, sport)
+        (dst_bytes.as_slice(), dport, src_bytes.as_slice(), sport)
     };
-    let mut hasher = sha1_smol::Sha1::new();
-    hasher.update(&seed.to_be_bytes());
-    hasher.update(a);
-    hasher.update(b);
-    hasher.update(&[proto, 0]);
+    // One update of the whole message: seed, addresses, protocol, padding, ports.
+    let mut msg = [0u8; 2 + 16 + 16 + 2 + 4];
+    let mut len = 0;
+    for part in [&seed.to_be_bytes()[..], a, b, &[proto, 0]] {
+        msg[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
     if has_ports {
-        hasher.update(&ap.to_be_bytes());
-        hasher.update(&bp.to_be_bytes());
+        msg[len..len + 2].copy_from_slice(&ap.to_be_bytes());
+        msg[len + 2..len + 4].copy_from_slice(&bp.to_be_bytes());
+        len += 4;
     }
-    format!("1:{}", base64(&hasher.digest().bytes()))
+    let mut hasher = sha1_smol::Sha1::new();
+    hasher.update(&msg[..len]);
+    let mut out = String::with_capacity(30);
+    out.push_str("1:");
+    base64(&hasher.digest().bytes(), &mut out);
+    out
 }
 
-/// Network-order bytes of both addresses, of one family.
-fn address_bytes(a: IpAddr, b: IpAddr) -> (Vec<u8>, Vec<u8>) {
+/// Network-order bytes of both addresses, of one family (4 or 16 bytes each).
+fn address_bytes(a: IpAddr, b: IpAddr) -> (Octets, Octets) {
     match (a, b) {
-        (IpAddr::V4(a), IpAddr::V4(b)) => (a.octets().to_vec(), b.octets().to_vec()),
-        (a, b) => (v6_bytes(a), v6_bytes(b)),
+        (IpAddr::V4(a), IpAddr::V4(b)) => (Octets::of(&a.octets()), Octets::of(&b.octets())),
+        (a, b) => (Octets::of(&v6_bytes(a)), Octets::of(&v6_bytes(b))),
     }
 }
 
-fn v6_bytes(a: IpAddr) -> Vec<u8> {
+/// An address's bytes without an allocation.
+struct Octets {
+    bytes: [u8; 16],
+    len: usize,
+}
+
+impl Octets {
+    fn of(bytes: &[u8]) -> Octets {
+        let mut o = Octets { bytes: [0; 16], len: bytes.len().min(16) };
+        o.bytes[..o.len].copy_from_slice(&bytes[..o.len]);
+        o
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+fn v6_bytes(a: IpAddr) -> [u8; 16] {
     match a {
-        IpAddr::V4(a) => a.to_ipv6_mapped().octets().to_vec(),
-        IpAddr::V6(a) => a.octets().to_vec(),
+        IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
+        IpAddr::V6(a) => a.octets(),
     }
 }
 
-/// Standard base64 (RFC 4648 §4) with padding; 20 bytes of SHA-1 do not justify a crate.
-fn base64(bytes: &[u8]) -> String {
+/// Standard base64 (RFC 4648 §4) with padding, appended to `out`; 20 bytes of
+/// SHA-1 do not justify a crate.
+fn base64(bytes: &[u8], out: &mut String) {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = (u32::from(chunk[0]) << 16)
             | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
@@ -125,7 +151,6 @@ fn base64(bytes: &[u8]) -> String {
             }
         }
     }
-    out
 }
 
 /// A Wireshark display filter selecting one flow's packets in both directions,
@@ -143,41 +168,83 @@ pub fn wireshark_filter(
     server_port: u16,
     icmp_id: Option<u16>,
 ) -> String {
-    let mut parts = vec![address_term(client), address_term(server)];
+    // Written into one String (no part Strings joined): this runs for every
+    // hop of every request of a JSON report.
+    use std::fmt::Write;
+    let mut out = String::with_capacity(96);
+    address_term(&mut out, client);
+    out.push_str(" && ");
+    address_term(&mut out, server);
+    out.push_str(" && ");
     let v6 = client.is_ipv6() || server.is_ipv6();
-    match proto {
+    // Writing into a String cannot fail.
+    let _ = match proto {
         PROTO_TCP | PROTO_UDP | PROTO_SCTP => {
             let name = match proto {
                 PROTO_TCP => "tcp",
                 PROTO_UDP => "udp",
                 _ => "sctp",
             };
-            parts.push(format!("{name}.port=={client_port}"));
-            parts.push(format!("{name}.port=={server_port}"));
+            write!(out, "{name}.port=={client_port} && {name}.port=={server_port}")
         }
-        PROTO_ICMP => {
-            parts.push(match icmp_id {
-                Some(id) => format!("icmp.ident=={id}"),
-                None => "icmp".to_string(),
-            });
-        }
-        PROTO_ICMPV6 => {
-            parts.push(match icmp_id {
-                Some(id) => format!("icmpv6.echo.identifier=={id}"),
-                None => "icmpv6".to_string(),
-            });
-        }
-        other if v6 => parts.push(format!("ipv6.nxt=={other}")),
-        other => parts.push(format!("ip.proto=={other}")),
-    }
-    parts.join(" && ")
+        PROTO_ICMP => match icmp_id {
+            Some(id) => write!(out, "icmp.ident=={id}"),
+            None => out.write_str("icmp"),
+        },
+        PROTO_ICMPV6 => match icmp_id {
+            Some(id) => write!(out, "icmpv6.echo.identifier=={id}"),
+            None => out.write_str("icmpv6"),
+        },
+        other if v6 => write!(out, "ipv6.nxt=={other}"),
+        other => write!(out, "ip.proto=={other}"),
+    };
+    out
 }
 
-fn address_term(addr: IpAddr) -> String {
+fn address_term(out: &mut String, addr: IpAddr) {
     match addr {
-        IpAddr::V4(a) => format!("ip.addr=={a}"),
-        IpAddr::V6(a) => format!("ipv6.addr=={a}"),
+        IpAddr::V4(a) => {
+            out.push_str("ip.addr==");
+            push_ipv4(out, a);
+        }
+        IpAddr::V6(a) => {
+            use std::fmt::Write;
+            let _ = write!(out, "ipv6.addr=={a}");
+        }
     }
+}
+
+/// Appends `a` in dotted-quad text, as `Ipv4Addr`'s `Display` writes it
+/// without padding (that goes through `fmt` machinery; this runs per hop).
+pub fn push_ipv4(out: &mut String, a: std::net::Ipv4Addr) {
+    let _ = write_ipv4(out, a); // a String takes every write
+}
+
+/// [`push_ipv4`] into any writer.
+pub fn write_ipv4(w: &mut impl std::fmt::Write, a: std::net::Ipv4Addr) -> std::fmt::Result {
+    let [a, b, c, d] = a.octets();
+    write_u16(w, a.into())?;
+    for o in [b, c, d] {
+        w.write_char('.')?;
+        write_u16(w, o.into())?;
+    }
+    Ok(())
+}
+
+/// `n` in decimal, as `Display` writes it without padding.
+pub fn write_u16(w: &mut impl std::fmt::Write, n: u16) -> std::fmt::Result {
+    let mut digits = [b'0'; 5];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    w.write_str(std::str::from_utf8(&digits[at..]).map_err(|_| std::fmt::Error)?)
 }
 
 #[cfg(test)]
@@ -307,11 +374,37 @@ mod tests {
 
     #[test]
     fn base64_pads_like_rfc_4648() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        let b64 = |b: &[u8]| {
+            let mut s = String::new();
+            base64(b, &mut s);
+            s
+        };
+        assert_eq!(b64(b""), "");
+        assert_eq!(b64(b"f"), "Zg==");
+        assert_eq!(b64(b"fo"), "Zm8=");
+        assert_eq!(b64(b"foo"), "Zm9v");
+        assert_eq!(b64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn ipv4_text_is_what_display_writes() {
+        for a in [[0, 0, 0, 0], [255, 255, 255, 255], [198, 18, 90, 42], [10, 0, 100, 9], [1, 20, 99, 100]] {
+            let a = std::net::Ipv4Addr::from(a);
+            let mut s = String::from("x");
+            push_ipv4(&mut s, a);
+            assert_eq!(s, format!("x{a}"));
+        }
+        for n in (0..=u32::MAX).step_by(9_999_991) {
+            let a = std::net::Ipv4Addr::from(n);
+            let mut s = String::new();
+            push_ipv4(&mut s, a);
+            assert_eq!(s, a.to_string());
+        }
+        for n in [0u16, 9, 10, 99, 100, 65535, 40001] {
+            let mut s = String::new();
+            write_u16(&mut s, n).unwrap();
+            assert_eq!(s, n.to_string());
+        }
     }
 
     #[test]

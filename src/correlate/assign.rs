@@ -8,7 +8,11 @@ use super::candidates::{evidence, syn_alignment, weak_evidence, Gate, Index, Sco
 use super::evidence::{Evidence, Strength};
 use super::LinkKind;
 use crate::flows::Flow;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+
+/// Sources looked up per rayon task.
+const LOOKUP_BLOCK: usize = 1024;
 
 /// A chosen pair: the source's position in `sources` and the target flow.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,18 +38,27 @@ pub fn assign(
 ) -> Vec<(usize, Assigned)> {
     let seq_all = sources.iter().any(|&i| a[i].client_isn.is_none() && a[i].seq_pair.is_some());
     let index = Index::build(b, gate, seq_all, |i| !taken[i]);
-    let mut cands: Vec<Scored> = Vec::new();
-    let mut hits = Vec::new();
-    for (pos, &ia) in sources.iter().enumerate() {
-        index.lookup(&a[ia], gate, &mut hits);
-        for &ib in &hits {
-            if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
-                s.source = pos;
-                s.target = ib;
-                cands.push(s);
+    // Candidates of each source, looked up across cores in blocks of sources;
+    // blocks are joined in `sources` order (the same list as one loop gives).
+    let mut cands: Vec<Scored> = sources
+        .par_chunks(LOOKUP_BLOCK)
+        .enumerate()
+        .flat_map_iter(|(block, chunk)| {
+            let mut cands = Vec::new();
+            let mut hits = Vec::new();
+            for (k, &ia) in chunk.iter().enumerate() {
+                index.lookup(&a[ia], gate, &mut hits);
+                for &ib in &hits {
+                    if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
+                        s.source = block * LOOKUP_BLOCK + k;
+                        s.target = ib;
+                        cands.push(s);
+                    }
+                }
             }
-        }
-    }
+            cands
+        })
+        .collect();
     // Best score per source and per target, and how many candidates reach it.
     let mut best_src: Vec<(i64, u32)> = vec![(i64::MIN, 0); sources.len()];
     let mut best_tgt: Vec<(i64, u32)> = vec![(i64::MIN, 0); b.len()];

@@ -104,6 +104,12 @@ pub struct Scored {
 /// Keys only find candidates; `evidence` then compares the flows for real.
 pub struct Index {
     entries: Vec<(u64, i64, u32)>,
+    /// Radix directory over the (uniformly hashed) keys: the entries whose key
+    /// starts with the top `bits` bits `p` are `entries[dir[p]..dir[p + 1]]`, so
+    /// a lookup binary-searches a few entries instead of the whole index (the
+    /// search over all of it missed the cache at every step).
+    dir: Vec<u32>,
+    bits: u32,
     /// Some flow is indexed by its sequence numbers (one without a handshake).
     has_seq: bool,
 }
@@ -252,7 +258,14 @@ impl Index {
             }
         }
         entries.sort_unstable();
-        Index { entries, has_seq }
+        let (dir, bits) = directory(&entries);
+        Index { entries, dir, bits, has_seq }
+    }
+
+    /// The entries of key `k` and the ones sharing its directory slot.
+    fn slot(&self, k: u64) -> &[(u64, i64, u32)] {
+        let p = if self.bits == 0 { 0 } else { (k >> (64 - self.bits)) as usize };
+        &self.entries[self.dir[p] as usize..self.dir[p + 1] as usize]
     }
 
     /// Flows sharing at least one join key with `f` and starting inside the
@@ -267,9 +280,10 @@ impl Index {
         let lead = if incomplete(f) { LEAD_NS } else { 0 };
         let mut window = |k: u64, lead: i64| {
             let lo = lo.saturating_sub(lead);
-            let from = self.entries.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
+            let slot = self.slot(k);
+            let from = slot.partition_point(|&(ek, t, _)| (ek, t) < (k, lo));
             out.extend(
-                self.entries[from..]
+                slot[from..]
                     .iter()
                     .take_while(|&&(ek, t, _)| ek == k && t <= hi)
                     .map(|&(_, _, i)| i as usize),
@@ -296,6 +310,24 @@ impl Index {
         out.sort_unstable();
         out.dedup();
     }
+}
+
+/// The radix directory of sorted `entries`: a slot per 2–4 entries (at most
+/// 2^22 slots; 4 bytes each, so it adds ~1/10 to the index), `dir[p]` the first
+/// entry whose key's top bits are ≥ `p`.
+fn directory(entries: &[(u64, i64, u32)]) -> (Vec<u32>, u32) {
+    let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
+    let slots = 1usize << bits;
+    let mut dir = Vec::with_capacity(slots + 1);
+    let mut at = 0usize;
+    for p in 0..slots {
+        while at < entries.len() && bits > 0 && ((entries[at].0 >> (64 - bits)) as usize) < p {
+            at += 1;
+        }
+        dir.push(at as u32);
+    }
+    dir.push(entries.len() as u32);
+    (dir, bits)
 }
 
 /// The evidence that `a` (earlier capture) and `b` (later capture) are one
@@ -475,20 +507,17 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
             _ => None,
         }
     };
-    let mut count_a: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
-    for (i, f) in a.iter().enumerate() {
-        if let Some(k) = key(f) {
-            let e = count_a.entry(k).or_insert((i, 0));
-            e.1 += 1;
+    // Per key: the first flow holding it and how many do (both sides at once).
+    let count = |flows: &[Flow]| {
+        let mut count: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(k) = key(f) {
+                count.entry(k).or_insert((i, 0)).1 += 1;
+            }
         }
-    }
-    let mut count_b: FxHashMap<(FlowProto, u64), (usize, usize)> = FxHashMap::default();
-    for (i, f) in b.iter().enumerate() {
-        if let Some(k) = key(f) {
-            let e = count_b.entry(k).or_insert((i, 0));
-            e.1 += 1;
-        }
-    }
+        count
+    };
+    let (count_a, count_b) = rayon::join(|| count(a), || count(b));
     let mut pairs: Vec<(usize, usize)> = count_a
         .iter()
         .filter(|(_, &(_, n))| n == 1)
@@ -522,6 +551,29 @@ mod tests {
         assert_eq!(syn_alignment(&a, &b).unwrap().a_ns, 1_000_000_000);
         let other = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 10);
         assert_eq!(syn_alignment(&a, &other), None, "another ISN");
+    }
+
+    #[test]
+    fn the_directory_slot_of_a_key_holds_every_entry_of_that_key() {
+        // Keys spread over the whole u64 range, with repeats and the extremes.
+        let mut entries: Vec<(u64, i64, u32)> = (0..5000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 7), (i % 3) as i64, i as u32))
+            .chain([(0, 0, 1), (u64::MAX, 0, 2), (u64::MAX, 1, 3)])
+            .collect();
+        entries.sort_unstable();
+        let (dir, bits) = directory(&entries);
+        assert_eq!((dir.len(), bits), ((1 << 11) + 1, 11));
+        let index = Index { entries: entries.clone(), dir, bits, has_seq: false };
+        for &(k, _, _) in entries.iter().step_by(7).chain(&[(0, 0, 0), (u64::MAX, 0, 0)]) {
+            let want: Vec<_> = entries.iter().filter(|e| e.0 == k).collect();
+            let got: Vec<_> = index.slot(k).iter().filter(|e| e.0 == k).collect();
+            assert_eq!(got, want, "key {k:#x}");
+        }
+        let empty = directory(&[]);
+        assert_eq!(empty, (vec![0, 0], 0));
+        let (dir, bits) = directory(&[(7, 0, 0)]);
+        let one = Index { entries: vec![(7, 0, 0)], dir, bits, has_seq: false };
+        assert_eq!(one.slot(7), &[(7, 0, 0)]);
     }
 
     #[test]

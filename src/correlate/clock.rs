@@ -8,6 +8,7 @@
 use super::candidates::unique_pairs;
 use crate::config::CorrelateConfig;
 use crate::flows::{Flow, Flows};
+use rayon::prelude::*;
 
 /// How a capture's offset was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,11 +50,20 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
     // relative to: move them onto capture 1's (estimates already are).
     let given = |c: usize| config.offsets_ns.iter().rev().find(|(i, _)| *i == c).map(|(_, o)| *o);
     let base = given(0).unwrap_or(0);
+    // The neighbours' estimates (nearly always the ones used), across cores.
+    let neighbours: Vec<PairEstimate> = (1..n)
+        .into_par_iter()
+        .map(|j| pair_estimate(&captures[j - 1].flows, &captures[j].flows, max_offset))
+        .collect();
     for j in 1..n {
         let manual = given(j).map(|o| o.saturating_sub(base));
         let mut found = None;
         for k in (0..j).rev() {
-            let est = pair_estimate(&captures[k].flows, &captures[j].flows, max_offset);
+            let est = if k + 1 == j {
+                neighbours[k]
+            } else {
+                pair_estimate(&captures[k].flows, &captures[j].flows, max_offset)
+            };
             if est.samples > 0 {
                 found = Some((k, est));
                 break;

@@ -4,14 +4,19 @@
 //! endpoints or report text; gives text or addresses and ports. Never reads captures.
 
 use crate::verdict::{Endpoint, Hop, Proto};
-use std::fmt;
+use std::fmt::{self, Write};
 use std::net::IpAddr;
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.addr, self.port) {
             (a, None) => write!(f, "{a}"),
-            (IpAddr::V4(a), Some(p)) => write!(f, "{a}:{p}"),
+            (IpAddr::V4(a), Some(p)) => {
+                // The common case, printed for every hop: digits, not fmt machinery.
+                crate::flowid::write_ipv4(f, a)?;
+                f.write_char(':')?;
+                crate::flowid::write_u16(f, p)
+            }
             (IpAddr::V6(a), Some(p)) => write!(f, "[{a}]:{p}"),
         }
     }

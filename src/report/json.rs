@@ -72,8 +72,13 @@ impl Indented {
     }
 
     fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
-        for _ in 0..self.depth {
-            w.write_all(b"  ")?;
+        // One write for the usual depths (a request goes 5 levels deep).
+        const SPACES: &[u8; 32] = b"                                ";
+        let mut left = 2 * self.depth;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            w.write_all(&SPACES[..n])?;
+            left -= n;
         }
         Ok(())
     }

@@ -94,9 +94,10 @@ pub fn write_with_ladder(
     }
 }
 
-/// Requests rendered per round: the buffers of one round are all that is held
-/// besides the findings (bounds memory on large runs).
-const ROUND: usize = 8192;
+/// Requests rendered per round: the buffers of two rounds (one being written,
+/// the next being rendered) are all that is held besides the findings (bounds
+/// memory on large runs: ~13 MB a round of JSON).
+const ROUND: usize = 4096;
 /// Requests per rayon task within a round.
 const TASK: usize = 128;
 
@@ -108,17 +109,36 @@ pub(crate) fn write_parallel<T: Sync>(
     render: impl Fn(&[T], &mut Vec<u8>) -> io::Result<()> + Sync,
 ) -> io::Result<()> {
     use rayon::prelude::*;
-    for round in items.chunks(ROUND) {
-        let buffers: Vec<io::Result<Vec<u8>>> = round
+    let render_round = |round: &[T]| -> Vec<io::Result<Vec<u8>>> {
+        round
             .par_chunks(TASK)
             .map(|task| {
                 let mut buf = Vec::with_capacity(task.len() * 512);
                 render(task, &mut buf).map(|()| buf)
             })
-            .collect();
+            .collect()
+    };
+    let write = |out: &mut dyn Write, buffers: Vec<io::Result<Vec<u8>>>| -> io::Result<()> {
         for buf in buffers {
             out.write_all(&buf?)?;
         }
+        Ok(())
+    };
+    // This thread writes one round while the pool renders the next (two rounds
+    // of buffers at most are held).
+    let mut rounds = items.chunks(ROUND);
+    let mut ready = rounds.next().map(render_round);
+    while let Some(buffers) = ready.take() {
+        let next = rounds.next();
+        let mut rendered = None;
+        let written = rayon::in_place_scope(|s| {
+            if let Some(round) = next {
+                s.spawn(|_| rendered = Some(render_round(round)));
+            }
+            write(out, buffers)
+        });
+        written?;
+        ready = rendered;
     }
     Ok(())
 }
@@ -193,6 +213,26 @@ mod tests {
     use super::*;
     use crate::config::TimeBound;
     use crate::report::fixtures::{findings, T0_NS};
+
+    #[test]
+    fn parallel_rendering_writes_every_round_in_order() {
+        // Three and a half rounds: each is rendered while the one before is written.
+        let items: Vec<u32> = (0..(3 * ROUND + ROUND / 2) as u32).collect();
+        let mut out = Vec::new();
+        write_parallel(&items, &mut out, |task, buf| task.iter().try_for_each(|i| writeln!(buf, "{i}")))
+            .unwrap();
+        let want: String = items.iter().map(|i| format!("{i}\n")).collect();
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        // A failing render stops the report with its error.
+        let mut out = Vec::new();
+        let failed = write_parallel(&items, &mut out, |task, _| {
+            if task.contains(&(2 * ROUND as u32)) {
+                return Err(io::Error::other("render failed"));
+            }
+            Ok(())
+        });
+        assert_eq!(failed.unwrap_err().to_string(), "render failed");
+    }
 
     fn kept(filter: Filter) -> Vec<u64> {
         let mut f = findings();
