@@ -511,6 +511,34 @@ fn fold(mut sum: u32) -> u16 {
     !(sum as u16)
 }
 
+/// Recomputes the IPv4 header checksum and the TCP/UDP checksum of an IPv4
+/// packet after a test edited it (TTL, options, payload); other packets are
+/// left as they are.
+pub fn fix_ipv4_checksums(p: &mut [u8]) {
+    if p.len() < 20 || p[0] >> 4 != 4 {
+        return;
+    }
+    let h = usize::from(p[0] & 0x0f) * 4;
+    if p.len() < h {
+        return;
+    }
+    p[10..12].fill(0);
+    let c = fold(checksum(0, &p[..h]));
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let at = match p[9] {
+        6 => h + 16,
+        17 => h + 6,
+        _ => return,
+    };
+    if p.len() < at + 2 {
+        return;
+    }
+    p[at..at + 2].fill(0);
+    let pseudo = checksum(checksum(0, &p[12..16]), &p[16..20]) + u32::from(p[9]) + (p.len() - h) as u32;
+    let c = fold(checksum(pseudo, &p[h..]));
+    p[at..at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
 /// An IP header (v4 or v6) in front of `l4` with protocol `proto`; fills the L4
 /// checksum at `csum_at` when given.
 fn ip_packet(

@@ -109,47 +109,11 @@ fn from_server(p: &[u8]) -> bool {
     matches!(proto(p), 6 | 17) && matches!(src_port(p), 80 | 53 | 8080)
 }
 
-fn sum16(mut sum: u32, data: &[u8]) -> u32 {
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [last] = chunks.remainder() {
-        sum += u32::from(*last) << 8;
-    }
-    sum
-}
-
-fn fold(mut sum: u32) -> u16 {
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
-/// Recomputes the IPv4 header checksum and the TCP/UDP checksum after an edit.
-fn fix_checksums(p: &mut [u8]) {
-    let h = ihl(p);
-    p[10..12].fill(0);
-    let c = fold(sum16(0, &p[..h]));
-    p[10..12].copy_from_slice(&c.to_be_bytes());
-    let at = match proto(p) {
-        6 => h + 16,
-        17 => h + 6,
-        _ => return,
-    };
-    p[at..at + 2].fill(0);
-    let len = (p.len() - h) as u32;
-    let pseudo = sum16(sum16(0, &p[12..16]), &p[16..20]) + u32::from(proto(p)) + len;
-    let c = fold(sum16(pseudo, &p[h..]));
-    p[at..at + 2].copy_from_slice(&c.to_be_bytes());
-}
-
 /// Applies `edit` to every packet of point `k`, then fixes checksums.
 fn edit(caps: &mut Captures, k: usize, mut edit: impl FnMut(&mut Vec<u8>)) {
     for (_, pkt, orig) in &mut caps.points[k] {
         edit(pkt);
-        fix_checksums(pkt);
+        synth::fix_ipv4_checksums(pkt);
         *orig = pkt.len() as u32;
     }
 }
@@ -289,7 +253,7 @@ fn copy_as_new_connection(caps: &mut Captures, k: usize, port: u16, lag_ns: i64,
             let ack = u32::from_be_bytes(q[h + 8..h + 12].try_into().unwrap()).wrapping_add(shift);
             q[h + 8..h + 12].copy_from_slice(&ack.to_be_bytes());
         }
-        fix_checksums(&mut q);
+        synth::fix_ipv4_checksums(&mut q);
         let len = q.len() as u32;
         copies.push((t + lag_ns, q, len));
     }
