@@ -376,6 +376,21 @@ pub struct Reply {
     pub bypassed: Option<String>,
     /// The last capture (in path order) the request got to.
     pub reached: Option<String>,
+    /// An ICMP error quoting the server's reply: why a reply was lost
+    /// (absent in reports of earlier versions: read as none).
+    #[serde(default)]
+    pub lost_cause: Option<LostCause>,
+}
+
+/// An ICMP error about the reply direction, as the wire shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LostCause {
+    /// `type/code`.
+    pub icmp: String,
+    /// Sender address of the ICMP error.
+    pub by: String,
+    /// Label of the capture nearest the client that saw it.
+    pub seen_at: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -546,6 +561,11 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             lost_between: r.reply.lost_between.map(|b| w.between(b)),
             bypassed: r.reply.bypassed.map(|c| w.label(c).to_string()),
             reached: r.reply.reached.map(|c| w.label(c).to_string()),
+            lost_cause: r.reply.lost_cause.map(|l| LostCause {
+                icmp: format!("{}/{}", l.icmp.ty, l.icmp.code),
+                by: l.by.to_string(),
+                seen_at: w.label(l.seen_at).to_string(),
+            }),
         },
         outcome: Outcome {
             kind: r.outcome.kind,
@@ -687,6 +707,16 @@ pub(crate) fn origin_of(labels: &[String], text: &str) -> Result<v::Origin, Stri
         between_of(labels, text).map(v::Origin::Between)
     } else {
         index_of(labels, text).map(v::Origin::Capture)
+    }
+}
+
+impl LostCause {
+    fn into_typed(self, labels: &[String]) -> Result<v::LostCause, String> {
+        Ok(v::LostCause {
+            icmp: icmp_of(&self.icmp)?,
+            by: self.by.parse().map_err(|_| format!("{:?} is not an address", self.by))?,
+            seen_at: index_of(labels, &self.seen_at)?,
+        })
     }
 }
 
@@ -835,6 +865,7 @@ impl Request {
                 lost_between: opt(self.reply.lost_between.as_deref(), |b| between_of(labels, b))?,
                 bypassed: opt(self.reply.bypassed.as_deref(), |l| index_of(labels, l))?,
                 reached: opt(self.reply.reached.as_deref(), |l| index_of(labels, l))?,
+                lost_cause: self.reply.lost_cause.map(|l| l.into_typed(labels)).transpose()?,
             },
             outcome: v::Outcome {
                 kind: self.outcome.kind,

@@ -261,6 +261,19 @@ pub struct Reply {
     pub bypassed: Option<usize>,
     /// The last capture (in path order) the request got to.
     pub reached: Option<usize>,
+    /// An ICMP error quoting the server's reply (or a later server packet): why
+    /// a reply was lost, e.g. a node with no route back answering with 3/0.
+    pub lost_cause: Option<LostCause>,
+}
+
+/// An ICMP error about the request's reply direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostCause {
+    pub icmp: IcmpCode,
+    /// Sender address of the ICMP error.
+    pub by: IpAddr,
+    /// The capture nearest the client (path order) that saw such an error.
+    pub seen_at: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
