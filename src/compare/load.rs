@@ -5,9 +5,7 @@
 //! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
-use crate::report::csv::{
-    HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS, TRAILING_COLUMNS_BEFORE_LOST_CAUSE,
-};
+use crate::report::csv::{EARLIER_TRAILING_COLUMNS, HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
 use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
 use crate::verdict::*;
 use std::path::Path;
@@ -152,9 +150,9 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     if let Some(at) = header.iter().position(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
         header.truncate(at);
     }
-    // Reports of earlier versions end before `reply_lost_cause`: read with it empty.
-    let trailing_columns = [TRAILING_COLUMNS.len(), TRAILING_COLUMNS_BEFORE_LOST_CAUSE]
-        .into_iter()
+    // Reports of earlier versions end before the newer columns: read with them empty.
+    let trailing_columns = std::iter::once(TRAILING_COLUMNS.len())
+        .chain(EARLIER_TRAILING_COLUMNS)
         .find(|&k| header.len() >= k && header[header.len() - k..] == TRAILING_COLUMNS[..k])
         .unwrap_or(TRAILING_COLUMNS.len());
     let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + trailing_columns);
@@ -195,6 +193,18 @@ fn lost_cause_of(labels: &[String], text: &str) -> Result<LostCause, String> {
     let (icmp, rest) = text.split_once(" by ").ok_or_else(bad)?;
     let (by, at) = rest.split_once(" at ").ok_or_else(bad)?;
     Ok(LostCause { icmp: icmp_of(icmp)?, by: by.parse().map_err(|_| bad())?, seen_at: index_of(labels, at)? })
+}
+
+/// `198.19.2.2:80 syn-ack at decap` (the `reply_unexpected_source` cell) → typed.
+fn unexpected_source_of(labels: &[String], text: &str) -> Result<UnexpectedSource, String> {
+    let bad = || format!("{text:?} is not `endpoint packet at label`");
+    let (what, at) = text.split_once(" at ").ok_or_else(bad)?;
+    let (from, packet) = what.split_once(' ').ok_or_else(bad)?;
+    Ok(UnexpectedSource {
+        from: endpoint_of(from)?,
+        seen_at: index_of(labels, at)?,
+        packet: StrayPacket::from_wire(packet).ok_or_else(bad)?,
+    })
 }
 
 /// One CSV row → a request (`n`: its position among the rows).
@@ -255,6 +265,7 @@ fn csv_request(
             bypassed: opt(t(17), |l| index_of(labels, l))?,
             reached: opt(t(18), |l| index_of(labels, l))?,
             lost_cause: opt(t(21), |c| lost_cause_of(labels, c))?,
+            unexpected_source: opt(t(22), |c| unexpected_source_of(labels, c))?,
         },
         outcome: Outcome {
             kind,
@@ -302,6 +313,7 @@ mod tests {
             assert_eq!(got.reply.path, want.reply.path);
             assert_eq!(got.reply.lost_between, want.reply.lost_between);
             assert_eq!(got.reply.lost_cause, want.reply.lost_cause);
+            assert_eq!(got.reply.unexpected_source, want.reply.unexpected_source);
             assert_eq!(got.outcome, want.outcome);
             assert_eq!(got.source, want.source);
             assert_eq!(got.destination, want.destination);
@@ -338,7 +350,7 @@ mod tests {
                     .iter()
                     .map(String::from)
                     .collect();
-                rec.pop(); // the last column, reply_lost_cause
+                rec.truncate(rec.len() - 2); // the last columns: reply_lost_cause, reply_unexpected_source
                 let mut w = csv::Writer::from_writer(Vec::new());
                 w.write_record(&rec).unwrap();
                 String::from_utf8(w.into_inner().unwrap()).unwrap()
@@ -347,7 +359,10 @@ mod tests {
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());
-        assert!(f.requests.iter().all(|r| r.reply.lost_cause.is_none()));
+        assert!(f
+            .requests
+            .iter()
+            .all(|r| r.reply.lost_cause.is_none() && r.reply.unexpected_source.is_none()));
         assert_eq!(f.requests[1].reply.path, ReplyPath::ReplyLost);
     }
 

@@ -6,7 +6,8 @@
 
 use crate::report::words::Words;
 use crate::verdict::{
-    Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment, Strength,
+    Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment, StrayPacket,
+    Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -48,6 +49,25 @@ fn lost_cause_words(w: &Words<'_>, r: &Request, l: LostCause) -> String {
             w.label(l.seen_at)
         ),
     }
+}
+
+/// A reply from elsewhere: what the client does with it, and the two usual causes.
+fn unexpected_source_words(w: &Words<'_>, r: &Request, u: UnexpectedSource) -> String {
+    let (does, what) = match u.packet {
+        StrayPacket::SynAck => ("rejects", "a SYN-ACK"),
+        StrayPacket::Data => ("rejects", "data"),
+        StrayPacket::Rst => ("ignores", "a RST"),
+        StrayPacket::Datagram => ("ignores", "a datagram"),
+        StrayPacket::EchoReply => ("ignores", "an echo reply"),
+    };
+    let sent_to =
+        r.captures.get(u.seen_at).and_then(|h| h.server).map_or_else(|| "?".to_string(), |e| w.endpoint(e));
+    format!(
+        "the client {does} {what} from {}: it sent to {sent_to} — reply not translated back, or answered from \
+         another address (seen at {})",
+        w.endpoint(u.from),
+        w.label(u.seen_at)
+    )
 }
 
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
@@ -116,6 +136,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     });
     if let Some(l) = r.reply.lost_cause {
         parts.push(lost_cause_words(w, r, l));
+    }
+    if let Some(u) = r.reply.unexpected_source {
+        parts.push(unexpected_source_words(w, r, u));
     }
     if let Some(d) = &r.data {
         data_words(w, r, d, &mut parts);
@@ -268,6 +291,28 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("no route back"), "{text}");
+    }
+
+    #[test]
+    fn a_reply_from_elsewhere_says_what_the_client_does_with_it() {
+        let mut f = findings();
+        f.requests[1].reply.unexpected_source = Some(UnexpectedSource {
+            from: crate::report::schema::endpoint_of("198.19.96.11:80").unwrap(),
+            seen_at: 0,
+            packet: StrayPacket::SynAck,
+        });
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(
+            text.contains(
+                "the client rejects a SYN-ACK from 198.19.96.11:80: it sent to 198.19.96.10:80 — reply not \
+                 translated back, or answered from another address (seen at decap)"
+            ),
+            "{text}"
+        );
+        f.requests[1].reply.unexpected_source.as_mut().unwrap().packet = StrayPacket::Datagram;
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(text.contains("the client ignores a datagram from 198.19.96.11:80"), "{text}");
+        assert!(!explain(&Words::new(&f), &f.requests[0]).contains("reply not translated back"));
     }
 
     #[test]

@@ -62,7 +62,14 @@ fn change(b: Between, kind: ChangeKind, before: &str, after: &str) -> Change {
 }
 
 fn reply(path: ReplyPath, lost: Option<Between>, reached: usize) -> Reply {
-    Reply { path, lost_between: lost, bypassed: None, reached: Some(reached), lost_cause: None }
+    Reply {
+        path,
+        lost_between: lost,
+        bypassed: None,
+        reached: Some(reached),
+        lost_cause: None,
+        unexpected_source: None,
+    }
 }
 
 const S: i64 = 1_000_000_000;
@@ -112,6 +119,12 @@ pub fn findings() -> Findings {
                 icmp: IcmpCode { ty: 3, code: 1 },
                 by: "198.19.3.1".parse().unwrap(),
                 seen_at: BACKEND,
+            }),
+            // and an un-translated reply reached the client side
+            unexpected_source: Some(UnexpectedSource {
+                from: ep("198.19.96.10:8080"),
+                seen_at: DECAP,
+                packet: StrayPacket::SynAck,
             }),
             ..reply(ReplyPath::ReplyLost, Some(eb), BACKEND)
         },

@@ -81,6 +81,9 @@ wire_names! {
         Manual => "manual", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
+    v::StrayPacket {
+        SynAck => "syn-ack", Data => "data", Rst => "rst", Datagram => "datagram", EchoReply => "echo-reply",
+    }
     v::ReplyPath { SamePath => "same-path", ReplyLost => "reply-lost", Bypassed => "bypassed", NoReply => "no-reply" }
     v::OutcomeKind {
         Completed => "completed", HandshakeOnly => "handshake-only", Reset => "reset",
@@ -380,6 +383,21 @@ pub struct Reply {
     /// (absent in reports of earlier versions: read as none).
     #[serde(default)]
     pub lost_cause: Option<LostCause>,
+    /// A reply from another endpoint than the server the client sent to
+    /// (absent in reports of earlier versions: read as none).
+    #[serde(default)]
+    pub unexpected_source: Option<UnexpectedSource>,
+}
+
+/// A reply from elsewhere, as the wire shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnexpectedSource {
+    /// The endpoint it came from.
+    pub from: String,
+    /// Label of the capture nearest the client that saw one.
+    pub seen_at: String,
+    /// `syn-ack`, `data`, `rst`, `datagram` or `echo-reply`.
+    pub packet: v::StrayPacket,
 }
 
 /// An ICMP error about the reply direction, as the wire shows it.
@@ -565,6 +583,11 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
                 icmp: format!("{}/{}", l.icmp.ty, l.icmp.code),
                 by: l.by.to_string(),
                 seen_at: w.label(l.seen_at).to_string(),
+            }),
+            unexpected_source: r.reply.unexpected_source.map(|u| UnexpectedSource {
+                from: u.from.to_string(),
+                seen_at: w.label(u.seen_at).to_string(),
+                packet: u.packet,
             }),
         },
         outcome: Outcome {
@@ -866,6 +889,17 @@ impl Request {
                 bypassed: opt(self.reply.bypassed.as_deref(), |l| index_of(labels, l))?,
                 reached: opt(self.reply.reached.as_deref(), |l| index_of(labels, l))?,
                 lost_cause: self.reply.lost_cause.map(|l| l.into_typed(labels)).transpose()?,
+                unexpected_source: self
+                    .reply
+                    .unexpected_source
+                    .map(|u| -> Result<v::UnexpectedSource, String> {
+                        Ok(v::UnexpectedSource {
+                            from: endpoint_of(&u.from)?,
+                            seen_at: index_of(labels, &u.seen_at)?,
+                            packet: u.packet,
+                        })
+                    })
+                    .transpose()?,
             },
             outcome: v::Outcome {
                 kind: self.outcome.kind,

@@ -15,7 +15,14 @@ pub(crate) fn reply(flows: &[Option<&Flow>]) -> Reply {
     let replied: Vec<bool> = seen.iter().map(|&c| flows[c].is_some_and(|f| f.reply_seen())).collect();
     let reached = seen.last().copied();
     let lost_cause = lost_cause(flows);
-    let mut r = Reply { path: ReplyPath::SamePath, lost_between: None, bypassed: None, reached, lost_cause };
+    let mut r = Reply {
+        path: ReplyPath::SamePath,
+        lost_between: None,
+        bypassed: None,
+        reached,
+        lost_cause,
+        unexpected_source: None,
+    };
     if !replied.iter().any(|&x| x) {
         r.path = ReplyPath::NoReply;
         return r;
