@@ -5,7 +5,7 @@
 //! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
-use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
+use crate::report::csv::{EARLIER_TRAILING_COLUMNS, HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
 use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
 use crate::verdict::*;
 use std::path::Path;
@@ -150,9 +150,17 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     if let Some(at) = header.iter().position(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
         header.truncate(at);
     }
-    let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + TRAILING_COLUMNS.len());
+    // Reports of earlier versions end before the newer columns: read with them empty.
+    let trailing_columns = std::iter::once(TRAILING_COLUMNS.len())
+        .chain(EARLIER_TRAILING_COLUMNS)
+        .find(|&k| header.len() >= k && header[header.len() - k..] == TRAILING_COLUMNS[..k])
+        .unwrap_or(TRAILING_COLUMNS.len());
+    let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + trailing_columns);
     let labels: Vec<String> = match hop_columns {
-        Some(n) if n % 3 == 0 && header[header.len() - TRAILING_COLUMNS.len()..] == TRAILING_COLUMNS => {
+        Some(n)
+            if n % 3 == 0
+                && header[header.len() - trailing_columns..] == TRAILING_COLUMNS[..trailing_columns] =>
+        {
             header[LEADING_COLUMNS.len()..LEADING_COLUMNS.len() + n]
                 .chunks(3)
                 .map(|c| c[0].strip_suffix(HOP_SUFFIXES[0]).unwrap_or(&c[0]).to_string())
@@ -176,6 +184,26 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         requests,
         unmatched: Vec::new(),
         warnings: Vec::new(),
+    })
+}
+
+/// `3/0 by 198.19.3.17 at egress` (the `reply_lost_cause` cell) → typed.
+fn lost_cause_of(labels: &[String], text: &str) -> Result<LostCause, String> {
+    let bad = || format!("{text:?} is not `type/code by address at label`");
+    let (icmp, rest) = text.split_once(" by ").ok_or_else(bad)?;
+    let (by, at) = rest.split_once(" at ").ok_or_else(bad)?;
+    Ok(LostCause { icmp: icmp_of(icmp)?, by: by.parse().map_err(|_| bad())?, seen_at: index_of(labels, at)? })
+}
+
+/// `198.19.2.2:80 syn-ack at decap` (the `reply_unexpected_source` cell) → typed.
+fn unexpected_source_of(labels: &[String], text: &str) -> Result<UnexpectedSource, String> {
+    let bad = || format!("{text:?} is not `endpoint packet at label`");
+    let (what, at) = text.split_once(" at ").ok_or_else(bad)?;
+    let (from, packet) = what.split_once(' ').ok_or_else(bad)?;
+    Ok(UnexpectedSource {
+        from: endpoint_of(from)?,
+        seen_at: index_of(labels, at)?,
+        packet: StrayPacket::from_wire(packet).ok_or_else(bad)?,
     })
 }
 
@@ -236,6 +264,8 @@ fn csv_request(
             lost_between: opt(t(7), |b| between_of(labels, b))?,
             bypassed: opt(t(17), |l| index_of(labels, l))?,
             reached: opt(t(18), |l| index_of(labels, l))?,
+            lost_cause: opt(t(21), |c| lost_cause_of(labels, c))?,
+            unexpected_source: opt(t(22), |c| unexpected_source_of(labels, c))?,
         },
         outcome: Outcome {
             kind,
@@ -282,6 +312,8 @@ mod tests {
             assert_eq!(got.proto, want.proto);
             assert_eq!(got.reply.path, want.reply.path);
             assert_eq!(got.reply.lost_between, want.reply.lost_between);
+            assert_eq!(got.reply.lost_cause, want.reply.lost_cause);
+            assert_eq!(got.reply.unexpected_source, want.reply.unexpected_source);
             assert_eq!(got.outcome, want.outcome);
             assert_eq!(got.source, want.source);
             assert_eq!(got.destination, want.destination);
@@ -300,6 +332,38 @@ mod tests {
         }
         assert_eq!(f.requests[0].captures[0].time_ns, want.requests[0].captures[0].time_ns);
         assert_eq!(f.requests[0].matches[1].between, Between { from: 1, to: 2 });
+    }
+
+    #[test]
+    fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
+        let text = csv_text();
+        let old: String = text
+            .lines()
+            .map(|l| {
+                let mut rec: Vec<String> = csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .from_reader(l.as_bytes())
+                    .records()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .iter()
+                    .map(String::from)
+                    .collect();
+                rec.truncate(rec.len() - 2); // the last columns: reply_lost_cause, reply_unexpected_source
+                let mut w = csv::Writer::from_writer(Vec::new());
+                w.write_record(&rec).unwrap();
+                String::from_utf8(w.into_inner().unwrap()).unwrap()
+            })
+            .collect();
+        assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
+        let f = findings_from_csv(&old, "old.csv").unwrap();
+        assert_eq!(f.requests.len(), findings().requests.len());
+        assert!(f
+            .requests
+            .iter()
+            .all(|r| r.reply.lost_cause.is_none() && r.reply.unexpected_source.is_none()));
+        assert_eq!(f.requests[1].reply.path, ReplyPath::ReplyLost);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 21] = [
+pub const TRAILING_COLUMNS: [&str; 23] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -37,7 +37,16 @@ pub const TRAILING_COLUMNS: [&str; 21] = [
     "reply_reached",
     "data_stopped",
     "path_mtu",
+    // Appended: `3/0 by 198.19.3.17 at egress`, an ICMP error quoting the reply.
+    "reply_lost_cause",
+    // Appended: `198.19.2.2:80 syn-ack at decap`, a reply from elsewhere.
+    "reply_unexpected_source",
 ];
+
+/// How many of [`TRAILING_COLUMNS`] reports of earlier versions had, newest
+/// first: before `reply_unexpected_source`, before `reply_lost_cause` (read
+/// back by `compare` with the newer columns empty).
+pub const EARLIER_TRAILING_COLUMNS: [usize; 2] = [22, 21];
 
 /// Suffixes of the three columns each capture label gets.
 pub const HOP_SUFFIXES: [&str; 3] = ["_client", "_server", "_reply"];
@@ -183,6 +192,14 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     } else {
         next();
     }
+    let cause = next();
+    if let Some(l) = reply.lost_cause {
+        let _ = write!(cause, "{}/{} by {} at {}", l.icmp.ty, l.icmp.code, l.by, w.label(l.seen_at));
+    }
+    let stray = next();
+    if let Some(u) = reply.unexpected_source {
+        let _ = write!(stray, "{} {} at {}", u.from, u.packet.wire(), w.label(u.seen_at));
+    }
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -246,7 +263,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 21);
+        assert_eq!(h.len(), 5 + 6 + 23);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -258,7 +275,9 @@ mod tests {
                 "reply_bypassed",
                 "reply_reached",
                 "data_stopped",
-                "path_mtu"
+                "path_mtu",
+                "reply_lost_cause",
+                "reply_unexpected_source"
             ]
         );
     }
@@ -294,6 +313,10 @@ mod tests {
         assert_eq!((&r[7], &r[10], &r[13]), ("no", "no", "yes"));
         assert_eq!((&r[20], &r[21]), ("reply-lost", "egress->backend"));
         assert_eq!(&r[22], "no-reply");
+        assert_eq!(&r[35], "3/1 by 198.19.3.1 at backend", "the ICMP error about the reply, last column");
+        assert_eq!(&rows()[0][35], "", "empty without one");
+        assert_eq!(&r[36], "198.19.96.10:8080 syn-ack at decap", "a reply from elsewhere, the very last");
+        assert_eq!(&rows()[0][36], "");
     }
 
     #[test]
@@ -304,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn data_stopped_and_path_mtu_are_the_last_two_cells() {
+    fn data_stopped_and_path_mtu_follow_the_reached_cell() {
         let mut out = Vec::new();
         write_csv(&crate::report::fixtures::black_hole(), &mut out).unwrap();
         let rows: Vec<_> = csv::Reader::from_reader(out.as_slice()).records().map(|r| r.unwrap()).collect();

@@ -6,7 +6,8 @@
 
 use crate::report::words::Words;
 use crate::verdict::{
-    Between, ChangeKind, DataPath, Origin, OutcomeKind, ReplyPath, Request, Segment, Strength,
+    Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment, StrayPacket,
+    Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -28,6 +29,45 @@ fn with_reading(between: &str) -> String {
         Some(r) => format!("between {} ({r})", words(between)),
         None => format!("between {}", words(between)),
     }
+}
+
+/// An ICMP error quoting the reply: net/host unreachable (IPv4 3/0, 3/1;
+/// ICMPv6 1/0, 1/3) names a box without a route back to the reply's receiver.
+fn lost_cause_words(w: &Words<'_>, r: &Request, l: LostCause) -> String {
+    let by = w.addr(l.by);
+    let (ty, code) = (l.icmp.ty, l.icmp.code);
+    // The reply goes to the client endpoint as that capture saw it.
+    let to = r.captures.get(l.seen_at).and_then(|h| h.client);
+    let no_route = if l.by.is_ipv6() { ty == 1 && matches!(code, 0 | 3) } else { ty == 3 && code <= 1 };
+    match to {
+        Some(to) if no_route => format!(
+            "{by} has no route back to {}: it answered the backend's reply with ICMP {ty}/{code}",
+            w.addr(to.addr)
+        ),
+        _ => format!(
+            "{by} answered the backend's reply with ICMP {ty}/{code} (seen at {})",
+            w.label(l.seen_at)
+        ),
+    }
+}
+
+/// A reply from elsewhere: what the client does with it, and the two usual causes.
+fn unexpected_source_words(w: &Words<'_>, r: &Request, u: UnexpectedSource) -> String {
+    let (does, what) = match u.packet {
+        StrayPacket::SynAck => ("rejects", "a SYN-ACK"),
+        StrayPacket::Data => ("rejects", "data"),
+        StrayPacket::Rst => ("ignores", "a RST"),
+        StrayPacket::Datagram => ("ignores", "a datagram"),
+        StrayPacket::EchoReply => ("ignores", "an echo reply"),
+    };
+    let sent_to =
+        r.captures.get(u.seen_at).and_then(|h| h.server).map_or_else(|| "?".to_string(), |e| w.endpoint(e));
+    format!(
+        "the client {does} {what} from {}: it sent to {sent_to} — reply not translated back, or answered from \
+         another address (seen at {})",
+        w.endpoint(u.from),
+        w.label(u.seen_at)
+    )
 }
 
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
@@ -94,6 +134,12 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             )
         }
     });
+    if let Some(l) = r.reply.lost_cause {
+        parts.push(lost_cause_words(w, r, l));
+    }
+    if let Some(u) = r.reply.unexpected_source {
+        parts.push(unexpected_source_words(w, r, u));
+    }
     if let Some(d) = &r.data {
         data_words(w, r, d, &mut parts);
     }
@@ -204,7 +250,7 @@ fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixtures::black_hole;
+    use crate::report::fixtures::{black_hole, findings};
     use crate::verdict::Outcome;
 
     #[test]
@@ -223,6 +269,50 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("the server sent nothing"), "{text}");
+    }
+
+    #[test]
+    fn an_icmp_error_about_the_reply_names_the_box_without_a_route_back() {
+        let mut f = findings();
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(
+            text.contains(
+                "reply seen at backend but not at egress: return route or reverse-path filter; \
+                 198.19.3.1 has no route back to 198.19.3.17: it answered the backend's reply with ICMP 3/1"
+            ),
+            "{text}"
+        );
+        assert!(!explain(&Words::new(&f), &f.requests[0]).contains("answered the backend's reply"));
+        // not an unreachable route: said as it is
+        f.requests[1].reply.lost_cause.as_mut().unwrap().icmp.code = 13;
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(
+            text.contains("198.19.3.1 answered the backend's reply with ICMP 3/13 (seen at backend)"),
+            "{text}"
+        );
+        assert!(!text.contains("no route back"), "{text}");
+    }
+
+    #[test]
+    fn a_reply_from_elsewhere_says_what_the_client_does_with_it() {
+        let mut f = findings();
+        f.requests[1].reply.unexpected_source = Some(UnexpectedSource {
+            from: crate::report::schema::endpoint_of("198.19.96.11:80").unwrap(),
+            seen_at: 0,
+            packet: StrayPacket::SynAck,
+        });
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(
+            text.contains(
+                "the client rejects a SYN-ACK from 198.19.96.11:80: it sent to 198.19.96.10:80 — reply not \
+                 translated back, or answered from another address (seen at decap)"
+            ),
+            "{text}"
+        );
+        f.requests[1].reply.unexpected_source.as_mut().unwrap().packet = StrayPacket::Datagram;
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(text.contains("the client ignores a datagram from 198.19.96.11:80"), "{text}");
+        assert!(!explain(&Words::new(&f), &f.requests[0]).contains("reply not translated back"));
     }
 
     #[test]

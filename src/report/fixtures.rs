@@ -62,7 +62,14 @@ fn change(b: Between, kind: ChangeKind, before: &str, after: &str) -> Change {
 }
 
 fn reply(path: ReplyPath, lost: Option<Between>, reached: usize) -> Reply {
-    Reply { path, lost_between: lost, bypassed: None, reached: Some(reached) }
+    Reply {
+        path,
+        lost_between: lost,
+        bypassed: None,
+        reached: Some(reached),
+        lost_cause: None,
+        unexpected_source: None,
+    }
 }
 
 const S: i64 = 1_000_000_000;
@@ -106,7 +113,21 @@ pub fn findings() -> Findings {
         matches: vec![strong(de, &[Evidence::Isn, Evidence::IpId]), strong(eb, &[Evidence::Isn])],
         source: vec![snat("198.18.90.42:51600", "198.19.3.17:40200")],
         destination: vec![],
-        reply: reply(ReplyPath::ReplyLost, Some(eb), BACKEND),
+        reply: Reply {
+            // the box that lost the reply said so: host unreachable, seen at backend
+            lost_cause: Some(LostCause {
+                icmp: IcmpCode { ty: 3, code: 1 },
+                by: "198.19.3.1".parse().unwrap(),
+                seen_at: BACKEND,
+            }),
+            // and an un-translated reply reached the client side
+            unexpected_source: Some(UnexpectedSource {
+                from: ep("198.19.96.10:8080"),
+                seen_at: DECAP,
+                packet: StrayPacket::SynAck,
+            }),
+            ..reply(ReplyPath::ReplyLost, Some(eb), BACKEND)
+        },
         outcome: Outcome::plain(OutcomeKind::NoReply),
         seq_shift: false,
         syn_missed: None,

@@ -81,6 +81,9 @@ wire_names! {
         Manual => "manual", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
+    v::StrayPacket {
+        SynAck => "syn-ack", Data => "data", Rst => "rst", Datagram => "datagram", EchoReply => "echo-reply",
+    }
     v::ReplyPath { SamePath => "same-path", ReplyLost => "reply-lost", Bypassed => "bypassed", NoReply => "no-reply" }
     v::OutcomeKind {
         Completed => "completed", HandshakeOnly => "handshake-only", Reset => "reset",
@@ -376,6 +379,36 @@ pub struct Reply {
     pub bypassed: Option<String>,
     /// The last capture (in path order) the request got to.
     pub reached: Option<String>,
+    /// An ICMP error quoting the server's reply: why a reply was lost
+    /// (absent in reports of earlier versions: read as none).
+    #[serde(default)]
+    pub lost_cause: Option<LostCause>,
+    /// A reply from another endpoint than the server the client sent to
+    /// (absent in reports of earlier versions: read as none).
+    #[serde(default)]
+    pub unexpected_source: Option<UnexpectedSource>,
+}
+
+/// A reply from elsewhere, as the wire shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnexpectedSource {
+    /// The endpoint it came from.
+    pub from: String,
+    /// Label of the capture nearest the client that saw one.
+    pub seen_at: String,
+    /// `syn-ack`, `data`, `rst`, `datagram` or `echo-reply`.
+    pub packet: v::StrayPacket,
+}
+
+/// An ICMP error about the reply direction, as the wire shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LostCause {
+    /// `type/code`.
+    pub icmp: String,
+    /// Sender address of the ICMP error.
+    pub by: String,
+    /// Label of the capture nearest the client that saw it.
+    pub seen_at: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -546,6 +579,16 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             lost_between: r.reply.lost_between.map(|b| w.between(b)),
             bypassed: r.reply.bypassed.map(|c| w.label(c).to_string()),
             reached: r.reply.reached.map(|c| w.label(c).to_string()),
+            lost_cause: r.reply.lost_cause.map(|l| LostCause {
+                icmp: format!("{}/{}", l.icmp.ty, l.icmp.code),
+                by: l.by.to_string(),
+                seen_at: w.label(l.seen_at).to_string(),
+            }),
+            unexpected_source: r.reply.unexpected_source.map(|u| UnexpectedSource {
+                from: u.from.to_string(),
+                seen_at: w.label(u.seen_at).to_string(),
+                packet: u.packet,
+            }),
         },
         outcome: Outcome {
             kind: r.outcome.kind,
@@ -687,6 +730,16 @@ pub(crate) fn origin_of(labels: &[String], text: &str) -> Result<v::Origin, Stri
         between_of(labels, text).map(v::Origin::Between)
     } else {
         index_of(labels, text).map(v::Origin::Capture)
+    }
+}
+
+impl LostCause {
+    fn into_typed(self, labels: &[String]) -> Result<v::LostCause, String> {
+        Ok(v::LostCause {
+            icmp: icmp_of(&self.icmp)?,
+            by: self.by.parse().map_err(|_| format!("{:?} is not an address", self.by))?,
+            seen_at: index_of(labels, &self.seen_at)?,
+        })
     }
 }
 
@@ -835,6 +888,18 @@ impl Request {
                 lost_between: opt(self.reply.lost_between.as_deref(), |b| between_of(labels, b))?,
                 bypassed: opt(self.reply.bypassed.as_deref(), |l| index_of(labels, l))?,
                 reached: opt(self.reply.reached.as_deref(), |l| index_of(labels, l))?,
+                lost_cause: self.reply.lost_cause.map(|l| l.into_typed(labels)).transpose()?,
+                unexpected_source: self
+                    .reply
+                    .unexpected_source
+                    .map(|u| -> Result<v::UnexpectedSource, String> {
+                        Ok(v::UnexpectedSource {
+                            from: endpoint_of(&u.from)?,
+                            seen_at: index_of(labels, &u.seen_at)?,
+                            packet: u.packet,
+                        })
+                    })
+                    .transpose()?,
             },
             outcome: v::Outcome {
                 kind: self.outcome.kind,

@@ -10,6 +10,7 @@ mod model;
 mod outcome;
 mod reply;
 mod rewrite;
+mod stray;
 
 pub use model::*;
 
@@ -42,7 +43,8 @@ pub fn verdict(
     warnings: &[Warning],
     options: &VerdictOptions,
 ) -> Findings {
-    let ctx = Ctx { n: metas.len(), captures, corr };
+    let by_receiver = (0..metas.len()).map(|_| std::sync::OnceLock::new()).collect();
+    let ctx = Ctx { n: metas.len(), captures, corr, by_receiver };
     let order = request_order(captures, corr);
     let requests: Vec<Request> =
         order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
@@ -79,11 +81,18 @@ pub(crate) struct Ctx<'a> {
     pub n: usize,
     pub captures: &'a [Flows],
     pub corr: &'a Correlation,
+    /// Per capture, its flows by the receiver of their first packet (built on
+    /// first use: only requests without a reply look).
+    by_receiver: Vec<std::sync::OnceLock<stray::ByReceiver>>,
 }
 
 impl Ctx<'_> {
     pub fn flow(&self, capture: usize, flow: usize) -> &Flow {
         &self.captures[capture].flows[flow]
+    }
+
+    pub(crate) fn by_receiver(&self, capture: usize) -> &stray::ByReceiver {
+        self.by_receiver[capture].get_or_init(|| stray::by_receiver(&self.captures[capture].flows))
     }
 
     /// Recorded time → capture 1's clock.
@@ -133,7 +142,10 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         matches,
         source,
         destination,
-        reply: reply::reply(&flows),
+        reply: Reply {
+            unexpected_source: stray::unexpected_source(ctx, chain_ix, &flows),
+            ..reply::reply(&flows)
+        },
         outcome: outcome::outcome(&flows, data.as_deref()),
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
         syn_missed: chain

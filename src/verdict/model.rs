@@ -261,6 +261,42 @@ pub struct Reply {
     pub bypassed: Option<usize>,
     /// The last capture (in path order) the request got to.
     pub reached: Option<usize>,
+    /// An ICMP error quoting the server's reply (or a later server packet): why
+    /// a reply was lost, e.g. a node with no route back answering with 3/0.
+    pub lost_cause: Option<LostCause>,
+    /// A reply-direction packet to the client from another endpoint than the
+    /// server it sent to: the client rejects it.
+    pub unexpected_source: Option<UnexpectedSource>,
+}
+
+/// A reply from elsewhere: addressed to the request's client endpoint at
+/// `seen_at`, from `from`, which is not the request's server endpoint there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnexpectedSource {
+    pub from: Endpoint,
+    /// The capture nearest the client (path order) that saw one.
+    pub seen_at: usize,
+    pub packet: StrayPacket,
+}
+
+/// What a reply from elsewhere was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrayPacket {
+    SynAck,
+    Data,
+    Rst,
+    Datagram,
+    EchoReply,
+}
+
+/// An ICMP error about the request's reply direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostCause {
+    pub icmp: IcmpCode,
+    /// Sender address of the ICMP error.
+    pub by: IpAddr,
+    /// The capture nearest the client (path order) that saw such an error.
+    pub seen_at: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,14 +7,22 @@
 //! request but no reply; `no-reply` when none was seen anywhere.
 //! Takes a chain's flows per capture; gives a typed `Reply`. Never formats text.
 
-use super::model::{Between, Reply, ReplyPath};
+use super::model::{Between, IcmpCode, LostCause, Reply, ReplyPath};
 use crate::flows::Flow;
 
 pub(crate) fn reply(flows: &[Option<&Flow>]) -> Reply {
     let seen: Vec<usize> = (0..flows.len()).filter(|&c| flows[c].is_some()).collect();
     let replied: Vec<bool> = seen.iter().map(|&c| flows[c].is_some_and(|f| f.reply_seen())).collect();
     let reached = seen.last().copied();
-    let mut r = Reply { path: ReplyPath::SamePath, lost_between: None, bypassed: None, reached };
+    let lost_cause = lost_cause(flows);
+    let mut r = Reply {
+        path: ReplyPath::SamePath,
+        lost_between: None,
+        bypassed: None,
+        reached,
+        lost_cause,
+        unexpected_source: None,
+    };
     if !replied.iter().any(|&x| x) {
         r.path = ReplyPath::NoReply;
         return r;
@@ -35,6 +43,15 @@ pub(crate) fn reply(flows: &[Option<&Flow>]) -> Reply {
         }
     }
     r
+}
+
+/// The first ICMP error quoting a server → client packet, at the capture
+/// nearest the client that saw one (the nearest to its sender).
+fn lost_cause(flows: &[Option<&Flow>]) -> Option<LostCause> {
+    flows.iter().enumerate().find_map(|(c, f)| {
+        let e = (*f)?.icmp_errors.iter().filter(|e| !e.about_request).min_by_key(|e| e.ts_ns)?;
+        Some(LostCause { icmp: IcmpCode { ty: e.icmp_type, code: e.code }, by: e.sender, seen_at: c })
+    })
 }
 
 #[cfg(test)]
@@ -90,5 +107,30 @@ mod tests {
     fn no_reply_anywhere_is_no_reply() {
         let r = verdict(&[Some(false), Some(false), None]);
         assert_eq!((r.path, r.reached), (ReplyPath::NoReply, Some(1)));
+    }
+
+    #[test]
+    fn an_icmp_error_quoting_the_reply_is_the_lost_cause_at_the_capture_nearest_the_client() {
+        use crate::flows::IcmpError;
+        let err = |ts_ns, code, about_request| IcmpError {
+            ts_ns,
+            sender: "198.19.3.17".parse().unwrap(),
+            v6: false,
+            icmp_type: 3,
+            code,
+            ttl: 64,
+            about_request,
+        };
+        let mut owned = flows(&[Some(false), Some(false), Some(true)]);
+        // an error about the request is the outcome's business, not a lost reply
+        owned[1].as_mut().unwrap().icmp_errors.push(err(5, 13, true));
+        owned[2].as_mut().unwrap().icmp_errors.extend([err(30, 1, false), err(20, 0, false)]);
+        let refs: Vec<Option<&Flow>> = owned.iter().map(Option::as_ref).collect();
+        let cause = reply(&refs).lost_cause.expect("the error about the reply");
+        assert_eq!((cause.icmp.ty, cause.icmp.code, cause.seen_at), (3, 0, 2), "the first one, where seen");
+        assert_eq!(cause.by, "198.19.3.17".parse::<std::net::IpAddr>().unwrap());
+        owned[2].as_mut().unwrap().icmp_errors.clear();
+        let refs: Vec<Option<&Flow>> = owned.iter().map(Option::as_ref).collect();
+        assert_eq!(reply(&refs).lost_cause, None);
     }
 }

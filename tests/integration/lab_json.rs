@@ -283,3 +283,43 @@ fn lab_community_ids_rtts_and_mss_clamping_agree_with_tshark() {
     }
     assert!(rtts > 100, "only {rtts} RTTs compared");
 }
+
+/// Why a reply was lost (issue 12 item 5): in no-return-route the node has no
+/// route back to the tunnel pool and answers every reply of the backend with
+/// ICMP 3/0 from its backend-side address (198.19.3.17, scripts/lab.sh); the
+/// backend capture sees those errors. Every lost reply of that scenario names
+/// them, in `reply.lost_cause` and the explanation; no other scenario has such
+/// an error, so no other request has a lost cause.
+#[test]
+fn lab_lost_replies_name_the_icmp_error_that_quotes_them() {
+    let mut named = 0;
+    for dir in scenarios() {
+        let exp = expected(&dir);
+        let (_, report) = run_json(&dir, &exp);
+        let no_return = dir.ends_with("no-return-route");
+        for r in report["requests"].as_array().unwrap() {
+            let cause = &r["reply"]["lost_cause"];
+            assert!(
+                r["reply"].as_object().unwrap().contains_key("lost_cause"),
+                "the key is always there: {r}"
+            );
+            if !no_return {
+                assert!(cause.is_null(), "{}: request {}: {cause}", dir.display(), r["request"]);
+                continue;
+            }
+            let want = expected_request(&exp, "decap", r).expect("an expected request");
+            assert_eq!(want["reply_path"], "reply-lost");
+            assert_eq!(cause["icmp"], "3/0", "{r}");
+            assert_eq!(cause["by"], "198.19.3.17", "{r}");
+            assert_eq!(cause["seen_at"], "backend", "{r}");
+            let client = addr_of(r["proto"].as_str().unwrap(), r["captures"][2]["client"].as_str().unwrap());
+            let text = r["explanation"].as_str().unwrap();
+            let sentence = format!(
+                "198.19.3.17 has no route back to {client}: it answered the backend's reply with ICMP 3/0"
+            );
+            assert!(text.contains(&sentence), "{text}");
+            named += 1;
+        }
+    }
+    assert_eq!(named, 3, "the three requests of no-return-route (tcp, udp, icmp)");
+}

@@ -1051,3 +1051,100 @@ fn a_reply_sample_beyond_max_offset_is_not_used_even_when_the_request_sample_is_
     assert_eq!(capture(&v, 1)["offset_samples"], 1, "{v:#}");
     assert_eq!(offset_ms(&v, 1), 0.0, "{v:#}");
 }
+
+// ---- replies from elsewhere (stray.rs, issue 12 item 4) ----
+
+/// Rewrites the source of every server → client packet at point `k` to `from`.
+fn replies_from(caps: &mut Captures, k: usize, from: (IpAddr, u16)) {
+    let IpAddr::V4(a) = from.0 else { unreachable!("IPv4 test") };
+    edit(caps, k, |p| {
+        if from_server(p) {
+            p[12..16].copy_from_slice(&a.octets());
+            let t = ihl(p);
+            p[t..t + 2].copy_from_slice(&from.1.to_be_bytes());
+        }
+    });
+}
+
+/// The request whose client at capture 1 is the test client.
+fn the_request(v: &Value) -> &Value {
+    let c = format!("{}:{}", client().0, client().1);
+    requests(v).iter().find(|r| r["captures"][0]["client"] == c.as_str()).unwrap_or_else(|| panic!("{v:#}"))
+}
+
+#[test]
+fn a_reply_that_skips_the_un_dnat_is_linked_to_the_request_as_an_unexpected_source() {
+    // a -> b is a DNAT 198.19.200.10:80 -> 198.19.96.10:8080; at a the replies
+    // still come from the backend's own endpoint (not translated back)
+    let hop = Hop { dnat: Some((ip("198.19.96.10"), 8080)), ..Hop::default() };
+    let mut p = path(&[0, 0], hop);
+    p.tcp(&Tcp::new(client(), (ip("198.19.200.10"), 80), T0, 7));
+    let mut caps = p.finish();
+    replies_from(&mut caps, 0, (ip("198.19.96.10"), 8080));
+    // what a client does with it: no handshake, only SYN retransmissions and SYN-ACKs
+    for pts in &mut caps.points {
+        pts.retain(|(_, p, _)| tcp_flags(p) & SYN != 0);
+    }
+    let v = run(&caps, &[]);
+    let r = the_request(&v);
+    let u = &r["reply"]["unexpected_source"];
+    assert_eq!(
+        (str_of(&u["from"]), str_of(&u["seen_at"]), str_of(&u["packet"])),
+        ("198.19.96.10:8080", "a", "syn-ack"),
+        "{r:#}"
+    );
+    assert_eq!(str_of(&r["reply"]["path"]), "reply-lost", "{v:#}");
+    assert_eq!(requests(&v).len(), 2, "the stray SYN-ACK is also a flow of its own at a: {v:#}");
+    let text = str_of(&r["explanation"]);
+    assert!(
+        text.contains("the client rejects a SYN-ACK from 198.19.96.10:8080: it sent to 198.19.200.10:80 — reply not translated back"),
+        "{text}"
+    );
+    // untouched, the same request has none
+    let mut p = path(&[0, 0], Hop { dnat: Some((ip("198.19.96.10"), 8080)), ..Hop::default() });
+    p.tcp(&Tcp::new(client(), (ip("198.19.200.10"), 80), T0, 7));
+    let v = run(&p.finish(), &[]);
+    assert!(only(&v)["reply"]["unexpected_source"].is_null(), "{v:#}");
+}
+
+#[test]
+fn a_datagram_answered_from_another_address_is_an_unexpected_source_at_every_point_first_one_named() {
+    let mut p = path(&[0, 0], Hop::default());
+    let server = (ip("198.19.96.10"), 53);
+    p.udp(&Udp {
+        client: client(),
+        server,
+        start_ns: T0,
+        request: b"query".to_vec(),
+        response: Some(b"answer".to_vec()),
+        ip_id: 9,
+    });
+    let mut caps = p.finish();
+    for k in 0..2 {
+        replies_from(&mut caps, k, (ip("198.19.96.11"), 53));
+    }
+    let v = run(&caps, &[]);
+    let r = the_request(&v);
+    let u = &r["reply"]["unexpected_source"];
+    assert_eq!(
+        (str_of(&u["from"]), str_of(&u["seen_at"]), str_of(&u["packet"])),
+        ("198.19.96.11:53", "a", "datagram"),
+        "{r:#}"
+    );
+    assert_eq!(str_of(&r["reply"]["path"]), "no-reply");
+    assert!(str_of(&r["explanation"])
+        .contains("the client ignores a datagram from 198.19.96.11:53: it sent to 198.19.96.10:53"));
+    // a reply from the right address but later than the request's time plus the slack is not linked
+    let mut p = path(&[0, 0], Hop::default());
+    p.udp(&Udp { client: client(), server, start_ns: T0, request: b"q".to_vec(), response: None, ip_id: 9 });
+    p.udp(&Udp {
+        client: (ip("198.19.96.11"), 53),
+        server: client(),
+        start_ns: T0 + 10_000_000_000,
+        request: b"late".to_vec(),
+        response: None,
+        ip_id: 10,
+    });
+    let v = run(&p.finish(), &[]);
+    assert!(the_request(&v)["reply"]["unexpected_source"].is_null(), "{v:#}");
+}

@@ -1,0 +1,78 @@
+//! Replies from elsewhere (DESIGN.md step 5, normative): a reply-direction
+//! packet addressed to the request's client endpoint at a capture, from another
+//! address or port than the request's server endpoint there, within the
+//! request's time. The client rejects it (an un-translated or asymmetric
+//! reply), so it is looked for only where the request saw no reply.
+//! Takes a chain's flows per capture and each capture's flows; gives a typed
+//! `UnexpectedSource`. Never formats text.
+
+use super::model::{StrayPacket, UnexpectedSource};
+use super::{endpoint, Ctx};
+use crate::flows::{Endpoint, Flow, FlowProto};
+
+/// How long after the request's last packet a stray reply still belongs to it
+/// (a client that got no reply retransmits its first SYN after 1 s, then 3 s).
+pub(crate) const STRAY_AFTER_NS: i64 = 3_000_000_000;
+
+/// A capture's flows by the receiver of their first packet, sorted: one vector
+/// per capture, built the first time a request there needs it.
+pub(crate) type ByReceiver = Vec<(FlowProto, Endpoint, u32)>;
+
+/// Receiver and sender of a flow's first packet.
+fn first_packet(g: &Flow) -> (Endpoint, Endpoint) {
+    if g.first_server_ns == Some(g.first_ns) && g.first_client_ns != Some(g.first_ns) {
+        (g.client, g.server)
+    } else {
+        (g.server, g.client)
+    }
+}
+
+pub(crate) fn by_receiver(flows: &[Flow]) -> ByReceiver {
+    let mut v: ByReceiver =
+        flows.iter().enumerate().map(|(i, g)| (g.proto, first_packet(g).0, i as u32)).collect();
+    v.sort_unstable();
+    v
+}
+
+/// What the stray packet was, from its flow's summary.
+fn packet(g: &Flow, to_client: bool) -> StrayPacket {
+    match g.proto {
+        FlowProto::Udp => StrayPacket::Datagram,
+        FlowProto::Icmp => StrayPacket::EchoReply,
+        FlowProto::Tcp if g.synack_ns.is_some() => StrayPacket::SynAck,
+        FlowProto::Tcp => {
+            let rst = if to_client { g.rst_to_client } else { g.rst_to_server };
+            if rst.is_some_and(|r| r.ts_ns == g.first_ns) {
+                StrayPacket::Rst
+            } else {
+                StrayPacket::Data
+            }
+        }
+    }
+}
+
+/// The first stray reply at the capture nearest the client that saw one.
+pub(crate) fn unexpected_source(
+    ctx: &Ctx<'_>,
+    chain: usize,
+    flows: &[Option<&Flow>],
+) -> Option<UnexpectedSource> {
+    flows.iter().enumerate().find_map(|(c, f)| {
+        let f = (*f).filter(|f| !f.reply_seen())?;
+        let own = ctx.corr.chains[chain].hops[c].map(|i| i as u32);
+        let index = ctx.by_receiver(c);
+        let start = index.partition_point(|&(p, e, _)| (p, e) < (f.proto, f.client));
+        let until = f.last_ns.saturating_add(STRAY_AFTER_NS);
+        index[start..]
+            .iter()
+            .take_while(|&&(p, e, _)| (p, e) == (f.proto, f.client))
+            .filter(|&&(_, _, i)| Some(i) != own)
+            .map(|&(_, _, i)| ctx.flow(c, i as usize))
+            .filter(|g| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
+            .min_by_key(|g| g.first_ns)
+            .map(|g| {
+                let (to, from) = first_packet(g);
+                UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g, to == g.client) }
+            })
+    })
+}
