@@ -577,6 +577,21 @@ mod tests {
     }
 
     #[test]
+    fn the_lookup_window_includes_both_of_its_edges() {
+        // Partners starting exactly at the window's first and last instant are
+        // candidates; one nanosecond outside either edge they are not.
+        let g = gate();
+        let f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000_000, 7);
+        let (lo, hi) = (f.first_ns - g.tolerance_ns, f.last_ns + g.tolerance_ns + g.delay_ns);
+        let at = |t: i64| Flow::test_tcp("198.19.3.17:50000", "198.19.0.1:80", t, 7);
+        let flows = vec![at(lo - 1), at(lo), at(hi), at(hi + 1)];
+        let index = Index::build(&flows, &g, false, |_| true);
+        let mut out = Vec::new();
+        index.lookup(&f, &g, &mut out);
+        assert_eq!(out, vec![1, 2]);
+    }
+
+    #[test]
     fn sequence_numbers_align_forward_or_back_and_across_the_wrap() {
         let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1);
         let mut b = a.clone();
