@@ -258,40 +258,43 @@ impl Flow {
     }
 }
 
-#[cfg(test)]
 impl Flow {
-    /// A TCP flow with a handshake seen, for unit tests of later stages.
-    pub(crate) fn test_tcp(client: &str, server: &str, first_ns: i64, isn: u32) -> Flow {
-        let ep = |s: &str| -> Endpoint {
-            let a: std::net::SocketAddr = s.parse().expect("test endpoint");
-            Endpoint { addr: a.ip(), port: a.port() }
-        };
+    /// A flow that has seen nothing yet but its first packet's time: every
+    /// count zero, every optional fact absent.
+    pub(crate) fn new(
+        proto: FlowProto,
+        v6: bool,
+        client: Endpoint,
+        server: Endpoint,
+        orientation: Orientation,
+        first_ns: i64,
+    ) -> Flow {
         Flow {
-            proto: FlowProto::Tcp,
-            v6: false,
-            client: ep(client),
-            server: ep(server),
-            orientation: Orientation::Syn,
+            proto,
+            v6,
+            client,
+            server,
+            orientation,
             first_ns,
-            last_ns: first_ns + 1_000_000,
-            first_client_ns: Some(first_ns),
-            first_server_ns: Some(first_ns + 100_000),
-            client_isn: Some(isn),
-            server_isn: Some(isn ^ 0xffff),
-            syn_count: 1,
+            last_ns: first_ns,
+            first_client_ns: None,
+            first_server_ns: None,
+            client_isn: None,
+            server_isn: None,
+            syn_count: 0,
             last_syn_after_us: 0,
-            seq_pair: Some((isn.wrapping_add(1), isn ^ 0xffff)),
-            synack_ns: Some(first_ns + 100_000),
+            seq_pair: None,
+            synack_ns: None,
             handshake_done_ns: None,
             syn_mss: None,
             synack_mss: None,
             client_ip_id: None,
-            client_ttl: 64,
-            server_ttl: Some(64),
-            packets_to_server: 3,
-            packets_to_client: 2,
-            bytes_to_server: 120,
-            bytes_to_client: 80,
+            client_ttl: 0,
+            server_ttl: None,
+            packets_to_server: 0,
+            packets_to_client: 0,
+            bytes_to_server: 0,
+            bytes_to_client: 0,
             client_data_ns: None,
             server_data_ns: None,
             client_fin_ns: None,
@@ -311,5 +314,25 @@ impl Flow {
             first_packet_type: None,
             copies: 0,
         }
+    }
+}
+
+#[cfg(test)]
+impl Flow {
+    /// A TCP flow with a handshake seen, for unit tests of later stages.
+    pub(crate) fn test_tcp(client: &str, server: &str, first_ns: i64, isn: u32) -> Flow {
+        let ep = |s: &str| -> Endpoint {
+            let a: std::net::SocketAddr = s.parse().expect("test endpoint");
+            Endpoint { addr: a.ip(), port: a.port() }
+        };
+        let mut f = Flow::new(FlowProto::Tcp, false, ep(client), ep(server), Orientation::Syn, first_ns);
+        f.last_ns = first_ns + 1_000_000;
+        (f.first_client_ns, f.first_server_ns, f.synack_ns) =
+            (Some(first_ns), Some(first_ns + 100_000), Some(first_ns + 100_000));
+        (f.client_isn, f.server_isn, f.syn_count) = (Some(isn), Some(isn ^ 0xffff), 1);
+        f.seq_pair = Some((isn.wrapping_add(1), isn ^ 0xffff));
+        (f.client_ttl, f.server_ttl) = (64, Some(64));
+        (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (3, 2, 120, 80);
+        f
     }
 }
