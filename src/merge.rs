@@ -227,10 +227,15 @@ impl Lookup {
             .filter(|(_, lc)| lc.source == source)
             .find(|(_, lc)| lc.point.is_none_or(|k| k.holds(interface, p.sll_packet_type)))
             .map(|(c, _)| c)?;
-        Some((point, self.note(captures, source, point, &p, raw_ts)))
+        match self.note(captures, source, point, &p, raw_ts) {
+            Some((at, note)) => Some((at, Some(note))),
+            None => Some((point, None)),
+        }
     }
 
-    /// The comment of a decoded packet of `source` at `point`.
+    /// The comment of a decoded packet of `source` at `point`, and the point
+    /// whose request it belongs to (`point`, or for a sub-point by direction,
+    /// which holds whole flows, the sub-point holding the packet's flow).
     fn note(
         &self,
         captures: &[LadderCapture],
@@ -238,7 +243,7 @@ impl Lookup {
         point: usize,
         p: &Packet,
         raw_ts: i64,
-    ) -> Option<&str> {
+    ) -> Option<(usize, &str)> {
         if p.fragment == Fragment::Later {
             return None;
         }
@@ -271,10 +276,10 @@ impl Lookup {
         // A sub-point by interface holds only that interface's packets; a
         // sub-point by direction holds whole flows (both directions).
         match captures[point].point {
-            Some(PointKey::Direction { .. }) => {
-                (captures.iter().enumerate()).filter(|(_, lc)| lc.source == source).find_map(|(c, _)| at(c))
-            }
-            _ => at(point),
+            Some(PointKey::Direction { .. }) => (captures.iter().enumerate())
+                .filter(|(_, lc)| lc.source == source)
+                .find_map(|(c, _)| Some((c, at(c)?))),
+            _ => Some((point, at(point)?)),
         }
     }
 }
