@@ -51,7 +51,7 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router reply-elsewhere)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere)
 
 NSS=()
 PIDS=()
@@ -337,6 +337,7 @@ cfg_concurrent() { cfg_masquerade-node; }
 cfg_any-node() { cfg_masquerade-node; }
 cfg_any-node-sll() { cfg_masquerade-node; } # the node's capture: -i any -y LINUX_SLL (see run_scenario)
 cfg_any-router() { :; }                     # no NAT: the node only routes; its capture: -i any
+cfg_any-router-sll() { :; }                 # ... captured with -i any -y LINUX_SLL
 
 cfg_reply-elsewhere() {
   # the backend holds a secondary address 198.19.96.11 on eth0 (primary 198.19.96.10).
@@ -464,6 +465,9 @@ run_scenario() {
   fi
   if [[ $sc == any-router ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL2" "backend:backend:eth0:")
+  fi
+  if [[ $sc == any-router-sll ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL" "backend:backend:eth0:")
   fi
   if [[ $sc == lossy-capture ]]; then
     # a capture point that loses packets: egress records only TCP segments with

@@ -25,7 +25,7 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
-    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "reply-elsewhere",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere",
 ]
 
 C42 = "198.18.90.42"
@@ -118,7 +118,7 @@ def plan(sc):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND2, 80, expect="no-reply"),
                 udp(sc, 3, C42, 40003, BACKEND), udp(sc, 4, C42, 40004, BACKEND2, expect="no-reply"),
                 icmp(sc, 5, C42, 4005, BACKEND, count=2)]
-    if sc in ("any-node", "any-node-sll", "any-router"):
+    if sc in ("any-node", "any-node-sll", "any-router", "any-router-sll"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
     if sc == "delay":
@@ -225,6 +225,13 @@ MODELS = {
                            "link type 276) and holds each forwarded packet twice, on pod0 (ifindex 2) and on be0 "
                            "(ifindex 3), with the same addresses and ports (the TTL drops by one): two "
                            "observation points 'router(in if2)' and 'router(out if3)', no change anywhere."},
+    "any-router-sll": {"any_node": True, "points": ("router(in)", "router(out)"),
+                       "desc": "As any-router, captured with tcpdump -i any -y LINUX_SLL (link type 113, tcpdump "
+                               "4.99's default for -i any: no interface index, only the packet type). Without NAT "
+                               "each forwarded packet is seen twice with one tuple: received (on pod0 for "
+                               "requests, on be0 for replies) and sent. Two observation points 'router(in)' (the "
+                               "pod0 side: requests received, replies sent) and 'router(out)' (the be0 side), no "
+                               "change anywhere."},
     "reply-elsewhere": {"reply_from": {BACKEND2: BACKEND},
                         "desc": "No NAT; the backend holds a secondary address 198.19.96.11. UDP: the server, bound "
                                 "to 0.0.0.0, answers with sendto() and the kernel picks the route's source, the "

@@ -41,6 +41,7 @@ const SCENARIOS: &[&str] = &[
     "pmtu-ipv6",
     "any-node-sll",
     "any-router",
+    "any-router-sll",
     "reply-elsewhere",
 ];
 
@@ -369,6 +370,7 @@ scenario_tests! {
     lab_pmtu_ipv6 => "pmtu-ipv6",
     lab_any_node_sll => "any-node-sll",
     lab_any_router => "any-router",
+    lab_any_router_sll => "any-router-sll",
     lab_reply_elsewhere => "reply-elsewhere",
 }
 
@@ -612,6 +614,7 @@ fn lab_link_types_and_formats() {
     assert_eq!(read("any-node", "node.pcap").link_types, [276].into(), "tcpdump -i any as SLL2");
     assert_eq!(read("any-node-sll", "node.pcap").link_types, [113].into(), "tcpdump -i any -y LINUX_SLL");
     assert_eq!(read("any-router", "router.pcap").link_types, [276].into(), "tcpdump -i any as SLL2");
+    assert_eq!(read("any-router-sll", "router.pcap").link_types, [113].into(), "tcpdump -i any as SLL");
     assert!(!read("masquerade-pod", "decap.pcapng").packets.is_empty());
     assert!(!read("udp-icmp", "backend.pcap.gz").packets.is_empty());
     let lab_size: u64 = walk_size(&lab_dir());

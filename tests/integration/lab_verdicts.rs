@@ -525,12 +525,19 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
         let inside = found.boundaries.iter().find(|b| b.between == "node(in)->node(out)").unwrap();
         assert_eq!(inside.ttl_decrement, Some(1), "forwarded: TTL -1 inside the node");
     }
+    // SLL2 (by interface) and SLL (by side: one tuple seen twice, received and sent)
     let all = ["decap.pcap", "egress.pcap", "router.pcap", "backend.pcap"];
-    for files in [&all[..], &all[2..]] {
-        let found = run_files("any-router", files);
+    let cases = [
+        ("any-router", "router(in if2)", "router(out if3)"),
+        ("any-router-sll", "router(in)", "router(out)"),
+    ];
+    for (files, (scenario, point_in, point_out)) in
+        [&all[..], &all[2..]].into_iter().flat_map(|f| cases.map(|c| (f, c)))
+    {
+        let found = run_files(scenario, files);
         let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
-        let at = labels.iter().position(|l| *l == "router(in if2)").expect("split by interface");
-        assert_eq!(labels[at + 1], "router(out if3)", "{labels:?}");
+        let at = labels.iter().position(|l| *l == point_in).expect("split");
+        assert_eq!(labels[at + 1], point_out, "{labels:?}");
         assert_eq!(found.requests.len(), 4);
         for r in &found.requests {
             assert!(r.source.changed.is_empty() && r.destination.changed.is_empty(), "{}", r.explanation);
@@ -538,10 +545,18 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
             assert_eq!(r.captures[at].client, r.captures[at + 1].client, "routing keeps the addresses");
             assert_eq!(r.outcome.kind.wire(), "completed");
         }
+        for r in &found.requests {
+            let (i, o) = (&r.captures[at], &r.captures[at + 1]);
+            assert_eq!(
+                (i.packets_to_server, i.packets_to_client),
+                (o.packets_to_server, o.packets_to_client),
+                "each copy once"
+            );
+        }
         let inside = &found.boundaries[at];
         assert_eq!(
-            (inside.between.as_str(), inside.ttl_decrement),
-            ("router(in if2)->router(out if3)", Some(1))
+            (inside.between.clone(), inside.ttl_decrement),
+            (format!("{point_in}->{point_out}"), Some(1))
         );
     }
 }
