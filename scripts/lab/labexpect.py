@@ -1035,6 +1035,9 @@ def cmd_compare(a):
                     "outcome_icmp"):
             if w[fld] != g[fld]:
                 problems.append(f"{tag}: {fld} {w[fld]!r} expected, live {g[fld]!r}")
+        if "unexpected_source" in w and w["unexpected_source"] != g.get("unexpected_source"):
+            problems.append(f"{tag}: unexpected_source {w['unexpected_source']!r} expected, "
+                            f"live {g.get('unexpected_source')!r}")
         for lb, wc in w["captures"].items():
             gc = g["captures"].get(lb, {})
             for fld in ("seen", "reply_seen"):
