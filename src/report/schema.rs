@@ -78,7 +78,7 @@ wire_names! {
     v::Proto { Tcp => "tcp", Udp => "udp", Icmp => "icmp" }
     v::OffsetMethod {
         Reference => "reference", RequestReply => "request-reply", OneWay => "one-way",
-        Manual => "manual", None => "none",
+        Manual => "manual", SameCapture => "same-capture", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
     v::StrayPacket {
