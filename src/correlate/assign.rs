@@ -229,6 +229,36 @@ mod tests {
     }
 
     #[test]
+    fn sources_beyond_the_first_lookup_block_keep_their_own_partners() {
+        // More sources than one lookup block: positions in later blocks must
+        // still point at their own source (each pair shares only its ISN).
+        let n = LOOKUP_BLOCK * 2 + 7;
+        let client = |i: usize| format!("198.18.{}.{}:{}", i / 250, i % 250 + 1, 10_000 + i);
+        let a: Vec<Flow> = (0..n)
+            .map(|i| Flow::test_tcp(&client(i), "198.19.0.1:80", i as i64 * 2_000_000, 1_000 + i as u32))
+            .collect();
+        // The NAT-ed side in reverse order, so a wrong position cannot line up by accident.
+        let b: Vec<Flow> = (0..n)
+            .rev()
+            .map(|i| {
+                Flow::test_tcp(
+                    "198.19.3.17:40000",
+                    "198.19.0.1:80",
+                    i as i64 * 2_000_000 + 50_000,
+                    1_000 + i as u32,
+                )
+            })
+            .collect();
+        let sources: Vec<usize> = (0..n).collect();
+        let out = assign(&a, &sources, &b, &vec![false; n], &gate());
+        assert_eq!(out.len(), n);
+        for (pos, l) in &out {
+            assert_eq!(l.target, n - 1 - pos, "source {pos}");
+            assert_eq!(l.strength, Strength::Strong, "source {pos}");
+        }
+    }
+
+    #[test]
     fn several_sources_tied_on_one_target_are_all_reported_on_it() {
         // Three clients, one ISN each shared with the single NAT-ed flow (a
         // collision): the first is chained, the others ambiguous on the same flow.
