@@ -22,9 +22,14 @@
 mod icmp;
 mod ip;
 pub mod link;
+pub mod overlay;
 pub mod packet;
 mod transport;
 
+#[cfg(test)]
+mod overlay_tests;
+
+pub use overlay::{Encrypted, Overlay, OverlayDamage, OverlayKind};
 pub use packet::*;
 
 use crate::read::RawRecord;
@@ -56,17 +61,84 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// Most overlay layers peeled off one packet (VXLAN in GRE in IP-in-IP, say).
+pub const MAX_OVERLAY_DEPTH: usize = 3;
+
+/// One IP layer of a record: where it starts and what it says.
+struct Layer<'a> {
+    at: usize,
+    ip: ip::IpLayer<'a>,
+    t: transport::TransportLayer,
+}
+
+/// Reads the IP layer at `at` of `data` (already bounded by any outer IP length).
+fn layer(data: &[u8], at: usize) -> Result<Layer<'_>, DecodeError> {
+    let ip = ip::parse(data.get(at..).unwrap_or(&[]))?;
+    let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
+    Ok(Layer { at, ip, t })
+}
+
+/// The next layer inside `outer`, when it is an overlay we peel: Ok(None) when
+/// it is not one, Err when its header or inner packet is damaged.
+fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<'a>)>, OverlayDamage> {
+    if outer.ip.fragment != Fragment::None {
+        return Ok(None);
+    }
+    let start = outer.at.saturating_add(outer.ip.header_len);
+    let end = start.saturating_add(outer.ip.payload.len()).min(data.len());
+    let bounded = &data[..end];
+    let (overlay, inner) = match overlay::peel(outer.ip.protocol, outer.ip.src.is_ipv6(), outer.ip.payload) {
+        overlay::Peel::No => return Ok(None),
+        overlay::Peel::Malformed(d) => return Err(d),
+        overlay::Peel::Inner(o, inner) => (o, inner),
+    };
+    let damage = |what| OverlayDamage { kind: overlay.kind, what };
+    let ip_at = match inner {
+        overlay::Inner::Ip(at) => start.saturating_add(at),
+        overlay::Inner::Ethernet(at) => {
+            let frame_at = start.saturating_add(at);
+            let frame = bounded.get(frame_at..).unwrap_or(&[]);
+            match link::locate_ip(crate::read::LinkType::Ethernet, frame) {
+                Ok(l) => frame_at.saturating_add(l.ip_offset),
+                // ARP, LLDP, ... inside the overlay: the outer packet stays.
+                Err(DecodeError::NotIp { .. }) => return Ok(None),
+                Err(_) => return Err(damage("the inner Ethernet header is cut short or malformed")),
+            }
+        }
+    };
+    match layer(bounded, ip_at) {
+        Ok(l) => Ok(Some((overlay, l))),
+        Err(_) => Err(damage("the inner IP header is cut short or malformed")),
+    }
+}
+
 /// Decodes one record. A record cut short after the IP header still gives a
 /// `Packet` (with `truncated: true`); only a record with no usable IP header is
-/// an error.
+/// an error. Overlays are peeled (at most `MAX_OVERLAY_DEPTH` layers): the
+/// `Packet` describes the innermost packet and names the outermost overlay.
 pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
     let data = record.data;
     let link = link::locate_ip(record.link_type, data)?;
-    let ip_bytes = data.get(link.ip_offset..).unwrap_or(&[]);
-    let ip = ip::parse(ip_bytes)?;
-    let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
-
-    let payload_offset = link.ip_offset.saturating_add(ip.header_len).saturating_add(t.header_len);
+    let mut cur = layer(data, link.ip_offset)?;
+    let mut outermost = None;
+    let mut depth = 0u8;
+    let mut overlay_damage = None;
+    while usize::from(depth) < MAX_OVERLAY_DEPTH {
+        match peel(data, &cur) {
+            Ok(Some((o, inner))) => {
+                outermost.get_or_insert(o);
+                depth += 1;
+                cur = inner;
+            }
+            Ok(None) => break,
+            Err(d) => {
+                overlay_damage = Some(d);
+                break;
+            }
+        }
+    }
+    let Layer { at, ip, t } = cur;
+    let payload_offset = at.saturating_add(ip.header_len).saturating_add(t.header_len);
     let header_len = u32::try_from(t.header_len).unwrap_or(u32::MAX);
     let (payload_len, payload_captured) = if t.no_payload {
         (0, 0)
@@ -74,6 +146,13 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         let declared = ip.payload_len.saturating_sub(header_len);
         let present = u32::try_from(ip.payload.len().saturating_sub(t.header_len)).unwrap_or(u32::MAX);
         (declared, present.min(declared))
+    };
+    let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
+    let encrypted = match &t.transport {
+        Transport::Tcp(x) => overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), true, payload),
+        Transport::Udp(x) => overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), false, payload),
+        _ if ip.fragment == Fragment::Later => None,
+        _ => overlay::encrypted(ip.protocol, None, false, payload),
     };
     Ok(Packet {
         ts_ns: record.ts_ns,
@@ -93,6 +172,10 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         payload_len,
         payload_captured,
         truncated: ip.truncated || t.truncated,
+        overlay: outermost,
+        overlay_depth: depth,
+        overlay_damage,
+        encrypted,
     })
 }
 
