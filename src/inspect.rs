@@ -491,18 +491,6 @@ fn write_block(i: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     )?;
     key(out, "truncated", &i.truncated.to_string())?;
     key(out, "undecodable", &i.undecodable.to_string())?;
-    if !i.overlays.is_empty() {
-        let parts: Vec<String> = (i.overlays.iter())
-            .filter_map(|o| o.typed())
-            .map(|(o, n)| format!("{}: {n} packets", crate::report::summary::overlay_name(&o)))
-            .collect();
-        key(out, "overlays", &parts.join(", "))?;
-    }
-    if !i.encrypted_tunnels.is_empty() {
-        let parts: Vec<String> =
-            i.encrypted_tunnels.iter().map(|e| format!("{}: {} packets", e.tunnel, e.packets)).collect();
-        key(out, "encrypted", &parts.join(", "))?;
-    }
     if !i.undecodable_by_kind.is_empty() {
         let rows: Vec<Vec<String>> = i
             .undecodable_by_kind
@@ -518,6 +506,18 @@ fn write_block(i: &Inspection, out: &mut dyn Write) -> io::Result<()> {
             &[false, true, true, false],
             &rows,
         )?;
+    }
+    if !i.overlays.is_empty() {
+        let parts: Vec<String> = (i.overlays.iter())
+            .filter_map(|o| o.typed())
+            .map(|(o, n)| format!("{}: {n} packets", crate::report::summary::overlay_name(&o)))
+            .collect();
+        key(out, "overlays", &parts.join(", "))?;
+    }
+    if !i.encrypted_tunnels.is_empty() {
+        let parts: Vec<String> =
+            i.encrypted_tunnels.iter().map(|e| format!("{}: {} packets", e.tunnel, e.packets)).collect();
+        key(out, "encrypted", &parts.join(", "))?;
     }
 
     if i.top_flows.is_empty() {

@@ -78,9 +78,22 @@ fn layer(data: &[u8], at: usize) -> Result<Layer<'_>, DecodeError> {
     Ok(Layer { at, ip, t })
 }
 
+/// Why peeling stopped short of an inner IP packet.
+enum Stop {
+    /// The overlay header or its inner packet is damaged: keep the outer packet.
+    Damaged(OverlayDamage),
+    /// The overlay carries a link-layer protocol (ARP, ...), not IP: the record
+    /// is not an IP packet, like an ARP frame on the wire.
+    NotIp(u16),
+}
+
+/// Link-layer protocols that an overlay carries besides IP (ARP, RARP, LLDP):
+/// with one of these inside, the frame is the overlay's own traffic.
+const LINK_ONLY: [u16; 3] = [0x0806, 0x8035, 0x88cc];
+
 /// The next layer inside `outer`, when it is an overlay we peel: Ok(None) when
-/// it is not one, Err when its header or inner packet is damaged.
-fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<'a>)>, OverlayDamage> {
+/// it is not one.
+fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<'a>)>, Stop> {
     if outer.ip.fragment != Fragment::None {
         return Ok(None);
     }
@@ -89,10 +102,10 @@ fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<
     let bounded = &data[..end];
     let (overlay, inner) = match overlay::peel(outer.ip.protocol, outer.ip.src.is_ipv6(), outer.ip.payload) {
         overlay::Peel::No => return Ok(None),
-        overlay::Peel::Malformed(d) => return Err(d),
+        overlay::Peel::Malformed(d) => return Err(Stop::Damaged(d)),
         overlay::Peel::Inner(o, inner) => (o, inner),
     };
-    let damage = |what| OverlayDamage { kind: overlay.kind, what };
+    let damage = |what| Stop::Damaged(OverlayDamage { kind: overlay.kind, what });
     let ip_at = match inner {
         overlay::Inner::Ip(at) => start.saturating_add(at),
         overlay::Inner::Ethernet(at) => {
@@ -100,8 +113,16 @@ fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<
             let frame = bounded.get(frame_at..).unwrap_or(&[]);
             match link::locate_ip(crate::read::LinkType::Ethernet, frame) {
                 Ok(l) => frame_at.saturating_add(l.ip_offset),
-                // ARP, LLDP, ... inside the overlay: the outer packet stays.
-                Err(DecodeError::NotIp { .. }) => return Ok(None),
+                // ARP, LLDP, ... inside the overlay: not an IP packet. Through
+                // a UDP port, only well-known link protocols say it was the
+                // overlay; any other "ethertype" may be an application's
+                // datagram to that port, which stays as it is.
+                Err(DecodeError::NotIp { ethertype }) => {
+                    if overlay.kind == OverlayKind::GreEthernet || LINK_ONLY.contains(&ethertype) {
+                        return Err(Stop::NotIp(ethertype));
+                    }
+                    return Ok(None);
+                }
                 Err(_) => return Err(damage("the inner Ethernet header is cut short or malformed")),
             }
         }
@@ -131,10 +152,11 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
                 cur = inner;
             }
             Ok(None) => break,
-            Err(d) => {
+            Err(Stop::Damaged(d)) => {
                 overlay_damage = Some(d);
                 break;
             }
+            Err(Stop::NotIp(ethertype)) => return Err(DecodeError::NotIp { ethertype }),
         }
     }
     let Layer { at, ip, t } = cur;

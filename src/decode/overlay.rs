@@ -10,7 +10,8 @@
 //! Not an overlay (the outer packet is kept, silently): a UDP datagram to an
 //! overlay port whose header has the wrong shape (VXLAN without the I flag,
 //! Geneve version ≠ 0), GRE version ≠ 0 (PPTP) or with routing, a payload type
-//! we do not peel (ERSPAN, MPLS, ...), an inner frame that is not IP (ARP).
+//! we do not peel (ERSPAN, MPLS, ...). An overlay frame carrying ARP (and the
+//! like) is not an IP packet at all (`decode` says so).
 //! Malformed (kept, counted, warned): an overlay header cut short, or an inner
 //! IP header that does not parse.
 

@@ -143,12 +143,32 @@ fn udp_to_the_vxlan_port_that_is_not_vxlan_stays_as_it_is() {
     // Too short to be VXLAN.
     let bytes = eth(0x0800, &v4(17, OUTER_A, OUTER_B, &udp(51000, 4789, b"hi")));
     assert_outer_udp(&decode_eth(&bytes), 4789);
-    // VXLAN carrying ARP: no IP inside, the outer packet stays, no damage.
+    // I flag set, but what follows is no Ethernet frame we know: kept.
     let bytes =
-        eth(0x0800, &v4(17, OUTER_A, OUTER_B, &udp(51000, 4789, &vxlan(0x08, 42, &eth(0x0806, &[0; 28])))));
+        eth(0x0800, &v4(17, OUTER_A, OUTER_B, &udp(51000, 4789, &vxlan(0x08, 42, &eth(0x1234, &[0; 28])))));
     let p = decode_eth(&bytes);
     assert_outer_udp(&p, 4789);
     assert_eq!(p.overlay_damage, None);
+}
+
+#[test]
+fn an_overlay_carrying_arp_is_not_an_ip_packet() {
+    let record = |bytes: &[u8]| {
+        decode(&RawRecord {
+            ts_ns: 1,
+            interface: 0,
+            link_type: LinkType::Ethernet,
+            data: bytes,
+            orig_len: 0,
+            record: 1,
+            byte_offset: 0,
+        })
+    };
+    let arp = eth(0x0806, &[0; 28]);
+    let bytes = eth(0x0800, &v4(17, OUTER_A, OUTER_B, &udp(51000, 4789, &vxlan(0x08, 42, &arp))));
+    assert_eq!(record(&bytes), Err(DecodeError::NotIp { ethertype: 0x0806 }));
+    let bytes = eth(0x0800, &v4(47, OUTER_A, OUTER_B, &gre(0x2000, 0x6558, Some(1), &eth(0x9000, &[0; 28]))));
+    assert_eq!(record(&bytes), Err(DecodeError::NotIp { ethertype: 0x9000 }));
 }
 
 #[test]
