@@ -203,3 +203,87 @@ fn inspect_lists_the_overlays_and_encrypted_tunnels_of_a_capture() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert!(v[0].get("overlays").is_none() && v[0].get("encrypted_tunnels").is_none());
 }
+
+/// Corpus captures with overlays (and one with PPTP's enhanced GRE, which is
+/// not peeled), from `index.tsv`.
+const CORPUS_TUNNELS: &[&str] = &[
+    "libpcap__filter__vxlan.pcap",
+    "pcpp__Packet++Test__Vxlan1.pcap",
+    "libpcap__filter__geneve.pcap",
+    "tcpdump__geneve-gcp.pcap",
+    "zeek__tunnels__geneve-truncated.pcapng",
+    "zeek__tunnels__gre-sample.pcap",
+    "zeek__tunnels__gre-within-gre.pcap",
+    "zeek__tunnels__4in4.pcap",
+    "zeek__tunnels__4in6.pcap",
+    "zeek__tunnels__6in4.pcap",
+    "tcpdump__pptp.pcap",
+];
+
+/// tshark's view of the outermost overlay of each packet that carries an inner
+/// IP packet: (wire name, VNI/key) → packets. Read from `frame.protocols`
+/// (`eth:ethertype:ip:udp:vxlan:eth:ethertype:ip:icmp`).
+fn tshark_overlays(path: &std::path::Path) -> std::collections::BTreeMap<(String, Option<u32>), u64> {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(path)
+        .args(["-T", "fields", "-E", "occurrence=f", "-e", "frame.protocols"])
+        .args(["-e", "vxlan.vni", "-e", "geneve.vni", "-e", "gre.key"])
+        .output()
+        .expect("tshark runs");
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let layers: Vec<&str> = cols[0].split(':').collect();
+        let id = |n: usize| {
+            let v = cols.get(n)?;
+            match v.strip_prefix("0x") {
+                Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                None => v.parse::<u32>().ok(),
+            }
+        };
+        let Some(first) = layers.iter().position(|l| *l == "ip" || *l == "ipv6") else { continue };
+        let rest = &layers[first + 1..];
+        let inner_ip = |from: usize| rest.iter().skip(from).any(|l| *l == "ip" || *l == "ipv6");
+        let found = match rest {
+            ["udp", "vxlan", ..] if inner_ip(2) => Some(("vxlan", id(1))),
+            ["udp", "geneve", ..] if inner_ip(2) => Some(("geneve", id(2))),
+            ["gre", "eth", ..] if inner_ip(1) => Some(("gre-ethernet", id(3))),
+            ["gre", "ip" | "ipv6", ..] => Some(("gre", id(3))),
+            ["ip", ..] if layers[first] == "ip" => Some(("ipip", None)),
+            ["ipv6", ..] if layers[first] == "ip" => Some(("6in4", None)),
+            ["ip", ..] => Some(("4in6", None)),
+            ["ipv6", ..] => Some(("ip6ip6", None)),
+            _ => None,
+        };
+        if let Some((kind, id)) = found {
+            *counts.entry((kind.to_string(), id)).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+#[test]
+fn corpus_overlays_are_peeled_as_tshark_sees_them() {
+    crate::util::require_corpus!();
+    if std::process::Command::new("tshark").arg("--version").output().is_err() {
+        eprintln!("skipped: tshark not installed");
+        return;
+    }
+    let flows = tuplecorr::config::FlowConfig::default();
+    let mut peeled = 0;
+    for name in CORPUS_TUNNELS {
+        let path = crate::util::corpus_dir().join(name);
+        let want = tshark_overlays(&path);
+        let bytes = std::fs::read(&path).unwrap();
+        let i = tuplecorr::inspect::inspect_bytes(name, &bytes, &flows).unwrap();
+        let got: std::collections::BTreeMap<(String, Option<u32>), u64> =
+            i.overlays.iter().map(|o| ((o.overlay.clone(), o.vni.or(o.key)), o.packets)).collect();
+        assert_eq!(got, want, "{name}");
+        peeled += got.values().sum::<u64>();
+        // A damaged overlay is warned about once; an intact one never.
+        let damaged = i.warnings.iter().filter(|w| w.message.contains("damaged overlay")).count();
+        assert_eq!(damaged, usize::from(name.contains("truncated")), "{name}: {:?}", i.warnings);
+    }
+    assert!(peeled > 600, "{peeled}");
+}
