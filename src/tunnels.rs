@@ -211,7 +211,7 @@ mod tests {
         let mut t = TunnelTally::default();
         let mut p = udp(4789, b"x");
         p.overlay_damage =
-            Some(OverlayDamage { kind: OverlayKind::Vxlan, what: "the inner IP header is cut short" });
+            Some(OverlayDamage { kind: OverlayKind::Vxlan, what: crate::decode::overlay::Damage::InnerIp });
         t.note(&udp(53, b"x"), 1, 24);
         t.note(&p, 2, 80);
         t.note(&p, 3, 140);
@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(
             w[0].to_string(),
             "under.pcap: record 2 at byte 80: 2 packets have a damaged overlay header (this is the first: \
-             vxlan: the inner IP header is cut short); kept them as the outer packet"
+             vxlan: the inner IP header is cut short or malformed); kept them as the outer packet"
         );
     }
 }

@@ -123,13 +123,13 @@ fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<
                     }
                     return Ok(None);
                 }
-                Err(_) => return Err(damage("the inner Ethernet header is cut short or malformed")),
+                Err(_) => return Err(damage(overlay::Damage::InnerEthernet)),
             }
         }
     };
     match layer(bounded, ip_at) {
         Ok(l) => Ok(Some((overlay, l))),
-        Err(_) => Err(damage("the inner IP header is cut short or malformed")),
+        Err(_) => Err(damage(overlay::Damage::InnerIp)),
     }
 }
 
@@ -140,26 +140,60 @@ fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<
 pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
     let data = record.data;
     let link = link::locate_ip(record.link_type, data)?;
-    let mut cur = layer(data, link.ip_offset)?;
-    let mut outermost = None;
-    let mut depth = 0u8;
-    let mut overlay_damage = None;
-    while usize::from(depth) < MAX_OVERLAY_DEPTH {
-        match peel(data, &cur) {
+    let ip = ip::parse(data.get(link.ip_offset..).unwrap_or(&[]))?;
+    let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
+    if overlay::may_carry(ip.protocol, &t.transport) {
+        return decode_overlay(record, &link, Layer { at: link.ip_offset, ip, t });
+    }
+    Ok(packet(record, &link, link.ip_offset, &ip, t, Tunnel::default()))
+}
+
+/// The overlays peeled off one packet.
+#[derive(Default)]
+struct Tunnel {
+    outermost: Option<Overlay>,
+    depth: u8,
+    damage: Option<OverlayDamage>,
+}
+
+/// `decode` for a packet that may carry an overlay (kept out of the common path).
+#[cold]
+fn decode_overlay<'a>(
+    record: &RawRecord<'a>,
+    link: &link::LinkInfo,
+    mut cur: Layer<'a>,
+) -> Result<Packet, DecodeError> {
+    let mut tunnel = Tunnel::default();
+    while usize::from(tunnel.depth) < MAX_OVERLAY_DEPTH
+        && overlay::may_carry(cur.ip.protocol, &cur.t.transport)
+    {
+        match peel(record.data, &cur) {
             Ok(Some((o, inner))) => {
-                outermost.get_or_insert(o);
-                depth += 1;
+                tunnel.outermost.get_or_insert(o);
+                tunnel.depth += 1;
                 cur = inner;
             }
             Ok(None) => break,
             Err(Stop::Damaged(d)) => {
-                overlay_damage = Some(d);
+                tunnel.damage = Some(d);
                 break;
             }
             Err(Stop::NotIp(ethertype)) => return Err(DecodeError::NotIp { ethertype }),
         }
     }
-    let Layer { at, ip, t } = cur;
+    Ok(packet(record, link, cur.at, &cur.ip, cur.t, tunnel))
+}
+
+/// The `Packet` of the IP layer `ip` at offset `at` with transport `t`.
+#[inline(always)]
+fn packet(
+    record: &RawRecord<'_>,
+    link: &link::LinkInfo,
+    at: usize,
+    ip: &ip::IpLayer<'_>,
+    t: transport::TransportLayer,
+    tunnel: Tunnel,
+) -> Packet {
     let payload_offset = at.saturating_add(ip.header_len).saturating_add(t.header_len);
     let header_len = u32::try_from(t.header_len).unwrap_or(u32::MAX);
     let (payload_len, payload_captured) = if t.no_payload {
@@ -169,14 +203,20 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         let present = u32::try_from(ip.payload.len().saturating_sub(t.header_len)).unwrap_or(u32::MAX);
         (declared, present.min(declared))
     };
-    let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
     let encrypted = match &t.transport {
-        Transport::Tcp(x) => overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), true, payload),
-        Transport::Udp(x) => overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), false, payload),
+        Transport::Tcp(x) if x.src_port == overlay::port::OPENVPN || x.dst_port == overlay::port::OPENVPN => {
+            let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
+            overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), true, payload)
+        }
+        Transport::Tcp(_) | Transport::Icmp(_) => None,
+        Transport::Udp(x) => {
+            let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
+            overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), false, payload)
+        }
         _ if ip.fragment == Fragment::Later => None,
-        _ => overlay::encrypted(ip.protocol, None, false, payload),
+        _ => overlay::encrypted(ip.protocol, None, false, &[]),
     };
-    Ok(Packet {
+    Packet {
         ts_ns: record.ts_ns,
         record: record.record,
         interface: record.interface,
@@ -194,11 +234,11 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         payload_len,
         payload_captured,
         truncated: ip.truncated || t.truncated,
-        overlay: outermost,
-        overlay_depth: depth,
-        overlay_damage,
+        overlay: tunnel.outermost,
+        overlay_depth: tunnel.depth,
+        overlay_damage: tunnel.damage,
         encrypted,
-    })
+    }
 }
 
 #[cfg(test)]

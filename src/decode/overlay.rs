@@ -142,12 +142,31 @@ pub struct Overlay {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OverlayDamage {
     pub kind: OverlayKind,
-    pub what: &'static str,
+    pub what: Damage,
+}
+
+/// What was wrong with an overlay header (one byte: it rides in every `Packet`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Damage {
+    HeaderCut,
+    OptionsCut,
+    InnerVersion,
+    NoInner,
+    InnerEthernet,
+    InnerIp,
 }
 
 impl fmt::Display for OverlayDamage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.wire(), self.what)
+        let what = match self.what {
+            Damage::HeaderCut => "header cut short",
+            Damage::OptionsCut => "options cut short",
+            Damage::InnerVersion => "the inner IP version is wrong",
+            Damage::NoInner => "no inner packet captured",
+            Damage::InnerEthernet => "the inner Ethernet header is cut short or malformed",
+            Damage::InnerIp => "the inner IP header is cut short or malformed",
+        };
+        write!(f, "{}: {what}", self.kind.wire())
     }
 }
 
@@ -187,6 +206,18 @@ pub enum Peel {
     Malformed(OverlayDamage),
 }
 
+/// Whether an IP layer with this protocol and transport may carry an overlay
+/// (the cheap test before `peel`: IP-in-IP, GRE, UDP to an overlay port).
+pub fn may_carry(protocol: u8, transport: &super::Transport) -> bool {
+    match transport {
+        super::Transport::Udp(u) => matches!(u.dst_port, port::VXLAN | port::VXLAN_LINUX | port::GENEVE),
+        super::Transport::Other { .. } => {
+            matches!(protocol, proto::IPV4_IN_IP | proto::IPV6_IN_IP | proto::GRE)
+        }
+        _ => false,
+    }
+}
+
 /// Looks at one IP layer: `protocol` and `outer_v6` from its header, `bytes`
 /// its transport bytes (bounded by the IP length).
 pub fn peel(protocol: u8, outer_v6: bool, bytes: &[u8]) -> Peel {
@@ -202,8 +233,8 @@ pub fn peel(protocol: u8, outer_v6: bool, bytes: &[u8]) -> Peel {
             let want = if inner_v6 { 6 } else { 4 };
             match bytes.first().map(|b| b >> 4) {
                 Some(v) if v == want => Peel::Inner(Overlay { kind, id: None }, Inner::Ip(0)),
-                Some(_) => Peel::Malformed(OverlayDamage { kind, what: "the inner IP version is wrong" }),
-                None => Peel::Malformed(OverlayDamage { kind, what: "no inner packet captured" }),
+                Some(_) => Peel::Malformed(OverlayDamage { kind, what: Damage::InnerVersion }),
+                None => Peel::Malformed(OverlayDamage { kind, what: Damage::NoInner }),
             }
         }
         proto::GRE => peel_gre(bytes),
@@ -258,7 +289,7 @@ fn peel_geneve(payload: &[u8]) -> Option<Peel> {
     let overlay = Overlay { kind: OverlayKind::Geneve, id: Some(vni) };
     let at = geneve::HEADER_LEN + options;
     if payload.len() < at {
-        let what = "options cut short";
+        let what = Damage::OptionsCut;
         return Some(Peel::Malformed(OverlayDamage { kind: OverlayKind::Geneve, what }));
     }
     let inner = match be16(header, geneve::PROTOCOL.start)? {
@@ -273,7 +304,7 @@ fn peel_gre(bytes: &[u8]) -> Peel {
     let damage = |kind, what| Peel::Malformed(OverlayDamage { kind, what });
     let (Some(flags), Some(protocol)) = (be16(bytes, gre::FLAGS.start), be16(bytes, gre::PROTOCOL.start))
     else {
-        return damage(OverlayKind::Gre, "header cut short");
+        return damage(OverlayKind::Gre, Damage::HeaderCut);
     };
     if flags & gre::VERSION != 0 || flags & gre::ROUTING != 0 {
         // PPTP's enhanced GRE (version 1) or source routing: not peeled.
@@ -293,7 +324,7 @@ fn peel_gre(bytes: &[u8]) -> Peel {
         at += gre::OPTION_LEN;
         match key {
             Some(k) => Some(k),
-            None => return damage(kind, "header cut short"),
+            None => return damage(kind, Damage::HeaderCut),
         }
     } else {
         None
@@ -302,7 +333,7 @@ fn peel_gre(bytes: &[u8]) -> Peel {
         at += gre::OPTION_LEN;
     }
     if bytes.len() < at {
-        return damage(kind, "header cut short");
+        return damage(kind, Damage::HeaderCut);
     }
     let inner = if kind == OverlayKind::GreEthernet { Inner::Ethernet(at) } else { Inner::Ip(at) };
     Peel::Inner(Overlay { kind, id }, inner)
