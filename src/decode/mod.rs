@@ -5,6 +5,10 @@
 //! UDP and ICMP by hand, so a header cut by the snaplen, or the first IPv4
 //! fragment, still gives ports. The only etherparse user. Never allocates per
 //! packet beyond the `Packet` itself; never keeps the record; never panics.
+//! `overlay` peels VXLAN, Geneve, GRE and IP-in-IP (at most `MAX_OVERLAY_DEPTH`
+//! layers): the `Packet` then describes the inner packet and names the
+//! outermost overlay; a damaged overlay keeps the outer packet (`overlay_damage`
+//! says why); encrypted tunnels (WireGuard, ESP, OpenVPN) are recognised by shape.
 //!
 //! What a `Packet` means (for the flow stage):
 //! - `payload_*` is the transport payload: after the TCP header (data offset),
