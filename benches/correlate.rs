@@ -29,6 +29,7 @@ fn bench_correlate(c: &mut Criterion) {
             format: "pcap".into(),
             link_types: vec!["raw".into()],
             packets: common::packets(b),
+            overlays: Vec::new(),
         })
         .collect();
     let requests = flows[0].flows.len() as u64;

@@ -51,7 +51,7 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan)
 
 NSS=()
 PIDS=()
@@ -432,6 +432,29 @@ cfg_rp-filter() {
   sysctl_ns pod net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.eth0.rp_filter=1 net.ipv4.conf.eth1.rp_filter=1
 }
 
+cfg_vxlan() {
+  # the node-backend veth becomes an underlay (198.19.250.1/30 - .2/30) carrying a
+  # VXLAN (VNI 42, UDP 4789) between the two; the overlay device vxlan0 on each side
+  # takes over the addresses and routes be0/eth0 had. MASQUERADE -o vxlan0 on the
+  # node (before encapsulation: the inner source is 198.19.3.17). Capture
+  # "underlay" (node be0) holds every request inside VXLAN; "backend" is the
+  # backend's vxlan0 (plain).
+  nsx node ip addr flush dev be0
+  nsx backend ip addr flush dev eth0
+  nsx node ip addr add 198.19.250.1/30 dev be0
+  nsx backend ip addr add 198.19.250.2/30 dev eth0
+  nsx node ip link add vxlan0 type vxlan id 42 dstport 4789 local 198.19.250.1 remote 198.19.250.2 dev be0
+  nsx backend ip link add vxlan0 type vxlan id 42 dstport 4789 local 198.19.250.2 remote 198.19.250.1 dev eth0
+  nsx node ip addr add 198.19.3.17/24 dev vxlan0
+  nsx backend ip addr add 198.19.96.10/24 dev vxlan0
+  nsx node ip link set vxlan0 up
+  nsx backend ip link set vxlan0 up
+  nsx node ip route replace 198.19.96.0/24 dev vxlan0
+  nsx backend ip route replace 198.19.3.0/24 dev vxlan0
+  nsx backend ip route replace 198.18.0.0/15 via 198.19.3.17 dev vxlan0
+  nsx node iptables -t nat -A POSTROUTING -o vxlan0 -j MASQUERADE
+}
+
 netstat_counter() { # NS NAME: a TcpExt/IpExt counter of the namespace's kernel
   nsx "$1" cat /proc/net/netstat | awk -v k="$2" '
     $1 ~ /:$/ && !h[$1]++ { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
@@ -468,6 +491,9 @@ run_scenario() {
   fi
   if [[ $sc == any-router-sll ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL" "backend:backend:eth0:")
+  fi
+  if [[ $sc == vxlan ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "underlay:node:be0:" "backend:backend:vxlan0:")
   fi
   if [[ $sc == lossy-capture ]]; then
     # a capture point that loses packets: egress records only TCP segments with

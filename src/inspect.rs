@@ -73,6 +73,13 @@ pub struct Inspection {
     /// Records that gave no IP packet.
     pub undecodable: u64,
     pub undecodable_by_kind: Vec<UndecodableKind>,
+    /// Overlays peeled off the packets (see the report's `captures[].overlays`);
+    /// absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<crate::report::schema::OverlayOut>,
+    /// Encrypted tunnel packets recognised by shape; absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub encrypted_tunnels: Vec<EncryptedOut>,
     /// Flows built from the decoded packets (TCP connections, UDP exchanges, ICMP echo sequences).
     pub flows: u64,
     /// The `TOP_FLOWS` flows with the most packets.
@@ -128,6 +135,14 @@ pub struct UndecodableKind {
     pub first_record: u64,
     /// The decoder's message for the first one.
     pub example: String,
+}
+
+/// Encrypted tunnel packets of one kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EncryptedOut {
+    /// `WireGuard`, `IPsec ESP` or `OpenVPN`.
+    pub tunnel: String,
+    pub packets: u64,
 }
 
 /// One of the busiest flows.
@@ -227,6 +242,7 @@ struct Tally {
     kinds: Vec<UndecodableKind>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
+    tunnels: crate::tunnels::TunnelTally,
 }
 
 impl Sink for Tally {
@@ -236,6 +252,7 @@ impl Sink for Tally {
         match rec.packet {
             Ok(p) => {
                 self.count(p);
+                self.tunnels.note(p, rec.record, rec.byte_offset);
                 self.table.insert(p, rec.payload);
             }
             Err(e) => self.undecodable(rec.record, e),
@@ -253,6 +270,7 @@ impl Tally {
             kinds: Vec::new(),
             first_ns: None,
             last_ns: None,
+            tunnels: Default::default(),
         }
     }
 
@@ -310,6 +328,7 @@ impl Tally {
             w.consequence = "each is counted once in flows and top flows".to_string();
             warnings.push(WarningOut::from(&w));
         }
+        warnings.extend(self.tunnels.warnings(label, file).iter().map(WarningOut::from));
         let mut ranked: Vec<&Flow> = flows.flows.iter().collect();
         // Busiest first; ties in order of first packet (the table's order), so
         // the list is deterministic.
@@ -361,6 +380,12 @@ impl Tally {
             truncated: self.truncated,
             undecodable: self.undecodable,
             undecodable_by_kind: self.kinds,
+            overlays: (self.tunnels.overlays().iter())
+                .map(|(o, n)| crate::report::schema::OverlayOut::of(o, *n))
+                .collect(),
+            encrypted_tunnels: (self.tunnels.encrypted().iter())
+                .map(|(e, n)| EncryptedOut { tunnel: e.name().to_string(), packets: *n })
+                .collect(),
             flows: flows.flows.len() as u64,
             top_flows,
             warnings,
@@ -481,6 +506,18 @@ fn write_block(i: &Inspection, out: &mut dyn Write) -> io::Result<()> {
             &[false, true, true, false],
             &rows,
         )?;
+    }
+    if !i.overlays.is_empty() {
+        let parts: Vec<String> = (i.overlays.iter())
+            .filter_map(|o| o.typed())
+            .map(|(o, n)| format!("{}: {n} packets", crate::report::summary::overlay_name(&o)))
+            .collect();
+        key(out, "overlays", &parts.join(", "))?;
+    }
+    if !i.encrypted_tunnels.is_empty() {
+        let parts: Vec<String> =
+            i.encrypted_tunnels.iter().map(|e| format!("{}: {} packets", e.tunnel, e.packets)).collect();
+        key(out, "encrypted", &parts.join(", "))?;
     }
 
     if i.top_flows.is_empty() {

@@ -45,6 +45,7 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod time;
+pub mod tunnels;
 pub mod verdict;
 pub mod warning;
 

@@ -24,11 +24,16 @@ pub struct CaptureResult {
     /// Its observation points in path order: one (key None) unless the capture
     /// was split (see `flows::points`), each with its flows and decoded packets.
     pub points: Vec<(Option<PointKey>, Flows, u64)>,
+    /// Per point (in `points`' order), the overlays peeled off its packets.
+    pub overlays: Vec<OverlayCounts>,
     /// Records that held no decodable IP packet (ARP, unknown link types, damage).
     pub undecodable: u64,
     /// Problems found while reading and building flows.
     pub warnings: Vec<Warning>,
 }
+
+/// Overlays peeled in one point: (overlay, packets), by kind then id.
+pub type OverlayCounts = Vec<(crate::decode::Overlay, u64)>;
 
 /// Records whose IP header is cut short or malformed (zero-length records too):
 /// how many, and the first one's number, offset and problem.
@@ -91,6 +96,10 @@ struct Builder {
     /// Decoded packets per interface (`flows::points`' numbering): (interface,
     /// incoming, outgoing).
     counts: Vec<(u32, u64, u64)>,
+    /// Overlays, damaged overlay headers and encrypted tunnels of the capture.
+    tunnels: crate::tunnels::TunnelTally,
+    /// Peeled packets per (interface, outgoing, overlay), for the points.
+    overlays: Vec<(u32, bool, crate::decode::Overlay, u64)>,
 }
 
 impl Builder {
@@ -100,6 +109,8 @@ impl Builder {
             undecodable: 0,
             damage: Damage::default(),
             counts: Vec::new(),
+            tunnels: Default::default(),
+            overlays: Vec::new(),
         }
     }
 
@@ -120,6 +131,39 @@ impl Builder {
         } else {
             c.1 += 1;
         }
+        if let Some(o) = p.overlay {
+            match self.overlays.iter().position(|e| (e.0, e.1, e.2) == (interface, outgoing, o)) {
+                Some(i) => self.overlays[i].3 += 1,
+                None if self.overlays.len() < COUNTED_INTERFACES => {
+                    self.overlays.push((interface, outgoing, o, 1))
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The overlays peeled in one point (None: the whole capture).
+    fn overlays_of(
+        overlays: &[(u32, bool, crate::decode::Overlay, u64)],
+        key: Option<PointKey>,
+    ) -> OverlayCounts {
+        let mut out: OverlayCounts = Vec::new();
+        for &(interface, outgoing, o, n) in overlays {
+            let mine = match key {
+                None => true,
+                Some(PointKey::Interface(k)) => k == interface,
+                Some(PointKey::Direction { outgoing: k }) => k == outgoing,
+            };
+            if !mine {
+                continue;
+            }
+            match out.iter_mut().find(|e| e.0 == o) {
+                Some(e) => e.1 += n,
+                None => out.push((o, n)),
+            }
+        }
+        out.sort();
+        out
     }
 
     /// Decoded packets of one point.
@@ -145,7 +189,7 @@ impl Builder {
     }
 
     fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
-        let Builder { table, undecodable, damage, counts } = self;
+        let Builder { table, undecodable, damage, counts, tunnels, overlays } = self;
         let packets = |key: PointKey| Builder::packets(&counts, key);
         let points = match points::split(table.finish_unfolded()) {
             Ok(points) => points
@@ -184,7 +228,9 @@ impl Builder {
             });
         }
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
-        CaptureResult { info, points, undecodable, warnings }
+        warnings.extend(tunnels.warnings(label, file));
+        let overlays = points.iter().map(|p| Builder::overlays_of(&overlays, p.0)).collect();
+        CaptureResult { info, points, overlays, undecodable, warnings }
     }
 }
 
@@ -193,6 +239,7 @@ impl Sink for Builder {
         match rec.packet {
             Ok(p) => {
                 self.count(p);
+                self.tunnels.note(p, rec.record, rec.byte_offset);
                 self.table.insert(p, rec.payload)
             }
             Err(e) => {
@@ -453,6 +500,7 @@ fn conclude(
                 format: r.info.format.name().to_string(),
                 link_types,
                 packets: r.points[p.n].2,
+                overlays: r.overlays.get(p.n).cloned().unwrap_or_default(),
             }
         })
         .collect();

@@ -25,7 +25,7 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
-    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
 ]
 
 C42 = "198.18.90.42"
@@ -112,6 +112,9 @@ def plan(sc):
         return [tcp("concurrent", 901, "198.19.3.17", 45001, BACKEND, 80, mk="tclab-concurrent-bg-node")]
     if sc == "concurrent-background-pod":
         return [icmp("concurrent", 902, "198.18.10.2", 902, "198.18.10.1", count=5, interval=0.2)]
+    if sc == "vxlan":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
     if sc == "reply-elsewhere":
         # requests 2 and 4 go to the backend's secondary address; their replies leave
         # from the primary one (lab.sh cfg_reply-elsewhere); ICMP gives clock samples
@@ -241,6 +244,13 @@ MODELS = {
                                 "at every capture: the client rejects it (TCP RST, UDP ICMP 3/3) and times out: "
                                 "outcome no-reply, unexpected source seen at decap. Requests 1, 3 and 5 (to "
                                 "198.19.96.10) complete."},
+    "vxlan": {"desc": "MASQUERADE on the node (-o vxlan0), and the node-backend link is a VXLAN (VNI 42, "
+                      "UDP 4789) over an underlay veth 198.19.250.1/30 - 198.19.250.2/30: an additional "
+                      "capture point 'underlay' on the node's underlay interface be0, between egress and "
+                      "backend, holds every request and reply inside VXLAN (outer 198.19.250.1 <-> "
+                      "198.19.250.2); 'backend' is the backend's vxlan0 (plain). The inner packets at "
+                      "underlay are after NAT: the source becomes 198.19.3.17 at egress->underlay "
+                      "(ports kept); tuplecorr peels the VXLAN (vni 42) at underlay."},
     "clock-shift": {"desc": "Like masquerade-node, then timestamps shifted after capture with editcap -t: "
                             "egress +2.75 s (its clock runs ahead of decap's: +2750 ms), backend -1.3 s "
                             "(-1300 ms)."},
@@ -516,7 +526,7 @@ def cmd_expect(a):
                 view[lb] = (True, egr, bool(rej) or reply_backend)
             elif lb == node_out:  # ... and be0: after NAT
                 view[lb] = (seen_backend, bck, reply_backend)
-            elif lb == "backend":
+            elif lb in ("backend", "underlay"):  # underlay: the inner packets, after NAT
                 view[lb] = (seen_backend, bck, reply_backend)
             else:
                 fail(f"unknown label {lb}")
@@ -646,7 +656,8 @@ def reply_path(seen, replied):
 TS_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
              "tcp.flags", "tcp.len", "udp.srcport", "udp.dstport", "icmp.type", "icmp.code", "icmp.ident",
              "icmpv6.type", "icmpv6.code", "icmpv6.echo.identifier", "tcp.payload", "udp.payload",
-             "data.data"]
+             "data.data", "vxlan.vni"]
+TCPDUMP_TIME_RE = re.compile(r"\d\d:\d\d:\d\d\.\d+ ")
 MARKER_RE = re.compile(r"tclab-[A-Za-z0-9-]*[A-Za-z0-9]")
 
 
@@ -670,7 +681,12 @@ def _int(v):
 
 
 def classify(f):
-    """One packet: outer addresses, protocol, ports, and for ICMP errors the quoted tuple."""
+    """One packet: outer addresses, protocol, ports, and for ICMP errors the quoted tuple.
+    A packet inside VXLAN is described by its inner packet (tshark lists the outer
+    IP and UDP fields first)."""
+    if f["vxlan.vni"]:
+        for k in ("ip.src", "ip.dst", "udp.srcport", "udp.dstport"):
+            f[k] = f[k][1:]
     src = (f["ip.src"] or f["ipv6.src"] or [None])[0]
     dst = (f["ip.dst"] or f["ipv6.dst"] or [None])[0]
     pk = {"n": int(f["frame.number"][0]), "t": float(f["frame.time_epoch"][0]), "src": src, "dst": dst, "proto": None, "sport": None, "dport": None,
@@ -920,7 +936,9 @@ def tcpdump_count(path):
     if path.endswith(".gz"):
         return None
     out = subprocess.run(["tcpdump", "-n", "-r", path], check=True, capture_output=True, text=True).stdout
-    return len(out.splitlines())
+    # one line per packet, starting with its time; tcpdump prints what a VXLAN
+    # packet carries on a line of its own (without a time)
+    return sum(1 for line in out.splitlines() if TCPDUMP_TIME_RE.match(line))
 
 
 def cmd_verify(a):

@@ -5,6 +5,10 @@
 //! UDP and ICMP by hand, so a header cut by the snaplen, or the first IPv4
 //! fragment, still gives ports. The only etherparse user. Never allocates per
 //! packet beyond the `Packet` itself; never keeps the record; never panics.
+//! `overlay` peels VXLAN, Geneve, GRE and IP-in-IP (at most `MAX_OVERLAY_DEPTH`
+//! layers): the `Packet` then describes the inner packet and names the
+//! outermost overlay; a damaged overlay keeps the outer packet (`overlay_damage`
+//! says why); encrypted tunnels (WireGuard, ESP, OpenVPN) are recognised by shape.
 //!
 //! What a `Packet` means (for the flow stage):
 //! - `payload_*` is the transport payload: after the TCP header (data offset),
@@ -22,9 +26,14 @@
 mod icmp;
 mod ip;
 pub mod link;
+pub mod overlay;
 pub mod packet;
 mod transport;
 
+#[cfg(test)]
+mod overlay_tests;
+
+pub use overlay::{Encrypted, Overlay, OverlayDamage, OverlayKind};
 pub use packet::*;
 
 use crate::read::RawRecord;
@@ -56,17 +65,140 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// Most overlay layers peeled off one packet (VXLAN in GRE in IP-in-IP, say).
+pub const MAX_OVERLAY_DEPTH: usize = 3;
+
+/// One IP layer of a record: where it starts and what it says.
+struct Layer<'a> {
+    at: usize,
+    ip: ip::IpLayer<'a>,
+    t: transport::TransportLayer,
+}
+
+/// Reads the IP layer at `at` of `data` (already bounded by any outer IP length).
+fn layer(data: &[u8], at: usize) -> Result<Layer<'_>, DecodeError> {
+    let ip = ip::parse(data.get(at..).unwrap_or(&[]))?;
+    let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
+    Ok(Layer { at, ip, t })
+}
+
+/// Why peeling stopped short of an inner IP packet.
+enum Stop {
+    /// The overlay header or its inner packet is damaged: keep the outer packet.
+    Damaged(OverlayDamage),
+    /// The overlay carries a link-layer protocol (ARP, ...), not IP: the record
+    /// is not an IP packet, like an ARP frame on the wire.
+    NotIp(u16),
+}
+
+/// Link-layer protocols that an overlay carries besides IP (ARP, RARP, LLDP):
+/// with one of these inside, the frame is the overlay's own traffic.
+const LINK_ONLY: [u16; 3] = [0x0806, 0x8035, 0x88cc];
+
+/// The next layer inside `outer`, when it is an overlay we peel: Ok(None) when
+/// it is not one.
+fn peel<'a>(data: &'a [u8], outer: &Layer<'a>) -> Result<Option<(Overlay, Layer<'a>)>, Stop> {
+    if outer.ip.fragment != Fragment::None {
+        return Ok(None);
+    }
+    let start = outer.at.saturating_add(outer.ip.header_len);
+    let end = start.saturating_add(outer.ip.payload.len()).min(data.len());
+    let bounded = &data[..end];
+    let (overlay, inner) = match overlay::peel(outer.ip.protocol, outer.ip.src.is_ipv6(), outer.ip.payload) {
+        overlay::Peel::No => return Ok(None),
+        overlay::Peel::Malformed(d) => return Err(Stop::Damaged(d)),
+        overlay::Peel::Inner(o, inner) => (o, inner),
+    };
+    let damage = |what| Stop::Damaged(OverlayDamage { kind: overlay.kind, what });
+    let ip_at = match inner {
+        overlay::Inner::Ip(at) => start.saturating_add(at),
+        overlay::Inner::Ethernet(at) => {
+            let frame_at = start.saturating_add(at);
+            let frame = bounded.get(frame_at..).unwrap_or(&[]);
+            match link::locate_ip(crate::read::LinkType::Ethernet, frame) {
+                Ok(l) => frame_at.saturating_add(l.ip_offset),
+                // ARP, LLDP, ... inside the overlay: not an IP packet. Through
+                // a UDP port, only well-known link protocols say it was the
+                // overlay; any other "ethertype" may be an application's
+                // datagram to that port, which stays as it is.
+                Err(DecodeError::NotIp { ethertype }) => {
+                    if overlay.kind == OverlayKind::GreEthernet || LINK_ONLY.contains(&ethertype) {
+                        return Err(Stop::NotIp(ethertype));
+                    }
+                    return Ok(None);
+                }
+                Err(_) => return Err(damage(overlay::Damage::InnerEthernet)),
+            }
+        }
+    };
+    match layer(bounded, ip_at) {
+        Ok(l) => Ok(Some((overlay, l))),
+        Err(_) => Err(damage(overlay::Damage::InnerIp)),
+    }
+}
+
 /// Decodes one record. A record cut short after the IP header still gives a
 /// `Packet` (with `truncated: true`); only a record with no usable IP header is
-/// an error.
+/// an error. Overlays are peeled (at most `MAX_OVERLAY_DEPTH` layers): the
+/// `Packet` describes the innermost packet and names the outermost overlay.
 pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
     let data = record.data;
     let link = link::locate_ip(record.link_type, data)?;
-    let ip_bytes = data.get(link.ip_offset..).unwrap_or(&[]);
-    let ip = ip::parse(ip_bytes)?;
+    let ip = ip::parse(data.get(link.ip_offset..).unwrap_or(&[]))?;
     let t = transport::parse(ip.protocol, ip.fragment, ip.payload, ip.payload_len);
+    if overlay::may_carry(ip.protocol, &t.transport) {
+        return decode_overlay(record, &link, Layer { at: link.ip_offset, ip, t });
+    }
+    Ok(packet(record, &link, link.ip_offset, &ip, t, Tunnel::default()))
+}
 
-    let payload_offset = link.ip_offset.saturating_add(ip.header_len).saturating_add(t.header_len);
+/// The overlays peeled off one packet.
+#[derive(Default)]
+struct Tunnel {
+    outermost: Option<Overlay>,
+    depth: u8,
+    damage: Option<OverlayDamage>,
+}
+
+/// `decode` for a packet that may carry an overlay (kept out of the common path).
+#[cold]
+fn decode_overlay<'a>(
+    record: &RawRecord<'a>,
+    link: &link::LinkInfo,
+    mut cur: Layer<'a>,
+) -> Result<Packet, DecodeError> {
+    let mut tunnel = Tunnel::default();
+    while usize::from(tunnel.depth) < MAX_OVERLAY_DEPTH
+        && overlay::may_carry(cur.ip.protocol, &cur.t.transport)
+    {
+        match peel(record.data, &cur) {
+            Ok(Some((o, inner))) => {
+                tunnel.outermost.get_or_insert(o);
+                tunnel.depth += 1;
+                cur = inner;
+            }
+            Ok(None) => break,
+            Err(Stop::Damaged(d)) => {
+                tunnel.damage = Some(d);
+                break;
+            }
+            Err(Stop::NotIp(ethertype)) => return Err(DecodeError::NotIp { ethertype }),
+        }
+    }
+    Ok(packet(record, link, cur.at, &cur.ip, cur.t, tunnel))
+}
+
+/// The `Packet` of the IP layer `ip` at offset `at` with transport `t`.
+#[inline(always)]
+fn packet(
+    record: &RawRecord<'_>,
+    link: &link::LinkInfo,
+    at: usize,
+    ip: &ip::IpLayer<'_>,
+    t: transport::TransportLayer,
+    tunnel: Tunnel,
+) -> Packet {
+    let payload_offset = at.saturating_add(ip.header_len).saturating_add(t.header_len);
     let header_len = u32::try_from(t.header_len).unwrap_or(u32::MAX);
     let (payload_len, payload_captured) = if t.no_payload {
         (0, 0)
@@ -75,7 +207,20 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         let present = u32::try_from(ip.payload.len().saturating_sub(t.header_len)).unwrap_or(u32::MAX);
         (declared, present.min(declared))
     };
-    Ok(Packet {
+    let encrypted = match &t.transport {
+        Transport::Tcp(x) if x.src_port == overlay::port::OPENVPN || x.dst_port == overlay::port::OPENVPN => {
+            let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
+            overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), true, payload)
+        }
+        Transport::Tcp(_) | Transport::Icmp(_) => None,
+        Transport::Udp(x) => {
+            let payload = ip.payload.get(t.header_len..).unwrap_or(&[]);
+            overlay::encrypted(ip.protocol, Some((x.src_port, x.dst_port)), false, payload)
+        }
+        _ if ip.fragment == Fragment::Later => None,
+        _ => overlay::encrypted(ip.protocol, None, false, &[]),
+    };
+    Packet {
         ts_ns: record.ts_ns,
         record: record.record,
         interface: record.interface,
@@ -93,7 +238,11 @@ pub fn decode(record: &RawRecord<'_>) -> Result<Packet, DecodeError> {
         payload_len,
         payload_captured,
         truncated: ip.truncated || t.truncated,
-    })
+        overlay: tunnel.outermost,
+        overlay_depth: tunnel.depth,
+        overlay_damage: tunnel.damage,
+        encrypted,
+    }
 }
 
 #[cfg(test)]

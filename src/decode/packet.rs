@@ -58,6 +58,16 @@ pub struct Packet {
     pub payload_captured: u32,
     /// The record ended before the headers said it would (snaplen or damage).
     pub truncated: bool,
+    /// The outermost overlay peeled off (VXLAN, Geneve, GRE, IP-in-IP): every
+    /// field above then describes the innermost packet. None: not encapsulated.
+    pub overlay: Option<super::Overlay>,
+    /// Overlay layers peeled (0 without one).
+    pub overlay_depth: u8,
+    /// An overlay header (or its inner packet) that did not parse: the packet
+    /// is described as far as it was peeled.
+    pub overlay_damage: Option<super::OverlayDamage>,
+    /// The packet is encrypted tunnel traffic (recognised by shape).
+    pub encrypted: Option<super::Encrypted>,
 }
 
 impl Packet {

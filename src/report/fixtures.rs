@@ -227,6 +227,7 @@ pub fn findings() -> Findings {
             file: format!("{label}.pcap"),
             format: "pcap".into(),
             link_types: vec!["raw".into()],
+            overlays: Vec::new(),
             packets: 212,
             flows: 31,
             clock_offset_ns: offset_ns,

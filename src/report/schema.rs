@@ -165,6 +165,9 @@ pub struct CaptureSummary {
     pub format: String,
     pub link_types: Vec<String>,
     pub packets: u64,
+    /// Overlays peeled off this point's packets; absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<OverlayOut>,
     pub flows: u64,
     /// Positive: this capture's clock runs ahead of capture 1's.
     #[serde(serialize_with = "ser_ms")]
@@ -173,6 +176,36 @@ pub struct CaptureSummary {
     pub offset_spread_ms: f64,
     pub offset_samples: u64,
     pub offset_method: v::OffsetMethod,
+}
+
+/// One overlay peeled off a point's packets: `overlay` (`vxlan`, `geneve`,
+/// `gre`, `gre-ethernet`, `ipip`, `6in4`, `4in6`, `ip6ip6`), its `vni`
+/// (VXLAN, Geneve) or `key` (GRE) when the header carries one, and `packets`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverlayOut {
+    pub overlay: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vni: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<u32>,
+    pub packets: u64,
+}
+
+impl OverlayOut {
+    pub(crate) fn of(o: &crate::decode::Overlay, packets: u64) -> OverlayOut {
+        let (vni, key) = match o.kind.id_name() {
+            Some("vni") => (o.id, None),
+            Some(_) => (None, o.id),
+            None => (None, None),
+        };
+        OverlayOut { overlay: o.kind.wire().to_string(), vni, key, packets }
+    }
+
+    /// Back to the model; None for an overlay this version does not know.
+    pub(crate) fn typed(&self) -> Option<(crate::decode::Overlay, u64)> {
+        let kind = crate::decode::OverlayKind::from_wire(&self.overlay)?;
+        Some((crate::decode::Overlay { kind, id: self.vni.or(self.key) }, self.packets))
+    }
 }
 
 /// Traits of one boundary between neighbouring captures, over all its requests.
@@ -488,6 +521,7 @@ fn capture(c: &v::CaptureSummary) -> CaptureSummary {
         format: c.format.clone(),
         link_types: c.link_types.clone(),
         packets: c.packets,
+        overlays: c.overlays.iter().map(|(o, n)| OverlayOut::of(o, *n)).collect(),
         flows: c.flows,
         clock_offset_ms: ms(c.clock_offset_ns),
         offset_spread_ms: ms(c.offset_spread_ns),
@@ -776,6 +810,7 @@ impl Findings {
                     format: c.format,
                     link_types: c.link_types,
                     packets: c.packets,
+                    overlays: c.overlays.iter().filter_map(OverlayOut::typed).collect(),
                     flows: c.flows,
                     clock_offset_ns: ns(c.clock_offset_ms),
                     offset_spread_ns: ns(c.offset_spread_ms),
@@ -822,6 +857,7 @@ pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary 
         format: "tuplecorr-csv".to_string(),
         link_types: Vec::new(),
         packets: 0,
+        overlays: Vec::new(),
         flows: 0,
         clock_offset_ns: 0,
         offset_spread_ns: 0,

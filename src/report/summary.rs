@@ -188,6 +188,33 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
     }
 }
 
+/// `VXLAN vni 42`, `GRE key 7`, `IP-in-IP`: how the text report and `inspect` name an overlay.
+pub fn overlay_name(o: &crate::decode::Overlay) -> String {
+    use crate::decode::OverlayKind as K;
+    let kind = match o.kind {
+        K::Vxlan => "VXLAN",
+        K::Geneve => "Geneve",
+        K::Gre => "GRE",
+        K::GreEthernet => "GRE (Ethernet)",
+        K::Ip4In4 => "IPv4-in-IPv4",
+        K::Ip6In4 => "IPv6-in-IPv4 (6in4)",
+        K::Ip4In6 => "IPv4-in-IPv6",
+        K::Ip6In6 => "IPv6-in-IPv6",
+    };
+    match (o.kind.id_name(), o.id) {
+        (Some(name), Some(id)) => format!("{kind} {name} {id}"),
+        _ => kind.to_string(),
+    }
+}
+
+/// The overlays peeled off one capture's packets, e.g. `VXLAN vni 42: 1234 packets`.
+pub fn overlays_text(overlays: &[(crate::decode::Overlay, u64)]) -> String {
+    let parts: Vec<String> = (overlays.iter())
+        .map(|(o, n)| format!("{}: {}", overlay_name(o), plural(*n as usize, "packet")))
+        .collect();
+    parts.join(", ")
+}
+
 /// The traits of one boundary, e.g. `delay 0.080 ms, TTL -1, ports kept, ICMP id kept`.
 pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     let mut parts = Vec::new();
@@ -289,6 +316,22 @@ pub fn write_summary_with(
         let rows: Vec<(String, String)> =
             findings.captures.iter().map(|c| (c.label.clone(), offset_text(c))).collect();
         for line in aligned(&rows) {
+            writeln!(out, "{line}")?;
+        }
+    }
+
+    let overlays: Vec<(String, String)> = (findings.captures.iter())
+        .filter(|c| !c.overlays.is_empty())
+        .map(|c| (c.label.clone(), overlays_text(&c.overlays)))
+        .collect();
+    if !overlays.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            paint("Overlays peeled (requests matched on the inner packets):", Style::Bold, color)
+        )?;
+        for line in aligned(&overlays) {
             writeln!(out, "{line}")?;
         }
     }

@@ -26,6 +26,8 @@ pub struct CaptureMeta {
     pub format: String,
     pub link_types: Vec<String>,
     pub packets: u64,
+    /// Overlays peeled off this point's packets (kind and VNI/key, packets).
+    pub overlays: Vec<(crate::decode::Overlay, u64)>,
 }
 
 /// Settings of the verdict stage.
@@ -197,6 +199,7 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             format: m.format.clone(),
             link_types: m.link_types.clone(),
             packets: m.packets,
+            overlays: m.overlays.clone(),
             flows: f.flows.len() as u64,
             clock_offset_ns: clock.offset_ns,
             offset_spread_ns: clock.spread_ns,

@@ -51,6 +51,9 @@ pub struct CaptureSummary {
     pub format: String,
     pub link_types: Vec<String>,
     pub packets: u64,
+    /// Overlays peeled off this point's packets (kind and VNI/key, packets), by
+    /// kind then id; empty when none was.
+    pub overlays: Vec<(crate::decode::Overlay, u64)>,
     pub flows: u64,
     /// Positive: this capture's clock runs ahead of capture 1's.
     pub clock_offset_ns: i64,

@@ -63,6 +63,7 @@ pub fn run(caps: &Captures, labels: &[&str], config: &CorrelateConfig) -> Findin
             format: "pcap".into(),
             link_types: vec!["raw".into()],
             packets: p.len() as u64,
+            overlays: Vec::new(),
         })
         .collect();
     let corr = correlate(&flows, config);

@@ -43,6 +43,7 @@ const SCENARIOS: &[&str] = &[
     "any-router",
     "any-router-sll",
     "reply-elsewhere",
+    "vxlan",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -170,6 +171,16 @@ fn decode(link_type: u32, data: &[u8]) -> Pkt {
     if matches!(pkt.proto, 6 | 17) && ip.len() >= l4_off + 4 {
         let l4 = &ip[l4_off..];
         pkt.ports = Some((u16::from_be_bytes([l4[0], l4[1]]), u16::from_be_bytes([l4[2], l4[3]])));
+        // VXLAN (UDP 4789, I flag): the packet is what the Ethernet frame inside carries.
+        if pkt.proto == 17
+            && pkt.ports.is_some_and(|p| p.1 == 4789)
+            && l4.get(8).is_some_and(|f| f & 0x08 != 0)
+        {
+            let inner = decode(1, l4.get(16..).unwrap_or_default());
+            if inner.src.is_some() {
+                return Pkt { bytes: pkt.bytes, ..inner };
+            }
+        }
     }
     pkt
 }
@@ -372,6 +383,7 @@ scenario_tests! {
     lab_any_router => "any-router",
     lab_any_router_sll => "any-router-sll",
     lab_reply_elsewhere => "reply-elsewhere",
+    lab_vxlan => "vxlan",
 }
 
 // ------------------------------------------------------------------ schema

@@ -591,3 +591,63 @@ fn a_reply_from_the_backends_other_address_is_named_and_the_request_not_complete
         assert!(r.captures[0].server.as_deref().is_some_and(|s| !s.starts_with("198.19.96.11")), "{r:?}");
     }
 }
+
+/// Records of a pcap (Ethernet) that are VXLAN (UDP 4789, I flag) carrying
+/// IPv4 or IPv6 — counted from the bytes, not by tuplecorr.
+fn vxlan_ip_records(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    let mut rd = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+    let mut n = 0;
+    while let Some(p) = rd.next_packet() {
+        let d = p.unwrap().data;
+        let udp_vxlan = d.len() > 14 + 20 + 8 + 8 + 14
+            && d[12..14] == [0x08, 0x00]
+            && d[14 + 9] == 17
+            && d[14 + 20 + 2..14 + 20 + 4] == 4789u16.to_be_bytes()
+            && d[14 + 28] & 0x08 != 0;
+        let inner_ip =
+            udp_vxlan && matches!(d[14 + 28 + 8 + 12..14 + 28 + 8 + 14], [0x08, 0x00] | [0x86, 0xdd]);
+        n += u64::from(inner_ip);
+    }
+    n
+}
+
+#[test]
+fn vxlan_underlay_capture_matches_the_inner_flows_and_names_the_overlay() {
+    let dir = lab_dir().join("vxlan");
+    let (exp, typed) = run_typed(&dir);
+    let found = schema::findings(&typed);
+    let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["decap", "egress", "underlay", "backend"]);
+    let peeled = vxlan_ip_records(&dir.join("underlay.pcap"));
+    assert!(peeled >= 20, "{peeled}");
+    let want = tuplecorr::decode::Overlay { kind: tuplecorr::decode::OverlayKind::Vxlan, id: Some(42) };
+    assert_eq!(typed.captures[2].overlays, vec![(want, peeled)]);
+    for (i, c) in typed.captures.iter().enumerate() {
+        assert!(i == 2 || c.overlays.is_empty(), "{}: {:?}", c.label, c.overlays);
+    }
+    // Every request is seen at the underlay with the inner (translated) endpoints.
+    let requests = exp["requests"].as_array().unwrap();
+    assert_eq!(found.requests.len(), requests.len());
+    for (r, e) in found.requests.iter().zip(requests) {
+        let at = &r.captures[2];
+        assert!(at.seen, "request {}", r.request);
+        assert_eq!(
+            at.client.as_deref(),
+            e["captures"]["underlay"]["client"].as_str(),
+            "request {}",
+            r.request
+        );
+        assert_eq!(r.source.changed.len(), 1);
+        assert_eq!(r.source.changed[0].between, "egress->underlay");
+    }
+    // The underlay capture as the first of two still matches every request.
+    let captures = ["underlay", "backend"]
+        .iter()
+        .map(|l| CaptureSpec { source: Source::Path(dir.join(format!("{l}.pcap"))), label: l.to_string() })
+        .collect();
+    let config = Config { captures, quiet: true, ..Config::default() };
+    let two = analyze(&config, &NoProgress).unwrap();
+    assert_eq!(two.requests.len(), requests.len());
+    assert!(two.requests.iter().all(|r| r.captures.iter().all(|h| h.seen)));
+}

@@ -28,6 +28,7 @@ mod messages;
 mod mistakes;
 mod names;
 mod output;
+mod overlays;
 mod pictures;
 mod properties;
 mod read;

@@ -54,6 +54,7 @@ fn corpus_tests() -> usize {
         include_str!("inspect.rs"),
         include_str!("decode.rs"),
         include_str!("corpus_nat.rs"),
+        include_str!("overlays.rs"),
     ]
     .iter()
     .map(|src| src.matches(marker).count())
