@@ -152,7 +152,33 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             .links
             .iter()
             .find_map(|l| l.syn_missed.map(|(syns, after_ns)| SynMissed { at: l.to, syns, after_ns })),
+        attempts: (chain.attempts.iter())
+            .map(|&(c, f)| {
+                let fl = ctx.flow(c, f);
+                Attempt {
+                    capture: c,
+                    client: endpoint(fl, &fl.client),
+                    server: endpoint(fl, &fl.server),
+                    time_ns: ctx.corrected(c, fl.first_ns),
+                    ending: attempt_end(fl),
+                }
+            })
+            .collect(),
         data,
+    }
+}
+
+/// How an earlier attempt ended: a RST from the server side, a SYN-ACK, a
+/// bare answer (no SYN-ACK), or nothing back.
+fn attempt_end(f: &Flow) -> AttemptEnd {
+    if f.rst_to_client.is_some() {
+        AttemptEnd::Rst
+    } else if f.synack_ns.is_some() {
+        AttemptEnd::HandshakeOnly
+    } else if f.packets_to_client > 0 {
+        AttemptEnd::BareAck
+    } else {
+        AttemptEnd::NoAnswer
     }
 }
 
@@ -258,4 +284,31 @@ pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
     f.server_data_ns = Some(t_ns + 1);
     f.packets_to_client = 3;
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_ends_by_what_came_back() {
+        let syn = test_flow(("198.19.3.17", 40000), ("198.19.96.10", 80), 0);
+        assert_eq!(attempt_end(&syn), AttemptEnd::NoAnswer);
+        let mut bare = syn.clone();
+        bare.packets_to_client = 1;
+        assert_eq!(attempt_end(&bare), AttemptEnd::BareAck);
+        let answered = answered(syn.clone(), 100);
+        assert_eq!(attempt_end(&answered), AttemptEnd::HandshakeOnly);
+        let mut reset = bare.clone();
+        reset.rst_to_client =
+            Some(crate::flows::TcpEvent { ts_ns: 100, to_client: true, sender: reset.server.addr, ttl: 64 });
+        assert_eq!(attempt_end(&reset), AttemptEnd::Rst);
+        let mut client_reset = bare;
+        client_reset.rst_to_server = reset.rst_to_client;
+        assert_eq!(
+            attempt_end(&client_reset),
+            AttemptEnd::BareAck,
+            "the client's own RST answers the bare ACK"
+        );
+    }
 }

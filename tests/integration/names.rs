@@ -80,7 +80,7 @@ fn explanation_csv_and_json_carry_names_only_when_asked() {
     let name_at = header.iter().position(|h| h == "client_name").unwrap();
     assert_eq!(
         header[name_at - 1],
-        "reply_unexpected_source",
+        "earlier_attempts",
         "names follow the last column without --names"
     );
     assert!(header[..name_at].iter().all(|h| !h.ends_with("_name")));
