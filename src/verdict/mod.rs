@@ -18,6 +18,7 @@ use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 /// What the verdict stage needs to know of each capture besides its flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaptureMeta {
@@ -67,12 +68,40 @@ pub fn verdict(
 }
 
 /// The chains in request order: `order[n]` is the chain of request `n + 1`
-/// (by the first packet at capture 1, then its client).
+/// (by the first packet at capture 1, then its client). A chain that is only
+/// a stray reply at capture 1 (no packet from its client side, seen nowhere
+/// else) which another request names as its unexpected source is no request
+/// of its own: it is reported on that request.
 pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..corr.chains.len()).collect();
+    let strays = stray_roots(captures, corr);
+    let mut order: Vec<usize> = (0..corr.chains.len()).filter(|c| !strays.contains(c)).collect();
     let first = |c: usize| -> Option<&Flow> { corr.chains[c].hops[0].and_then(|f| captures[0].flows.get(f)) };
     order.sort_by_key(|&c| first(c).map(|f| (f.first_ns, f.client)));
     order
+}
+
+/// The chains of [`request_order`]'s stray replies at capture 1.
+fn stray_roots(captures: &[Flows], corr: &Correlation) -> FxHashSet<usize> {
+    let root = |c: usize| corr.chains[c].hops[0].and_then(|f| Some((f, captures.first()?.flows.get(f)?)));
+    let only_reply = |c: usize| {
+        corr.chains[c].hops[1..].iter().all(Option::is_none)
+            && root(c).is_some_and(|(_, f)| f.packets_to_server == 0 && f.packets_to_client > 0)
+    };
+    let candidates: FxHashSet<usize> = (0..corr.chains.len()).filter(|&c| only_reply(c)).collect();
+    if candidates.is_empty() {
+        return candidates;
+    }
+    let n = captures.len();
+    let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
+    let ctx = Ctx { n, captures, corr, by_receiver };
+    let named: FxHashSet<usize> = (0..corr.chains.len())
+        .filter(|c| !candidates.contains(c))
+        .filter_map(|c| {
+            let flows = [root(c).map(|(_, f)| f)];
+            stray::stray_flow(&ctx, c, &flows).map(|(_, i)| i)
+        })
+        .collect();
+    candidates.into_iter().filter(|&c| root(c).is_some_and(|(f, _)| named.contains(&f))).collect()
 }
 
 /// Shared view of the run for the verdict helpers.
