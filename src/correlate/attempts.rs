@@ -19,6 +19,11 @@ fn isn(f: &Flow) -> Option<u32> {
     (f.proto == FlowProto::Tcp && f.orientation == Orientation::Syn).then_some(f.client_isn).flatten()
 }
 
+/// When a flow's last SYN was sent (its first packet when it saw none).
+fn last_syn_ns(f: &Flow) -> i64 {
+    f.first_client_ns.map_or(f.first_ns, |t| t.saturating_add(i64::from(f.last_syn_after_us) * 1000))
+}
+
 /// How far an attempt got: it carried client data, else it got a SYN-ACK.
 fn progress(f: &Flow) -> u8 {
     if f.client_data_ns.is_some() || f.bytes_to_server > 0 {
@@ -68,8 +73,12 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
         let best = (set.iter().copied())
             .max_by_key(|&j| (progress(&flows[j]), j == h, flows[j].first_ns))
             .unwrap_or(h);
+        // Earlier: begun before the chained flow's last SYN, the one that got
+        // through (a retry may come back to the first port once the RST of a
+        // later attempt freed it: one flow holds the first and last SYN).
+        let got_through = last_syn_ns(&flows[best]);
         let earlier: Vec<usize> =
-            set.iter().copied().filter(|&j| flows[j].first_ns < flows[best].first_ns).collect();
+            set.iter().copied().filter(|&j| j != best && flows[j].first_ns < got_through).collect();
         if best == h && earlier.is_empty() {
             continue;
         }
@@ -170,6 +179,27 @@ mod tests {
         // a lone dead attempt is simply the chained flow
         let c = run(vec![dead(50_000)]);
         assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(0), 0));
+    }
+
+    /// What a real kernel did (MASQUERADE --to-ports 40000-40001 --random-fully,
+    /// the backend holding both ports in TIME_WAIT): the SYN left on 40000 and
+    /// met a bare ACK, the client reset; the retry 10 ms later left on 40001 and
+    /// met the same; the RSTs ended both TIME_WAITs, and the SYN 1 s later left on
+    /// 40000 again and got through. Port 40000's flow holds the first and the
+    /// last SYN; the attempt on 40001 lies in between.
+    #[test]
+    fn an_attempt_between_the_first_and_the_last_syn_of_the_chained_flow_is_listed() {
+        let mut back = live(50_000);
+        (back.client.port, back.syn_count, back.last_syn_after_us) = (40000, 2, 1_020_000);
+        let mut between = dead(12_000_000);
+        between.client.port = 40001;
+        let mut c = client();
+        (c.syn_count, c.last_syn_after_us) = (3, 1_020_000);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[capture(vec![c]), capture(vec![back, between])], &config);
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(0), &[(1, 1)][..]));
+        assert_eq!(c.chains[0].links[0].syn_missed, None);
+        assert!(c.unmatched[1].is_empty());
     }
 
     #[test]

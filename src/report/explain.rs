@@ -207,9 +207,10 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     parts.join("; ")
 }
 
-/// `the connection was tried first at backend from 198.19.3.17:40000 (a bare
-/// ACK came back, no SYN-ACK: the port was still in TIME_WAIT there?), then
-/// from 198.19.3.17:40001`: the earlier attempts in one sentence.
+/// `earlier attempt at backend from 198.19.3.17:40000 to 198.19.96.10:80 (a
+/// bare ACK came back, no SYN-ACK: the port was still in TIME_WAIT there?);
+/// the connection got through from 198.19.3.17:40001`: the earlier attempts
+/// in one sentence.
 fn attempts_words(w: &Words<'_>, r: &Request) -> String {
     let tries: Vec<String> = (r.attempts.iter())
         .map(|a| {
@@ -227,8 +228,12 @@ fn attempts_words(w: &Words<'_>, r: &Request) -> String {
     let then = (r.attempts.last())
         .and_then(|a| r.captures.get(a.capture))
         .and_then(|h| h.client)
-        .map_or_else(String::new, |c| format!(", then from {c}"));
-    format!("the connection was tried first {}{then}", tries.join(", "))
+        .map_or_else(String::new, |c| format!("; the connection got through from {c}"));
+    let what = match r.attempts.len() {
+        1 => "earlier attempt".to_string(),
+        n => format!("{n} earlier attempts"),
+    };
+    format!("{what} {}{then}", tries.join(", "))
 }
 
 /// `(5 × 1207 bytes)`: the largest segments at a capture.
@@ -348,13 +353,13 @@ mod tests {
         let text = explain(&Words::new(&f), &f.requests[0]);
         assert!(
             text.ends_with(
-                "the connection was tried first at backend from 198.19.3.17:40111 to 198.19.96.10:80 \
-                 (a bare ACK came back, no SYN-ACK: the port was still in TIME_WAIT there?), then from \
+                "earlier attempt at backend from 198.19.3.17:40111 to 198.19.96.10:80 (a bare ACK came \
+                 back, no SYN-ACK: the port was still in TIME_WAIT there?); the connection got through from \
                  198.19.3.17:40112"
             ),
             "{text}"
         );
-        assert!(!explain(&Words::new(&f), &f.requests[1]).contains("tried first"));
+        assert!(!explain(&Words::new(&f), &f.requests[1]).contains("earlier attempt"));
     }
 
     #[test]

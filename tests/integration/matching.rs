@@ -322,8 +322,8 @@ fn a_syn_retried_on_a_new_nat_port_chains_the_attempt_with_the_data_and_lists_th
     assert!(r["syn_missed"].is_null(), "the first SYN was seen at backend, on the attempt");
     let why = r["explanation"].as_str().unwrap();
     assert!(
-        why.contains("tried first at backend from 198.19.3.17:40000")
-            && why.ends_with("then from 198.19.3.17:40001"),
+        why.contains("earlier attempt at backend from 198.19.3.17:40000 to 198.19.96.10:80 (reset)")
+            && why.ends_with("the connection got through from 198.19.3.17:40001"),
         "{why}"
     );
     assert!(
