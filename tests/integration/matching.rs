@@ -357,3 +357,54 @@ fn a_syn_retried_on_a_new_nat_port_chains_the_attempt_with_the_data_and_lists_th
         "{cell}"
     );
 }
+
+/// The same on a real kernel (`scripts/lab/nat-port-reuse.sh`, captures in
+/// `testdata/kernel/nat-port-reuse`): 12 connections through a MASQUERADE onto
+/// two ports, the server holding both in TIME_WAIT. The truth is the router's
+/// `conntrack -E` log: each connection's mappings in order; a connection mapped
+/// more than once met a bare ACK (TIME_WAIT) on the earlier ports and got
+/// through on the last one.
+#[test]
+fn a_real_nat_under_port_pressure_lists_the_earlier_mappings_as_attempts() {
+    let dir = crate::util::testdata("kernel/nat-port-reuse");
+    let log = std::fs::read_to_string(dir.join("conntrack.log")).unwrap();
+    // client port -> NAT ports of its mappings, in order
+    let mut mappings: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let field = |line: &str, key: &str, nth: usize| -> String {
+        line.split_whitespace().filter_map(|w| w.strip_prefix(key)).nth(nth).unwrap_or_default().to_string()
+    };
+    for line in log.lines().filter(|l| l.contains("[NEW]")) {
+        mappings.entry(field(line, "sport=", 0)).or_default().push(field(line, "dport=", 1));
+    }
+    assert_eq!(mappings.len(), 12);
+    assert!(mappings.values().any(|m| m.len() > 1), "the capture holds retried mappings");
+    let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .arg(format!("front={}", dir.join("front.pcap").display()))
+        .arg(format!("behind={}", dir.join("behind.pcap").display()))
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(requests(&v).len(), 12);
+    for r in requests(&v) {
+        let sport = client_at(r, 0).rsplit(':').next().unwrap().to_string();
+        let ports = &mappings[&sport];
+        let last = ports.last().unwrap();
+        assert_eq!(client_at(r, 1), format!("198.19.50.1:{last}"), "the mapping that got through");
+        let mut earlier: Vec<&String> = ports.iter().filter(|p| *p != last).collect();
+        earlier.dedup();
+        let listed: Vec<String> = (r["attempts"].as_array().map(Vec::as_slice).unwrap_or_default().iter())
+            .map(|a| {
+                assert_eq!(
+                    (a["at"].as_str(), a["ending"].as_str()),
+                    (Some("behind"), Some("bare-ack")),
+                    "{a}"
+                );
+                a["client"].as_str().unwrap().rsplit(':').next().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(listed.iter().collect::<Vec<_>>(), earlier, "request from port {sport}");
+        assert!(r["syn_missed"].is_null(), "every SYN was seen behind the NAT, on one mapping or another");
+    }
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0));
+}
