@@ -12,7 +12,7 @@ use crate::decode::{self, DecodeError, Packet};
 use crate::flows::points::{self, PointKey};
 use crate::flows::{FlowTable, Flows};
 use crate::ladder::{self, Ladder, LadderCapture, LadderInterface};
-use crate::read::{self, CaptureInfo, LinkType, Progress, RawRecord, ReadError};
+use crate::read::{self, CaptureInfo, InterfaceInfo, LinkType, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -357,9 +357,14 @@ fn read_point(
                 i.packets += file_info.packets;
                 i.bytes += file_info.bytes;
                 i.gzip |= file_info.gzip;
-                for itf in file_info.interfaces {
-                    if !i.interfaces.contains(&itf) {
-                        i.interfaces.push(itf);
+                // Rotated files repeat their interfaces: the same one at the
+                // same number counts once (its packets added).
+                for (n, itf) in file_info.interfaces.into_iter().enumerate() {
+                    match i.interfaces.get_mut(n) {
+                        Some(have) if InterfaceInfo { packets: have.packets, ..itf.clone() } == *have => {
+                            have.packets += itf.packets
+                        }
+                        _ => i.interfaces.push(itf),
                     }
                 }
                 i

@@ -104,6 +104,27 @@ fn rotated_files_of_one_point_give_the_report_of_the_whole_file() {
 }
 
 #[test]
+fn a_merged_pcapng_of_rotated_files_is_the_merge_of_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = split_egress(dir.path());
+    let merged = |name: &str, egress: Vec<String>| {
+        let out = dir.path().join(name);
+        let mut args = vec![lab("decap.pcap")];
+        args.extend(egress);
+        args.extend([lab("backend.pcap"), "-q".into(), "--pcapng".into(), out.display().to_string()]);
+        let run = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).output().expect("runs");
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let (records, info) = crate::util::read_file(&out).expect("merged pcapng");
+        let names: Vec<Option<String>> = info.interfaces.iter().map(|i| i.name.clone()).collect();
+        (records.iter().map(|r| (r.interface, r.ts_ns, r.data.clone())).collect::<Vec<_>>(), names)
+    };
+    let whole = merged("whole.pcapng", vec![lab("egress.pcap")]);
+    let split = merged("split.pcapng", p.iter().rev().map(|f| format!("egress={}", f.display())).collect());
+    assert_eq!(split.1, whole.1, "one interface per point, named as for the whole file");
+    assert_eq!(split.0, whole.0, "every packet once, on its point's interface, in time order");
+}
+
+#[test]
 fn overlapping_files_of_one_point_are_warned_about_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let egress = Path::new(SCENARIO).join("egress.pcap");
