@@ -203,6 +203,42 @@ mod tests {
     }
 
     #[test]
+    fn a_match_tied_only_between_attempts_of_one_connection_is_strong() {
+        // both attempts got the same SYN-ACK, both within the tolerance of the
+        // client's SYN: nothing but their fate tells them apart
+        let mut first = live(50_000);
+        (first.client.port, first.client_data_ns, first.bytes_to_server) = (40000, None, 0);
+        let c = run(vec![first, live(600_000)]);
+        let link = &c.chains[0].links[0];
+        assert_eq!((link.strength, &link.candidates[..]), (Strength::Strong, &[][..]));
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(1), &[(1, 0)][..]));
+    }
+
+    #[test]
+    fn a_flow_the_chain_gives_up_for_an_earlier_attempt_is_unmatched_again() {
+        // a later flow with the ISN, aligned with the client's SYN retransmission
+        let mut later = live(1_000_050_000);
+        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40001, None, 0);
+        let mut first = live(50_000);
+        first.client.port = 40000;
+        let c = run(vec![later, first]);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(1), 0));
+        assert_eq!(c.unmatched[1], [0]);
+    }
+
+    #[test]
+    fn progress_is_data_either_way_else_a_syn_ack() {
+        let mut f = dead(0);
+        assert_eq!(super::progress(&f), 0);
+        f.synack_ns = Some(1);
+        assert_eq!(super::progress(&f), 1);
+        f.bytes_to_server = 10;
+        assert_eq!(super::progress(&f), 2);
+        (f.bytes_to_server, f.client_data_ns) = (0, Some(2));
+        assert_eq!(super::progress(&f), 2);
+    }
+
+    #[test]
     fn an_attempt_that_got_a_syn_ack_wins_over_one_that_did_not() {
         let mut answered = live(1_000_050_000);
         (answered.client_data_ns, answered.bytes_to_server) = (None, 0);
