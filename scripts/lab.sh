@@ -51,7 +51,7 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere)
 
 NSS=()
 PIDS=()
@@ -335,6 +335,24 @@ cfg_proxy() {
 cfg_udp-icmp() { cfg_masquerade-node; }
 cfg_concurrent() { cfg_masquerade-node; }
 cfg_any-node() { cfg_masquerade-node; }
+cfg_any-node-sll() { cfg_masquerade-node; } # the node's capture: -i any -y LINUX_SLL (see run_scenario)
+cfg_any-router() { :; }                     # no NAT: the node only routes; its capture: -i any
+cfg_any-router-sll() { :; }                 # ... captured with -i any -y LINUX_SLL
+
+cfg_reply-elsewhere() {
+  # the backend holds a secondary address 198.19.96.11 on eth0 (primary 198.19.96.10).
+  # UDP: the server's socket is bound to 0.0.0.0 and answers with sendto() without
+  # IP_PKTINFO, so the kernel picks the route's source for the reply: the primary
+  # address. TCP: a stateless nftables rule rewrites the source of what the backend
+  # sends from 198.19.96.11:80 to 198.19.96.10 (a reply that skips its un-NAT).
+  nsx backend ip addr add 198.19.96.11/24 dev eth0
+  nsx backend nft add table ip tclab
+  nsx backend nft add chain ip tclab out '{ type filter hook output priority 0; }'
+  nsx backend nft add rule ip tclab out ip saddr 198.19.96.11 tcp sport 80 ip saddr set 198.19.96.10
+  nsx backend ip -4 route get 198.18.90.42 >"$WORK/backend-route.txt"
+  nsx backend ip -4 addr show dev eth0 >"$WORK/backend-addr.txt"
+  nsx backend nft list ruleset >"$WORK/backend-nft.txt"
+}
 cfg_clock-shift() { cfg_masquerade-node; }
 cfg_healthcheck() { cfg_masquerade-node; }
 
@@ -442,6 +460,15 @@ run_scenario() {
   if [[ $sc == any-node ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:eth0:")
   fi
+  if [[ $sc == any-node-sll ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL" "backend:backend:eth0:")
+  fi
+  if [[ $sc == any-router ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL2" "backend:backend:eth0:")
+  fi
+  if [[ $sc == any-router-sll ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL" "backend:backend:eth0:")
+  fi
   if [[ $sc == lossy-capture ]]; then
     # a capture point that loses packets: egress records only TCP segments with
     # payload, FIN or RST (no handshake), and everything that is not TCP
@@ -528,7 +555,7 @@ main() {
   fi
   [[ $(id -u) == 0 ]] || die "needs root (network namespaces, iptables, tcpdump)"
   local t
-  for t in ip iptables ip6tables conntrack tcpdump tshark editcap python3 gzip stdbuf timeout; do
+  for t in ip iptables ip6tables nft conntrack tcpdump tshark editcap python3 gzip stdbuf timeout; do
     command -v "$t" >/dev/null || die "missing tool: $t"
   done
   mkdir -p "$OUT"

@@ -13,7 +13,9 @@
 #   --file GLOB     only these files (repeatable; default: src/correlate/*.rs src/verdict/*.rs)
 #   --min PCT       exit 1 when a file catches fewer than PCT % of its viable
 #                   mutants (default 0: report only)
-#   --in-diff BASE  only mutants in lines changed since BASE (default: the merge
+#   --in-diff BASE  only mutants in lines changed since BASE (default: the commit
+#                   of the last whole sweep, recorded in .cargo/mutants-baseline,
+#                   so a merge of several commits is checked whole; else the merge
 #                   base with main, else the previous commit); exit 1 on any
 #                   survivor; skipped when no src/correlate/ or src/verdict/ file changed
 #
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
             if [ $# -gt 1 ] && [[ "$2" != --* ]]; then base="$2"; shift; fi
             shift ;;
         --summary) mode=summary summary_dir="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "mutants.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -103,6 +105,14 @@ budget="${MUTANTS_BUDGET:-0}"
 
 if [ "$mode" = diff ]; then
     budget="${MUTANTS_BUDGET:-900}"
+    if [ -z "$base" ] && [ -f .cargo/mutants-baseline ]; then
+        # the first word of the first line that is not a comment
+        base=$(grep -v '^#' .cargo/mutants-baseline | awk 'NF {print $1; exit}')
+        if ! git merge-base --is-ancestor "$base" HEAD 2>/dev/null; then
+            echo "mutants.sh: baseline $base in .cargo/mutants-baseline is not an ancestor of HEAD; ignored" >&2
+            base=""
+        fi
+    fi
     if [ -z "$base" ]; then
         base=$(git merge-base HEAD main 2>/dev/null || true)
         if [ -z "$base" ] || [ "$base" = "$(git rev-parse HEAD)" ]; then

@@ -166,6 +166,7 @@ fn method_name(m: OffsetMethod) -> &'static str {
         OffsetMethod::RequestReply => "estimated from requests and replies",
         OffsetMethod::OneWay => "estimated one way",
         OffsetMethod::Manual => "given with --offset",
+        OffsetMethod::SameCapture => "the clock of its capture's first point",
         OffsetMethod::None => "not estimated",
     }
 }

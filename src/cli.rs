@@ -494,6 +494,7 @@ impl CorrelateArgs {
                 offsets_ns,
                 max_offset_ns: Some(seconds_to_ns(self.max_offset.abs())),
                 tolerance_ns: self.tolerance.map(|ms| (ms * 1e6).round() as i64),
+                clock_of: Vec::new(),
             },
             filter: Filter {
                 hosts: self.host.clone(),

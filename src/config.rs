@@ -88,6 +88,10 @@ pub struct CorrelateConfig {
     pub max_offset_ns: Option<i64>,
     /// `--tolerance` in ns; None = 5 × offset spread + 1 ms, capped at 200 ms.
     pub tolerance_ns: Option<i64>,
+    /// Per observation point, the capture (file) whose clock it reads: the
+    /// sub-points of one split capture share one clock. Empty: every point is
+    /// its own capture.
+    pub clock_of: Vec<usize>,
 }
 
 /// Which requests are reported (matching always uses every packet).

@@ -222,29 +222,25 @@ pub fn push_ipv4(out: &mut String, a: std::net::Ipv4Addr) {
 
 /// [`push_ipv4`] into any writer.
 pub fn write_ipv4(w: &mut impl std::fmt::Write, a: std::net::Ipv4Addr) -> std::fmt::Result {
-    let [a, b, c, d] = a.octets();
-    write_u16(w, a.into())?;
-    for o in [b, c, d] {
-        w.write_char('.')?;
-        write_u16(w, o.into())?;
+    // Into a stack buffer first: one write instead of seven through the writer.
+    let mut text = [0u8; 15];
+    let mut len = 0;
+    for (i, octet) in a.octets().into_iter().enumerate() {
+        if i > 0 {
+            text[len] = b'.';
+            len += 1;
+        }
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(octet).as_bytes();
+        text[len..len + digits.len()].copy_from_slice(digits);
+        len += digits.len();
     }
-    Ok(())
+    w.write_str(std::str::from_utf8(&text[..len]).map_err(|_| std::fmt::Error)?)
 }
 
 /// `n` in decimal, as `Display` writes it without padding.
 pub fn write_u16(w: &mut impl std::fmt::Write, n: u16) -> std::fmt::Result {
-    let mut digits = [b'0'; 5];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    w.write_str(std::str::from_utf8(&digits[at..]).map_err(|_| std::fmt::Error)?)
+    w.write_str(itoa::Buffer::new().format(n))
 }
 
 #[cfg(test)]

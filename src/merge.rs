@@ -157,14 +157,15 @@ impl Input {
     }
 }
 
-/// The canonical flow key the flow stage uses (protocol, endpoints sorted).
-type Key = (FlowProto, Endpoint, Endpoint);
+/// The canonical flow key the flow stage uses (protocol, endpoints sorted,
+/// and at a sub-point by direction the side of the host: `flows::side_of`).
+type Key = (FlowProto, Endpoint, Endpoint, bool);
 
 fn key(proto: FlowProto, a: Endpoint, b: Endpoint) -> Key {
     if a <= b {
-        (proto, a, b)
+        (proto, a, b, false)
     } else {
-        (proto, b, a)
+        (proto, b, a, false)
     }
 }
 
@@ -196,7 +197,12 @@ impl Lookup {
                 let label = &ladder.captures[c].label;
                 comments[c].push(comment(&words, req, label));
                 let entry = (h.first_ns, h.last_ns, comments[c].len() - 1);
-                flows[c].entry(key(h.proto, h.client, h.server)).or_insert_with(Vec::new).push(entry);
+                let mut k = key(h.proto, h.client, h.server);
+                if let Some(PointKey::Direction { outgoing }) = ladder.captures[c].point {
+                    // The side its first packet (the client's) was seen on.
+                    k.3 = (h.client <= h.server) != outgoing;
+                }
+                flows[c].entry(k).or_insert_with(Vec::new).push(entry);
             }
         }
         Lookup { flows, comments }
@@ -227,10 +233,15 @@ impl Lookup {
             .filter(|(_, lc)| lc.source == source)
             .find(|(_, lc)| lc.point.is_none_or(|k| k.holds(interface, p.sll_packet_type)))
             .map(|(c, _)| c)?;
-        Some((point, self.note(captures, source, point, &p, raw_ts)))
+        match self.note(captures, source, point, &p, raw_ts) {
+            Some((at, note)) => Some((at, Some(note))),
+            None => Some((point, None)),
+        }
     }
 
-    /// The comment of a decoded packet of `source` at `point`.
+    /// The comment of a decoded packet of `source` at `point`, and the point
+    /// whose request it belongs to (`point`, or for a sub-point by direction,
+    /// which holds whole flows, the sub-point holding the packet's flow).
     fn note(
         &self,
         captures: &[LadderCapture],
@@ -238,17 +249,18 @@ impl Lookup {
         point: usize,
         p: &Packet,
         raw_ts: i64,
-    ) -> Option<&str> {
+    ) -> Option<(usize, &str)> {
         if p.fragment == Fragment::Later {
             return None;
         }
         let ep = |addr, port| Endpoint { addr, port };
-        let k = match &p.transport {
-            Transport::Tcp(t) => key(FlowProto::Tcp, ep(p.src, t.src_port), ep(p.dst, t.dst_port)),
-            Transport::Udp(u) => key(FlowProto::Udp, ep(p.src, u.src_port), ep(p.dst, u.dst_port)),
+        // (protocol, from, to, the packet travelled the other way: a quoted header)
+        let (proto, src, dst, reverse) = match &p.transport {
+            Transport::Tcp(t) => (FlowProto::Tcp, ep(p.src, t.src_port), ep(p.dst, t.dst_port), false),
+            Transport::Udp(u) => (FlowProto::Udp, ep(p.src, u.src_port), ep(p.dst, u.dst_port), false),
             Transport::Icmp(i) => match &i.message {
                 IcmpMessage::EchoRequest { id, .. } | IcmpMessage::EchoReply { id, .. } => {
-                    key(FlowProto::Icmp, ep(p.src, *id), ep(p.dst, *id))
+                    (FlowProto::Icmp, ep(p.src, *id), ep(p.dst, *id), false)
                 }
                 IcmpMessage::Error(q) => {
                     let (proto, sport, dport) = match q.protocol {
@@ -257,14 +269,15 @@ impl Lookup {
                         ip_proto::ICMP | ip_proto::ICMPV6 => (FlowProto::Icmp, q.echo?.0, q.echo?.0),
                         _ => return None,
                     };
-                    key(proto, ep(q.src, sport), ep(q.dst, dport))
+                    (proto, ep(q.src, sport), ep(q.dst, dport), true)
                 }
                 IcmpMessage::Other => return None,
             },
             Transport::Other { .. } => return None,
         };
-        let at = |c: usize| -> Option<&str> {
-            let entries = self.flows.get(c)?.get(&k)?;
+        let mut k = key(proto, src, dst);
+        let at = |c: usize, k: &Key| -> Option<&str> {
+            let entries = self.flows.get(c)?.get(k)?;
             let &(_, _, i) = entries.iter().find(|(first, last, _)| (*first..=*last).contains(&raw_ts))?;
             self.comments[c].get(i).map(String::as_str)
         };
@@ -272,9 +285,12 @@ impl Lookup {
         // sub-point by direction holds whole flows (both directions).
         match captures[point].point {
             Some(PointKey::Direction { .. }) => {
-                (captures.iter().enumerate()).filter(|(_, lc)| lc.source == source).find_map(|(c, _)| at(c))
+                k.3 = crate::flows::side_of(p, src, dst, reverse);
+                (captures.iter().enumerate())
+                    .filter(|(_, lc)| lc.source == source)
+                    .find_map(|(c, _)| Some((c, at(c, &k)?)))
             }
-            _ => at(point),
+            _ => Some((point, at(point, &k)?)),
         }
     }
 }

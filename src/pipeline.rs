@@ -555,6 +555,7 @@ fn conclude(
             points.iter().enumerate().filter(move |(_, p)| p.source == c).map(move |(i, _)| (i, o))
         })
         .collect();
+    correlate_config.clock_of = points.iter().map(|p| p.source).collect();
     drop(points);
     let flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
     let correlation = correlate::correlate(&flows, &correlate_config);

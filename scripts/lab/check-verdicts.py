@@ -38,7 +38,9 @@ def check(binary, d):
     if out.returncode != 0:
         return [f"exit {out.returncode}: {out.stderr.strip()[:300]}"]
     got = json.loads(out.stdout)
-    by_client = {r["captures"][0].get("client"): r for r in got["requests"]}
+    # A reply from elsewhere is also listed as a flow of its own with the
+    # request's client endpoint: find requests by client and server.
+    by_ends = {(r["captures"][0].get("client"), r["captures"][0].get("server")): r for r in got["requests"]}
     errs = []
     offsets = {c["label"]: c["clock_offset_ms"] for c in got["captures"]}
     for label, ms in exp["clock_offsets_ms"].items():
@@ -46,7 +48,8 @@ def check(binary, d):
             errs.append(f"clock offset of {label}: expected {ms}, got {offsets.get(label)}")
     for r in exp["requests"]:
         c0 = r["captures"][labels[0]]["client"]
-        g = by_client.get(c0)
+        g = next((g for (c, s), g in by_ends.items()
+                  if endpoint_ok(c0, c) and endpoint_ok(r["captures"][labels[0]]["server"], s)), None)
         where = f"request {r['id']} ({c0})"
         if g is None:
             errs.append(f"{where}: not found")
@@ -69,6 +72,8 @@ def check(binary, d):
             ("outcome", r["outcome"], g["outcome"]["kind"]),
             ("outcome_icmp", r.get("outcome_icmp"), g["outcome"]["icmp"]),
         ]
+        if "unexpected_source" in r:
+            pairs.append(("unexpected_source", r["unexpected_source"], g["reply"]["unexpected_source"]))
         for name, want, have in pairs:
             if want != have:
                 errs.append(f"{where}: {name} expected {want}, got {have}")

@@ -25,13 +25,14 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
-    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere",
 ]
 
 C42 = "198.18.90.42"
 C43 = "198.18.90.43"
 BACKEND = "198.19.96.10"
 VIP = "198.19.200.10"
+BACKEND2 = "198.19.96.11"  # reply-elsewhere: the backend's secondary address
 C6 = "2001:db8:90::42"
 BACKEND6 = "2001:db8:96::10"
 
@@ -111,7 +112,13 @@ def plan(sc):
         return [tcp("concurrent", 901, "198.19.3.17", 45001, BACKEND, 80, mk="tclab-concurrent-bg-node")]
     if sc == "concurrent-background-pod":
         return [icmp("concurrent", 902, "198.18.10.2", 902, "198.18.10.1", count=5, interval=0.2)]
-    if sc == "any-node":
+    if sc == "reply-elsewhere":
+        # requests 2 and 4 go to the backend's secondary address; their replies leave
+        # from the primary one (lab.sh cfg_reply-elsewhere); ICMP gives clock samples
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND2, 80, expect="no-reply"),
+                udp(sc, 3, C42, 40003, BACKEND), udp(sc, 4, C42, 40004, BACKEND2, expect="no-reply"),
+                icmp(sc, 5, C42, 4005, BACKEND, count=2)]
+    if sc in ("any-node", "any-node-sll", "any-router", "any-router-sll"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
     if sc == "delay":
@@ -207,6 +214,33 @@ MODELS = {
                          "each packet twice, on pod0 (ifindex 2) before NAT and on be0 (ifindex 3) after NAT: "
                          "two observation points, 'node(in if2)' and 'node(out if3)', so the source changes "
                          "inside the node, at node(in if2)->node(out if3)."},
+    "any-node-sll": {"any_node": True, "points": ("node(in)", "node(out)"),
+                     "desc": "As any-node, but the node's capture is tcpdump -i any -y LINUX_SLL (link type 113: "
+                             "no interface index, only the packet type): the node capture splits by direction "
+                             "into 'node(in)' (packets the node received: on pod0 before NAT, and the replies on "
+                             "be0) and 'node(out)' (packets it sent), so the source changes inside the node, at "
+                             "node(in)->node(out)."},
+    "any-router": {"any_node": True, "points": ("router(in if2)", "router(out if3)"),
+                   "desc": "No NAT: the node only routes. Its capture 'router' is tcpdump -i any (LINUX_SLL2, "
+                           "link type 276) and holds each forwarded packet twice, on pod0 (ifindex 2) and on be0 "
+                           "(ifindex 3), with the same addresses and ports (the TTL drops by one): two "
+                           "observation points 'router(in if2)' and 'router(out if3)', no change anywhere."},
+    "any-router-sll": {"any_node": True, "points": ("router(in)", "router(out)"),
+                       "desc": "As any-router, captured with tcpdump -i any -y LINUX_SLL (link type 113, tcpdump "
+                               "4.99's default for -i any: no interface index, only the packet type). Without NAT "
+                               "each forwarded packet is seen twice with one tuple: received (on pod0 for "
+                               "requests, on be0 for replies) and sent. Two observation points 'router(in)' (the "
+                               "pod0 side: requests received, replies sent) and 'router(out)' (the be0 side), no "
+                               "change anywhere."},
+    "reply-elsewhere": {"reply_from": {BACKEND2: BACKEND},
+                        "desc": "No NAT; the backend holds a secondary address 198.19.96.11. UDP: the server, bound "
+                                "to 0.0.0.0, answers with sendto() and the kernel picks the route's source, the "
+                                "primary 198.19.96.10 (ip route get, in the run); TCP: a stateless nftables rule in "
+                                "the backend rewrites the source of 198.19.96.11:80's packets to 198.19.96.10. "
+                                "Requests 2 (TCP) and 4 (UDP) to 198.19.96.11 get their reply from 198.19.96.10 "
+                                "at every capture: the client rejects it (TCP RST, UDP ICMP 3/3) and times out: "
+                                "outcome no-reply, unexpected source seen at decap. Requests 1, 3 and 5 (to "
+                                "198.19.96.10) complete."},
     "clock-shift": {"desc": "Like masquerade-node, then timestamps shifted after capture with editcap -t: "
                             "egress +2.75 s (its clock runs ahead of decap's: +2750 ms), backend -1.3 s "
                             "(-1300 ms)."},
@@ -338,22 +372,25 @@ def fail(msg):
 
 
 # --------------------------------------------------------------------------- expect
-# The node's -i any capture as tuplecorr's sub-points (docs/output.md).
-NODE_IN, NODE_OUT = "node(in if2)", "node(out if3)"
+# The node's -i any capture as tuplecorr's sub-points (docs/output.md); a
+# scenario's model may name them otherwise ("points").
+NODE_POINTS = ("node(in if2)", "node(out if3)")
 
 
 def cmd_expect(a):
     sc = a.scenario
     model = MODELS[sc]
+    node_in, node_out = model.get("points", NODE_POINTS)
     captures = {}
     for x in a.captures:
         lb, f = x.split("=", 1)
-        if lb == "node":
+        if lb in ("node", "router"):
             # tcpdump -i any on the node forwards every packet from pod0 (ifindex 2:
             # the node namespace's first link after lo) to be0 (ifindex 3): tuplecorr
-            # splits it into two observation points, named by the interface index.
-            captures[NODE_IN] = f
-            captures[NODE_OUT] = f
+            # splits it into two observation points, named by the interface index
+            # (SLL2) or by the packet type, incoming or outgoing (SLL).
+            captures[node_in] = f
+            captures[node_out] = f
         else:
             captures[lb] = f
     labels = list(captures)
@@ -432,9 +469,13 @@ def cmd_expect(a):
         # replies, per capture
         return_ok = model.get("return_ok", True)
         reply_backend = seen_backend
+        # a reply from elsewhere (reply-elsewhere) is not the request's reply
+        elsewhere = model.get("reply_from", {}).get(saddr)
+        if elsewhere:
+            reply_backend = False
         reply_egress = bool(rej) or (reply_backend and return_ok and not model.get("bypass_egress"))
-        reply_decap = (reply_egress and not model.get("rp_drop_at_pod")) or proxied or (
-            model.get("bypass_egress") and reply_backend)
+        reply_decap = bool((reply_egress and not model.get("rp_drop_at_pod")) or proxied or (
+            model.get("bypass_egress") and reply_backend))
         res = c.get("result")
         # outcome at capture 1 (decap), from the client's socket
         outcome_icmp = None
@@ -471,9 +512,9 @@ def cmd_expect(a):
                 view[lb] = (True, dec, reply_decap)
             elif lb == "egress":
                 view[lb] = (True, egr, reply_egress)
-            elif lb == NODE_IN:  # tcpdump -i any on the node, pod0: before NAT
+            elif lb == node_in:  # tcpdump -i any on the node, pod0: before NAT
                 view[lb] = (True, egr, bool(rej) or reply_backend)
-            elif lb == NODE_OUT:  # ... and be0: after NAT
+            elif lb == node_out:  # ... and be0: after NAT
                 view[lb] = (seen_backend, bck, reply_backend)
             elif lb == "backend":
                 view[lb] = (seen_backend, bck, reply_backend)
@@ -503,6 +544,10 @@ def cmd_expect(a):
         req = {}
         if data is not None:
             req["data"] = data
+        if "reply_from" in model:
+            req["unexpected_source"] = None if not elsewhere else {
+                "from": fmt_ep(elsewhere, None if is_icmp else sport), "seen_at": labels[0],
+                "packet": {"tcp": "syn-ack", "udp": "datagram"}[proto]}
         reqs.append(dict(req, **{
             "id": rid, "proto": proto,
             "marker": None if (proto == "tcp" and (not c.get("connected") or (data and data["stopped"])))
@@ -515,6 +560,8 @@ def cmd_expect(a):
             "outcome": outcome,
             "outcome_icmp": outcome_icmp,
         }))
+    if "reply_from" in model:
+        reply_elsewhere_config(w, model, problems)
     if problems:
         fail(f"{sc}: the run disagrees with the scenario's model:\n  " + "\n  ".join(problems))
     # requests are numbered in order of their first time at capture 1 (client start time)
@@ -533,6 +580,20 @@ def cmd_expect(a):
         json.dump(doc, f, indent=2)
         f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def reply_elsewhere_config(w, model, problems):
+    """The backend's configuration as lab.sh recorded it: the kernel's source for a
+    reply to the client (ip route get) and the nftables rewrite."""
+    with open(os.path.join(w, "backend-route.txt"), encoding="utf-8") as f:
+        route = f.read()
+    with open(os.path.join(w, "backend-nft.txt"), encoding="utf-8") as f:
+        nft = f.read()
+    for secondary, primary in model["reply_from"].items():
+        if f" src {primary} " not in route:
+            problems.append(f"the backend's route to the client does not pick {primary}: {route.strip()}")
+        if f"ip saddr {secondary} tcp sport 80 ip saddr set {primary}" not in nft:
+            problems.append(f"no nftables rewrite of {secondary}:80 to {primary}: {nft.strip()}")
 
 
 def server_got(server, marker):
@@ -735,6 +796,15 @@ def verify_request(r, label, pkts, problems):
     if replies or errors:
         summary["first_reply_time"] = round(min(pk["t"] for pk in replies + errors), 6)
     summary["replies"] = len(replies)
+    if r.get("unexpected_source"):
+        # the reply from elsewhere: a packet from that endpoint to the client's
+        ua, up = parse_ep(r["unexpected_source"]["from"])
+        stray = [pk for pk in pkts if pk["proto"] == proto and pk["src"] == ua and pk["sport"] == up
+                 and pk["dst"] == cl[0] and pk["dport"] == cl[1]]
+        summary["unexpected_source_packets"] = len(stray)
+        if not stray:
+            problems.append(f"request {r['id']} at {label}: no packet from {r['unexpected_source']['from']} "
+                            f"to {cap['client']}")
     summary["icmp_errors"] = [[e["src"], e["error"]] for e in errors]
     if reply_seen != cap["reply_seen"]:
         problems.append(f"request {r['id']} at {label}: reply_seen {cap['reply_seen']} expected, tshark says "
@@ -931,7 +1001,8 @@ def cmd_index(a):
             continue
         with open(p, encoding="utf-8") as f:
             e = json.load(f)
-        rows.append("\t".join([sc, ",".join(e["captures"].values()), str(len(e["requests"])),
+        files = list(dict.fromkeys(e["captures"].values()))  # a split capture once
+        rows.append("\t".join([sc, ",".join(files), str(len(e["requests"])),
                                e["description"].replace("\t", " ")]))
     with open(os.path.join(a.out, "index.tsv"), "w", encoding="utf-8") as f:
         f.write("scenario\tcaptures\trequests\tdescription\n")
@@ -964,6 +1035,9 @@ def cmd_compare(a):
                     "outcome_icmp"):
             if w[fld] != g[fld]:
                 problems.append(f"{tag}: {fld} {w[fld]!r} expected, live {g[fld]!r}")
+        if "unexpected_source" in w and w["unexpected_source"] != g.get("unexpected_source"):
+            problems.append(f"{tag}: unexpected_source {w['unexpected_source']!r} expected, "
+                            f"live {g.get('unexpected_source')!r}")
         for lb, wc in w["captures"].items():
             gc = g["captures"].get(lb, {})
             for fld in ("seen", "reply_seen"):

@@ -17,6 +17,9 @@ pub enum OffsetMethodKind {
     RequestReply,
     OneWay,
     Manual,
+    /// A later sub-point of a split capture: the clock of the capture's first
+    /// point (one file, one clock).
+    SameCapture,
     None,
 }
 
@@ -55,18 +58,32 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
         .into_par_iter()
         .map(|j| pair_estimate(&captures[j - 1].flows, &captures[j].flows, max_offset))
         .collect();
+    // The capture whose clock each point reads (points of one capture are adjacent).
+    let clock_of = |j: usize| config.clock_of.get(j).copied().unwrap_or(j);
     for j in 1..n {
+        if clock_of(j - 1) == clock_of(j) {
+            // A later sub-point of a split capture: its capture's clock. The
+            // boundary's delay is read on that one clock.
+            clocks[j] = ClockEstimate { samples: 0, method: OffsetMethodKind::SameCapture, ..clocks[j - 1] };
+            delays[j - 1] = neighbours[j - 1].one_way_median;
+            continue;
+        }
         let manual = given(j).map(|o| o.saturating_sub(base));
+        // One estimate per capture: against the points before it, from its first
+        // sub-point that shares requests with them.
+        let last = (j..n).take_while(|&i| clock_of(i) == clock_of(j)).last().unwrap_or(j);
         let mut found = None;
-        for k in (0..j).rev() {
-            let est = if k + 1 == j {
-                neighbours[k]
-            } else {
-                pair_estimate(&captures[k].flows, &captures[j].flows, max_offset)
-            };
-            if est.samples > 0 {
-                found = Some((k, est));
-                break;
+        'points: for m in j..=last {
+            for k in (0..j).rev() {
+                let est = if k + 1 == m {
+                    neighbours[k]
+                } else {
+                    pair_estimate(&captures[k].flows, &captures[m].flows, max_offset)
+                };
+                if est.samples > 0 {
+                    found = Some((k, m, est));
+                    break 'points;
+                }
             }
         }
         match (manual, found) {
@@ -77,23 +94,23 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
                     samples: 0,
                     method: OffsetMethodKind::Manual,
                 };
-                if let Some((k, est)) = est {
+                if let Some((k, m, est)) = est {
                     // Delay measured on the corrected clocks.
-                    if k == j - 1 {
+                    if k + 1 == j && m == j {
                         let rel = offset.saturating_sub(clocks[k].offset_ns);
                         delays[j - 1] = est.one_way_median.map(|d| d.saturating_sub(rel));
                     }
                     clocks[j].samples = est.samples;
                 }
             }
-            (None, Some((k, est))) => {
+            (None, Some((k, m, est))) => {
                 clocks[j] = ClockEstimate {
                     offset_ns: clocks[k].offset_ns.saturating_add(est.offset_ns),
                     spread_ns: clocks[k].spread_ns.saturating_add(est.spread_ns),
                     samples: est.samples,
                     method: est.method,
                 };
-                if k == j - 1 {
+                if k + 1 == j && m == j {
                     delays[j - 1] = est.delay_ns;
                 }
             }
@@ -206,6 +223,40 @@ mod tests {
         assert_eq!(median_mad(&mut [5, 1, 3]), (3, 2));
         assert_eq!(median_mad(&mut [4, 1, 3, 2]), (2, 1));
         assert_eq!(median_mad(&mut []), (0, 0));
+    }
+
+    /// Flows of one request at a point whose clock reads `offset` ns ahead and
+    /// where the request arrives `at` ns after it left the client.
+    fn seen(at: i64, offset: i64) -> Flows {
+        let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", at + offset, 5);
+        f.first_server_ns = Some(1_000_000 - at + offset);
+        Flows { flows: vec![f], stats: Default::default() }
+    }
+
+    #[test]
+    fn the_sub_points_of_one_capture_share_one_estimate() {
+        // a, then a capture split into two points (3 µs apart inside the host) whose clock runs 2 s ahead
+        let points = [seen(0, 0), seen(10_000, 2_000_000_000), seen(13_000, 2_000_000_000)];
+        let config = CorrelateConfig { clock_of: vec![0, 1, 1], ..CorrelateConfig::default() };
+        let (clocks, delays) = estimate(&points, &config);
+        assert_eq!(clocks[1].method, OffsetMethodKind::RequestReply);
+        assert_eq!(clocks[2].method, OffsetMethodKind::SameCapture);
+        assert_eq!(clocks[2].offset_ns, clocks[1].offset_ns);
+        assert_eq!(delays[1], Some(3_000), "the host's delay, read on its one clock");
+        // Each point its own capture: the second point gets an estimate of its own.
+        let (own, _) = estimate(&points, &CorrelateConfig::default());
+        assert_eq!(own[2].method, OffsetMethodKind::RequestReply);
+    }
+
+    #[test]
+    fn a_capture_is_estimated_from_its_first_point_that_shares_requests() {
+        let mut points = [seen(0, 0), seen(10_000, 500_000_000), seen(13_000, 500_000_000)];
+        points[1].flows[0].client_isn = Some(99); // nothing of point 0 there
+        assert_eq!(pair_estimate(&points[0].flows, &points[1].flows, DEFAULT_MAX_OFFSET_NS).samples, 0);
+        let config = CorrelateConfig { clock_of: vec![0, 1, 1], ..CorrelateConfig::default() };
+        let (clocks, _) = estimate(&points, &config);
+        assert!((clocks[1].offset_ns - 500_000_000).abs() < 10_000, "{clocks:?}");
+        assert_eq!(clocks[2].offset_ns, clocks[1].offset_ns);
     }
 
     #[test]

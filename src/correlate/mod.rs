@@ -121,13 +121,9 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             for (pos, link) in links {
                 by_pos[pos] = Some(link);
             }
-            // Chains still to take each link: the last one moves it, earlier ones copy.
-            let mut uses = vec![0u32; sources.len()];
-            slot.iter().for_each(|&pos| uses[pos] += 1);
+            // Chains that share a source flow each take a copy of its link.
             for (k, &pos) in slot.iter().enumerate() {
-                uses[pos] -= 1;
-                let link = if uses[pos] == 0 { by_pos[pos].take() } else { by_pos[pos].clone() };
-                let Some(link) = link else { continue };
+                let Some(link) = by_pos[pos].clone() else { continue };
                 let chain = &mut chains[frontier[k]];
                 taken[to][link.target] = true;
                 chain.hops[to] = Some(link.target);

@@ -70,11 +70,10 @@ fn copy_signature(f: &Flow) -> Option<u64> {
 
 /// Two flows of one capture are copies of one request: seen on different
 /// interfaces or directions at nearly the same time. (One tuple on one
-/// interface is one flow; on two interfaces it is forwarding without NAT.)
+/// interface is one flow; on two interfaces, or on the two sides of an SLL v1
+/// host, it is forwarding without NAT.)
 pub(super) fn are_copies(a: &Flow, b: &Flow) -> bool {
-    if (a.client == b.client && a.server == b.server && a.first_interface == b.first_interface)
-        || (a.first_interface, a.first_packet_type) == (b.first_interface, b.first_packet_type)
-    {
+    if (a.first_interface, a.first_packet_type) == (b.first_interface, b.first_packet_type) {
         return false;
     }
     let (early, late) = if a.first_ns <= b.first_ns { (a, b) } else { (b, a) };

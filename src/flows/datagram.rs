@@ -2,7 +2,7 @@
 //! fingerprint), ICMP echo sequences (one identifier) and the ICMP errors that
 //! quote a flow of the table.
 
-use super::key::{interface_of, quoted_key, FlowKey};
+use super::key::{quoted_key, FlowKey};
 use super::table::{FlowTable, MAX_ICMP_ERRORS};
 use super::{EchoSummary, Endpoint, FlowProto, IcmpError, MtuSignal, Orientation};
 use crate::decode::{IcmpInfo, Packet, Quoted, Transport};
@@ -12,7 +12,7 @@ impl FlowTable {
         let Transport::Udp(u) = &p.transport else { return };
         let src = Endpoint { addr: p.src, port: u.src_port };
         let dst = Endpoint { addr: p.dst, port: u.dst_port };
-        let key = FlowKey::new(interface_of(p), FlowProto::Udp, src, dst);
+        let key = FlowKey::of(p, FlowProto::Udp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
             Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
@@ -43,7 +43,7 @@ impl FlowTable {
         let limit = self.config.fingerprint_len;
         let src = Endpoint { addr: p.src, port: id };
         let dst = Endpoint { addr: p.dst, port: id };
-        let key = FlowKey::new(interface_of(p), FlowProto::Icmp, src, dst);
+        let key = FlowKey::of(p, FlowProto::Icmp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
             Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
@@ -83,7 +83,7 @@ impl FlowTable {
 
     pub(super) fn insert_icmp_error(&mut self, p: &Packet, icmp: &IcmpInfo, q: &Quoted) {
         let IcmpInfo { v6, icmp_type, code, .. } = *icmp;
-        let Some((key, quoted_src)) = quoted_key(interface_of(p), q) else {
+        let Some((key, quoted_src)) = quoted_key(p, q) else {
             self.stats.icmp_unattributed += 1;
             return;
         };

@@ -8,9 +8,11 @@ use crate::decode::Quoted;
 /// endpoints in sorted order. The interface keeps the copies of one packet seen
 /// on two interfaces of one capture (`tcpdump -i any` on a host that forwards
 /// without NAT) apart: each interface is an observation point of its own.
+/// Without interface index (SLL v1) the `side` does it: see [`side_of`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct FlowKey {
     pub(super) interface: u32,
+    pub(super) side: bool,
     pub(super) proto: FlowProto,
     pub(super) lo: Endpoint,
     pub(super) hi: Endpoint,
@@ -19,10 +21,34 @@ pub(super) struct FlowKey {
 impl FlowKey {
     pub(super) fn new(interface: u32, proto: FlowProto, a: Endpoint, b: Endpoint) -> FlowKey {
         if a <= b {
-            FlowKey { interface, proto, lo: a, hi: b }
+            FlowKey { interface, side: false, proto, lo: a, hi: b }
         } else {
-            FlowKey { interface, proto, lo: b, hi: a }
+            FlowKey { interface, side: false, proto, lo: b, hi: a }
         }
+    }
+
+    /// The key of packet `p` going from `src` to `dst`.
+    pub(super) fn of(p: &crate::decode::Packet, proto: FlowProto, src: Endpoint, dst: Endpoint) -> FlowKey {
+        FlowKey { side: side_of(p, src, dst, false), ..FlowKey::new(interface_of(p), proto, src, dst) }
+    }
+}
+
+/// SLL packet type of a packet sent by the capturing host.
+const OUTGOING: u8 = 4;
+
+/// Which side of the capturing host a packet from `src` to `dst` was seen on,
+/// when the link layer says only its direction (SLL v1: `tcpdump -i any -y
+/// LINUX_SLL`, tcpdump 4.99's default for `any`); false for every other link
+/// layer. A host that forwards without NAT sees each packet twice with one
+/// tuple: received, then sent. A request received and its reply sent are on
+/// the side towards the client; the request sent and the reply received on the
+/// other: the side is (src sorts before dst) xor (sent). A flow the host itself
+/// ends (it sends the request, receives the reply) stays on one side.
+/// `reverse`: the packet travelled the other way (the header an ICMP error quotes).
+pub fn side_of(p: &crate::decode::Packet, src: Endpoint, dst: Endpoint, reverse: bool) -> bool {
+    match (p.sll_ifindex, p.sll_packet_type) {
+        (None, Some(t)) => (src <= dst) != ((t == OUTGOING) != reverse),
+        _ => false,
     }
 }
 
@@ -41,8 +67,8 @@ pub(super) fn src_is_server(src_port: u16, dst_port: u16) -> bool {
     }
 }
 
-/// The flow key an ICMP error's quoted header names on `interface`, and the quoted sender.
-pub(super) fn quoted_key(interface: u32, q: &Quoted) -> Option<(FlowKey, Endpoint)> {
+/// The flow key an ICMP error `p`'s quoted header names, and the quoted sender.
+pub(super) fn quoted_key(p: &crate::decode::Packet, q: &Quoted) -> Option<(FlowKey, Endpoint)> {
     use crate::decode::ip_proto;
     let (proto, sport, dport) = match q.protocol {
         ip_proto::TCP => (FlowProto::Tcp, q.src_port?, q.dst_port?),
@@ -55,7 +81,8 @@ pub(super) fn quoted_key(interface: u32, q: &Quoted) -> Option<(FlowKey, Endpoin
     };
     let src = Endpoint { addr: q.src, port: sport };
     let dst = Endpoint { addr: q.dst, port: dport };
-    Some((FlowKey::new(interface, proto, src, dst), src))
+    let key = FlowKey::new(interface_of(p), proto, src, dst);
+    Some((FlowKey { side: side_of(p, src, dst, true), ..key }, src))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ mod table;
 mod tcp;
 
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
-pub use key::interface_of;
+pub use key::{interface_of, side_of};
 pub use table::FlowTable;
 
 use std::net::IpAddr;

@@ -164,4 +164,17 @@ mod tests {
         assert_eq!(keys, [PointKey::Direction { outgoing: false }, PointKey::Direction { outgoing: true }]);
         assert!(keys[1].holds(5, Some(OUTGOING)) && !keys[1].holds(5, Some(0)));
     }
+
+    #[test]
+    fn sll_sides_of_a_host_routing_without_nat_hold_one_tuple_twice() {
+        // one tuple received on one side (first packet incoming), then sent on the other
+        let mut f = forwarded(0, 0);
+        f.flows[1].client = f.flows[0].client;
+        f.flows[0].first_packet_type = Some(0);
+        f.flows[1].first_packet_type = Some(OUTGOING);
+        f.flows[2].first_packet_type = Some(0);
+        let points = split(f).expect("split");
+        assert_eq!(points[1].flows.flows[0].client, points[0].flows.flows[0].client);
+        assert_eq!(points[1].key, PointKey::Direction { outgoing: true });
+    }
 }

@@ -4,7 +4,7 @@
 //! reassembled by sequence number for the fingerprints.
 
 use super::fingerprint::StreamPrefix;
-use super::key::{interface_of, src_is_server, FlowKey};
+use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
 use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, Transport};
@@ -14,7 +14,7 @@ impl FlowTable {
         let Transport::Tcp(t) = &p.transport else { return };
         let src = Endpoint { addr: p.src, port: t.src_port };
         let dst = Endpoint { addr: p.dst, port: t.dst_port };
-        let key = FlowKey::new(interface_of(p), FlowProto::Tcp, src, dst);
+        let key = FlowKey::of(p, FlowProto::Tcp, src, dst);
         let syn = t.flags & tcp_flags::SYN != 0;
         let ack = t.flags & tcp_flags::ACK != 0;
         let existing = self.index.get(&key).map(|&i| i as usize);

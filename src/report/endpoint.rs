@@ -22,6 +22,25 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// An address as text, written into a buffer sized once (the report writes
+/// several per request; `to_string` grows its buffer piece by piece).
+pub fn addr_text(addr: IpAddr) -> String {
+    let mut text = String::with_capacity(40);
+    // Writing into a String cannot fail.
+    let _ = match addr {
+        IpAddr::V4(a) => crate::flowid::write_ipv4(&mut text, a),
+        IpAddr::V6(a) => write!(text, "{a}"),
+    };
+    text
+}
+
+/// An endpoint as text (`ip:port`, `[v6]:port`), into a buffer sized once.
+pub fn endpoint_text(e: Endpoint) -> String {
+    let mut text = String::with_capacity(48);
+    let _ = write!(text, "{e}");
+    text
+}
+
 /// IP protocol number of a request's flow at a hop (ICMPv6 for IPv6 echo).
 fn ip_proto_number(proto: Proto, v6: bool) -> u8 {
     match (proto, v6) {
@@ -117,6 +136,13 @@ mod tests {
         assert_eq!(e("198.19.3.17", Some(40112)).to_string(), "198.19.3.17:40112");
         assert_eq!(e("2001:db8::1", Some(80)).to_string(), "[2001:db8::1]:80");
         assert_eq!(e("2001:db8::1", None).to_string(), "2001:db8::1");
+        for text in
+            ["198.19.3.17:40112", "0.0.0.0:0", "255.255.255.255:65535", "[2001:db8::1]:80", "2001:db8::1"]
+        {
+            let (addr, port) = parse_endpoint(text).unwrap();
+            assert_eq!(endpoint_text(Endpoint { addr, port }), text);
+            assert_eq!(addr_text(addr), addr.to_string());
+        }
     }
 
     #[test]

@@ -78,7 +78,7 @@ wire_names! {
     v::Proto { Tcp => "tcp", Udp => "udp", Icmp => "icmp" }
     v::OffsetMethod {
         Reference => "reference", RequestReply => "request-reply", OneWay => "one-way",
-        Manual => "manual", None => "none",
+        Manual => "manual", SameCapture => "same-capture", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
     v::StrayPacket {
@@ -546,7 +546,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
-    let text = |e: &Option<v::Endpoint>| e.as_ref().map(ToString::to_string);
+    let text = |e: &Option<v::Endpoint>| e.map(crate::report::endpoint::endpoint_text);
     let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
     let local = w.time.filter(|t| t.zone != crate::report::when::Zone::Utc);
     Request {
@@ -615,7 +615,7 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
                 seen_at: w.label(l.seen_at).to_string(),
             }),
             unexpected_source: r.reply.unexpected_source.map(|u| UnexpectedSource {
-                from: u.from.to_string(),
+                from: crate::report::endpoint::endpoint_text(u.from),
                 seen_at: w.label(u.seen_at).to_string(),
                 packet: u.packet,
             }),

@@ -181,6 +181,9 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
             format!("{} ± {spread:.3} ms (one-way, includes the path delay; {samples})", signed_ms(offset))
         }
         OffsetMethod::Manual => format!("{} (set with --offset)", signed_ms(offset)),
+        OffsetMethod::SameCapture => {
+            format!("{} (same capture as the point before: one clock)", signed_ms(offset))
+        }
         OffsetMethod::None => "not estimated (no strong matches)".to_string(),
     }
 }

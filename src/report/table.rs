@@ -268,7 +268,8 @@ const FITS: [Fit; 5] = [
 
 /// An endpoint with its name, both shortened to fit: `name (ip:port)`.
 fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit) -> String {
-    let text = if e.addr.is_ipv4() { e.to_string() } else { shorten_endpoint(&e.to_string(), fit.endpoint) };
+    let text = super::endpoint::endpoint_text(e);
+    let text = if e.addr.is_ipv4() { text } else { shorten_endpoint(&text, fit.endpoint) };
     match w.name_of(e.addr).filter(|_| fit.name > 0) {
         Some(name) => format!("{} ({text})", middle_ellipsis(name, fit.name)),
         None => text,

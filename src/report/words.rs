@@ -37,7 +37,7 @@ impl<'a> Words<'a> {
     pub fn addr(&self, addr: IpAddr) -> String {
         match self.name_of(addr) {
             Some(name) => format!("{name} ({addr})"),
-            None => addr.to_string(),
+            None => super::endpoint::addr_text(addr),
         }
     }
 
@@ -45,7 +45,7 @@ impl<'a> Words<'a> {
     pub fn endpoint(&self, e: Endpoint) -> String {
         match self.name_of(e.addr) {
             Some(name) => format!("{name} ({e})"),
-            None => e.to_string(),
+            None => super::endpoint::endpoint_text(e),
         }
     }
 

@@ -39,6 +39,10 @@ const SCENARIOS: &[&str] = &[
     "pmtu-blackhole",
     "pmtu-mss-clamp",
     "pmtu-ipv6",
+    "any-node-sll",
+    "any-router",
+    "any-router-sll",
+    "reply-elsewhere",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -364,6 +368,10 @@ scenario_tests! {
     lab_pmtu_blackhole => "pmtu-blackhole",
     lab_pmtu_mss_clamp => "pmtu-mss-clamp",
     lab_pmtu_ipv6 => "pmtu-ipv6",
+    lab_any_node_sll => "any-node-sll",
+    lab_any_router => "any-router",
+    lab_any_router_sll => "any-router-sll",
+    lab_reply_elsewhere => "reply-elsewhere",
 }
 
 // ------------------------------------------------------------------ schema
@@ -475,6 +483,11 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
         }
         let mut rk = keys(r);
         rk.remove("data"); // optional: requests whose bytes need full-size segments
+        rk.remove("unexpected_source"); // optional: scenarios with replies from elsewhere
+        let u = &r["unexpected_source"];
+        if !(u.is_null() || keys(u) == ["from", "packet", "seen_at"].into()) {
+            errs.push(format!("{what}: unexpected_source {u}"));
+        }
         if rk != req_keys {
             errs.push(format!("{what}: keys {:?}", keys(r)));
         }
@@ -599,6 +612,9 @@ fn lab_link_types_and_formats() {
     assert_eq!(read("preserved", "decap.pcap").link_types, [101].into(), "decap on a TUN device is raw IP");
     assert_eq!(read("preserved", "egress.pcap").link_types, [1].into(), "egress on a veth is Ethernet");
     assert_eq!(read("any-node", "node.pcap").link_types, [276].into(), "tcpdump -i any as SLL2");
+    assert_eq!(read("any-node-sll", "node.pcap").link_types, [113].into(), "tcpdump -i any -y LINUX_SLL");
+    assert_eq!(read("any-router", "router.pcap").link_types, [276].into(), "tcpdump -i any as SLL2");
+    assert_eq!(read("any-router-sll", "router.pcap").link_types, [113].into(), "tcpdump -i any as SLL");
     assert!(!read("masquerade-pod", "decap.pcapng").packets.is_empty());
     assert!(!read("udp-icmp", "backend.pcap.gz").packets.is_empty());
     let lab_size: u64 = walk_size(&lab_dir());

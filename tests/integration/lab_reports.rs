@@ -3,7 +3,7 @@
 //! change-record statement of `compare` on two scenarios that differ by one
 //! masquerade rule; filters; colour on a pseudo-terminal.
 
-use crate::lab_verdicts::{expected, labels, run_typed as run, scenarios};
+use crate::lab_verdicts::{expected, is_stray, labels, run_typed as run, scenarios};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -33,13 +33,13 @@ fn expected_boundaries(v: &Value) -> String {
         .join(";")
 }
 
-/// The expected request whose client at capture 1 is `client`.
-fn expected_request<'a>(exp: &'a Value, first: &str, client: &str) -> Option<&'a Value> {
-    exp["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["captures"][first]["client"].as_str() == Some(client))
+/// The expected request whose client and server at capture 1 are `client` and
+/// `server` (a reply from elsewhere is listed on its own with the client's endpoint).
+fn expected_request<'a>(exp: &'a Value, first: &str, client: &str, server: &str) -> Option<&'a Value> {
+    exp["requests"].as_array().unwrap().iter().find(|r| {
+        r["captures"][first]["client"].as_str() == Some(client)
+            && r["captures"][first]["server"].as_str().is_some_and(|s| endpoint_matches(s, server))
+    })
 }
 
 #[test]
@@ -57,12 +57,30 @@ fn csv_parsed_back_matches_every_expected_field() {
         let mut rows = 0;
         for row in rd.records() {
             let row = row.unwrap();
-            rows += 1;
-            let client = &row[col("client")];
-            let Some(e) = expected_request(&exp, &labels[0], client) else {
-                failures.push(format!("{name}: unexpected row for {client}"));
+            let (client, server) = (&row[col("client")], &row[col(&format!("{}_server", labels[0]))]);
+            let Some(e) = expected_request(&exp, &labels[0], client, server) else {
+                if !is_stray(&exp, client, server) {
+                    failures.push(format!("{name}: unexpected row for {client}"));
+                }
                 continue;
             };
+            rows += 1;
+            if let Some(u) = e.get("unexpected_source") {
+                let want = u.as_object().map_or(String::new(), |u| {
+                    format!(
+                        "{} {} at {}",
+                        u["from"].as_str().unwrap(),
+                        u["packet"].as_str().unwrap(),
+                        u["seen_at"].as_str().unwrap()
+                    )
+                });
+                if want != row[col("reply_unexpected_source")] {
+                    failures.push(format!(
+                        "{name} {client} reply_unexpected_source: expected {want:?}, got {:?}",
+                        &row[col("reply_unexpected_source")]
+                    ));
+                }
+            }
             let mut check = |what: &str, want: String, got: &str| {
                 if want != got {
                     failures.push(format!("{name} {client} {what}: expected {want:?}, got {got:?}"));
@@ -130,7 +148,11 @@ fn json_and_ndjson_parsed_back_match_the_findings_and_the_expectation() {
         assert_eq!(json.captures.iter().map(|c| c.label.clone()).collect::<Vec<_>>(), labels);
         for (j, n) in json.requests.iter().zip(&nd) {
             let client = j.captures[0].client.clone().unwrap();
-            let e = expected_request(&exp, &labels[0], &client).unwrap_or_else(|| panic!("{client}"));
+            let server = j.captures[0].server.clone().unwrap();
+            let Some(e) = expected_request(&exp, &labels[0], &client, &server) else {
+                assert!(is_stray(&exp, &client, &server), "{} {client} -> {server}", dir.display());
+                continue;
+            };
             let want = (
                 expected_boundaries(&e["source_changed_at"]),
                 e["reply_path"].as_str().unwrap().to_string(),
