@@ -46,7 +46,8 @@ pub fn verdict(
 ) -> Findings {
     let by_receiver = (0..metas.len()).map(|_| std::sync::OnceLock::new()).collect();
     let ctx = Ctx { n: metas.len(), captures, corr, by_receiver };
-    let order = request_order(captures, corr);
+    let strays = stray_roots(captures, corr);
+    let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
         order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
     Findings {
@@ -54,7 +55,7 @@ pub fn verdict(
         captures: capture_summaries(metas, captures, corr),
         boundaries: rewrite::boundaries(&ctx),
         requests,
-        unmatched: unmatched(&ctx, options),
+        unmatched: unmatched(&ctx, options, &strays),
         warnings: warnings
             .iter()
             .map(|w| WarningOut {
@@ -68,12 +69,17 @@ pub fn verdict(
 }
 
 /// The chains in request order: `order[n]` is the chain of request `n + 1`
-/// (by the first packet at capture 1, then its client). A chain that is only
-/// a stray reply at capture 1 (no packet from its client side, seen nowhere
-/// else) which another request names as its unexpected source is no request
-/// of its own: it is reported on that request.
+/// (by the first packet at capture 1, then its client). A chain whose flow at
+/// capture 1 another request names as its unexpected source (a stray reply,
+/// and the client's RST or ICMP answering it) is no request of its own: it is
+/// reported on that request (its flows at later captures count as unmatched).
+/// A chain that names a stray itself always stays.
 pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
-    let strays = stray_roots(captures, corr);
+    order_of(captures, corr, &stray_roots(captures, corr))
+}
+
+/// [`request_order`] without the chains `strays`.
+fn order_of(captures: &[Flows], corr: &Correlation, strays: &FxHashSet<usize>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..corr.chains.len()).filter(|c| !strays.contains(c)).collect();
     let first = |c: usize| -> Option<&Flow> { corr.chains[c].hops[0].and_then(|f| captures[0].flows.get(f)) };
     order.sort_by_key(|&c| first(c).map(|f| (f.first_ns, f.client)));
@@ -82,26 +88,24 @@ pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
 
 /// The chains of [`request_order`]'s stray replies at capture 1.
 fn stray_roots(captures: &[Flows], corr: &Correlation) -> FxHashSet<usize> {
-    let root = |c: usize| corr.chains[c].hops[0].and_then(|f| Some((f, captures.first()?.flows.get(f)?)));
-    let only_reply = |c: usize| {
-        corr.chains[c].hops[1..].iter().all(Option::is_none)
-            && root(c).is_some_and(|(_, f)| f.packets_to_server == 0 && f.packets_to_client > 0)
-    };
-    let candidates: FxHashSet<usize> = (0..corr.chains.len()).filter(|&c| only_reply(c)).collect();
-    if candidates.is_empty() {
-        return candidates;
-    }
+    let Some(first) = captures.first() else { return FxHashSet::default() };
+    let root = |c: usize| corr.chains[c].hops[0].and_then(|f| first.flows.get(f));
     let n = captures.len();
     let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
     let ctx = Ctx { n, captures, corr, by_receiver };
-    let named: FxHashSet<usize> = (0..corr.chains.len())
-        .filter(|c| !candidates.contains(c))
-        .filter_map(|c| {
-            let flows = [root(c).map(|(_, f)| f)];
-            stray::stray_flow(&ctx, c, &flows).map(|(_, i)| i)
-        })
+    // (naming chain, named flow at capture 1), looked up only for chains without a reply there
+    let named: Vec<(usize, usize)> = (0..corr.chains.len())
+        .filter(|&c| root(c).is_some_and(|f| !f.reply_seen()))
+        .filter_map(|c| stray::stray_flow(&ctx, c, &[root(c)]).map(|(_, f)| (c, f)))
         .collect();
-    candidates.into_iter().filter(|&c| root(c).is_some_and(|(f, _)| named.contains(&f))).collect()
+    if named.is_empty() {
+        return FxHashSet::default();
+    }
+    let namers: FxHashSet<usize> = named.iter().map(|&(c, _)| c).collect();
+    let flows: FxHashSet<usize> = named.iter().map(|&(_, f)| f).collect();
+    (0..corr.chains.len())
+        .filter(|c| !namers.contains(c) && corr.chains[*c].hops[0].is_some_and(|f| flows.contains(&f)))
+        .collect()
 }
 
 /// Shared view of the run for the verdict helpers.
@@ -261,9 +265,22 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
         .collect()
 }
 
-fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
-    ctx.corr
-        .unmatched
+/// The flows of each capture after the first in no request: unmatched by the
+/// correlator, or of a chain that is a stray reply reported on another request.
+fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>) -> Vec<Unmatched> {
+    let mut lists = ctx.corr.unmatched.clone();
+    for &s in strays {
+        for (c, hop) in ctx.corr.chains[s].hops.iter().enumerate().skip(1) {
+            if let (Some(f), Some(list)) = (hop, lists.get_mut(c)) {
+                list.push(*f);
+            }
+        }
+    }
+    for list in &mut lists {
+        list.sort_unstable();
+        list.dedup();
+    }
+    lists
         .iter()
         .enumerate()
         .skip(1)
