@@ -138,7 +138,7 @@ pub fn write_warnings(
     let mut w = ::csv::Writer::from_writer(out);
     w.write_record(["file", "label", "record", "byte_offset", "message"])?;
     for x in warnings {
-        let file = captures.iter().find(|c| c.label == x.label).map(|c| c.display_name()).unwrap_or_default();
+        let file = files_of(captures, &x.label).unwrap_or_default();
         let num = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
         w.write_record([
             crate::report::csv::defuse(&file),
@@ -149,6 +149,12 @@ pub fn write_warnings(
         ])?;
     }
     w.flush()
+}
+
+/// The files of `label` (several for rotated files of one point), comma-separated.
+fn files_of(captures: &[crate::config::CaptureSpec], label: &str) -> Option<String> {
+    let files: Vec<String> = captures.iter().filter(|c| c.label == label).map(|c| c.display_name()).collect();
+    (!files.is_empty()).then(|| files.join(", "))
 }
 
 /// Each warning as `FILE (LABEL): record R at byte B: message`.
@@ -166,7 +172,7 @@ fn warning_lines(
             place.push_str(&format!("at byte {o} "));
         }
         let place = if place.is_empty() { String::new() } else { format!("{}: ", place.trim_end()) };
-        let file = captures.iter().find(|c| c.label == w.label).map(|c| c.display_name());
+        let file = files_of(captures, &w.label);
         let who = match file {
             // the label only when the file name does not already say it
             Some(f) if !file_name_of(&f).starts_with(&w.label) => format!("{f} ({})", w.label),

@@ -309,13 +309,8 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
     match crate::compare::side_of(arg) {
         crate::compare::Side::Report(path) => Ok(CompareSide::Report(path)),
         crate::compare::Side::Captures(list) => {
-            if list.len() < 2 || list.len() > 8 {
-                return Err(UsageError(format!(
-                    "{arg}: give 2 to 8 comma-separated captures in path order (got {})",
-                    list.len()
-                )));
-            }
-            Ok(CompareSide::Captures(capture_specs(&list)?))
+            let specs = capture_points(&list).map_err(|e| UsageError(format!("{arg}: {}", e.0)))?;
+            Ok(CompareSide::Captures(specs))
         }
     }
 }
@@ -323,6 +318,7 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
 /// Capture arguments → specs with unique labels (DESIGN.md "Inputs and labels").
 pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
     let mut specs: Vec<CaptureSpec> = Vec::with_capacity(args.len());
+    let mut explicit_labels: Vec<String> = Vec::new();
     let mut stdin_seen = false;
     for arg in args {
         let (label, source) = match split_label(arg) {
@@ -341,8 +337,40 @@ pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
         if label.is_empty() {
             return Err(UsageError(format!("{arg}: empty label")));
         }
-        let label = unique_label(&label, &specs);
+        let explicit = split_label(arg).is_some();
+        // A label given explicitly more than once joins those files into one
+        // point (tcpdump -C/-G rotation); any other taken label gets numbered.
+        let label = if explicit && explicit_labels.contains(&label) {
+            if source == Source::Stdin || specs.iter().any(|s| s.label == label && s.source == Source::Stdin)
+            {
+                return Err(UsageError(format!(
+                    "{arg}: standard input (-) cannot be one of several files of label {label}"
+                )));
+            }
+            label
+        } else {
+            unique_label(&label, &specs)
+        };
+        if explicit {
+            explicit_labels.push(label.clone());
+        }
         specs.push(CaptureSpec { label, source });
+    }
+    Ok(specs)
+}
+
+/// The capture specs as observation points, checked to be 2 to 8 of them.
+fn capture_points(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
+    let specs = capture_specs(args)?;
+    let points = crate::config::point_files(&specs).len();
+    if !(2..=8).contains(&points) {
+        let got = match specs.len() {
+            f if f == points => format!("got {points}"),
+            f => format!("got {points} from {f} files: the files of one LABEL= are one point"),
+        };
+        return Err(UsageError(format!(
+            "give 2 to 8 capture points in path order, client side first ({got})"
+        )));
     }
     Ok(specs)
 }
@@ -429,13 +457,8 @@ fn seconds_to_ns(s: f64) -> i64 {
 impl CorrelateArgs {
     /// The plain settings of the main form.
     pub fn to_config(&self) -> Result<Config, UsageError> {
-        if self.captures.len() < 2 || self.captures.len() > 8 {
-            return Err(UsageError(format!(
-                "give 2 to 8 captures in path order, client side first (got {})",
-                self.captures.len()
-            )));
-        }
-        let captures = capture_specs(&self.captures)?;
+        let captures = capture_points(&self.captures)?;
+        let points = crate::config::point_files(&captures);
         let mut offsets_ns = Vec::new();
         for o in &self.offset {
             let (label, secs) = o
@@ -445,8 +468,8 @@ impl CorrelateArgs {
                 .trim()
                 .parse()
                 .map_err(|_| UsageError(format!("--offset {o}: {secs} is not a number of seconds")))?;
-            let index = captures.iter().position(|c| c.label == label).ok_or_else(|| {
-                let labels: Vec<&str> = captures.iter().map(|c| c.label.as_str()).collect();
+            let index = points.iter().position(|p| captures[p[0]].label == label).ok_or_else(|| {
+                let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
                 UsageError(format!(
                     "--offset {o}: no capture is labelled {label} (labels: {})",
                     labels.join(", ")
@@ -557,6 +580,24 @@ mod tests {
             ["a/x.pcap", "b/x.pcap", "x.pcapng", "lab=c/y.pcap"].iter().map(|s| s.to_string()).collect();
         let labels: Vec<String> = capture_specs(&args).unwrap().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["x", "x-2", "x-3", "lab"]);
+    }
+
+    #[test]
+    fn an_explicit_label_given_again_joins_its_files_into_one_point() {
+        let args: Vec<String> = ["d=a.pcap", "x.pcap", "d=b.pcap", "x.pcap", "y=x.pcap", "d.pcap"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let specs = capture_specs(&args).unwrap();
+        let labels: Vec<&str> = specs.iter().map(|s| s.label.as_str()).collect();
+        // derived labels (x, x, d) still get numbered; only explicit d= repeats
+        assert_eq!(labels, ["d", "x", "d", "x-2", "y", "d-2"]);
+        assert_eq!(crate::config::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
+        let one_point: Vec<String> = ["d=a.pcap", "d=b.pcap"].iter().map(|s| s.to_string()).collect();
+        let e = capture_points(&one_point).unwrap_err().0;
+        assert!(e.contains("got 1 from 2 files"), "{e}");
+        let stdin: Vec<String> = ["d=a.pcap", "d=-"].iter().map(|s| s.to_string()).collect();
+        assert!(capture_specs(&stdin).unwrap_err().0.contains("standard input"));
     }
 
     #[test]

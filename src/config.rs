@@ -31,6 +31,20 @@ impl CaptureSpec {
     }
 }
 
+/// The observation points `captures` form: for each, the indices of its files
+/// (one label; a label given more than once holds several files), points in
+/// the order their labels first appear.
+pub fn point_files(captures: &[CaptureSpec]) -> Vec<Vec<usize>> {
+    let mut points: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in captures.iter().enumerate() {
+        match points.iter_mut().find(|p| captures[p[0]].label == c.label) {
+            Some(p) => p.push(i),
+            None => points.push(vec![i]),
+        }
+    }
+    points
+}
+
 /// Settings of the read stage.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReadConfig {

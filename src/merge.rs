@@ -390,9 +390,16 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
     let (blocks, base) = interfaces(&ladder.captures);
     let counts: Vec<u32> = ladder.captures.iter().map(|c| c.interfaces.len() as u32).collect();
     let offsets: Vec<i64> = ladder.captures.iter().map(|c| c.offset_ns).collect();
-    // Each capture (file) is read once, at its first point's clock offset.
-    let first_point: Vec<usize> =
-        (0..specs.len()).map(|s| ladder.captures.iter().position(|c| c.source == s).unwrap_or(s)).collect();
+    // Each capture (file) is read once, at its first point's clock offset (the
+    // files of one label are one capture of the ladder).
+    let capture_of: Vec<usize> = (specs.iter())
+        .map(|s| {
+            (crate::config::point_files(specs).iter()).position(|p| specs[p[0]].label == s.label).unwrap_or(0)
+        })
+        .collect();
+    let first_point: Vec<usize> = (0..specs.len())
+        .map(|s| ladder.captures.iter().position(|c| c.source == capture_of[s]).unwrap_or(s))
+        .collect();
     let mut writer = PcapNgWriter::new(out).map_err(pcap_err)?;
     for b in blocks {
         writer.write_pcapng_block(b).map_err(pcap_err)?;
@@ -453,7 +460,8 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
             }
             input.last_ns = Some(input.last_ns.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
             let raw_ts = rec.ts_ns.saturating_add(offsets[first_point[c]]);
-            let (c, note) = lookup.find(&ladder.captures, c, &rec, raw_ts).unwrap_or((first_point[c], None));
+            let (c, note) =
+                lookup.find(&ladder.captures, capture_of[c], &rec, raw_ts).unwrap_or((first_point[c], None));
             if note.is_none() && options.only_requests {
                 stats.left_out += 1;
                 continue;

@@ -12,7 +12,7 @@ use crate::decode::{self, DecodeError, Packet};
 use crate::flows::points::{self, PointKey};
 use crate::flows::{FlowTable, Flows};
 use crate::ladder::{self, Ladder, LadderCapture, LadderInterface};
-use crate::read::{self, CaptureInfo, LinkType, Progress, RawRecord, ReadError};
+use crate::read::{self, CaptureInfo, InterfaceInfo, LinkType, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
 use crate::warning::Warning;
 use rayon::prelude::*;
@@ -96,10 +96,14 @@ struct Builder {
     /// Decoded packets per interface (`flows::points`' numbering): (interface,
     /// incoming, outgoing).
     counts: Vec<(u32, u64, u64)>,
-    /// Overlays, damaged overlay headers and encrypted tunnels of the capture.
+    /// Damaged overlay headers and encrypted tunnels of the file being read.
     tunnels: crate::tunnels::TunnelTally,
     /// Peeled packets per (interface, outgoing, overlay), for the points.
     overlays: Vec<(u32, bool, crate::decode::Overlay, u64)>,
+    /// Earliest and latest record time of the file being read.
+    span: Option<(i64, i64)>,
+    /// Warnings of the files read so far, in reading order.
+    warnings: Vec<Warning>,
 }
 
 impl Builder {
@@ -111,7 +115,34 @@ impl Builder {
             counts: Vec::new(),
             tunnels: Default::default(),
             overlays: Vec::new(),
+            span: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Ends one file of the point: keeps its read warnings and its damage
+    /// warning (naming that file), and gives its earliest and latest record time.
+    fn end_file(&mut self, label: &str, file: &str, read_warnings: &[Warning]) -> Option<(i64, i64)> {
+        self.warnings.extend_from_slice(read_warnings);
+        let damage = std::mem::take(&mut self.damage);
+        if let Some((record, byte_offset, e)) = damage.first {
+            let damaged = damage.count;
+            self.warnings.push(Warning {
+                label: label.to_string(),
+                file: file.to_string(),
+                record: Some(record),
+                byte_offset: Some(byte_offset),
+                problem: if damaged == 1 {
+                    format!("1 record holds no usable IP header: {e}")
+                } else {
+                    format!("{damaged} records hold no usable IP header (this is the first: {e})")
+                },
+                consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
+            });
+        }
+        // Overlay damage and encrypted tunnels, per file like the damage above.
+        self.warnings.extend(std::mem::take(&mut self.tunnels).warnings(label, file));
+        self.span.take()
     }
 
     fn count(&mut self, p: &Packet) {
@@ -188,8 +219,10 @@ impl Builder {
             .sum()
     }
 
+    /// The point's result; `file` names its files, `info` describes them
+    /// (each file ended with [`Builder::end_file`]).
     fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
-        let Builder { table, undecodable, damage, counts, tunnels, overlays } = self;
+        let Builder { table, undecodable, counts, mut warnings, overlays, .. } = self;
         let packets = |key: PointKey| Builder::packets(&counts, key);
         let points = match points::split(table.finish_unfolded()) {
             Ok(points) => points
@@ -211,24 +244,7 @@ impl Builder {
             first.2 += info.packets.saturating_sub(counted);
         }
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
-        let mut warnings = info.warnings.clone();
-        if let Some((record, byte_offset, e)) = damage.first {
-            let damaged = damage.count;
-            warnings.push(Warning {
-                label: label.to_string(),
-                file: file.to_string(),
-                record: Some(record),
-                byte_offset: Some(byte_offset),
-                problem: if damaged == 1 {
-                    format!("1 record holds no usable IP header: {e}")
-                } else {
-                    format!("{damaged} records hold no usable IP header (this is the first: {e})")
-                },
-                consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
-            });
-        }
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
-        warnings.extend(tunnels.warnings(label, file));
         let overlays = points.iter().map(|p| Builder::overlays_of(&overlays, p.0)).collect();
         CaptureResult { info, points, overlays, undecodable, warnings }
     }
@@ -236,6 +252,9 @@ impl Builder {
 
 impl Sink for Builder {
     fn add(&mut self, rec: &Ingested<'_>) {
+        let (lo, hi) = self.span.get_or_insert((rec.ts_ns, rec.ts_ns));
+        *lo = (*lo).min(rec.ts_ns);
+        *hi = (*hi).max(rec.ts_ns);
         match rec.packet {
             Ok(p) => {
                 self.count(p);
@@ -344,18 +363,90 @@ pub fn ingest_bytes(label: &str, bytes: &[u8], sink: &mut dyn Sink) -> Result<Ca
     read::read_bytes(label, bytes, &mut |rec| decode_into(sink, rec))
 }
 
-/// Reads, decodes and builds the flows of one capture (through [`ingest`]).
-pub fn read_flows(
-    spec: &CaptureSpec,
-    index: usize,
+/// Reads, decodes and builds the flows of one observation point from its
+/// files (`files`: indices into `config.captures`, one label; `points`: how
+/// many points the run has). Several files (tcpdump -C/-G rotation) are read
+/// one after the other into one flow table, in the order of their first
+/// packet's time, so a connection alive across a rotation is one flow; files
+/// that overlap in time get one warning. Gives the result and the point's
+/// files in reading order (comma-separated).
+fn read_point(
     config: &Config,
+    files: &[usize],
+    points: usize,
     progress: &dyn Progress,
-) -> Result<CaptureResult, ReadError> {
-    let mut b = Builder::new(config);
-    let captures = config.captures.len();
+) -> Result<(CaptureResult, String), ReadError> {
+    let specs = &config.captures;
+    let mut order = files.to_vec();
+    if order.len() > 1 {
+        order.sort_by_cached_key(|&f| read::first_timestamp(&specs[f]).unwrap_or(i64::MAX));
+    }
+    let label = specs[order[0]].label.as_str();
     let limit = config.flows.fingerprint_len;
-    let info = ingest(spec, index, &config.read, captures, limit, progress, &mut b)?;
-    Ok(b.finish(&spec.label, &spec.display_name(), info))
+    let mut b = Builder::new(config);
+    let mut info: Option<CaptureInfo> = None;
+    let mut overlap: Option<Warning> = None;
+    let mut latest: Option<(usize, i64)> = None;
+    for &f in &order {
+        let spec = &specs[f];
+        let file_info = ingest(spec, f, &config.read, points, limit, progress, &mut b)?;
+        let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
+        if let (Some((lo, _)), Some((prev, prev_hi))) = (span, latest) {
+            if lo < prev_hi && overlap.is_none() {
+                overlap = Some(overlap_warning(label, &specs[prev].display_name(), &spec.display_name()));
+            }
+        }
+        if let Some((_, hi)) = span {
+            latest = Some(latest.map_or((f, hi), |l| if hi > l.1 { (f, hi) } else { l }));
+        }
+        info = Some(match info {
+            None => CaptureInfo { warnings: Vec::new(), ..file_info },
+            Some(mut i) => {
+                i.packets += file_info.packets;
+                i.bytes += file_info.bytes;
+                i.gzip |= file_info.gzip;
+                // Rotated files repeat their interfaces: the same one at the
+                // same number counts once (its packets added).
+                for (n, itf) in file_info.interfaces.into_iter().enumerate() {
+                    match i.interfaces.get_mut(n) {
+                        Some(have) if InterfaceInfo { packets: have.packets, ..itf.clone() } == *have => {
+                            have.packets += itf.packets
+                        }
+                        _ => i.interfaces.push(itf),
+                    }
+                }
+                i
+            }
+        });
+    }
+    let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
+    let names = names.join(", ");
+    // A report names warnings by label: one of several files says which.
+    if order.len() > 1 {
+        for w in &mut b.warnings {
+            w.problem = format!("in {}: {}", w.file, w.problem);
+        }
+    }
+    b.warnings.extend(overlap);
+    // `files` is never empty (a point has a label because a file gave it).
+    let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
+    Ok((b.finish(label, &names, info), names))
+}
+
+/// The warning for two files of one point whose packets overlap in time.
+fn overlap_warning(label: &str, earlier: &str, later: &str) -> Warning {
+    Warning {
+        label: label.to_string(),
+        file: later.to_string(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "{later} starts before {earlier} ends: files given under one label are read as one point \
+             in the order of their first packet, and these overlap in time"
+        ),
+        consequence:
+            "read one after the other anyway; check that both files come from the same capture point".into(),
+    }
 }
 
 fn file_len(spec: &CaptureSpec) -> Option<u64> {
@@ -393,15 +484,14 @@ pub fn analyze_full(
     progress: &dyn Progress,
     ladder: bool,
 ) -> Result<(Findings, Option<Ladder>), ReadError> {
-    let results: Vec<Result<CaptureResult, ReadError>> = config
-        .captures
-        .par_iter()
-        .enumerate()
-        .map(|(i, spec)| read_flows(spec, i, config, progress))
-        .collect();
+    let points = crate::config::point_files(&config.captures);
+    let results: Vec<Result<(CaptureResult, String), ReadError>> =
+        points.par_iter().map(|files| read_point(config, files, points.len(), progress)).collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let names: Vec<(String, String)> =
-        config.captures.iter().map(|s| (s.label.clone(), s.display_name())).collect();
+    let names: Vec<(String, String)> = (points.iter().zip(&results))
+        .map(|(files, (_, names))| (config.captures[files[0]].label.clone(), names.clone()))
+        .collect();
+    let results = results.into_iter().map(|(r, _)| r).collect();
     Ok(conclude(config, &names, results, ladder))
 }
 
@@ -413,6 +503,7 @@ pub fn analyze_bytes(config: &Config, captures: &[(&str, &[u8])]) -> Result<Find
     for &(label, bytes) in captures {
         let mut b = Builder::new(config);
         let info = ingest_bytes(label, bytes, &mut b)?;
+        b.end_file(label, label, &info.warnings);
         results.push(b.finish(label, label, info));
     }
     let names: Vec<(String, String)> =

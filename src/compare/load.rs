@@ -207,6 +207,30 @@ fn unexpected_source_of(labels: &[String], text: &str) -> Result<UnexpectedSourc
     })
 }
 
+/// `C->S @TIME ENDING at LABEL;…` → the earlier attempts.
+fn attempts_of(labels: &[String], text: &str) -> Result<Vec<Attempt>, String> {
+    (text.split(';').filter(|a| !a.is_empty()))
+        .map(|a| {
+            let bad = || format!("{a:?} is not `client->server @time ending at label`");
+            let (what, at) = a.split_once(" at ").ok_or_else(bad)?;
+            let mut parts = what.split(' ');
+            let (Some(tuple), Some(time), Some(ending), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return Err(bad());
+            };
+            let (client, server) = tuple.split_once("->").ok_or_else(bad)?;
+            Ok(Attempt {
+                capture: index_of(labels, at)?,
+                client: endpoint_of(client)?,
+                server: endpoint_of(server)?,
+                time_ns: time.strip_prefix('@').and_then(crate::time::parse_rfc3339).ok_or_else(bad)?,
+                ending: AttemptEnd::from_wire(ending).ok_or_else(bad)?,
+            })
+        })
+        .collect()
+}
+
 /// One CSV row → a request (`n`: its position among the rows).
 fn csv_request(
     rec: &csv::StringRecord,
@@ -276,6 +300,7 @@ fn csv_request(
         captures,
         seq_shift: false,
         syn_missed: None,
+        attempts: attempts_of(labels, t(23))?,
         data: None,
     })
 }
@@ -314,6 +339,7 @@ mod tests {
             assert_eq!(got.reply.lost_between, want.reply.lost_between);
             assert_eq!(got.reply.lost_cause, want.reply.lost_cause);
             assert_eq!(got.reply.unexpected_source, want.reply.unexpected_source);
+            assert_eq!(got.attempts, want.attempts);
             assert_eq!(got.outcome, want.outcome);
             assert_eq!(got.source, want.source);
             assert_eq!(got.destination, want.destination);
@@ -350,7 +376,8 @@ mod tests {
                     .iter()
                     .map(String::from)
                     .collect();
-                rec.truncate(rec.len() - 2); // the last columns: reply_lost_cause, reply_unexpected_source
+                // the last columns: reply_lost_cause, reply_unexpected_source, earlier_attempts
+                rec.truncate(rec.len() - 3);
                 let mut w = csv::Writer::from_writer(Vec::new());
                 w.write_record(&rec).unwrap();
                 String::from_utf8(w.into_inner().unwrap()).unwrap()
@@ -359,10 +386,9 @@ mod tests {
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());
-        assert!(f
-            .requests
-            .iter()
-            .all(|r| r.reply.lost_cause.is_none() && r.reply.unexpected_source.is_none()));
+        assert!(f.requests.iter().all(|r| r.reply.lost_cause.is_none()
+            && r.reply.unexpected_source.is_none()
+            && r.attempts.is_empty()));
         assert_eq!(f.requests[1].reply.path, ReplyPath::ReplyLost);
     }
 

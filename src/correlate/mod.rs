@@ -7,6 +7,7 @@
 //! never reads captures.
 
 mod assign;
+mod attempts;
 mod candidates;
 pub mod clock;
 pub mod evidence;
@@ -51,6 +52,9 @@ pub struct Chain {
     pub hops: Vec<Option<usize>>,
     /// In path order.
     pub links: Vec<Link>,
+    /// Earlier attempts of the connection (capture, flow), in path then time
+    /// order: the same client ISN on another tuple, before the chained flow.
+    pub attempts: Vec<(usize, usize)>,
 }
 
 /// The result of matching.
@@ -75,7 +79,7 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             .map(|i| {
                 let mut hops = vec![None; n];
                 hops[0] = Some(i);
-                Chain { hops, links: Vec::new() }
+                Chain { hops, links: Vec::new(), attempts: Vec::new() }
             })
             .collect(),
         None => Vec::new(),
@@ -134,6 +138,7 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
                 });
             }
         }
+        attempts::resolve(captures, &mut chains, to, &mut taken[to]);
     }
     let unmatched = taken
         .iter()

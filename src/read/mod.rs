@@ -100,6 +100,32 @@ pub fn read_bytes(
     .map_err(|kind| ReadError { file: label.to_string(), kind })
 }
 
+/// Bytes [`first_timestamp`] reads at most: room for the file header, a few
+/// pcapng blocks and the first record.
+const PEEK_BYTES: u64 = 2 << 20;
+
+/// The timestamp of the first packet record of a file, read from at most its
+/// first [`PEEK_BYTES`] (gzip: compressed bytes), to put rotated files of one
+/// point in time order. None for standard input, an unreadable file or one
+/// without a record there; read warnings are dropped (the full read gives them).
+pub fn first_timestamp(spec: &CaptureSpec) -> Option<i64> {
+    let Source::Path(path) = &spec.source else { return None };
+    let f = File::open(path).ok()?;
+    let file = spec.display_name();
+    let mut first = None;
+    let _ = read_stream(
+        Box::new(f.take(PEEK_BYTES)),
+        PEEK_BYTES,
+        Who { label: &spec.label, file: &file, capture: 0 },
+        &NoProgress,
+        &mut None,
+        &mut |r| {
+            first.get_or_insert(r.ts_ns);
+        },
+    );
+    first
+}
+
 /// True when `spec` is an uncompressed regular file, which could be split into
 /// chunks at record boundaries and decoded in parallel (gzip and standard input
 /// must be read sequentially).

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 23] = [
+pub const TRAILING_COLUMNS: [&str; 24] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -41,12 +41,15 @@ pub const TRAILING_COLUMNS: [&str; 23] = [
     "reply_lost_cause",
     // Appended: `198.19.2.2:80 syn-ack at decap`, a reply from elsewhere.
     "reply_unexpected_source",
+    // Appended: `198.19.3.17:40000->198.19.96.10:80 @TIME bare-ack at backend;…`,
+    // the connection's earlier attempts.
+    "earlier_attempts",
 ];
 
 /// How many of [`TRAILING_COLUMNS`] reports of earlier versions had, newest
-/// first: before `reply_unexpected_source`, before `reply_lost_cause` (read
-/// back by `compare` with the newer columns empty).
-pub const EARLIER_TRAILING_COLUMNS: [usize; 2] = [22, 21];
+/// first: before `earlier_attempts`, before `reply_unexpected_source`, before
+/// `reply_lost_cause` (read back by `compare` with the newer columns empty).
+pub const EARLIER_TRAILING_COLUMNS: [usize; 3] = [23, 22, 21];
 
 /// Suffixes of the three columns each capture label gets.
 pub const HOP_SUFFIXES: [&str; 3] = ["_client", "_server", "_reply"];
@@ -200,6 +203,10 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     if let Some(u) = reply.unexpected_source {
         let _ = write!(stray, "{} {} at {}", u.from, u.packet.wire(), w.label(u.seen_at));
     }
+    join_into(next(), &request.attempts, ";", |c, a| {
+        let time = crate::time::rfc3339(a.time_ns);
+        let _ = write!(c, "{}->{} @{time} {} at {}", a.client, a.server, a.ending.wire(), w.label(a.capture));
+    });
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -263,7 +270,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 23);
+        assert_eq!(h.len(), 5 + 6 + 24);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -277,7 +284,8 @@ mod tests {
                 "data_stopped",
                 "path_mtu",
                 "reply_lost_cause",
-                "reply_unexpected_source"
+                "reply_unexpected_source",
+                "earlier_attempts"
             ]
         );
     }
@@ -315,8 +323,19 @@ mod tests {
         assert_eq!(&r[22], "no-reply");
         assert_eq!(&r[35], "3/1 by 198.19.3.1 at backend", "the ICMP error about the reply, last column");
         assert_eq!(&rows()[0][35], "", "empty without one");
-        assert_eq!(&r[36], "198.19.96.10:8080 syn-ack at decap", "a reply from elsewhere, the very last");
+        assert_eq!(&r[36], "198.19.96.10:8080 syn-ack at decap", "a reply from elsewhere");
         assert_eq!(&rows()[0][36], "");
+        assert_eq!(&r[37], "", "no earlier attempt: empty");
+    }
+
+    #[test]
+    fn earlier_attempts_are_the_last_fixed_column() {
+        let r = &rows()[0];
+        assert_eq!(r.len(), 38);
+        assert_eq!(
+            &r[37],
+            "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@
 
 use crate::report::words::Words;
 use crate::verdict::{
-    Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment, StrayPacket,
-    Strength, UnexpectedSource,
+    AttemptEnd, Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment,
+    StrayPacket, Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -201,7 +201,39 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             m.after_ns as f64 / 1e9
         ));
     }
+    if !r.attempts.is_empty() {
+        parts.push(attempts_words(w, r));
+    }
     parts.join("; ")
+}
+
+/// `earlier attempt at backend from 198.19.3.17:40000 to 198.19.96.10:80 (a
+/// bare ACK came back, no SYN-ACK: the port was still in TIME_WAIT there?);
+/// the connection got through from 198.19.3.17:40001`: the earlier attempts
+/// in one sentence.
+fn attempts_words(w: &Words<'_>, r: &Request) -> String {
+    let tries: Vec<String> = (r.attempts.iter())
+        .map(|a| {
+            let ending = match a.ending {
+                AttemptEnd::NoAnswer => "nothing came back",
+                AttemptEnd::Rst => "reset",
+                AttemptEnd::BareAck => {
+                    "a bare ACK came back, no SYN-ACK: the port was still in TIME_WAIT there?"
+                }
+                AttemptEnd::HandshakeOnly => "handshake, no data",
+            };
+            format!("at {} from {} to {} ({ending})", w.label(a.capture), a.client, a.server)
+        })
+        .collect();
+    let then = (r.attempts.last())
+        .and_then(|a| r.captures.get(a.capture))
+        .and_then(|h| h.client)
+        .map_or_else(String::new, |c| format!("; the connection got through from {c}"));
+    let what = match r.attempts.len() {
+        1 => "earlier attempt".to_string(),
+        n => format!("{n} earlier attempts"),
+    };
+    format!("{what} {}{then}", tries.join(", "))
 }
 
 /// `(5 × 1207 bytes)`: the largest segments at a capture.
@@ -313,6 +345,21 @@ mod tests {
         let text = explain(&Words::new(&f), &f.requests[1]);
         assert!(text.contains("the client ignores a datagram from 198.19.96.11:80"), "{text}");
         assert!(!explain(&Words::new(&f), &f.requests[0]).contains("reply not translated back"));
+    }
+
+    #[test]
+    fn earlier_attempts_get_one_sentence_naming_the_tuple_the_ending_and_the_retry() {
+        let f = findings();
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.ends_with(
+                "earlier attempt at backend from 198.19.3.17:40111 to 198.19.96.10:80 (a bare ACK came \
+                 back, no SYN-ACK: the port was still in TIME_WAIT there?); the connection got through from \
+                 198.19.3.17:40112"
+            ),
+            "{text}"
+        );
+        assert!(!explain(&Words::new(&f), &f.requests[1]).contains("earlier attempt"));
     }
 
     #[test]

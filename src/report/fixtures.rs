@@ -100,6 +100,14 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        // the first SYN left the NAT on a port the backend still held in TIME_WAIT
+        attempts: vec![Attempt {
+            capture: BACKEND,
+            client: ep("198.19.3.17:40111"),
+            server: ep("198.19.96.10:80"),
+            time_ns: T0_NS + 2 * HOP - S,
+            ending: AttemptEnd::BareAck,
+        }],
         data: None,
     };
     let r2 = Request {
@@ -131,6 +139,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::NoReply),
         seq_shift: false,
         syn_missed: None,
+        attempts: Vec::new(),
         data: None,
     };
     let r3 = Request {
@@ -153,6 +162,7 @@ pub fn findings() -> Findings {
         },
         seq_shift: false,
         syn_missed: None,
+        attempts: Vec::new(),
         data: None,
     };
     let r4 = Request {
@@ -196,6 +206,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        attempts: Vec::new(),
         data: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
@@ -219,6 +230,7 @@ pub fn findings() -> Findings {
         outcome: Outcome::plain(OutcomeKind::Completed),
         seq_shift: false,
         syn_missed: None,
+        attempts: Vec::new(),
         data: None,
     };
     let capture =
@@ -274,6 +286,7 @@ pub fn findings() -> Findings {
 pub fn black_hole() -> Findings {
     let mut f = findings();
     let r = &mut f.requests[0];
+    r.attempts.clear();
     r.outcome = Outcome::plain(OutcomeKind::DataStopped);
     r.data = Some(Box::new(DataPath {
         reached: Some(1),

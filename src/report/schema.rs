@@ -85,6 +85,7 @@ wire_names! {
         SynAck => "syn-ack", Data => "data", Rst => "rst", Datagram => "datagram", EchoReply => "echo-reply",
     }
     v::ReplyPath { SamePath => "same-path", ReplyLost => "reply-lost", Bypassed => "bypassed", NoReply => "no-reply" }
+    v::AttemptEnd { NoAnswer => "no-answer", Rst => "rst", BareAck => "bare-ack", HandshakeOnly => "handshake-only" }
     v::OutcomeKind {
         Completed => "completed", HandshakeOnly => "handshake-only", Reset => "reset",
         IcmpError => "icmp-error", NoReply => "no-reply", Midstream => "midstream",
@@ -254,6 +255,10 @@ pub struct Request {
     /// Only when the first SYN(s) were lost before a capture that saw a retransmission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_missed: Option<SynMissed>,
+    /// Only when the connection had earlier attempts (the same client ISN on
+    /// another tuple before the chained flow): one entry each, path then time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
     /// TCP with payload or path-MTU messages only: how far the data got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Data>,
@@ -309,6 +314,31 @@ pub struct Segment {
     pub bytes: u32,
     /// Segments of that size (retransmissions included).
     pub count: u32,
+}
+
+/// `{"at": "backend", "client": "198.19.3.17:40000", "server": "198.19.96.10:80",
+/// "time": "…Z", "ending": "bare-ack"}`: an earlier attempt of the connection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub at: String,
+    pub client: String,
+    pub server: String,
+    /// Its first packet, RFC 3339 UTC on capture 1's clock.
+    pub time: String,
+    pub ending: v::AttemptEnd,
+}
+
+impl Attempt {
+    fn into_typed(self, labels: &[String]) -> Result<v::Attempt, String> {
+        Ok(v::Attempt {
+            capture: index_of(labels, &self.at)?,
+            client: endpoint_of(&self.client)?,
+            server: endpoint_of(&self.server)?,
+            time_ns: crate::time::parse_rfc3339(&self.time)
+                .ok_or_else(|| format!("{:?} is not RFC 3339", self.time))?,
+            ending: self.ending,
+        })
+    }
 }
 
 /// `{"at": "egress", "syns": 1, "retransmission_after_ms": 1000.0}`.
@@ -636,6 +666,15 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             syns: m.syns,
             retransmission_after_ms: ms(m.after_ns),
         }),
+        attempts: (r.attempts.iter())
+            .map(|a| Attempt {
+                at: w.label(a.capture).to_string(),
+                client: a.client.to_string(),
+                server: a.server.to_string(),
+                time: crate::time::rfc3339(a.time_ns),
+                ending: a.ending,
+            })
+            .collect(),
         data: r.data.as_ref().map(|d| data(w, d)),
         explanation: crate::report::explain::explain(w, r),
     }
@@ -956,6 +995,7 @@ impl Request {
                     })
                 })
                 .transpose()?,
+            attempts: self.attempts.into_iter().map(|a| a.into_typed(labels)).collect::<Result<_, _>>()?,
             data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
         })
     }
@@ -973,6 +1013,10 @@ mod tests {
         for k in v::OutcomeKind::ALL {
             assert_eq!(v::OutcomeKind::from_wire(k.wire()), Some(*k));
         }
+        for e in v::AttemptEnd::ALL {
+            assert_eq!(v::AttemptEnd::from_wire(e.wire()), Some(*e));
+        }
+        assert_eq!(serde_json::to_string(&v::AttemptEnd::BareAck).unwrap(), "\"bare-ack\"");
         assert_eq!(serde_json::to_string(&v::ChangeKind::PortOnly).unwrap(), "\"port-only\"");
         assert_eq!(serde_json::from_str::<v::OffsetMethod>("\"one-way\"").unwrap(), v::OffsetMethod::OneWay);
         assert!(serde_json::from_str::<v::Proto>("\"sctp\"").is_err());
@@ -991,6 +1035,7 @@ mod tests {
             assert_eq!(a.source, b.source);
             assert_eq!(a.destination, b.destination);
             assert_eq!(a.reply, b.reply);
+            assert_eq!(a.attempts, b.attempts);
             assert_eq!(a.outcome, b.outcome);
             let clients = |r: &v::Request| r.captures.iter().map(|h| h.client).collect::<Vec<_>>();
             assert_eq!(clients(a), clients(b));

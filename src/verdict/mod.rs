@@ -18,6 +18,7 @@ use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 /// What the verdict stage needs to know of each capture besides its flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaptureMeta {
@@ -47,7 +48,8 @@ pub fn verdict(
 ) -> Findings {
     let by_receiver = (0..metas.len()).map(|_| std::sync::OnceLock::new()).collect();
     let ctx = Ctx { n: metas.len(), captures, corr, by_receiver };
-    let order = request_order(captures, corr);
+    let strays = stray_roots(captures, corr);
+    let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
         order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
     Findings {
@@ -55,7 +57,7 @@ pub fn verdict(
         captures: capture_summaries(metas, captures, corr),
         boundaries: rewrite::boundaries(&ctx),
         requests,
-        unmatched: unmatched(&ctx, options),
+        unmatched: unmatched(&ctx, options, &strays),
         warnings: warnings
             .iter()
             .map(|w| WarningOut {
@@ -69,12 +71,43 @@ pub fn verdict(
 }
 
 /// The chains in request order: `order[n]` is the chain of request `n + 1`
-/// (by the first packet at capture 1, then its client).
+/// (by the first packet at capture 1, then its client). A chain whose flow at
+/// capture 1 another request names as its unexpected source (a stray reply,
+/// and the client's RST or ICMP answering it) is no request of its own: it is
+/// reported on that request (its flows at later captures count as unmatched).
+/// A chain that names a stray itself always stays.
 pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..corr.chains.len()).collect();
+    order_of(captures, corr, &stray_roots(captures, corr))
+}
+
+/// [`request_order`] without the chains `strays`.
+fn order_of(captures: &[Flows], corr: &Correlation, strays: &FxHashSet<usize>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..corr.chains.len()).filter(|c| !strays.contains(c)).collect();
     let first = |c: usize| -> Option<&Flow> { corr.chains[c].hops[0].and_then(|f| captures[0].flows.get(f)) };
     order.sort_by_key(|&c| first(c).map(|f| (f.first_ns, f.client)));
     order
+}
+
+/// The chains of [`request_order`]'s stray replies at capture 1.
+fn stray_roots(captures: &[Flows], corr: &Correlation) -> FxHashSet<usize> {
+    let Some(first) = captures.first() else { return FxHashSet::default() };
+    let root = |c: usize| corr.chains[c].hops[0].and_then(|f| first.flows.get(f));
+    let n = captures.len();
+    let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
+    let ctx = Ctx { n, captures, corr, by_receiver };
+    // (naming chain, named flow at capture 1), looked up only for chains without a reply there
+    let named: Vec<(usize, usize)> = (0..corr.chains.len())
+        .filter(|&c| root(c).is_some_and(|f| !f.reply_seen()))
+        .filter_map(|c| stray::stray_flow(&ctx, c, &[root(c)]).map(|(_, f)| (c, f)))
+        .collect();
+    if named.is_empty() {
+        return FxHashSet::default();
+    }
+    let namers: FxHashSet<usize> = named.iter().map(|&(c, _)| c).collect();
+    let flows: FxHashSet<usize> = named.iter().map(|&(_, f)| f).collect();
+    (0..corr.chains.len())
+        .filter(|c| !namers.contains(c) && corr.chains[*c].hops[0].is_some_and(|f| flows.contains(&f)))
+        .collect()
 }
 
 /// Shared view of the run for the verdict helpers.
@@ -154,7 +187,33 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             .links
             .iter()
             .find_map(|l| l.syn_missed.map(|(syns, after_ns)| SynMissed { at: l.to, syns, after_ns })),
+        attempts: (chain.attempts.iter())
+            .map(|&(c, f)| {
+                let fl = ctx.flow(c, f);
+                Attempt {
+                    capture: c,
+                    client: endpoint(fl, &fl.client),
+                    server: endpoint(fl, &fl.server),
+                    time_ns: ctx.corrected(c, fl.first_ns),
+                    ending: attempt_end(fl),
+                }
+            })
+            .collect(),
         data,
+    }
+}
+
+/// How an earlier attempt ended: a RST from the server side, a SYN-ACK, a
+/// bare answer (no SYN-ACK), or nothing back.
+fn attempt_end(f: &Flow) -> AttemptEnd {
+    if f.rst_to_client.is_some() {
+        AttemptEnd::Rst
+    } else if f.synack_ns.is_some() {
+        AttemptEnd::HandshakeOnly
+    } else if f.packets_to_client > 0 {
+        AttemptEnd::BareAck
+    } else {
+        AttemptEnd::NoAnswer
     }
 }
 
@@ -209,9 +268,22 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
         .collect()
 }
 
-fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions) -> Vec<Unmatched> {
-    ctx.corr
-        .unmatched
+/// The flows of each capture after the first in no request: unmatched by the
+/// correlator, or of a chain that is a stray reply reported on another request.
+fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>) -> Vec<Unmatched> {
+    let mut lists = ctx.corr.unmatched.clone();
+    for &s in strays {
+        for (c, hop) in ctx.corr.chains[s].hops.iter().enumerate().skip(1) {
+            if let (Some(f), Some(list)) = (hop, lists.get_mut(c)) {
+                list.push(*f);
+            }
+        }
+    }
+    for list in &mut lists {
+        list.sort_unstable();
+        list.dedup();
+    }
+    lists
         .iter()
         .enumerate()
         .skip(1)
@@ -261,4 +333,31 @@ pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
     f.server_data_ns = Some(t_ns + 1);
     f.packets_to_client = 3;
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_ends_by_what_came_back() {
+        let syn = test_flow(("198.19.3.17", 40000), ("198.19.96.10", 80), 0);
+        assert_eq!(attempt_end(&syn), AttemptEnd::NoAnswer);
+        let mut bare = syn.clone();
+        bare.packets_to_client = 1;
+        assert_eq!(attempt_end(&bare), AttemptEnd::BareAck);
+        let answered = answered(syn.clone(), 100);
+        assert_eq!(attempt_end(&answered), AttemptEnd::HandshakeOnly);
+        let mut reset = bare.clone();
+        reset.rst_to_client =
+            Some(crate::flows::TcpEvent { ts_ns: 100, to_client: true, sender: reset.server.addr, ttl: 64 });
+        assert_eq!(attempt_end(&reset), AttemptEnd::Rst);
+        let mut client_reset = bare;
+        client_reset.rst_to_server = reset.rst_to_client;
+        assert_eq!(
+            attempt_end(&client_reset),
+            AttemptEnd::BareAck,
+            "the client's own RST answers the bare ACK"
+        );
+    }
 }

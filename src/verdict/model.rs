@@ -115,6 +115,10 @@ pub struct Request {
     pub seq_shift: bool,
     /// The first SYN(s) were lost before a capture that saw a retransmission.
     pub syn_missed: Option<SynMissed>,
+    /// Earlier attempts of the TCP connection (the same client ISN on another
+    /// tuple before the chained flow, e.g. a SYN retried on a new NAT port), in
+    /// path then time order.
+    pub attempts: Vec<Attempt>,
     /// TCP with payload or path-MTU messages: how far the data got (boxed:
     /// a request stays small for UDP and ICMP and for a report read back).
     pub data: Option<Box<DataPath>>,
@@ -219,6 +223,31 @@ pub struct Match {
     pub evidence: Vec<Evidence>,
     /// `ambiguous` only: the competing flows at `between.to`.
     pub candidates: Vec<Candidate>,
+}
+
+/// An earlier attempt of a request's connection at one capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub capture: usize,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    /// First packet on capture 1's clock.
+    pub time_ns: i64,
+    pub ending: AttemptEnd,
+}
+
+/// How an earlier attempt ended, as the capture saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptEnd {
+    /// Nothing came back.
+    NoAnswer,
+    /// The server side answered the SYN with a RST.
+    Rst,
+    /// The server side answered with a bare ACK, no SYN-ACK (a port it still
+    /// holds in TIME_WAIT answers so: the challenge ACK).
+    BareAck,
+    /// It got a SYN-ACK and carried nothing.
+    HandshakeOnly,
 }
 
 /// A flow that competed for an ambiguous match.

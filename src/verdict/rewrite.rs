@@ -176,6 +176,7 @@ mod tests {
         let chain = Chain {
             hops: vec![Some(0), Some(0), Some(0)],
             links: vec![link(0, 1, LinkKind::Forwarded), link(1, 2, LinkKind::Forwarded)],
+            attempts: Vec::new(),
         };
         let (source, destination) = changes(&chain, &flows);
         let kinds: Vec<(Between, ChangeKind)> = source.iter().map(|c| (c.between, c.kind)).collect();
@@ -197,7 +198,11 @@ mod tests {
     #[test]
     fn a_proxy_link_is_a_source_change_even_when_nothing_else_moved() {
         let a = test_flow(("198.18.90.42", 51514), ("198.19.96.10", 80), 0);
-        let chain = Chain { hops: vec![Some(0), Some(0)], links: vec![link(0, 1, LinkKind::Proxy)] };
+        let chain = Chain {
+            hops: vec![Some(0), Some(0)],
+            links: vec![link(0, 1, LinkKind::Proxy)],
+            attempts: Vec::new(),
+        };
         let (source, destination) = changes(&chain, &[Some(&a), Some(&a)]);
         assert_eq!(source.len(), 1);
         assert_eq!(source[0].kind, ChangeKind::Proxy);

@@ -57,6 +57,16 @@ pub(crate) fn unexpected_source(
     chain: usize,
     flows: &[Option<&Flow>],
 ) -> Option<UnexpectedSource> {
+    stray_flow(ctx, chain, flows).map(|(c, i)| {
+        let g = ctx.flow(c, i);
+        let (to, from) = first_packet(g);
+        UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g, to == g.client) }
+    })
+}
+
+/// The flow of the first stray reply (capture, flow) at the capture nearest
+/// the client that saw one.
+pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -> Option<(usize, usize)> {
     flows.iter().enumerate().find_map(|(c, f)| {
         let f = (*f).filter(|f| !f.reply_seen())?;
         let own = ctx.corr.chains[chain].hops[c].map(|i| i as u32);
@@ -67,12 +77,9 @@ pub(crate) fn unexpected_source(
             .iter()
             .take_while(|&&(p, e, _)| (p, e) == (f.proto, f.client))
             .filter(|&&(_, _, i)| Some(i) != own)
-            .map(|&(_, _, i)| ctx.flow(c, i as usize))
-            .filter(|g| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
-            .min_by_key(|g| g.first_ns)
-            .map(|g| {
-                let (to, from) = first_packet(g);
-                UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g, to == g.client) }
-            })
+            .map(|&(_, _, i)| (i as usize, ctx.flow(c, i as usize)))
+            .filter(|(_, g)| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
+            .min_by_key(|(_, g)| g.first_ns)
+            .map(|(i, _)| (c, i))
     })
 }

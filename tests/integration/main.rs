@@ -34,6 +34,7 @@ mod properties;
 mod read;
 mod regression;
 mod resources;
+mod rotation;
 mod util;
 mod verdicts_mutation;
 mod writer;

@@ -283,3 +283,128 @@ fn many_clients_onto_one_nat_tuple_are_all_ambiguous_on_the_shared_flow() {
     }
     assert!(named.windows(2).all(|w| w[0] == w[1]), "one shared flow: {named:?}");
 }
+
+/// A SYN retried on a new NAT port (issue 12 item 3): the node's first mapping
+/// (port 40000) is reset by the backend; the client's retransmission 1 s later
+/// leaves on port 40001 and carries the request. The backend holds two flows
+/// with one ISN, one after the other: attempts, not copies. The one with the
+/// data is chained and the earlier one listed, in JSON and in the CSV column.
+#[test]
+fn a_syn_retried_on_a_new_nat_port_chains_the_attempt_with_the_data_and_lists_the_first() {
+    let nat = |port: u16| {
+        let mut hops = masquerade(80_000);
+        hops[1].snat_port = Some(port);
+        hops
+    };
+    let start = T0 + 2_000_000_000;
+    let mut p = Path::new(three(), nat(40001));
+    background(&mut p, 5, T0);
+    let t = Tcp::new((ip("198.18.90.42"), 42000), (ip("198.19.96.10"), 80), start, 77);
+    p.tcp(&t);
+    let mut caps = p.finish();
+    // the first SYN, seen at decap and egress, then behind the NAT on port 40000
+    insert_lost_first_syn(&mut caps, 0, t.client_isn, 1_000_000_000);
+    insert_lost_first_syn(&mut caps, 1, t.client_isn, 1_000_000_000);
+    let mut first = Path::new(three(), nat(40000));
+    first.tcp(&Tcp { start_ns: start - 1_000_000_000, reset: true, only_at: Some(vec![2]), ..t.clone() });
+    caps.points[2].extend(first.finish().points[2].iter().cloned());
+    caps.points[2].sort_by_key(|(t, _, _)| *t);
+
+    let v = run_json(&caps.points, &LABELS, &[]);
+    let r = requests(&v).iter().find(|r| client_at(r, 0) == "198.18.90.42:42000").expect("the request");
+    assert_eq!(client_at(r, 2), "198.19.3.17:40001", "the attempt that carried the request");
+    assert_eq!(r["outcome"]["kind"], "completed");
+    let attempts = r["attempts"].as_array().expect("attempts");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    let a = &attempts[0];
+    assert_eq!((a["at"].as_str(), a["client"].as_str()), (Some("backend"), Some("198.19.3.17:40000")));
+    assert_eq!((a["server"].as_str(), a["ending"].as_str()), (Some("198.19.96.10:80"), Some("rst")));
+    assert!(r["syn_missed"].is_null(), "the first SYN was seen at backend, on the attempt");
+    let why = r["explanation"].as_str().unwrap();
+    assert!(
+        why.contains("earlier attempt at backend from 198.19.3.17:40000 to 198.19.96.10:80 (reset)")
+            && why.ends_with("the connection got through from 198.19.3.17:40001"),
+        "{why}"
+    );
+    assert!(
+        v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0),
+        "the attempt is the request's"
+    );
+    // the other requests have none
+    assert!(requests(&v)
+        .iter()
+        .filter(|o| o["request"] != r["request"])
+        .all(|o| o.get("attempts").is_none()));
+
+    // the same in the CSV's last fixed column
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = vec!["-q".into(), "--format".into(), "csv".into()];
+    for (pkts, label) in caps.points.iter().zip(LABELS) {
+        let path = dir.path().join(format!("{label}.pcap"));
+        write_pcap(&mut std::fs::File::create(&path).unwrap(), 262_144, pkts).unwrap();
+        args.push(format!("{label}={}", path.display()));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).output().unwrap();
+    let mut csv = csv::Reader::from_reader(out.stdout.as_slice());
+    let header = csv.headers().unwrap().clone();
+    assert_eq!(header.iter().next_back(), Some("earlier_attempts"));
+    let row = (csv.records().map(Result::unwrap))
+        .find(|row| &row[3] == "198.18.90.42:42000")
+        .expect("the request's row");
+    let cell = row.iter().next_back().unwrap();
+    assert!(
+        cell.starts_with("198.19.3.17:40000->198.19.96.10:80 @") && cell.ends_with(" rst at backend"),
+        "{cell}"
+    );
+}
+
+/// The same on a real kernel (`scripts/lab/nat-port-reuse.sh`, captures in
+/// `testdata/kernel/nat-port-reuse`): 12 connections through a MASQUERADE onto
+/// two ports, the server holding both in TIME_WAIT. The truth is the router's
+/// `conntrack -E` log: each connection's mappings in order; a connection mapped
+/// more than once met a bare ACK (TIME_WAIT) on the earlier ports and got
+/// through on the last one.
+#[test]
+fn a_real_nat_under_port_pressure_lists_the_earlier_mappings_as_attempts() {
+    let dir = crate::util::testdata("kernel/nat-port-reuse");
+    let log = std::fs::read_to_string(dir.join("conntrack.log")).unwrap();
+    // client port -> NAT ports of its mappings, in order
+    let mut mappings: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let field = |line: &str, key: &str, nth: usize| -> String {
+        line.split_whitespace().filter_map(|w| w.strip_prefix(key)).nth(nth).unwrap_or_default().to_string()
+    };
+    for line in log.lines().filter(|l| l.contains("[NEW]")) {
+        mappings.entry(field(line, "sport=", 0)).or_default().push(field(line, "dport=", 1));
+    }
+    assert_eq!(mappings.len(), 12);
+    assert!(mappings.values().any(|m| m.len() > 1), "the capture holds retried mappings");
+    let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .arg(format!("front={}", dir.join("front.pcap").display()))
+        .arg(format!("behind={}", dir.join("behind.pcap").display()))
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(requests(&v).len(), 12);
+    for r in requests(&v) {
+        let sport = client_at(r, 0).rsplit(':').next().unwrap().to_string();
+        let ports = &mappings[&sport];
+        let last = ports.last().unwrap();
+        assert_eq!(client_at(r, 1), format!("198.19.50.1:{last}"), "the mapping that got through");
+        let mut earlier: Vec<&String> = ports.iter().filter(|p| *p != last).collect();
+        earlier.dedup();
+        let listed: Vec<String> = (r["attempts"].as_array().map(Vec::as_slice).unwrap_or_default().iter())
+            .map(|a| {
+                assert_eq!(
+                    (a["at"].as_str(), a["ending"].as_str()),
+                    (Some("behind"), Some("bare-ack")),
+                    "{a}"
+                );
+                a["client"].as_str().unwrap().rsplit(':').next().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(listed.iter().collect::<Vec<_>>(), earlier, "request from port {sport}");
+        assert!(r["syn_missed"].is_null(), "every SYN was seen behind the NAT, on one mapping or another");
+    }
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0));
+}

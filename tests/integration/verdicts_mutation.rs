@@ -1094,7 +1094,11 @@ fn a_reply_that_skips_the_un_dnat_is_linked_to_the_request_as_an_unexpected_sour
         "{r:#}"
     );
     assert_eq!(str_of(&r["reply"]["path"]), "reply-lost", "{v:#}");
-    assert_eq!(requests(&v).len(), 2, "the stray SYN-ACK is also a flow of its own at a: {v:#}");
+    assert_eq!(
+        requests(&v).len(),
+        1,
+        "the stray SYN-ACK at a is reported on the request, not as its own: {v:#}"
+    );
     let text = str_of(&r["explanation"]);
     assert!(
         text.contains("the client rejects a SYN-ACK from 198.19.96.10:8080: it sent to 198.19.200.10:80 — reply not translated back"),
@@ -1105,6 +1109,20 @@ fn a_reply_that_skips_the_un_dnat_is_linked_to_the_request_as_an_unexpected_sour
     p.tcp(&Tcp::new(client(), (ip("198.19.200.10"), 80), T0, 7));
     let v = run(&p.finish(), &[]);
     assert!(only(&v)["reply"]["unexpected_source"].is_null(), "{v:#}");
+}
+
+#[test]
+fn a_reply_only_flow_at_capture_1_that_no_request_names_stays_a_request() {
+    // capture a saw only the server's packets of a connection (its SYN went another way)
+    let mut p = path(&[0, 0], Hop::default());
+    p.tcp(&Tcp::new(client(), (ip("198.19.96.10"), 80), T0, 7));
+    let mut caps = p.finish();
+    caps.points[0].retain(|(_, p, _)| from_server(p));
+    // … and b saw none of it: a chain of one reply-only flow
+    caps.points[1].clear();
+    let v = run(&caps, &[]);
+    assert_eq!(requests(&v).len(), 1, "{v:#}");
+    assert_eq!(requests(&v)[0]["captures"][0]["client"], "198.18.90.42:40001", "{v:#}");
 }
 
 #[test]

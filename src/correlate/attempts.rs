@@ -1,0 +1,248 @@
+//! Attempts of one connection at one capture: the same client ISN on another
+//! tuple, one after the other (a SYN retried on a new NAT port after the first
+//! mapping met a port the destination still held). Copies (the same packets on
+//! two interfaces at once) were folded by the flow stage; what is left with one
+//! ISN at a capture are successive attempts. The chain takes the attempt that
+//! carried the request (data, else a SYN-ACK) and lists the earlier ones.
+
+use super::candidates::syn_alignment;
+use super::{Chain, Strength};
+use crate::flows::{Flow, FlowProto, Flows, Orientation};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Attempts of one connection are at most this far apart (ns): Linux's six SYN
+/// retries span 127 s.
+const ATTEMPT_WINDOW_NS: i64 = 130_000_000_000;
+
+/// The client ISN of a TCP flow that began with the client's SYN.
+fn isn(f: &Flow) -> Option<u32> {
+    (f.proto == FlowProto::Tcp && f.orientation == Orientation::Syn).then_some(f.client_isn).flatten()
+}
+
+/// When a flow's last SYN was sent (its first packet when it saw none).
+fn last_syn_ns(f: &Flow) -> i64 {
+    f.first_client_ns.map_or(f.first_ns, |t| t.saturating_add(i64::from(f.last_syn_after_us) * 1000))
+}
+
+/// How far an attempt got: it carried client data, else it got a SYN-ACK.
+fn progress(f: &Flow) -> u8 {
+    if f.client_data_ns.is_some() || f.bytes_to_server > 0 {
+        2
+    } else if f.synack_ns.is_some() {
+        1
+    } else {
+        0
+    }
+}
+
+/// Resolves the attempts at capture `to` of every chain that reached it:
+/// among the chained flow and the free flows of `to` with its client ISN on
+/// another tuple within [`ATTEMPT_WINDOW_NS`], the one that got furthest
+/// (data, else a SYN-ACK; on a tie the chained one, then the later) is
+/// chained; those that began before it become the chain's attempts and are
+/// taken; a flow the chain no longer holds is free again. A link that tied
+/// only between attempts of one connection is strong.
+pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut [bool]) {
+    let flows = &captures[to].flows[..];
+    let wanted: FxHashMap<u32, ()> =
+        (chains.iter()).filter_map(|c| c.hops[to].and_then(|h| isn(&flows[h]))).map(|i| (i, ())).collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let mut by_isn: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+    for (i, f) in flows.iter().enumerate() {
+        if let Some(x) = isn(f).filter(|x| wanted.contains_key(x)) {
+            by_isn.entry(x).or_default().push(i);
+        }
+    }
+    for chain in chains.iter_mut() {
+        let Some(h) = chain.hops[to] else { continue };
+        let Some(group) = isn(&flows[h]).and_then(|x| by_isn.get(&x)) else { continue };
+        let near = |j: usize| {
+            let (a, b) = (&flows[h], &flows[j]);
+            (a.client, a.server) != (b.client, b.server)
+                && b.first_ns.saturating_sub(a.first_ns).saturating_abs() <= ATTEMPT_WINDOW_NS
+        };
+        let mut set: Vec<usize> =
+            group.iter().copied().filter(|&j| j == h || (!taken[j] && near(j))).collect();
+        if set.len() < 2 {
+            continue;
+        }
+        set.sort_by_key(|&j| flows[j].first_ns);
+        // The furthest attempt; the chained one when it got as far.
+        let best = (set.iter().copied())
+            .max_by_key(|&j| (progress(&flows[j]), j == h, flows[j].first_ns))
+            .unwrap_or(h);
+        // Earlier: begun before the chained flow's last SYN, the one that got
+        // through (a retry may come back to the first port once the RST of a
+        // later attempt freed it: one flow holds the first and last SYN).
+        let got_through = last_syn_ns(&flows[best]);
+        let earlier: Vec<usize> =
+            set.iter().copied().filter(|&j| j != best && flows[j].first_ns < got_through).collect();
+        if best == h && earlier.is_empty() {
+            continue;
+        }
+        chain.hops[to] = Some(best);
+        taken[best] = true;
+        for &e in &earlier {
+            taken[e] = true;
+            chain.attempts.push((to, e));
+        }
+        if let Some(link) = chain.links.iter_mut().find(|l| l.to == to) {
+            if link.strength == Strength::Ambiguous && link.candidates.iter().all(|c| set.contains(c)) {
+                link.strength = Strength::Strong;
+                link.candidates.clear();
+            }
+            // The first SYNs were seen here, on the earlier attempts.
+            let source = chain.hops[link.from].map(|f| &captures[link.from].flows[f]);
+            link.syn_missed = match source {
+                Some(a) if earlier.is_empty() => syn_alignment(a, &flows[best]).and_then(|al| al.b_missed),
+                _ => None,
+            };
+        }
+    }
+    // a flow left free again by a swap goes back to the unmatched
+    let held: FxHashSet<usize> = (chains.iter())
+        .flat_map(|c| c.hops[to].into_iter().chain(c.attempts.iter().filter(|a| a.0 == to).map(|a| a.1)))
+        .collect();
+    for &i in by_isn.values().flatten() {
+        if !held.contains(&i) {
+            taken[i] = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::CorrelateConfig;
+    use crate::correlate::{correlate, Correlation, Strength};
+    use crate::flows::{Flow, Flows};
+
+    fn capture(flows: Vec<Flow>) -> Flows {
+        Flows { flows, stats: Default::default() }
+    }
+
+    /// The client's flow: its first SYN at 0, retransmitted 1 s later, then data.
+    fn client() -> Flow {
+        let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 7);
+        (f.syn_count, f.last_syn_after_us) = (2, 1_000_000);
+        f.client_data_ns = Some(1_000_400_000);
+        f.last_ns = 1_002_000_000;
+        f
+    }
+
+    /// The first SYN behind the NAT on port 40000: answered by a bare ACK, then reset by the client.
+    fn dead(first_ns: i64) -> Flow {
+        let mut f = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", first_ns, 7);
+        (f.synack_ns, f.server_isn, f.seq_pair, f.first_server_ns) =
+            (None, None, None, Some(first_ns + 100_000));
+        (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (2, 1, 0, 0);
+        f
+    }
+
+    /// The retransmitted SYN on a new port, which carried the request.
+    fn live(first_ns: i64) -> Flow {
+        let mut f = Flow::test_tcp("198.19.3.17:40001", "198.19.0.1:80", first_ns, 7);
+        f.client_data_ns = Some(first_ns + 400_000);
+        f
+    }
+
+    fn run(behind: Vec<Flow>) -> Correlation {
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        correlate(&[capture(vec![client()]), capture(behind)], &config)
+    }
+
+    #[test]
+    fn the_attempt_that_carried_the_data_is_chained_and_the_earlier_one_listed() {
+        for behind in [vec![dead(50_000), live(1_000_050_000)], vec![live(1_000_050_000), dead(50_000)]] {
+            let live_ix = behind.iter().position(|f| f.client.port == 40001).unwrap();
+            let c = run(behind);
+            let chain = &c.chains[0];
+            assert_eq!(chain.hops[1], Some(live_ix));
+            assert_eq!(chain.attempts, [(1, 1 - live_ix)]);
+            assert!(c.unmatched[1].is_empty(), "the dead attempt belongs to the request");
+            assert_eq!(chain.links[0].strength, Strength::Strong);
+            assert_eq!(chain.links[0].syn_missed, None, "the first SYN was seen, on the earlier attempt");
+        }
+    }
+
+    #[test]
+    fn attempts_after_the_chained_one_far_apart_or_on_one_tuple_are_not_listed() {
+        // a later dead flow with the same ISN is no earlier attempt: it stays unmatched
+        let c = run(vec![live(50_000), dead(2_000_000_000)]);
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(0), &[][..]));
+        assert_eq!(c.unmatched[1], [1]);
+        // the same ISN 200 s earlier is another connection
+        let c = run(vec![dead(-200_000_000_000), live(1_000_050_000)]);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(1), 0));
+        assert_eq!(c.unmatched[1], [0]);
+        // a lone dead attempt is simply the chained flow
+        let c = run(vec![dead(50_000)]);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(0), 0));
+    }
+
+    /// What a real kernel did (MASQUERADE --to-ports 40000-40001 --random-fully,
+    /// the backend holding both ports in TIME_WAIT): the SYN left on 40000 and
+    /// met a bare ACK, the client reset; the retry 10 ms later left on 40001 and
+    /// met the same; the RSTs ended both TIME_WAITs, and the SYN 1 s later left on
+    /// 40000 again and got through. Port 40000's flow holds the first and the
+    /// last SYN; the attempt on 40001 lies in between.
+    #[test]
+    fn an_attempt_between_the_first_and_the_last_syn_of_the_chained_flow_is_listed() {
+        let mut back = live(50_000);
+        (back.client.port, back.syn_count, back.last_syn_after_us) = (40000, 2, 1_020_000);
+        let mut between = dead(12_000_000);
+        between.client.port = 40001;
+        let mut c = client();
+        (c.syn_count, c.last_syn_after_us) = (3, 1_020_000);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[capture(vec![c]), capture(vec![back, between])], &config);
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(0), &[(1, 1)][..]));
+        assert_eq!(c.chains[0].links[0].syn_missed, None);
+        assert!(c.unmatched[1].is_empty());
+    }
+
+    #[test]
+    fn a_match_tied_only_between_attempts_of_one_connection_is_strong() {
+        // both attempts got the same SYN-ACK, both within the tolerance of the
+        // client's SYN: nothing but their fate tells them apart
+        let mut first = live(50_000);
+        (first.client.port, first.client_data_ns, first.bytes_to_server) = (40000, None, 0);
+        let c = run(vec![first, live(600_000)]);
+        let link = &c.chains[0].links[0];
+        assert_eq!((link.strength, &link.candidates[..]), (Strength::Strong, &[][..]));
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(1), &[(1, 0)][..]));
+    }
+
+    #[test]
+    fn a_flow_the_chain_gives_up_for_an_earlier_attempt_is_unmatched_again() {
+        // a later flow with the ISN, aligned with the client's SYN retransmission
+        let mut later = live(1_000_050_000);
+        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40001, None, 0);
+        let mut first = live(50_000);
+        first.client.port = 40000;
+        let c = run(vec![later, first]);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(1), 0));
+        assert_eq!(c.unmatched[1], [0]);
+    }
+
+    #[test]
+    fn progress_is_data_either_way_else_a_syn_ack() {
+        let mut f = dead(0);
+        assert_eq!(super::progress(&f), 0);
+        f.synack_ns = Some(1);
+        assert_eq!(super::progress(&f), 1);
+        f.bytes_to_server = 10;
+        assert_eq!(super::progress(&f), 2);
+        (f.bytes_to_server, f.client_data_ns) = (0, Some(2));
+        assert_eq!(super::progress(&f), 2);
+    }
+
+    #[test]
+    fn an_attempt_that_got_a_syn_ack_wins_over_one_that_did_not() {
+        let mut answered = live(1_000_050_000);
+        (answered.client_data_ns, answered.bytes_to_server) = (None, 0);
+        let c = run(vec![dead(50_000), answered]);
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(1), &[(1, 0)][..]));
+    }
+}
