@@ -54,7 +54,7 @@ pub struct Ingested<'a> {
     pub record: u64,
     pub byte_offset: u64,
     pub packet: Result<&'a Packet, &'a DecodeError>,
-    /// The packet's transport payload (at least the flow stage's fingerprint bytes).
+    /// The packet's transport payload (at least `FlowConfig::payload_limit` bytes).
     pub payload: &'a [u8],
 }
 
@@ -306,7 +306,7 @@ pub fn read_flows(
 ) -> Result<CaptureResult, ReadError> {
     let mut b = Builder::new(config);
     let captures = config.captures.len();
-    let limit = config.flows.fingerprint_len;
+    let limit = config.flows.payload_limit();
     let info = ingest(spec, index, &config.read, captures, limit, progress, &mut b)?;
     Ok(b.finish(&spec.label, &spec.display_name(), info))
 }
