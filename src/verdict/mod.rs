@@ -6,6 +6,7 @@
 //! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
 mod data;
+mod identity;
 mod model;
 mod outcome;
 mod reply;
@@ -153,6 +154,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             .iter()
             .find_map(|l| l.syn_missed.map(|(syns, after_ns)| SynMissed { at: l.to, syns, after_ns })),
         data,
+        identity: identity::identity(&flows).map(Box::new),
     }
 }
 
