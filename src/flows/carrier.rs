@@ -5,6 +5,7 @@
 //! bytes of a stream (at most [`CARRIER_PREFIX`]); hostile input gives `None`
 //! or less, never a panic, and nothing is allocated by a length read from it.
 
+use super::fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS};
 use std::net::IpAddr;
 
 /// Most bytes of a client stream kept and parsed for carriers.
@@ -60,6 +61,9 @@ pub struct Carriers {
     /// HTTP headers, in the order `Forwarded`, `X-Forwarded-For`, `X-Real-IP`.
     pub headers: Vec<Carried>,
     pub request_id: Option<RequestId>,
+    /// With a PROXY header: the fingerprint of the stream after it (what the
+    /// proxy forwarded), so the flow compares with the client's own stream.
+    pub payload_fp: Option<Fingerprint>,
 }
 
 impl Carriers {
@@ -334,7 +338,12 @@ impl StreamHead {
     /// Parses what is known (a stream that ended early, or the end of the capture).
     pub fn finish(&mut self) {
         if let StreamHead::Collecting(v) = self {
-            let c = parse(v);
+            let mut c = parse(v);
+            if let Some((_, n)) = proxy_v1(v).or_else(|| proxy_v2(v)) {
+                let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
+                rest.add(0, &v[n..]);
+                c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
+            }
             *self = StreamHead::Done((!c.is_empty()).then(|| Box::new(c)));
         }
     }
@@ -508,6 +517,15 @@ mod tests {
         assert!(matches!(h, StreamHead::Done(Some(_))), "blank line seen: parsed, bytes dropped");
         let c = h.take().expect("carriers");
         assert_eq!(c.of(CarrierKind::XForwardedFor).map(|x| x.elements), Some(2));
+        assert_eq!(c.payload_fp, None, "no PROXY header: the stream's own fingerprint stands");
+
+        // After a PROXY header: the fingerprint of what follows it.
+        let mut p = StreamHead::default();
+        p.add(0, b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80\r\n");
+        p.add(47, REQ);
+        let mut own = StreamPrefix::new(128);
+        own.add(0, REQ);
+        assert_eq!(p.take().and_then(|c| c.payload_fp), Some(own.fingerprint()));
 
         let mut tls = StreamHead::default();
         tls.add(0, b"\x16\x03\x01\x00\x10");

@@ -145,6 +145,10 @@ impl FlowTable {
             f.client_fp = s.client_stream.fingerprint();
             f.server_fp = s.server_stream.fingerprint();
             f.carriers = s.client_head.take();
+            // A PROXY header is the proxy's, not the client's: compare what follows it.
+            if let Some(fp) = f.carriers.as_mut().and_then(|c| c.payload_fp.take()) {
+                f.client_fp = fp;
+            }
         }
         drop(streams);
         Flows { flows, stats }

@@ -218,6 +218,11 @@ mod tests {
         assert_eq!((proxy.addr, proxy.port), (Some(addr("198.18.90.42")), Some(40001)));
         assert_eq!(car.headers[0].addr, Some(addr("203.0.113.9")));
         assert!(car.request_id.is_some());
+        // The client fingerprint is of what follows the PROXY line: the client's own bytes.
+        let mut own = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 7);
+        own.request = c.request[47..].to_vec();
+        let own_fp = table(&one_point(&own)).flows[0].client_fp.clone();
+        assert_eq!(own_fp.agreement(&f.flows[0].client_fp), Some(64), "agree at the longest common prefix");
         // A stream with nothing carried keeps nothing.
         let plain = Tcp::new((addr("198.18.0.1"), 40001), (addr("198.19.0.1"), 80), 1_000, 6);
         assert_eq!(table(&one_point(&plain)).flows[0].carriers, None);

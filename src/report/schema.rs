@@ -113,6 +113,8 @@ impl WireName for Evidence {
         Evidence::UdpPayload,
         Evidence::IcmpEcho,
         Evidence::SeqShift,
+        Evidence::SeqAck,
+        Evidence::RequestId,
         Evidence::IpId,
         Evidence::Ports,
         Evidence::Time,
@@ -1031,6 +1033,8 @@ mod tests {
         assert_eq!(serde_json::from_str::<v::OffsetMethod>("\"one-way\"").unwrap(), v::OffsetMethod::OneWay);
         assert!(serde_json::from_str::<v::Proto>("\"sctp\"").is_err());
         assert_eq!(Evidence::from_wire("client-fingerprint"), Some(Evidence::ClientFingerprint));
+        assert_eq!(Evidence::from_wire("request-id"), Some(Evidence::RequestId));
+        assert_eq!(Evidence::from_wire("seq-ack"), Some(Evidence::SeqAck));
     }
 
     #[test]
