@@ -23,7 +23,7 @@ import sys
 
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
-    "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
+    "proxy", "proxy-v1", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6",
 ]
@@ -99,6 +99,11 @@ def plan(sc):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C43, 40003, BACKEND, 80),
                 tcp(sc, 4, C42, 40004, BACKEND, 8080)]  # not redirected: routed as is
+    if sc == "proxy-v1":
+        spoofed = tcp(sc, 3, C42, 40003, BACKEND, 8080, xff="203.0.113.9")
+        spoofed["payload"] = spoofed["payload"].replace("\r\n\r\n", "\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                spoofed]  # port 8080: not redirected; the client sets X-Forwarded-For itself
     if sc == "udp-icmp":
         # the same source port / echo identifier from two client addresses: the
         # node's masquerade must remap the second one
@@ -192,6 +197,14 @@ MODELS = {
                       "proxy reading SO_ORIGINAL_DST) opens a new connection from 198.18.10.2 (random port *) "
                       "carrying the same request bytes: source change at decap->egress of kind proxy. "
                       "Request 4 (port 8080) is not redirected and keeps its source."},
+    "proxy-v1": {"proxy": True, "send_proxy": "v1",
+                 "desc": "A terminating TCP proxy in the pod (as in proxy) that writes a PROXY protocol v1 line "
+                         "with the client's address before the request (haproxy's send-proxy), MASQUERADE on "
+                         "the node, and a backend that reads the PROXY line on port 80 and logs the identity "
+                         "it received: the source becomes 198.18.10.2 (proxy, decap->egress), then "
+                         "198.19.3.17 (egress->backend), and the PROXY v1 line added decap->egress carries "
+                         "the client (identity preserved). Request 3 (port 8080, not redirected) carries an "
+                         "X-Forwarded-For: 203.0.113.9 the client set itself: client-side, not to be trusted."},
     "udp-icmp": {"desc": "UDP request/response and ICMP echo (3 echoes per flow) through MASQUERADE on the "
                          "node. Requests 1 and 2 use the same source port 5353 from .42 and .43, requests 3 "
                          "and 4 the same echo identifier 777: the node keeps the first and remaps the second "
@@ -503,6 +516,8 @@ def cmd_expect(a):
         req = {}
         if data is not None:
             req["data"] = data
+        if model.get("send_proxy") or p.get("xff"):
+            req["identity"] = expect_identity(rid, model, p, caddr, cport, server, problems)
         reqs.append(dict(req, **{
             "id": rid, "proto": proto,
             "marker": None if (proto == "tcp" and (not c.get("connected") or (data and data["stopped"])))
@@ -533,6 +548,34 @@ def cmd_expect(a):
         json.dump(doc, f, indent=2)
         f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def expect_identity(rid, model, p, caddr, cport, server, problems):
+    """Who the backend took for the client, from the backend application's own log
+    (the PROXY line or X-Forwarded-For it received), and who put it there, from the
+    configuration (the pod's proxy writes PROXY lines; the plan says which requests
+    the client itself gave an X-Forwarded-For)."""
+    got = [x for x in server if x.get("event") == "request" and p["marker"] in x.get("request_line", "")]
+    if not got:
+        problems.append(f"request {rid}: the backend logged no request")
+        return None
+    e = got[0]
+    if "proxy" in e:
+        src = e["proxy"]["src"]
+        if src != [caddr, cport]:
+            problems.append(f"request {rid}: the proxy wrote {src}, the client was {[caddr, cport]}")
+        return {"carrier": "proxy-v1", "carried": fmt_ep(src[0], src[1]), "added": "decap->egress",
+                "preserved": src[0] == caddr, "client_set": None}
+    if "x_forwarded_for" in e:
+        xs = e["x_forwarded_for"]
+        sent = p.get("xff")
+        if sent and xs[0] != sent:
+            problems.append(f"request {rid}: the client sent X-Forwarded-For {sent}, the backend got {xs}")
+        return {"carrier": "x-forwarded-for", "carried": xs[-1],
+                "added": "client-side" if sent and len(xs) == 1 else None,
+                "preserved": xs[-1] == caddr, "client_set": sent}
+    problems.append(f"request {rid}: expected a carrier, the backend got none: {e}")
+    return None
 
 
 def server_got(server, marker):

@@ -104,6 +104,9 @@ def proxy_conn(a, conn, peer):
         port = struct.unpack("!H", raw[2:4])[0]
         ip = socket.inet_ntoa(raw[4:8])
         up = socket.create_connection((ip, port), timeout=a.timeout)
+        if a.send_proxy == "v1":
+            # PROXY protocol v1 (haproxy's send-proxy): who the client really is
+            up.sendall(f"PROXY TCP4 {peer[0]} {ip} {peer[1]} {port}\r\n".encode())
         entry = {
             "event": "proxied",
             "downstream_peer": list(peer),
@@ -111,6 +114,7 @@ def proxy_conn(a, conn, peer):
             "original_dst": [ip, port],
             "upstream_sock": list(up.getsockname()),
             "upstream_peer": list(up.getpeername()),
+            "send_proxy": a.send_proxy,
         }
         log(a.log, entry)
         conn.settimeout(a.timeout)
@@ -283,6 +287,8 @@ def main():
     x.add_argument("--ready", required=True)
     x.add_argument("--timeout", type=float, default=3)
     x.add_argument("--lifetime", type=float, default=60)
+    x.add_argument("--send-proxy", choices=["v1"], default=None,
+                   help="write a PROXY protocol header with the client's address first")
     d = sub.add_parser("nfqdelay")
     d.add_argument("--queue", type=int, default=0)
     d.add_argument("--delay-ms", type=float, default=20)

@@ -47,6 +47,26 @@ def ep(sa):
 
 
 # --------------------------------------------------------------------------- server
+def identity_received(a, conn, data):
+    """What an application would take for the client: a PROXY protocol v1 line
+    (on --proxy-protocol ports, where it must come first) and the X-Forwarded-For
+    header. Returns (request bytes without the PROXY line, log fields)."""
+    got = {}
+    if conn.getsockname()[1] in a.proxy_protocol:
+        line, sep, rest = data.partition(b"\r\n")
+        f = line.decode("ascii", "replace").split(" ")
+        if not sep or f[0] != "PROXY" or len(f) != 6 or f[1] not in ("TCP4", "TCP6"):
+            got["proxy_error"] = line[:107].decode("ascii", "replace")
+        else:
+            got["proxy"] = {"version": 1, "src": [f[2], int(f[4])], "dst": [f[3], int(f[5])]}
+            data = rest
+    for h in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = h.partition(b":")
+        if name.strip().lower() == b"x-forwarded-for":
+            got["x_forwarded_for"] = [v.strip() for v in value.decode("ascii", "replace").split(",")]
+    return data, got
+
+
 def serve_tcp_conn(a, conn, peer):
     conn.settimeout(a.timeout)
     data = b""
@@ -56,10 +76,11 @@ def serve_tcp_conn(a, conn, peer):
             if not chunk:
                 break
             data += chunk
+        data, identity = identity_received(a, conn, data)
         text = data.decode("ascii", "replace")
         marker = text.split("\r\n", 1)[0]
-        log(a.log, {"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
-                    "request_line": marker, "bytes": len(data), "t": time.time()})
+        log(a.log, dict({"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
+                         "request_line": marker, "bytes": len(data), "t": time.time()}, **identity))
         if conn.getsockname()[1] in a.silent:
             # a server that accepts and never answers: wait (bounded) for the client
             # to give up; a client reset ends it without a FIN from this side
@@ -331,6 +352,8 @@ def main():
     s.add_argument("--tcp", type=int, nargs="*", default=[])
     s.add_argument("--udp", type=int, nargs="*", default=[])
     s.add_argument("--silent", type=int, nargs="*", default=[], help="TCP ports that never answer")
+    s.add_argument("--proxy-protocol", type=int, nargs="*", default=[],
+                   help="TCP ports whose connections start with a PROXY protocol v1 line")
     s.add_argument("--icmp", action="store_true")
     s.add_argument("--ipv6", action="store_true")
     s.add_argument("--log", required=True)

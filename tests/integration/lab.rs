@@ -24,6 +24,7 @@ const SCENARIOS: &[&str] = &[
     "no-return-route",
     "reject",
     "proxy",
+    "proxy-v1",
     "udp-icmp",
     "concurrent",
     "any-node",
@@ -349,6 +350,7 @@ scenario_tests! {
     lab_no_return_route => "no-return-route",
     lab_reject => "reject",
     lab_proxy => "proxy",
+    lab_proxy_v1 => "proxy-v1",
     lab_udp_icmp => "udp-icmp",
     lab_concurrent => "concurrent",
     lab_any_node => "any-node",
@@ -473,8 +475,13 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
         if r.get("data").is_some_and(|d| keys(d) != data_keys) {
             errs.push(format!("{what}: data keys {:?}", keys(&r["data"])));
         }
+        let identity_keys: BTreeSet<&str> = ["carrier", "carried", "added", "preserved", "client_set"].into();
+        if r.get("identity").is_some_and(|i| !i.is_null() && keys(i) != identity_keys) {
+            errs.push(format!("{what}: identity keys {:?}", keys(&r["identity"])));
+        }
         let mut rk = keys(r);
         rk.remove("data"); // optional: requests whose bytes need full-size segments
+        rk.remove("identity"); // optional: requests with an identity carrier (backend's log)
         if rk != req_keys {
             errs.push(format!("{what}: keys {:?}", keys(r)));
         }

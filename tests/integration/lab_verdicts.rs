@@ -136,6 +136,27 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
         format!("{:?}", exp["outcome_icmp"].as_str()),
         format!("{:?}", got.outcome.icmp.as_deref()),
     );
+    if let Some(e) = exp.get("identity") {
+        // expected.json: from the backend application's log and the configuration
+        let got = got.identity.as_ref();
+        let text = |v: &Value| format!("{:?}", v.as_str());
+        check("identity".into(), e.is_null().to_string(), got.is_none().to_string());
+        if let Some(g) = got {
+            check(
+                "identity.carrier".into(),
+                text(&e["carrier"]),
+                format!("{:?}", g.carrier.map(|c| c.wire())),
+            );
+            check("identity.carried".into(), text(&e["carried"]), format!("{:?}", g.carried.as_deref()));
+            check("identity.added".into(), text(&e["added"]), format!("{:?}", g.added.as_deref()));
+            check("identity.preserved".into(), e["preserved"].to_string(), g.preserved.to_string());
+            check(
+                "identity.client_set".into(),
+                text(&e["client_set"]),
+                format!("{:?}", g.client_set.as_deref()),
+            );
+        }
+    }
     if let Some(d) = exp.get("data") {
         let data = got.data.as_ref();
         let mtu = data.and_then(|d| d.mtu.as_ref());
