@@ -49,7 +49,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 LABPY="$HERE/lab"
 OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
-ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1
+ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6)
 
@@ -339,6 +339,16 @@ cfg_proxy-v1() {
   nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
   bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
     --ready "$WORK/proxy.ready" --lifetime 200 --send-proxy v1
+  wait_for "$WORK/proxy.ready" ready 5
+}
+
+cfg_proxy-xff() {
+  # an HTTP reverse proxy in the pod (rewrites requests and responses, appends the
+  # client to X-Forwarded-For, keeps X-Request-ID), and MASQUERADE on the node
+  cfg_masquerade-node
+  nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
+  bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
+    --ready "$WORK/proxy.ready" --lifetime 200 --http
   wait_for "$WORK/proxy.ready" ready 5
 }
 

@@ -23,7 +23,7 @@ import sys
 
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
-    "proxy", "proxy-v1", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
+    "proxy", "proxy-v1", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6",
 ]
@@ -104,6 +104,17 @@ def plan(sc):
         spoofed["payload"] = spoofed["payload"].replace("\r\n\r\n", "\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
                 spoofed]  # port 8080: not redirected; the client sets X-Forwarded-For itself
+    if sc == "proxy-xff":
+        reqs = []
+        for n, src, sport, xff in ((1, C42, 40001, None), (2, C43, 40002, "203.0.113.9"),
+                                   (3, C42, 40003, None)):
+            r = tcp(sc, n, src, sport, BACKEND, 80, xff=xff)
+            extra = f"X-Request-ID: 4f1c2b7a-{marker(sc, n)}\r\n"
+            if xff:
+                extra += f"X-Forwarded-For: {xff}\r\n"
+            r["payload"] = r["payload"].replace("\r\n\r\n", "\r\n" + extra + "\r\n")
+            reqs.append(r)
+        return reqs
     if sc == "udp-icmp":
         # the same source port / echo identifier from two client addresses: the
         # node's masquerade must remap the second one
@@ -205,6 +216,16 @@ MODELS = {
                          "198.19.3.17 (egress->backend), and the PROXY v1 line added decap->egress carries "
                          "the client (identity preserved). Request 3 (port 8080, not redirected) carries an "
                          "X-Forwarded-For: 203.0.113.9 the client set itself: client-side, not to be trusted."},
+    "proxy-xff": {"proxy": True, "http_proxy": True,
+                  "desc": "An HTTP reverse proxy in the pod (iptables REDIRECT of tun0's port 80 to labnet.py "
+                          "proxy --http) that rewrites every request (HTTP/1.0, Via, X-Forwarded-For with the "
+                          "client appended, Connection) and every response (Via), keeping only the "
+                          "X-Request-ID each request carries; MASQUERADE on the node. The request id alone "
+                          "chains decap->egress (strong, request-id); the source changes decap->egress "
+                          "(proxy) and egress->backend (snat); the X-Forwarded-For the backend logs was added "
+                          "decap->egress and carries the client. Request 2's client sent X-Forwarded-For: "
+                          "203.0.113.9 itself: the proxy appended the real client after it (client_set "
+                          "203.0.113.9)."},
     "udp-icmp": {"desc": "UDP request/response and ICMP echo (3 echoes per flow) through MASQUERADE on the "
                          "node. Requests 1 and 2 use the same source port 5353 from .42 and .43, requests 3 "
                          "and 4 the same echo identifier 777: the node keeps the first and remaps the second "
@@ -516,7 +537,7 @@ def cmd_expect(a):
         req = {}
         if data is not None:
             req["data"] = data
-        if model.get("send_proxy") or p.get("xff"):
+        if model.get("send_proxy") or model.get("http_proxy") or p.get("xff"):
             req["identity"] = expect_identity(rid, model, p, caddr, cport, server, problems)
         reqs.append(dict(req, **{
             "id": rid, "proto": proto,
@@ -571,8 +592,14 @@ def expect_identity(rid, model, p, caddr, cport, server, problems):
         sent = p.get("xff")
         if sent and xs[0] != sent:
             problems.append(f"request {rid}: the client sent X-Forwarded-For {sent}, the backend got {xs}")
-        return {"carrier": "x-forwarded-for", "carried": xs[-1],
-                "added": "client-side" if sent and len(xs) == 1 else None,
+        if model.get("http_proxy"):
+            # the pod's proxy appends the client it saw: added decap->egress
+            if xs[-1] != caddr or (sent and xs[:-1] != [sent]):
+                problems.append(f"request {rid}: the proxy should append {caddr} to {sent}: the backend got {xs}")
+            added = "decap->egress"
+        else:
+            added = "client-side" if sent and len(xs) == 1 else None
+        return {"carrier": "x-forwarded-for", "carried": xs[-1], "added": added,
                 "preserved": xs[-1] == caddr, "client_set": sent}
     problems.append(f"request {rid}: expected a carrier, the backend got none: {e}")
     return None

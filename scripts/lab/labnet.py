@@ -98,6 +98,42 @@ def cmd_tunnel(a):
 SO_ORIGINAL_DST = 80
 
 
+def read_head(sock, limit=65536):
+    """Bytes up to and including the blank line that ends an HTTP head (bounded)."""
+    data = b""
+    while b"\r\n\r\n" not in data and len(data) < limit:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def rewrite_request(data, client_ip):
+    """What an HTTP reverse proxy does to a request: HTTP/1.0 upstream, its own
+    Via, and the client appended to X-Forwarded-For (nginx's
+    $proxy_add_x_forwarded_for); every other header, the request id included, kept."""
+    head, sep, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    method, target, _ = (lines[0].split(b" ") + [b"", b""])[:3]
+    out = [method + b" " + target + b" HTTP/1.0", b"Via: 1.1 tclab-proxy"]
+    xff = None
+    for h in lines[1:]:
+        name = h.partition(b":")[0].strip().lower()
+        if name == b"x-forwarded-for":
+            xff = h.partition(b":")[2].strip()
+        elif name != b"connection":
+            out.append(h)
+    xff = (xff + b", " if xff else b"") + client_ip.encode()
+    out += [b"X-Forwarded-For: " + xff, b"Connection: close"]
+    return b"\r\n".join(out) + sep + body
+
+
+def rewrite_response(data):
+    status, sep, rest = data.partition(b"\r\n")
+    return status + sep + b"Via: 1.1 tclab-proxy\r\n" + rest if sep else data
+
+
 def proxy_conn(a, conn, peer):
     try:
         raw = conn.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
@@ -115,10 +151,14 @@ def proxy_conn(a, conn, peer):
             "upstream_sock": list(up.getsockname()),
             "upstream_peer": list(up.getpeername()),
             "send_proxy": a.send_proxy,
+            "http": a.http,
         }
         log(a.log, entry)
         conn.settimeout(a.timeout)
         up.settimeout(a.timeout)
+        if a.http:
+            up.sendall(rewrite_request(read_head(conn), peer[0]))
+            conn.sendall(rewrite_response(read_head(up)))
 
         def pump(src, dst):
             try:
@@ -289,6 +329,9 @@ def main():
     x.add_argument("--lifetime", type=float, default=60)
     x.add_argument("--send-proxy", choices=["v1"], default=None,
                    help="write a PROXY protocol header with the client's address first")
+    x.add_argument("--http", action="store_true",
+                   help="an HTTP reverse proxy: rewrite the request (HTTP/1.0, Via, X-Forwarded-For "
+                        "appended) and the response (Via), keep the request id")
     d = sub.add_parser("nfqdelay")
     d.add_argument("--queue", type=int, default=0)
     d.add_argument("--delay-ms", type=float, default=20)
