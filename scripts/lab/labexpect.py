@@ -23,7 +23,7 @@ import sys
 
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
-    "proxy", "proxy-v1", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
+    "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6",
 ]
@@ -99,6 +99,8 @@ def plan(sc):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C43, 40003, BACKEND, 80),
                 tcp(sc, 4, C42, 40004, BACKEND, 8080)]  # not redirected: routed as is
+    if sc == "proxy-v2":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80)]
     if sc == "proxy-v1":
         spoofed = tcp(sc, 3, C42, 40003, BACKEND, 8080, xff="203.0.113.9")
         spoofed["payload"] = spoofed["payload"].replace("\r\n\r\n", "\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
@@ -216,6 +218,11 @@ MODELS = {
                          "198.19.3.17 (egress->backend), and the PROXY v1 line added decap->egress carries "
                          "the client (identity preserved). Request 3 (port 8080, not redirected) carries an "
                          "X-Forwarded-For: 203.0.113.9 the client set itself: client-side, not to be trusted."},
+    "proxy-v2": {"proxy": True, "send_proxy": "v2",
+                 "desc": "As proxy-v1 with a PROXY protocol v2 header (binary, PROXY command, TCP over IPv4, a "
+                         "NOOP TLV; haproxy's send-proxy-v2) that the backend reads on port 80 and logs: "
+                         "source changes decap->egress (proxy) and egress->backend (snat); the PROXY v2 "
+                         "header added decap->egress carries the client (identity preserved)."},
     "proxy-xff": {"proxy": True, "http_proxy": True,
                   "desc": "An HTTP reverse proxy in the pod (iptables REDIRECT of tun0's port 80 to labnet.py "
                           "proxy --http) that rewrites every request (HTTP/1.0, Via, X-Forwarded-For with the "
@@ -585,7 +592,9 @@ def expect_identity(rid, model, p, caddr, cport, server, problems):
         src = e["proxy"]["src"]
         if src != [caddr, cport]:
             problems.append(f"request {rid}: the proxy wrote {src}, the client was {[caddr, cport]}")
-        return {"carrier": "proxy-v1", "carried": fmt_ep(src[0], src[1]), "added": "decap->egress",
+        if e["proxy"]["version"] != int(model["send_proxy"][1:]):
+            problems.append(f"request {rid}: the proxy writes PROXY {model['send_proxy']}, the backend read {e['proxy']}")
+        return {"carrier": f"proxy-v{e['proxy']['version']}", "carried": fmt_ep(src[0], src[1]), "added": "decap->egress",
                 "preserved": src[0] == caddr, "client_set": None}
     if "x_forwarded_for" in e:
         xs = e["x_forwarded_for"]

@@ -143,6 +143,13 @@ def proxy_conn(a, conn, peer):
         if a.send_proxy == "v1":
             # PROXY protocol v1 (haproxy's send-proxy): who the client really is
             up.sendall(f"PROXY TCP4 {peer[0]} {ip} {peer[1]} {port}\r\n".encode())
+        elif a.send_proxy == "v2":
+            # PROXY protocol v2 (haproxy's send-proxy-v2): PROXY command, TCP over IPv4,
+            # then a NOOP TLV (type 0x04) that a reader must skip within the length
+            addrs = socket.inet_aton(peer[0]) + socket.inet_aton(ip) + struct.pack("!HH", peer[1], port)
+            tlv = b"\x04\x00\x03tcl"
+            up.sendall(b"\r\n\r\n\x00\r\nQUIT\n" + b"\x21\x11" + struct.pack("!H", len(addrs) + len(tlv))
+                       + addrs + tlv)
         entry = {
             "event": "proxied",
             "downstream_peer": list(peer),
@@ -327,7 +334,7 @@ def main():
     x.add_argument("--ready", required=True)
     x.add_argument("--timeout", type=float, default=3)
     x.add_argument("--lifetime", type=float, default=60)
-    x.add_argument("--send-proxy", choices=["v1"], default=None,
+    x.add_argument("--send-proxy", choices=["v1", "v2"], default=None,
                    help="write a PROXY protocol header with the client's address first")
     x.add_argument("--http", action="store_true",
                    help="an HTTP reverse proxy: rewrite the request (HTTP/1.0, Via, X-Forwarded-For "

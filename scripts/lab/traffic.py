@@ -52,7 +52,18 @@ def identity_received(a, conn, data):
     (on --proxy-protocol ports, where it must come first) and the X-Forwarded-For
     header. Returns (request bytes without the PROXY line, log fields)."""
     got = {}
-    if conn.getsockname()[1] in a.proxy_protocol:
+    v2 = b"\r\n\r\n\x00\r\nQUIT\n"
+    if conn.getsockname()[1] in a.proxy_protocol and data.startswith(v2) and len(data) >= 16:
+        n = 16 + struct.unpack("!H", data[14:16])[0]
+        if data[12] == 0x21 and data[13] == 0x11 and len(data) >= max(n, 28):
+            src = socket.inet_ntoa(data[16:20])
+            dst = socket.inet_ntoa(data[20:24])
+            sport, dport = struct.unpack("!HH", data[24:28])
+            got["proxy"] = {"version": 2, "src": [src, sport], "dst": [dst, dport]}
+            data = data[n:]
+        else:
+            got["proxy_error"] = data[:16].hex()
+    elif conn.getsockname()[1] in a.proxy_protocol:
         line, sep, rest = data.partition(b"\r\n")
         f = line.decode("ascii", "replace").split(" ")
         if not sep or f[0] != "PROXY" or len(f) != 6 or f[1] not in ("TCP4", "TCP6"):
@@ -67,11 +78,21 @@ def identity_received(a, conn, data):
     return data, got
 
 
+def head_done(data):
+    """The request head is complete (after a PROXY v2 header, whose signature
+    starts with a blank line)."""
+    if data.startswith(b"\r\n\r\n\x00\r\nQUIT\n"):
+        if len(data) < 16:
+            return False
+        data = data[16 + struct.unpack("!H", data[14:16])[0]:]
+    return b"\r\n\r\n" in data
+
+
 def serve_tcp_conn(a, conn, peer):
     conn.settimeout(a.timeout)
     data = b""
     try:
-        while b"\r\n\r\n" not in data and len(data) < 65536:
+        while not head_done(data) and len(data) < 65536:
             chunk = conn.recv(4096)
             if not chunk:
                 break
