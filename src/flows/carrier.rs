@@ -289,6 +289,22 @@ fn request_id(is: &dyn Fn(&str) -> bool, value: &str) -> Option<RequestId> {
         .then(|| RequestId { kind, hash: xxhash_rust::xxh3::xxh3_64(v.as_bytes()) })
 }
 
+/// The blank line that ends an HTTP head is known: searched after a PROXY v2
+/// header (whose signature starts with a blank line and whose addresses may
+/// hold one).
+fn headers_end(v: &[u8]) -> bool {
+    let n = v.len().min(V2_SIGNATURE.len());
+    let from = if n > 0 && v[..n] == V2_SIGNATURE[..n] {
+        if v.len() < 16 {
+            return false;
+        }
+        16 + usize::from(u16::from_be_bytes([v[14], v[15]]))
+    } else {
+        0
+    };
+    v.get(from..).is_some_and(|rest| rest.windows(4).any(|w| w == b"\r\n\r\n"))
+}
+
 /// The first bytes of a client stream while its flow is built: kept in order
 /// while they may hold carriers, parsed (and dropped) once the request's
 /// headers are complete or [`CARRIER_PREFIX`] bytes are known.
@@ -325,9 +341,7 @@ impl StreamHead {
                 let Some(new) = data.get(skip..) else { return };
                 let take = new.len().min(CARRIER_PREFIX - v.len());
                 v.extend_from_slice(&new[..take]);
-                // The blank line that ends the headers (after a v2 signature's own).
-                let ended = v.len() > 12 && v[12..].windows(4).any(|w| w == b"\r\n\r\n");
-                if ended || v.len() >= CARRIER_PREFIX {
+                if headers_end(v) || v.len() >= CARRIER_PREFIX {
                     self.finish();
                 }
             }
@@ -532,6 +546,22 @@ mod tests {
         tls.add(5, REQ);
         assert!(matches!(tls, StreamHead::Refused));
         assert_eq!(tls.take(), None);
+
+        // A v2 header whose addresses hold a blank line (13.10.13.10): the head
+        // goes on to the request's own blank line.
+        let mut h2 = v2(1, 0x11, &[13, 10, 13, 10, 198, 19, 96, 10, 0x9c, 0x41, 0, 80]);
+        let mut s = StreamHead::default();
+        s.add(0, &h2[..10]);
+        assert!(matches!(s, StreamHead::Collecting(_)), "a partial signature waits");
+        s.add(10, &h2[10..]);
+        assert!(matches!(s, StreamHead::Collecting(_)), "header only: the request is still to come");
+        let at = h2.len() as u64;
+        h2.extend(b"GET / HTTP/1.1\r\nX-Real-IP: 198.18.0.7\r\n\r\n");
+        s.add(at, &h2[at as usize..]);
+        assert!(matches!(s, StreamHead::Done(Some(_))));
+        let c = s.take().unwrap();
+        assert_eq!(c.proxy.and_then(|p| p.addr), ip("13.10.13.10"));
+        assert_eq!(c.of(CarrierKind::XRealIp).and_then(|x| x.addr), ip("198.18.0.7"));
 
         // Never more than the cap, whatever arrives.
         let mut big = StreamHead::default();

@@ -30,11 +30,11 @@ pub(crate) fn identity(flows: &[Option<&Flow>]) -> Option<Identity> {
     let added = main.and_then(|m| {
         let seen: Vec<(usize, &Flow)> =
             flows.iter().enumerate().filter_map(|(c, f)| f.map(|f| (c, f))).collect();
+        // `seen[0]` is capture 1: every chain starts there.
         let k = seen.iter().position(|&(_, f)| same(f, &m))?;
-        Some(match (k, seen[k].0) {
-            (_, 0) => Added::ClientSide,
-            (0, c) => Added::Between(Between { from: 0, to: c }),
-            (k, c) => Added::Between(Between { from: seen[k - 1].0, to: c }),
+        Some(match k.checked_sub(1) {
+            None => Added::ClientSide,
+            Some(before) => Added::Between(Between { from: seen[before].0, to: seen[k].0 }),
         })
     });
     // What the client side put in the same carrier, still there at the backend.
