@@ -49,7 +49,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 LABPY="$HERE/lab"
 OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
-ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy
+ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan)
 
@@ -332,6 +332,28 @@ cfg_proxy() {
   wait_for "$WORK/proxy.ready" ready 5
 }
 
+cfg_proxy-v1() {
+  # as proxy, the proxy writing a PROXY v1 line first (haproxy's send-proxy), and
+  # MASQUERADE on the node; the backend reads PROXY headers on port 80 (run_scenario)
+  cfg_masquerade-node
+  nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
+  bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
+    --ready "$WORK/proxy.ready" --lifetime 200 --send-proxy "${SEND_PROXY:-v1}"
+  wait_for "$WORK/proxy.ready" ready 5
+}
+
+cfg_proxy-v2() { SEND_PROXY=v2 cfg_proxy-v1; } # haproxy's send-proxy-v2
+
+cfg_proxy-xff() {
+  # an HTTP reverse proxy in the pod (rewrites requests and responses, appends the
+  # client to X-Forwarded-For, keeps X-Request-ID), and MASQUERADE on the node
+  cfg_masquerade-node
+  nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
+  bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
+    --ready "$WORK/proxy.ready" --lifetime 200 --http
+  wait_for "$WORK/proxy.ready" ready 5
+}
+
 cfg_udp-icmp() { cfg_masquerade-node; }
 cfg_concurrent() { cfg_masquerade-node; }
 cfg_any-node() { cfg_masquerade-node; }
@@ -507,6 +529,7 @@ run_scenario() {
   python3 "$LABPY/labexpect.py" plan "$sc" >"$WORK/plan.json"
   local srv_args=()
   [[ $v6 == 1 ]] && srv_args+=(--ipv6)
+  [[ $sc == proxy-v1 || $sc == proxy-v2 ]] && srv_args+=(--proxy-protocol 80)
   server_start "${srv_args[@]}"
   ct_start
   cap_start

@@ -72,6 +72,14 @@ pub struct FlowConfig {
     pub fingerprint_len: usize,
 }
 
+impl FlowConfig {
+    /// Bytes of each packet's payload the flow stage reads: the fingerprint and
+    /// the client stream's carriers (PROXY header, HTTP request headers).
+    pub fn payload_limit(&self) -> usize {
+        self.fingerprint_len.max(crate::flows::CARRIER_PREFIX)
+    }
+}
+
 impl Default for FlowConfig {
     fn default() -> Self {
         FlowConfig { udp_idle_ns: 10_000_000_000, fingerprint_len: 128 }

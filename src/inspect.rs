@@ -222,7 +222,7 @@ pub fn inspect_with(
 ) -> Result<Inspection, ReadError> {
     let mut tally = Tally::new(flows);
     let info =
-        crate::pipeline::ingest(spec, index, read, captures, flows.fingerprint_len, progress, &mut tally)?;
+        crate::pipeline::ingest(spec, index, read, captures, flows.payload_limit(), progress, &mut tally)?;
     Ok(tally.finish(&spec.label, &spec.display_name(), info))
 }
 

@@ -59,7 +59,7 @@ pub struct Ingested<'a> {
     pub record: u64,
     pub byte_offset: u64,
     pub packet: Result<&'a Packet, &'a DecodeError>,
-    /// The packet's transport payload (at least the flow stage's fingerprint bytes).
+    /// The packet's transport payload (at least `FlowConfig::payload_limit` bytes).
     pub payload: &'a [u8],
 }
 
@@ -382,7 +382,7 @@ fn read_point(
         order.sort_by_cached_key(|&f| read::first_timestamp(&specs[f]).unwrap_or(i64::MAX));
     }
     let label = specs[order[0]].label.as_str();
-    let limit = config.flows.fingerprint_len;
+    let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
     let mut info: Option<CaptureInfo> = None;
     let mut overlap: Option<Warning> = None;

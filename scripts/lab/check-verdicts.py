@@ -74,6 +74,14 @@ def check(binary, d):
         ]
         if "unexpected_source" in r:
             pairs.append(("unexpected_source", r["unexpected_source"], g["reply"]["unexpected_source"]))
+        if "identity" in r:
+            # who the backend took for the client (its own log) and who put it there (configuration)
+            want, have = r["identity"], g.get("identity")
+            if want is None or have is None:
+                pairs.append(("identity", want, have))
+            else:
+                for key in ("carrier", "carried", "added", "preserved", "client_set"):
+                    pairs.append((f"identity.{key}", want.get(key), have.get(key)))
         for name, want, have in pairs:
             if want != have:
                 errs.append(f"{where}: {name} expected {want}, got {have}")

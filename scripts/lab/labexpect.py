@@ -23,7 +23,7 @@ import sys
 
 SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
-    "proxy", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
+    "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
 ]
@@ -100,6 +100,24 @@ def plan(sc):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C43, 40003, BACKEND, 80),
                 tcp(sc, 4, C42, 40004, BACKEND, 8080)]  # not redirected: routed as is
+    if sc == "proxy-v2":
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80)]
+    if sc == "proxy-v1":
+        spoofed = tcp(sc, 3, C42, 40003, BACKEND, 8080, xff="203.0.113.9")
+        spoofed["payload"] = spoofed["payload"].replace("\r\n\r\n", "\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                spoofed]  # port 8080: not redirected; the client sets X-Forwarded-For itself
+    if sc == "proxy-xff":
+        reqs = []
+        for n, src, sport, xff in ((1, C42, 40001, None), (2, C43, 40002, "203.0.113.9"),
+                                   (3, C42, 40003, None)):
+            r = tcp(sc, n, src, sport, BACKEND, 80, xff=xff)
+            extra = f"X-Request-ID: 4f1c2b7a-{marker(sc, n)}\r\n"
+            if xff:
+                extra += f"X-Forwarded-For: {xff}\r\n"
+            r["payload"] = r["payload"].replace("\r\n\r\n", "\r\n" + extra + "\r\n")
+            reqs.append(r)
+        return reqs
     if sc == "udp-icmp":
         # the same source port / echo identifier from two client addresses: the
         # node's masquerade must remap the second one
@@ -202,6 +220,29 @@ MODELS = {
                       "proxy reading SO_ORIGINAL_DST) opens a new connection from 198.18.10.2 (random port *) "
                       "carrying the same request bytes: source change at decap->egress of kind proxy. "
                       "Request 4 (port 8080) is not redirected and keeps its source."},
+    "proxy-v1": {"proxy": True, "send_proxy": "v1",
+                 "desc": "A terminating TCP proxy in the pod (as in proxy) that writes a PROXY protocol v1 line "
+                         "with the client's address before the request (haproxy's send-proxy), MASQUERADE on "
+                         "the node, and a backend that reads the PROXY line on port 80 and logs the identity "
+                         "it received: the source becomes 198.18.10.2 (proxy, decap->egress), then "
+                         "198.19.3.17 (egress->backend), and the PROXY v1 line added decap->egress carries "
+                         "the client (identity preserved). Request 3 (port 8080, not redirected) carries an "
+                         "X-Forwarded-For: 203.0.113.9 the client set itself: client-side, not to be trusted."},
+    "proxy-v2": {"proxy": True, "send_proxy": "v2",
+                 "desc": "As proxy-v1 with a PROXY protocol v2 header (binary, PROXY command, TCP over IPv4, a "
+                         "NOOP TLV; haproxy's send-proxy-v2) that the backend reads on port 80 and logs: "
+                         "source changes decap->egress (proxy) and egress->backend (snat); the PROXY v2 "
+                         "header added decap->egress carries the client (identity preserved)."},
+    "proxy-xff": {"proxy": True, "http_proxy": True,
+                  "desc": "An HTTP reverse proxy in the pod (iptables REDIRECT of tun0's port 80 to labnet.py "
+                          "proxy --http) that rewrites every request (HTTP/1.0, Via, X-Forwarded-For with the "
+                          "client appended, Connection) and every response (Via), keeping only the "
+                          "X-Request-ID each request carries; MASQUERADE on the node. The request id alone "
+                          "chains decap->egress (strong, request-id); the source changes decap->egress "
+                          "(proxy) and egress->backend (snat); the X-Forwarded-For the backend logs was added "
+                          "decap->egress and carries the client. Request 2's client sent X-Forwarded-For: "
+                          "203.0.113.9 itself: the proxy appended the real client after it (client_set "
+                          "203.0.113.9)."},
     "udp-icmp": {"desc": "UDP request/response and ICMP echo (3 echoes per flow) through MASQUERADE on the "
                          "node. Requests 1 and 2 use the same source port 5353 from .42 and .43, requests 3 "
                          "and 4 the same echo identifier 777: the node keeps the first and remaps the second "
@@ -558,6 +599,8 @@ def cmd_expect(a):
             req["unexpected_source"] = None if not elsewhere else {
                 "from": fmt_ep(elsewhere, None if is_icmp else sport), "seen_at": labels[0],
                 "packet": {"tcp": "syn-ack", "udp": "datagram"}[proto]}
+        if model.get("send_proxy") or model.get("http_proxy") or p.get("xff"):
+            req["identity"] = expect_identity(rid, model, p, caddr, cport, server, problems)
         reqs.append(dict(req, **{
             "id": rid, "proto": proto,
             "marker": None if (proto == "tcp" and (not c.get("connected") or (data and data["stopped"])))
@@ -604,6 +647,42 @@ def reply_elsewhere_config(w, model, problems):
             problems.append(f"the backend's route to the client does not pick {primary}: {route.strip()}")
         if f"ip saddr {secondary} tcp sport 80 ip saddr set {primary}" not in nft:
             problems.append(f"no nftables rewrite of {secondary}:80 to {primary}: {nft.strip()}")
+
+
+def expect_identity(rid, model, p, caddr, cport, server, problems):
+    """Who the backend took for the client, from the backend application's own log
+    (the PROXY line or X-Forwarded-For it received), and who put it there, from the
+    configuration (the pod's proxy writes PROXY lines; the plan says which requests
+    the client itself gave an X-Forwarded-For)."""
+    got = [x for x in server if x.get("event") == "request" and p["marker"] in x.get("request_line", "")]
+    if not got:
+        problems.append(f"request {rid}: the backend logged no request")
+        return None
+    e = got[0]
+    if "proxy" in e:
+        src = e["proxy"]["src"]
+        if src != [caddr, cport]:
+            problems.append(f"request {rid}: the proxy wrote {src}, the client was {[caddr, cport]}")
+        if e["proxy"]["version"] != int(model["send_proxy"][1:]):
+            problems.append(f"request {rid}: the proxy writes PROXY {model['send_proxy']}, the backend read {e['proxy']}")
+        return {"carrier": f"proxy-v{e['proxy']['version']}", "carried": fmt_ep(src[0], src[1]), "added": "decap->egress",
+                "preserved": src[0] == caddr, "client_set": None}
+    if "x_forwarded_for" in e:
+        xs = e["x_forwarded_for"]
+        sent = p.get("xff")
+        if sent and xs[0] != sent:
+            problems.append(f"request {rid}: the client sent X-Forwarded-For {sent}, the backend got {xs}")
+        if model.get("http_proxy"):
+            # the pod's proxy appends the client it saw: added decap->egress
+            if xs[-1] != caddr or (sent and xs[:-1] != [sent]):
+                problems.append(f"request {rid}: the proxy should append {caddr} to {sent}: the backend got {xs}")
+            added = "decap->egress"
+        else:
+            added = "client-side" if sent and len(xs) == 1 else None
+        return {"carrier": "x-forwarded-for", "carried": xs[-1], "added": added,
+                "preserved": xs[-1] == caddr, "client_set": sent}
+    problems.append(f"request {rid}: expected a carrier, the backend got none: {e}")
+    return None
 
 
 def server_got(server, marker):

@@ -98,12 +98,58 @@ def cmd_tunnel(a):
 SO_ORIGINAL_DST = 80
 
 
+def read_head(sock, limit=65536):
+    """Bytes up to and including the blank line that ends an HTTP head (bounded)."""
+    data = b""
+    while b"\r\n\r\n" not in data and len(data) < limit:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def rewrite_request(data, client_ip):
+    """What an HTTP reverse proxy does to a request: HTTP/1.0 upstream, its own
+    Via, and the client appended to X-Forwarded-For (nginx's
+    $proxy_add_x_forwarded_for); every other header, the request id included, kept."""
+    head, sep, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    method, target, _ = (lines[0].split(b" ") + [b"", b""])[:3]
+    out = [method + b" " + target + b" HTTP/1.0", b"Via: 1.1 tclab-proxy"]
+    xff = None
+    for h in lines[1:]:
+        name = h.partition(b":")[0].strip().lower()
+        if name == b"x-forwarded-for":
+            xff = h.partition(b":")[2].strip()
+        elif name != b"connection":
+            out.append(h)
+    xff = (xff + b", " if xff else b"") + client_ip.encode()
+    out += [b"X-Forwarded-For: " + xff, b"Connection: close"]
+    return b"\r\n".join(out) + sep + body
+
+
+def rewrite_response(data):
+    status, sep, rest = data.partition(b"\r\n")
+    return status + sep + b"Via: 1.1 tclab-proxy\r\n" + rest if sep else data
+
+
 def proxy_conn(a, conn, peer):
     try:
         raw = conn.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
         port = struct.unpack("!H", raw[2:4])[0]
         ip = socket.inet_ntoa(raw[4:8])
         up = socket.create_connection((ip, port), timeout=a.timeout)
+        if a.send_proxy == "v1":
+            # PROXY protocol v1 (haproxy's send-proxy): who the client really is
+            up.sendall(f"PROXY TCP4 {peer[0]} {ip} {peer[1]} {port}\r\n".encode())
+        elif a.send_proxy == "v2":
+            # PROXY protocol v2 (haproxy's send-proxy-v2): PROXY command, TCP over IPv4,
+            # then a NOOP TLV (type 0x04) that a reader must skip within the length
+            addrs = socket.inet_aton(peer[0]) + socket.inet_aton(ip) + struct.pack("!HH", peer[1], port)
+            tlv = b"\x04\x00\x03tcl"
+            up.sendall(b"\r\n\r\n\x00\r\nQUIT\n" + b"\x21\x11" + struct.pack("!H", len(addrs) + len(tlv))
+                       + addrs + tlv)
         entry = {
             "event": "proxied",
             "downstream_peer": list(peer),
@@ -111,10 +157,15 @@ def proxy_conn(a, conn, peer):
             "original_dst": [ip, port],
             "upstream_sock": list(up.getsockname()),
             "upstream_peer": list(up.getpeername()),
+            "send_proxy": a.send_proxy,
+            "http": a.http,
         }
         log(a.log, entry)
         conn.settimeout(a.timeout)
         up.settimeout(a.timeout)
+        if a.http:
+            up.sendall(rewrite_request(read_head(conn), peer[0]))
+            conn.sendall(rewrite_response(read_head(up)))
 
         def pump(src, dst):
             try:
@@ -283,6 +334,11 @@ def main():
     x.add_argument("--ready", required=True)
     x.add_argument("--timeout", type=float, default=3)
     x.add_argument("--lifetime", type=float, default=60)
+    x.add_argument("--send-proxy", choices=["v1", "v2"], default=None,
+                   help="write a PROXY protocol header with the client's address first")
+    x.add_argument("--http", action="store_true",
+                   help="an HTTP reverse proxy: rewrite the request (HTTP/1.0, Via, X-Forwarded-For "
+                        "appended) and the response (Via), keep the request id")
     d = sub.add_parser("nfqdelay")
     d.add_argument("--queue", type=int, default=0)
     d.add_argument("--delay-ms", type=float, default=20)

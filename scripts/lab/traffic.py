@@ -47,19 +47,61 @@ def ep(sa):
 
 
 # --------------------------------------------------------------------------- server
+def identity_received(a, conn, data):
+    """What an application would take for the client: a PROXY protocol v1 line
+    (on --proxy-protocol ports, where it must come first) and the X-Forwarded-For
+    header. Returns (request bytes without the PROXY line, log fields)."""
+    got = {}
+    v2 = b"\r\n\r\n\x00\r\nQUIT\n"
+    if conn.getsockname()[1] in a.proxy_protocol and data.startswith(v2) and len(data) >= 16:
+        n = 16 + struct.unpack("!H", data[14:16])[0]
+        if data[12] == 0x21 and data[13] == 0x11 and len(data) >= max(n, 28):
+            src = socket.inet_ntoa(data[16:20])
+            dst = socket.inet_ntoa(data[20:24])
+            sport, dport = struct.unpack("!HH", data[24:28])
+            got["proxy"] = {"version": 2, "src": [src, sport], "dst": [dst, dport]}
+            data = data[n:]
+        else:
+            got["proxy_error"] = data[:16].hex()
+    elif conn.getsockname()[1] in a.proxy_protocol:
+        line, sep, rest = data.partition(b"\r\n")
+        f = line.decode("ascii", "replace").split(" ")
+        if not sep or f[0] != "PROXY" or len(f) != 6 or f[1] not in ("TCP4", "TCP6"):
+            got["proxy_error"] = line[:107].decode("ascii", "replace")
+        else:
+            got["proxy"] = {"version": 1, "src": [f[2], int(f[4])], "dst": [f[3], int(f[5])]}
+            data = rest
+    for h in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = h.partition(b":")
+        if name.strip().lower() == b"x-forwarded-for":
+            got["x_forwarded_for"] = [v.strip() for v in value.decode("ascii", "replace").split(",")]
+    return data, got
+
+
+def head_done(data):
+    """The request head is complete (after a PROXY v2 header, whose signature
+    starts with a blank line)."""
+    if data.startswith(b"\r\n\r\n\x00\r\nQUIT\n"):
+        if len(data) < 16:
+            return False
+        data = data[16 + struct.unpack("!H", data[14:16])[0]:]
+    return b"\r\n\r\n" in data
+
+
 def serve_tcp_conn(a, conn, peer):
     conn.settimeout(a.timeout)
     data = b""
     try:
-        while b"\r\n\r\n" not in data and len(data) < 65536:
+        while not head_done(data) and len(data) < 65536:
             chunk = conn.recv(4096)
             if not chunk:
                 break
             data += chunk
+        data, identity = identity_received(a, conn, data)
         text = data.decode("ascii", "replace")
         marker = text.split("\r\n", 1)[0]
-        log(a.log, {"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
-                    "request_line": marker, "bytes": len(data), "t": time.time()})
+        log(a.log, dict({"proto": "tcp", "event": "request", "peer": ep(peer), "sock": ep(conn.getsockname()),
+                         "request_line": marker, "bytes": len(data), "t": time.time()}, **identity))
         if conn.getsockname()[1] in a.silent:
             # a server that accepts and never answers: wait (bounded) for the client
             # to give up; a client reset ends it without a FIN from this side
@@ -331,6 +373,8 @@ def main():
     s.add_argument("--tcp", type=int, nargs="*", default=[])
     s.add_argument("--udp", type=int, nargs="*", default=[])
     s.add_argument("--silent", type=int, nargs="*", default=[], help="TCP ports that never answer")
+    s.add_argument("--proxy-protocol", type=int, nargs="*", default=[],
+                   help="TCP ports whose connections start with a PROXY protocol v1 line")
     s.add_argument("--icmp", action="store_true")
     s.add_argument("--ipv6", action="store_true")
     s.add_argument("--log", required=True)

@@ -82,6 +82,9 @@ pub struct Pairing {
     pub source_changed: bool,
     pub reply_path_changed: bool,
     pub outcome_changed: bool,
+    /// The identities the backend saw differ (written only when true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub identity_changed: bool,
     /// One line for the change record.
     pub statement: String,
     /// Expectations (their text) that a request of this pairing breaks.
@@ -99,6 +102,10 @@ pub struct SideSummary {
     pub reply_paths: Vec<String>,
     /// Distinct outcomes, e.g. `completed`, `icmp-error 3/13`.
     pub outcomes: Vec<String>,
+    /// Distinct identities the backend saw, only for requests where a carrier
+    /// was seen, e.g. `proxy-v1 198.18.90.42 added egress->backend (the client)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identities: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -151,6 +158,20 @@ pub fn reply_path_name(w: &Words<'_>, r: &Request) -> String {
     reply_path_texts(w, r).0
 }
 
+/// A request's identity as the comparison names it (addresses without ports).
+pub fn identity_name(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
+    use crate::verdict::Added;
+    let who = if i.preserved { "the client" } else { "not the client" };
+    let Some(c) = i.carried else { return format!("no carrier ({who})") };
+    let addr = c.addr.map_or_else(|| crate::report::schema::CARRIED_UNKNOWN.to_string(), |a| a.to_string());
+    let added = match i.added {
+        Some(Added::ClientSide) => format!(" added {}", crate::report::schema::ADDED_CLIENT_SIDE),
+        Some(Added::Between(b)) => format!(" added {}", w.between(b)),
+        None => String::new(),
+    };
+    format!("{} {addr}{added} ({who})", c.kind.wire())
+}
+
 /// One pairing in one run, and its reply paths in words (for the statement).
 fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>) {
     let sources = (0..w.labels.len())
@@ -172,6 +193,12 @@ fn summarize(w: &Words<'_>, requests: &[&Request]) -> (SideSummary, Vec<String>)
         sources,
         reply_paths: paths.keys().cloned().collect(),
         outcomes: outcomes.into_iter().collect(),
+        identities: requests
+            .iter()
+            .filter_map(|r| r.identity.as_deref().map(|i| identity_name(w, i)))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     };
     (summary, paths.into_values().collect())
 }
@@ -272,6 +299,7 @@ fn pairing(
             source_changed: false,
             reply_path_changed: false,
             outcome_changed: false,
+            identity_changed: false,
             expectations_broken: Vec::new(),
         }
     };
@@ -323,6 +351,13 @@ fn pairing(
     if outcome_changed {
         parts.push(format!("outcome {} before, {} after", either(&b.outcomes), either(&a.outcomes)));
     }
+    let identity_changed = b.identities != a.identities;
+    let none = |v: &[String]| if v.is_empty() { "no carrier".to_string() } else { either(v) };
+    if identity_changed {
+        parts.push(format!("identity {} before, {} after", none(&b.identities), none(&a.identities)));
+    } else if !b.identities.is_empty() {
+        parts.push(format!("identity {} before and after", either(&b.identities)));
+    }
     Pairing {
         proto: *proto,
         service: service.clone(),
@@ -335,6 +370,7 @@ fn pairing(
         source_changed,
         reply_path_changed,
         outcome_changed,
+        identity_changed,
         expectations_broken: Vec::new(),
     }
 }
@@ -406,6 +442,45 @@ mod tests {
             new.statement,
             "request to 198.19.96.10:80 from 198.18.90.43: requested only after (1 request)"
         );
+    }
+
+    #[test]
+    fn a_masquerade_that_keeps_identity_by_proxy_protocol_is_another_change_than_one_that_loses_it() {
+        use crate::report::fixtures::proxied_identity;
+        // Before: no masquerade, the backend sees the client itself.
+        let mut before = findings();
+        before.requests.truncate(1);
+        before.requests[0].captures[2].client = Some(endpoint_of("198.18.90.42:51514").unwrap());
+        before.requests[0].source.clear();
+        // After: masquerade; one run with a PROXY v1 line added at egress->backend, one without.
+        let mut lost = findings();
+        lost.requests.truncate(1);
+        let mut kept = lost.clone();
+        kept.requests[0].identity = Some(Box::new(proxied_identity()));
+        let (k, l) = (compare(&before, &kept), compare(&before, &lost));
+        let (k, l) = (&k.pairings[0], &l.pairings[0]);
+        assert!(k.source_changed && l.source_changed);
+        assert!(k.identity_changed && !l.identity_changed);
+        assert_ne!(k.statement, l.statement);
+        assert!(
+            k.statement.ends_with(
+                "; identity no carrier before, proxy-v1 198.18.90.42 added egress->backend (the client) after"
+            ),
+            "{}",
+            k.statement
+        );
+        assert_eq!(
+            k.after.as_ref().unwrap().identities,
+            ["proxy-v1 198.18.90.42 added egress->backend (the client)"]
+        );
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(!json.contains("identit"), "nothing written without a carrier: {json}");
+        // The same identity on both sides is said once.
+        let same = compare(&kept, &kept);
+        assert!(!same.pairings[0].identity_changed);
+        assert!(same.pairings[0]
+            .statement
+            .ends_with("identity proxy-v1 198.18.90.42 added egress->backend (the client) before and after"));
     }
 
     #[test]

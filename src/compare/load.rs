@@ -231,6 +231,48 @@ fn attempts_of(labels: &[String], text: &str) -> Result<Vec<Attempt>, String> {
         .collect()
 }
 
+/// The identity cells (`identity`, `identity_preserved`, `identity_client_set`)
+/// → typed; the backend side is the last capture that saw the request.
+fn identity_of(labels: &[String], captures: &[Hop], cells: [&str; 3]) -> Result<Option<Identity>, String> {
+    let [text, preserved, client_set] = cells;
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let bad = || format!("{text:?} is not `carrier address added boundary` or `none`");
+    let (at, peer) = captures
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, h)| h.client.filter(|_| h.seen).map(|c| (i, c)))
+        .ok_or_else(|| "an identity for a request seen nowhere".to_string())?;
+    let (carried, added) = if text == "none" {
+        (None, None)
+    } else {
+        let mut words = text.split(' ');
+        let kind = words.next().and_then(CarrierKind::from_wire).ok_or_else(bad)?;
+        let addr = words.next().ok_or_else(bad)?;
+        let (addr, port) = match addr {
+            schema::CARRIED_UNKNOWN => (None, None),
+            a => endpoint_of(a).map(|e| (Some(e.addr), e.port))?,
+        };
+        let added = match (words.next(), words.next(), words.next()) {
+            (None, _, _) => None,
+            (Some("added"), Some(schema::ADDED_CLIENT_SIDE), None) => Some(Added::ClientSide),
+            (Some("added"), Some(b), None) => Some(Added::Between(between_of(labels, b)?)),
+            _ => return Err(bad()),
+        };
+        (Some(CarriedAddress { kind, addr, port }), added)
+    };
+    Ok(Some(Identity {
+        at,
+        peer,
+        carried,
+        added,
+        preserved: preserved == "yes",
+        client_set: opt(client_set, |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
+    }))
+}
+
 /// One CSV row → a request (`n`: its position among the rows).
 fn csv_request(
     rec: &csv::StringRecord,
@@ -297,11 +339,12 @@ fn csv_request(
             origin: opt(t(10), |o| origin_of(labels, o))?,
             icmp: opt(t(11), icmp_of)?,
         },
-        captures,
+        captures: captures.clone(),
         seq_shift: false,
         syn_missed: None,
         attempts: attempts_of(labels, t(23))?,
         data: None,
+        identity: identity_of(labels, &captures, [t(24), t(25), t(26)])?.map(Box::new),
     })
 }
 
@@ -360,11 +403,9 @@ mod tests {
         assert_eq!(f.requests[0].matches[1].between, Between { from: 1, to: 2 });
     }
 
-    #[test]
-    fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
-        let text = csv_text();
-        let old: String = text
-            .lines()
+    /// The report without its last `k` columns (as an earlier version wrote it).
+    fn without_last_columns(text: &str, k: usize) -> String {
+        text.lines()
             .map(|l| {
                 let mut rec: Vec<String> = csv::ReaderBuilder::new()
                     .has_headers(false)
@@ -376,13 +417,28 @@ mod tests {
                     .iter()
                     .map(String::from)
                     .collect();
-                // the last columns: reply_lost_cause, reply_unexpected_source, earlier_attempts
-                rec.truncate(rec.len() - 3);
+                rec.truncate(rec.len() - k);
                 let mut w = csv::Writer::from_writer(Vec::new());
                 w.write_record(&rec).unwrap();
                 String::from_utf8(w.into_inner().unwrap()).unwrap()
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn csv_of_the_version_before_the_identity_columns_reads_back() {
+        let old = without_last_columns(&csv_text(), 3);
+        assert!(!old.contains("identity") && old.contains("reply_unexpected_source"));
+        let f = findings_from_csv(&old, "old.csv").unwrap();
+        assert!(f.requests.iter().all(|r| r.identity.is_none()));
+        assert_eq!(f.requests[1].reply.lost_cause, findings().requests[1].reply.lost_cause);
+    }
+
+    #[test]
+    fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
+        // the last columns: reply_lost_cause, reply_unexpected_source,
+        // earlier_attempts, the identity ones
+        let old = without_last_columns(&csv_text(), 6);
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());
@@ -390,6 +446,36 @@ mod tests {
             && r.reply.unexpected_source.is_none()
             && r.attempts.is_empty()));
         assert_eq!(f.requests[1].reply.path, ReplyPath::ReplyLost);
+    }
+
+    #[test]
+    fn csv_identity_cells_read_back() {
+        use crate::report::fixtures::{proxied_identity, spoofed_identity};
+        let mut want = findings();
+        let mut lost = proxied_identity();
+        (lost.carried, lost.added) = (None, None);
+        for (r, mut i) in want.requests.iter_mut().zip([proxied_identity(), spoofed_identity(), lost]) {
+            // The backend side as CSV has it: the last capture that saw the request.
+            (i.at, i.peer) =
+                r.captures.iter().enumerate().rev().find_map(|(c, h)| h.client.map(|e| (c, e))).unwrap();
+            r.identity = Some(Box::new(i));
+        }
+        let mut out = Vec::new();
+        crate::report::csv::write_csv(&want, &mut out).unwrap();
+        let got = findings_from_csv(std::str::from_utf8(&out).unwrap(), "r.csv").unwrap();
+        for (g, w) in got.requests.iter().zip(&want.requests) {
+            assert_eq!(g.identity, w.identity, "request {}", w.request);
+        }
+        let labels: Vec<String> = ["a", "b"].map(String::from).to_vec();
+        let hops = vec![
+            Hop::unseen(),
+            Hop { seen: true, client: Some(endpoint_of("198.18.0.1:9").unwrap()), ..Hop::unseen() },
+        ];
+        assert!(identity_of(&labels, &hops, ["proxy-v1 198.18.0.2 added x->b", "yes", ""]).is_err());
+        assert!(identity_of(&labels, &hops, ["smtp 198.18.0.2", "yes", ""]).is_err());
+        let spoof =
+            identity_of(&labels, &hops, ["x-real-ip unknown added client-side", "no", ""]).unwrap().unwrap();
+        assert_eq!((spoof.at, spoof.added, spoof.carried.unwrap().addr), (1, Some(Added::ClientSide), None));
     }
 
     #[test]

@@ -120,6 +120,12 @@ const K_CLIENT_FP: u64 = 2;
 const K_SERVER_FP: u64 = 3;
 const K_ECHO: u64 = 4;
 const K_SEQ: u64 = 5;
+const K_REQUEST_ID: u64 = 6;
+
+/// Hash of the request id at the start of the client stream.
+fn request_id(f: &Flow) -> Option<u64> {
+    f.carriers.as_deref().and_then(|c| c.request_id).map(|r| r.hash)
+}
 
 fn key(kind: u64, proto: FlowProto, len: u8, value: u64) -> u64 {
     let tag = (kind << 16) | ((proto as u64) << 8) | u64::from(len);
@@ -256,6 +262,9 @@ impl Index {
             if let Some((seq, h)) = echo_key(f) {
                 entries.push((key(K_ECHO, f.proto, 0, h ^ u64::from(seq)), t, i));
             }
+            if let Some(id) = request_id(f) {
+                entries.push((key(K_REQUEST_ID, f.proto, 0, id), t, i));
+            }
         }
         entries.sort_unstable();
         let (dir, bits) = directory(&entries);
@@ -307,6 +316,9 @@ impl Index {
         if let Some((seq, h)) = echo_key(f) {
             window(key(K_ECHO, f.proto, 0, h ^ u64::from(seq)), 0);
         }
+        if let Some(id) = request_id(f) {
+            window(key(K_REQUEST_ID, f.proto, 0, id), 0);
+        }
         out.sort_unstable();
         out.dedup();
     }
@@ -340,9 +352,13 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     let mut score = 0i64;
     let client_agree = a.client_fp.agreement(&b.client_fp);
     let server_agree = a.server_fp.agreement(&b.server_fp);
+    // The same request id both sides: one request, whatever a terminating
+    // proxy rewrote around it.
+    let same_id = request_id(a).is_some() && request_id(a) == request_id(b);
     // Bytes that both sides know and that differ rule the pair out (NAT never
-    // edits payload, except conntrack helpers such as FTP/SIP).
-    if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() {
+    // edits payload, except conntrack helpers such as FTP/SIP) — unless the
+    // request ids agree (a proxy that rewrites the request).
+    if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() && !same_id {
         return None;
     }
     let strong_bytes =
@@ -368,7 +384,7 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
             } else if a.client_isn.is_some() && b.client_isn.is_some() && !isn_equal {
                 // A new sequence space: an ISN-randomizing middlebox keeps the
                 // packets (IP ID, TTL − 1, timing); a terminating proxy does not.
-                if !(client_strong || server_strong) {
+                if !(client_strong || server_strong || same_id) {
                     return None;
                 }
                 let ttl_routed = b.client_ttl < a.client_ttl;
@@ -387,6 +403,10 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
             if server_strong {
                 ev.push(Evidence::ServerFingerprint);
                 score += 1000 + server_agree.unwrap_or(0) as i64;
+            }
+            if same_id {
+                ev.push(Evidence::RequestId);
+                score += 1000;
             }
         }
         FlowProto::Udp => {
@@ -551,6 +571,62 @@ mod tests {
         assert_eq!(syn_alignment(&a, &b).unwrap().a_ns, 1_000_000_000);
         let other = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_050_000, 10);
         assert_eq!(syn_alignment(&a, &other), None, "another ISN");
+    }
+
+    /// A flow whose client stream starts with `request` (fingerprint and carriers).
+    fn sent(mut f: Flow, request: &[u8]) -> Flow {
+        let mut s = crate::flows::StreamPrefix::new(128);
+        s.add(0, request);
+        f.client_fp = s.fingerprint();
+        let c = crate::flows::carrier::parse(request);
+        f.carriers = (!c.is_empty()).then(|| Box::new(c));
+        f
+    }
+
+    #[test]
+    fn a_proxy_that_rewrites_all_but_the_request_id_still_matches_strongly() {
+        let a = sent(
+            Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 0, 9),
+            b"GET /api/v1/items?page=2 HTTP/1.1\r\nHost: shop\r\nX-Request-ID: 7f3a9c1e-0001\r\n\r\n",
+        );
+        let b = sent(
+            Flow::test_tcp("198.19.0.5:51000", "198.19.200.7:8080", 300_000, 77),
+            b"GET /items?page=2&tenant=a HTTP/1.0\r\nX-Forwarded-For: 198.18.90.42\r\nX-Request-ID: 7f3a9c1e-0001\r\n\r\n",
+        );
+        let s = evidence(&a, &b, &gate()).expect("one request");
+        assert_eq!(s.evidence, [Evidence::RequestId]);
+        assert_eq!(s.kind, LinkKind::Proxy);
+        assert!(s.evidence.iter().all(|e| e.is_strong()));
+        assert_eq!(s.score, 1000 + TIGHT_BONUS, "strong weight, started within the tolerance");
+        // The index finds it by the id alone.
+        let index = Index::build(std::slice::from_ref(&b), &gate(), false, |_| true);
+        let mut out = Vec::new();
+        index.lookup(&a, &gate(), &mut out);
+        assert_eq!(out, [0]);
+        // Another id, or none: the rewritten bytes rule it out.
+        let other = sent(b.clone(), b"GET /items HTTP/1.0\r\nX-Request-ID: 7f3a9c1e-0002\r\n\r\n");
+        assert_eq!(evidence(&a, &other, &gate()), None);
+        index.lookup(
+            &sent(a.clone(), b"GET / HTTP/1.1\r\nX-Request-ID: 7f3a9c1e-0002\r\n\r\n"),
+            &gate(),
+            &mut out,
+        );
+        assert!(out.is_empty());
+        let mut bare = b.clone();
+        bare.carriers = None;
+        assert_eq!(evidence(&a, &bare, &gate()), None);
+        // Outside the proxy's time gate: the client's connection was over.
+        let mut late = b.clone();
+        (late.first_ns, late.last_ns) = (a.last_ns + 10_000_000, a.last_ns + 11_000_000);
+        assert_eq!(evidence(&a, &late, &gate()), None);
+        // Beside an ISN it is listed too.
+        let c = sent(Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 50_000, 9), b"X");
+        let c = Flow { carriers: b.carriers.clone(), client_fp: a.client_fp.clone(), ..c };
+        assert_eq!(
+            evidence(&a, &c, &gate()).unwrap().evidence[..2],
+            [Evidence::Isn, Evidence::ClientFingerprint]
+        );
+        assert!(evidence(&a, &c, &gate()).unwrap().evidence.contains(&Evidence::RequestId));
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub enum Evidence {
     SeqShift,
     /// Midstream: the first seen sequence and acknowledgement numbers agree.
     SeqAck,
+    /// The same request-id header value (`X-Request-ID`, `X-Correlation-ID`,
+    /// `traceparent` trace id) on both sides: a request through a terminating
+    /// proxy that rewrites everything else.
+    RequestId,
     IpId,
     Ports,
     Time,
@@ -46,6 +50,7 @@ impl Evidence {
             Evidence::IcmpEcho => "icmp-echo",
             Evidence::SeqShift => "seq-shift",
             Evidence::SeqAck => "seq-ack",
+            Evidence::RequestId => "request-id",
             Evidence::IpId => "ip-id",
             Evidence::Ports => "ports",
             Evidence::Time => "time",
@@ -63,6 +68,7 @@ impl Evidence {
                 | Evidence::IcmpEcho
                 | Evidence::SeqShift
                 | Evidence::SeqAck
+                | Evidence::RequestId
         )
     }
 }

@@ -6,6 +6,7 @@
 //! fingerprints — so memory grows with flows, never with packets.
 //! Knows nothing of other captures.
 
+pub mod carrier;
 mod copies;
 mod datagram;
 pub mod fingerprint;
@@ -14,6 +15,7 @@ pub mod points;
 mod table;
 mod tcp;
 
+pub use carrier::{Carried, CarrierKind, Carriers, RequestId, RequestIdKind, CARRIER_PREFIX};
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use key::{interface_of, side_of};
 pub use table::FlowTable;
@@ -178,6 +180,9 @@ pub struct Flow {
     pub mtu_signal: Option<Box<MtuSignal>>,
     pub client_fp: Fingerprint,
     pub server_fp: Fingerprint,
+    /// TCP: PROXY protocol and HTTP forwarding / request-id headers at the start
+    /// of the client stream (boxed: most flows carry none).
+    pub carriers: Option<Box<Carriers>>,
     pub echo: Option<EchoSummary>,
     /// Interface of the first packet (pcapng interface or SLL2 ifindex) and SLL
     /// packet type, to tell `-i any` copies apart.
@@ -309,6 +314,7 @@ impl Flow {
             mtu_signal: None,
             client_fp: Fingerprint::default(),
             server_fp: Fingerprint::default(),
+            carriers: None,
             echo: None,
             first_interface: 0,
             first_packet_type: None,

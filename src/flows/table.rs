@@ -4,6 +4,7 @@
 //! flow's fixed-size summary. The rules live beside it: `tcp` (connections),
 //! `datagram` (UDP, ICMP echo and errors), `copies` (`-i any` folding), `key`.
 
+use super::carrier::StreamHead;
 use super::copies::fold_copies;
 use super::fingerprint::StreamPrefix;
 use super::key::FlowKey;
@@ -18,6 +19,8 @@ use rustc_hash::FxHashMap;
 pub(super) struct Streams {
     pub(super) client_stream: StreamPrefix,
     pub(super) server_stream: StreamPrefix,
+    /// The client stream's first bytes while they may hold carriers.
+    pub(super) client_head: StreamHead,
     /// Stream offset 0 of each direction: ISN + 1, or the first seq seen (midstream).
     pub(super) client_base: Option<u32>,
     pub(super) server_base: Option<u32>,
@@ -56,7 +59,7 @@ impl FlowTable {
     }
 
     /// Adds one packet; `payload` is its captured transport payload
-    /// (`packet.payload(record.data)`). Only its first `fingerprint_len` bytes
+    /// (`packet.payload(record.data)`). Only its first `payload_limit()` bytes
     /// are ever used, so callers may pass just those.
     pub fn insert(&mut self, p: &Packet, payload: &[u8]) {
         self.stats.packets += 1;
@@ -94,6 +97,7 @@ impl FlowTable {
         self.streams.push(Streams {
             client_stream: StreamPrefix::new(limit),
             server_stream: StreamPrefix::new(limit),
+            client_head: StreamHead::default(),
             client_base: None,
             server_base: None,
         });
@@ -135,11 +139,16 @@ impl FlowTable {
     /// splits the capture into observation points or folds them
     /// ([`Flows::fold_copies`]).
     pub fn finish_unfolded(self) -> Flows {
-        let FlowTable { mut flows, streams, index, stats, .. } = self;
+        let FlowTable { mut flows, mut streams, index, stats, .. } = self;
         drop(index);
-        for (f, s) in flows.iter_mut().zip(&streams) {
+        for (f, s) in flows.iter_mut().zip(&mut streams) {
             f.client_fp = s.client_stream.fingerprint();
             f.server_fp = s.server_stream.fingerprint();
+            f.carriers = s.client_head.take();
+            // A PROXY header is the proxy's, not the client's: compare what follows it.
+            if let Some(fp) = f.carriers.as_mut().and_then(|c| c.payload_fp.take()) {
+                f.client_fp = fp;
+            }
         }
         drop(streams);
         Flows { flows, stats }

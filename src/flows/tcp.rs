@@ -85,6 +85,12 @@ impl FlowTable {
                 extend(&mut f.client_payload, s.client_base, t.seq, payload_len);
             }
             stream_add(&mut s.client_stream, s.client_base, t.seq, payload, payload_len, t.flags);
+            if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
+                let off = t.seq.wrapping_sub(base);
+                if off < 1 << 31 {
+                    s.client_head.add(u64::from(off), payload);
+                }
+            }
         } else {
             if syn && ack && f.server_isn.is_none() {
                 f.server_isn = Some(t.seq);
@@ -194,6 +200,32 @@ mod tests {
         assert_eq!(f.syn_count, 3);
         assert_eq!(f.last_syn_after_us, 2_000_000);
         assert_eq!(f.seq_pair, None, "no ACK seen");
+    }
+
+    #[test]
+    fn carriers_are_read_from_the_reassembled_client_stream() {
+        let addr = |s: &str| s.parse().unwrap();
+        let mut c = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 5);
+        c.request = b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80\r\nGET / HTTP/1.1\r\nHost: h\r\n\
+            X-Forwarded-For: 203.0.113.9\r\nX-Request-ID: 7f3a9c1e-0001\r\n\r\n"
+            .to_vec();
+        // 10-byte segments: the header spans many packets.
+        let mut p = Path::new(vec![Point { segment: 10, ..Point::default() }], Vec::new());
+        p.tcp(&c);
+        let f = table(&p.finish().points.remove(0));
+        let car = f.flows[0].carriers.as_deref().expect("carriers found");
+        let proxy = car.proxy.expect("PROXY v1");
+        assert_eq!((proxy.addr, proxy.port), (Some(addr("198.18.90.42")), Some(40001)));
+        assert_eq!(car.headers[0].addr, Some(addr("203.0.113.9")));
+        assert!(car.request_id.is_some());
+        // The client fingerprint is of what follows the PROXY line: the client's own bytes.
+        let mut own = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 7);
+        own.request = c.request[47..].to_vec();
+        let own_fp = table(&one_point(&own)).flows[0].client_fp.clone();
+        assert_eq!(own_fp.agreement(&f.flows[0].client_fp), Some(64), "agree at the longest common prefix");
+        // A stream with nothing carried keeps nothing.
+        let plain = Tcp::new((addr("198.18.0.1"), 40001), (addr("198.19.0.1"), 80), 1_000, 6);
+        assert_eq!(table(&one_point(&plain)).flows[0].carriers, None);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 24] = [
+pub const TRAILING_COLUMNS: [&str; 27] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -44,12 +44,32 @@ pub const TRAILING_COLUMNS: [&str; 24] = [
     // Appended: `198.19.3.17:40000->198.19.96.10:80 @TIME bare-ack at backend;…`,
     // the connection's earlier attempts.
     "earlier_attempts",
+    // Appended: `proxy-v1 198.18.90.42:40001 added egress->backend` (`none`: no
+    // carrier reached the backend), whether that identity is the client, and
+    // an address the client side set in the carrier itself.
+    "identity",
+    "identity_preserved",
+    "identity_client_set",
 ];
 
 /// How many of [`TRAILING_COLUMNS`] reports of earlier versions had, newest
-/// first: before `earlier_attempts`, before `reply_unexpected_source`, before
-/// `reply_lost_cause` (read back by `compare` with the newer columns empty).
-pub const EARLIER_TRAILING_COLUMNS: [usize; 3] = [23, 22, 21];
+/// first: before the identity columns, before `earlier_attempts`, before
+/// `reply_unexpected_source`, before `reply_lost_cause` (read back by
+/// `compare` with the newer columns empty).
+pub const EARLIER_TRAILING_COLUMNS: [usize; 4] = [24, 23, 22, 21];
+
+/// The `identity` cell: `carrier carried added boundary`, or `none`.
+pub fn identity_cell(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
+    use crate::report::schema::{carried_text, ADDED_CLIENT_SIDE};
+    let Some(c) = i.carried else { return "none".to_string() };
+    let mut cell = format!("{} {}", c.kind.wire(), carried_text(c));
+    match i.added {
+        Some(crate::verdict::Added::ClientSide) => cell.push_str(&format!(" added {ADDED_CLIENT_SIDE}")),
+        Some(crate::verdict::Added::Between(b)) => cell.push_str(&format!(" added {}", w.between(b))),
+        None => {}
+    }
+    cell
+}
 
 /// Suffixes of the three columns each capture label gets.
 pub const HOP_SUFFIXES: [&str; 3] = ["_client", "_server", "_reply"];
@@ -207,6 +227,13 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
         let time = crate::time::rfc3339(a.time_ns);
         let _ = write!(c, "{}->{} @{time} {} at {}", a.client, a.server, a.ending.wire(), w.label(a.capture));
     });
+    let identity = request.identity.as_deref();
+    next().push_str(&identity.map(|i| identity_cell(w, i)).unwrap_or_default());
+    next().push_str(identity.map_or("", |i| if i.preserved { "yes" } else { "no" }));
+    let set = next();
+    if let Some(a) = identity.and_then(|i| i.client_set) {
+        let _ = write!(set, "{a}");
+    }
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -270,7 +297,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 24);
+        assert_eq!(h.len(), 5 + 6 + 27);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -285,7 +312,10 @@ mod tests {
                 "path_mtu",
                 "reply_lost_cause",
                 "reply_unexpected_source",
-                "earlier_attempts"
+                "earlier_attempts",
+                "identity",
+                "identity_preserved",
+                "identity_client_set"
             ]
         );
     }
@@ -329,13 +359,37 @@ mod tests {
     }
 
     #[test]
-    fn earlier_attempts_are_the_last_fixed_column() {
+    fn earlier_attempts_follow_the_reply_cells() {
         let r = &rows()[0];
-        assert_eq!(r.len(), 38);
+        assert_eq!(r.len(), 41);
         assert_eq!(
             &r[37],
             "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"
         );
+    }
+
+    #[test]
+    fn identity_cells_are_the_last_fixed_columns_and_empty_without_a_carrier() {
+        use crate::report::fixtures::{proxied_identity, spoofed_identity};
+        assert_eq!((&rows()[0][38], &rows()[0][39], &rows()[0][40]), ("", "", ""));
+        let mut f = findings();
+        f.requests[0].identity = Some(Box::new(proxied_identity()));
+        f.requests[1].identity = Some(Box::new(spoofed_identity()));
+        let mut lost = proxied_identity();
+        (lost.carried, lost.added, lost.preserved) = (None, None, false);
+        f.requests[2].identity = Some(Box::new(lost));
+        let mut out = Vec::new();
+        write_csv(&f, &mut out).unwrap();
+        let rows: Vec<_> = csv::Reader::from_reader(out.as_slice()).records().map(|r| r.unwrap()).collect();
+        assert_eq!(
+            (&rows[0][38], &rows[0][39], &rows[0][40]),
+            ("proxy-v1 198.18.90.42:51514 added egress->backend", "yes", "")
+        );
+        assert_eq!(
+            (&rows[1][38], &rows[1][39], &rows[1][40]),
+            ("x-forwarded-for 203.0.113.9 added client-side", "no", "203.0.113.9")
+        );
+        assert_eq!((&rows[2][38], &rows[2][39]), ("none", "no"));
     }
 
     #[test]

@@ -6,8 +6,8 @@
 
 use crate::report::words::Words;
 use crate::verdict::{
-    AttemptEnd, Between, ChangeKind, DataPath, LostCause, Origin, OutcomeKind, ReplyPath, Request, Segment,
-    StrayPacket, Strength, UnexpectedSource,
+    Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, Identity, LostCause, Origin, OutcomeKind,
+    ReplyPath, Request, Segment, StrayPacket, Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -70,6 +70,72 @@ fn unexpected_source_words(w: &Words<'_>, r: &Request, u: UnexpectedSource) -> S
     )
 }
 
+/// How a carrier is called: `PROXY v1`, `X-Forwarded-For`, ...
+pub fn carrier_name(k: CarrierKind) -> &'static str {
+    match k {
+        CarrierKind::ProxyV1 => "PROXY v1",
+        CarrierKind::ProxyV2 => "PROXY v2",
+        CarrierKind::Forwarded => "Forwarded",
+        CarrierKind::XForwardedFor => "X-Forwarded-For",
+        CarrierKind::XRealIp => "X-Real-IP",
+    }
+}
+
+/// Who the backend thinks the client is, who put it there, and whether to trust it.
+pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
+    let client = r.captures.first().and_then(|h| h.client);
+    let client_addr = client.map_or_else(|| "?".to_string(), |c| w.addr(c.addr));
+    let Some(c) = i.carried else {
+        return if i.preserved {
+            format!(
+                "no identity carrier reached {}: the backend sees the client {}",
+                w.label(i.at),
+                w.endpoint(i.peer)
+            )
+        } else {
+            format!(
+                "no identity carrier reached {}: the backend sees {} as the client, not {client_addr}",
+                w.label(i.at),
+                w.endpoint(i.peer)
+            )
+        };
+    };
+    let name = carrier_name(c.kind);
+    let carried = c.addr.map_or_else(
+        || "an unknown address".to_string(),
+        |addr| w.endpoint(crate::verdict::Endpoint { addr, port: c.port }),
+    );
+    let mut text = match i.added {
+        Some(Added::ClientSide) => format!(
+            "{name} {carried} arrived from the client side at {}: the backend must not trust it",
+            w.label(0)
+        ),
+        Some(Added::Between(b)) => {
+            let through = match r.source.iter().map(|s| s.kind).find(|k| *k != ChangeKind::PortOnly) {
+                Some(ChangeKind::Proxy) => " through the proxy",
+                Some(_) => " through SNAT",
+                None => "",
+            };
+            let verdict = match (i.preserved, c.addr) {
+                (true, _) => format!(" = the client: identity preserved{through}"),
+                (false, None) => ": the backend cannot tell who the client is".to_string(),
+                (false, Some(_)) => {
+                    format!(", not the client {client_addr}: the backend sees the wrong client")
+                }
+            };
+            format!("{name} added between {} carries {carried}{verdict}", w.between_words(b))
+        }
+        None => format!("{name} carries {carried} at {}", w.label(i.at)),
+    };
+    if let (Some(set), Some(Added::Between(_))) = (i.client_set, i.added) {
+        text.push_str(&format!(
+            "; its first element {} was set by the client side: the backend must not trust it",
+            w.addr(set)
+        ));
+    }
+    text
+}
+
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in &r.source {
@@ -103,6 +169,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             let next = w.labels.get(1).copied().unwrap_or("the next capture");
             parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
         }
+    }
+    if let Some(i) = r.identity.as_deref() {
+        parts.push(identity_words(w, r, i));
     }
     if r.seq_shift {
         parts.push("sequence numbers shifted by a middlebox".into());
@@ -360,6 +429,53 @@ mod tests {
             "{text}"
         );
         assert!(!explain(&Words::new(&f), &f.requests[1]).contains("earlier attempt"));
+    }
+
+    #[test]
+    fn identity_says_who_added_the_carrier_and_whether_to_trust_it() {
+        use crate::report::fixtures::{proxied_identity, spoofed_identity};
+        let mut f = findings();
+        f.requests[0].identity = Some(Box::new(proxied_identity()));
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains(
+                "PROXY v1 added between egress and backend carries 198.18.90.42:51514 = the client: \
+                 identity preserved through SNAT"
+            ),
+            "{text}"
+        );
+        f.requests[0].identity = Some(Box::new(spoofed_identity()));
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains(
+                "X-Forwarded-For 203.0.113.9 arrived from the client side at decap: the backend must not trust it"
+            ),
+            "{text}"
+        );
+        // Added by a proxy, but not the client: flagged; a client-set first element named.
+        let mut wrong = proxied_identity();
+        wrong.carried.as_mut().unwrap().addr = Some("198.18.90.43".parse().unwrap());
+        (wrong.preserved, wrong.client_set) = (false, Some("203.0.113.9".parse().unwrap()));
+        f.requests[0].identity = Some(Box::new(wrong));
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains(
+                "carries 198.18.90.43:51514, not the client 198.18.90.42: the backend sees the wrong client; \
+                 its first element 203.0.113.9 was set by the client side"
+            ),
+            "{text}"
+        );
+        let mut lost = proxied_identity();
+        (lost.carried, lost.added, lost.preserved) = (None, None, false);
+        f.requests[0].identity = Some(Box::new(lost));
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains(
+                "no identity carrier reached backend: the backend sees 198.19.3.17:40112 as the client, not 198.18.90.42"
+            ),
+            "{text}"
+        );
+        assert!(!explain(&Words::new(&f), &f.requests[1]).contains("carrier"));
     }
 
     #[test]

@@ -109,6 +109,7 @@ pub fn findings() -> Findings {
             ending: AttemptEnd::BareAck,
         }],
         data: None,
+        identity: None,
     };
     let r2 = Request {
         request: 2,
@@ -141,6 +142,7 @@ pub fn findings() -> Findings {
         syn_missed: None,
         attempts: Vec::new(),
         data: None,
+        identity: None,
     };
     let r3 = Request {
         request: 3,
@@ -164,6 +166,7 @@ pub fn findings() -> Findings {
         syn_missed: None,
         attempts: Vec::new(),
         data: None,
+        identity: None,
     };
     let r4 = Request {
         request: 4,
@@ -208,6 +211,7 @@ pub fn findings() -> Findings {
         syn_missed: None,
         attempts: Vec::new(),
         data: None,
+        identity: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -232,6 +236,7 @@ pub fn findings() -> Findings {
         syn_missed: None,
         attempts: Vec::new(),
         data: None,
+        identity: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
@@ -303,4 +308,37 @@ pub fn black_hole() -> Findings {
         ..DataPath::default()
     }));
     f
+}
+
+/// Request 1 of [`findings`] as PROXY v1 carries it: the backend sees the SNAT
+/// address, and the PROXY line added between egress and backend carries the client.
+pub fn proxied_identity() -> Identity {
+    Identity {
+        at: BACKEND,
+        peer: ep("198.19.3.17:40112"),
+        carried: Some(CarriedAddress {
+            kind: CarrierKind::ProxyV1,
+            addr: Some(ep("198.18.90.42").addr),
+            port: Some(51514),
+        }),
+        added: Some(Added::Between(between(EGRESS, BACKEND))),
+        preserved: true,
+        client_set: None,
+    }
+}
+
+/// An `X-Forwarded-For` the client sent itself, unchanged at the backend.
+pub fn spoofed_identity() -> Identity {
+    Identity {
+        at: BACKEND,
+        peer: ep("198.19.3.17:40112"),
+        carried: Some(CarriedAddress {
+            kind: CarrierKind::XForwardedFor,
+            addr: Some(ep("203.0.113.9").addr),
+            port: None,
+        }),
+        added: Some(Added::ClientSide),
+        preserved: false,
+        client_set: Some(ep("203.0.113.9").addr),
+    }
 }

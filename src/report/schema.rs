@@ -81,6 +81,10 @@ wire_names! {
         Manual => "manual", SameCapture => "same-capture", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
+    v::CarrierKind {
+        ProxyV1 => "proxy-v1", ProxyV2 => "proxy-v2", Forwarded => "forwarded",
+        XForwardedFor => "x-forwarded-for", XRealIp => "x-real-ip",
+    }
     v::StrayPacket {
         SynAck => "syn-ack", Data => "data", Rst => "rst", Datagram => "datagram", EchoReply => "echo-reply",
     }
@@ -110,6 +114,8 @@ impl WireName for Evidence {
         Evidence::UdpPayload,
         Evidence::IcmpEcho,
         Evidence::SeqShift,
+        Evidence::SeqAck,
+        Evidence::RequestId,
         Evidence::IpId,
         Evidence::Ports,
         Evidence::Time,
@@ -262,7 +268,91 @@ pub struct Request {
     /// TCP with payload or path-MTU messages only: how far the data got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Data>,
+    /// Only when some capture saw an identity carrier: who the backend thinks the client is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<IdentityOut>,
     pub explanation: String,
+}
+
+/// `{"at": "backend", "peer": "198.19.0.5:51000", "carrier": "proxy-v1",
+/// "carried": "198.18.90.42:40001", "added": "egress->backend", "preserved": true}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdentityOut {
+    /// Label of the last capture that saw the request (the backend side).
+    pub at: String,
+    /// The source endpoint there: the peer the backend's socket sees.
+    pub peer: String,
+    /// The carrier the backend reads there; absent when none reached it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier: Option<v::CarrierKind>,
+    /// The carried address (`ip`, `ip:port`), or `unknown` (obfuscated, PROXY UNKNOWN/LOCAL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<String>,
+    /// Where the carrier first appears: `client-side` (already at capture 1) or `A->B`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<String>,
+    /// The identity the backend sees (carried address, else the peer's) is the client's address at capture 1.
+    pub preserved: bool,
+    /// An address of that carrier already in the request at capture 1 (set by the client side).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_set: Option<String>,
+}
+
+/// Wire word of a carrier added at capture 1.
+pub const ADDED_CLIENT_SIDE: &str = "client-side";
+/// Wire word of a carried address that is not one.
+pub const CARRIED_UNKNOWN: &str = "unknown";
+
+/// A carried address as the wire shows it.
+pub fn carried_text(c: v::CarriedAddress) -> String {
+    c.addr.map_or_else(|| CARRIED_UNKNOWN.to_string(), |addr| v::Endpoint { addr, port: c.port }.to_string())
+}
+
+fn identity(w: &crate::report::words::Words<'_>, i: &v::Identity) -> IdentityOut {
+    IdentityOut {
+        at: w.label(i.at).to_string(),
+        peer: i.peer.to_string(),
+        carrier: i.carried.map(|c| c.kind),
+        carried: i.carried.map(carried_text),
+        added: i.added.map(|a| match a {
+            v::Added::ClientSide => ADDED_CLIENT_SIDE.to_string(),
+            v::Added::Between(b) => w.between(b),
+        }),
+        preserved: i.preserved,
+        client_set: i.client_set.map(|a| a.to_string()),
+    }
+}
+
+impl IdentityOut {
+    fn into_typed(self, labels: &[String]) -> Result<v::Identity, String> {
+        let carried = match (self.carrier, self.carried.as_deref()) {
+            (Some(kind), Some(CARRIED_UNKNOWN) | None) => {
+                Some(v::CarriedAddress { kind, addr: None, port: None })
+            }
+            (Some(kind), Some(t)) => {
+                let e = endpoint_of(t)?;
+                Some(v::CarriedAddress { kind, addr: Some(e.addr), port: e.port })
+            }
+            (None, Some(t)) => return Err(format!("carried {t:?} without a carrier")),
+            (None, None) => None,
+        };
+        Ok(v::Identity {
+            at: index_of(labels, &self.at)?,
+            peer: endpoint_of(&self.peer)?,
+            carried,
+            added: opt(self.added.as_deref(), |a| {
+                if a == ADDED_CLIENT_SIDE {
+                    Ok(v::Added::ClientSide)
+                } else {
+                    between_of(labels, a).map(v::Added::Between)
+                }
+            })?,
+            preserved: self.preserved,
+            client_set: opt(self.client_set.as_deref(), |a| {
+                a.parse().map_err(|_| format!("{a:?} is not an address"))
+            })?,
+        })
+    }
 }
 
 /// `{"reached": "egress", "stopped": "egress->backend", "mtu": {...}}`: how far
@@ -676,6 +766,7 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             })
             .collect(),
         data: r.data.as_ref().map(|d| data(w, d)),
+        identity: r.identity.as_deref().map(|i| identity(w, i)),
         explanation: crate::report::explain::explain(w, r),
     }
 }
@@ -997,6 +1088,7 @@ impl Request {
                 .transpose()?,
             attempts: self.attempts.into_iter().map(|a| a.into_typed(labels)).collect::<Result<_, _>>()?,
             data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
+            identity: self.identity.map(|i| i.into_typed(labels).map(Box::new)).transpose()?,
         })
     }
 }
@@ -1021,6 +1113,8 @@ mod tests {
         assert_eq!(serde_json::from_str::<v::OffsetMethod>("\"one-way\"").unwrap(), v::OffsetMethod::OneWay);
         assert!(serde_json::from_str::<v::Proto>("\"sctp\"").is_err());
         assert_eq!(Evidence::from_wire("client-fingerprint"), Some(Evidence::ClientFingerprint));
+        assert_eq!(Evidence::from_wire("request-id"), Some(Evidence::RequestId));
+        assert_eq!(Evidence::from_wire("seq-ack"), Some(Evidence::SeqAck));
     }
 
     #[test]
@@ -1040,6 +1134,46 @@ mod tests {
             let clients = |r: &v::Request| r.captures.iter().map(|h| h.client).collect::<Vec<_>>();
             assert_eq!(clients(a), clients(b));
         }
+    }
+
+    #[test]
+    fn identity_is_written_only_when_present_and_reads_back() {
+        let mut typed = crate::report::fixtures::findings();
+        assert!(!serde_json::to_string(&findings(&typed)).unwrap().contains("identity"));
+        typed.requests[0].identity = Some(Box::new(crate::report::fixtures::proxied_identity()));
+        typed.requests[1].identity = Some(Box::new(crate::report::fixtures::spoofed_identity()));
+        let mut unknown = crate::report::fixtures::proxied_identity();
+        let c = unknown.carried.as_mut().unwrap();
+        (c.addr, c.port) = (None, None);
+        (unknown.added, unknown.preserved) = (None, false);
+        typed.requests[2].identity = Some(Box::new(unknown));
+        let text = serde_json::to_string(&findings(&typed)).unwrap();
+        assert!(
+            text.contains(
+                r#""identity":{"at":"backend","peer":"198.19.3.17:40112","carrier":"proxy-v1","carried":"198.18.90.42:51514","added":"egress->backend","preserved":true}"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""added":"client-side","preserved":false,"client_set":"203.0.113.9"}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""carried":"unknown","preserved":false}"#), "{text}");
+        let back = serde_json::from_str::<Findings>(&text).unwrap().into_typed().unwrap();
+        for i in 0..4 {
+            assert_eq!(back.requests[i].identity, typed.requests[i].identity, "request {}", i + 1);
+        }
+        let labels = vec!["a".to_string(), "b".to_string()];
+        let bad = IdentityOut {
+            at: "a".into(),
+            peer: "198.18.0.1:1".into(),
+            carrier: None,
+            carried: Some("198.18.0.2".into()),
+            added: None,
+            preserved: false,
+            client_set: None,
+        };
+        assert!(bad.into_typed(&labels).unwrap_err().contains("without a carrier"));
     }
 
     #[test]

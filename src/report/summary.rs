@@ -81,8 +81,36 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
     }
 }
 
+/// Who the backend thinks the client is, for a pattern (no client address, so
+/// requests of many clients share it).
+pub fn identity_phrase(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
+    use crate::report::explain::carrier_name;
+    use crate::verdict::Added;
+    let Some(c) = i.carried else {
+        return if i.preserved {
+            "the backend sees the client (no identity carrier)".to_string()
+        } else {
+            format!("identity lost: no carrier reached {}", w.label(i.at))
+        };
+    };
+    let name = carrier_name(c.kind);
+    match (i.added, i.preserved) {
+        (Some(Added::ClientSide), _) => format!("{name} set by the client side (not to be trusted)"),
+        (Some(Added::Between(b)), true) => {
+            format!("identity kept by {name} added between {}", w.between_words(b))
+        }
+        (Some(Added::Between(b)), false) => format!(
+            "{name} added between {} carries {}, not the client",
+            w.between_words(b),
+            c.addr.map_or_else(|| "an unknown address".to_string(), |a| w.addr(a))
+        ),
+        (None, _) => format!("{name} at {}", w.label(i.at)),
+    }
+}
+
 /// The pattern a request belongs to: source and destination changes (addresses
-/// without ports), reply path and outcome, as one phrase.
+/// without ports), who the backend thinks the client is (only when a carrier
+/// was seen), reply path and outcome, as one phrase.
 pub fn pattern(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(r.source.iter().map(|c| change_phrase(w, "source", c)));
@@ -93,6 +121,7 @@ pub fn pattern(w: &Words<'_>, r: &Request) -> String {
     } else if parts.is_empty() {
         parts.push("addresses unchanged".to_string());
     }
+    parts.extend(r.identity.as_deref().map(|i| identity_phrase(w, i)));
     parts.push(reply_phrase(w, r));
     parts.extend(outcome_phrase(w, r));
     parts.join(", ")
@@ -417,6 +446,40 @@ mod tests {
         assert!(s.contains("source 198.18.90.42 → node-a (198.19.3.17) between egress and backend"), "{s}");
         // without --tz the summary is as it was
         assert!(!summary().contains("first request"));
+    }
+
+    #[test]
+    fn identity_joins_the_pattern_and_tells_kept_from_lost() {
+        use crate::report::fixtures::{proxied_identity, spoofed_identity};
+        let mut f = findings();
+        let w = Words::new(&f);
+        let plain = pattern(&w, &f.requests[0]);
+        let mut r = f.requests[0].clone();
+        r.identity = Some(Box::new(proxied_identity()));
+        assert_eq!(
+            pattern(&w, &r),
+            plain.replacen(
+                ", replies",
+                ", identity kept by PROXY v1 added between egress and backend, replies",
+                1
+            )
+        );
+        r.identity = Some(Box::new(spoofed_identity()));
+        assert!(pattern(&w, &r).contains("X-Forwarded-For set by the client side (not to be trusted)"));
+        let mut lost = proxied_identity();
+        (lost.carried, lost.added, lost.preserved) = (None, None, false);
+        r.identity = Some(Box::new(lost));
+        assert!(pattern(&w, &r).contains("identity lost: no carrier reached backend"));
+        let mut wrong = proxied_identity();
+        wrong.preserved = false;
+        r.identity = Some(Box::new(wrong));
+        assert!(pattern(&w, &r).contains("carries 198.18.90.42, not the client"));
+        // Kept and lost identities are different lines of the summary.
+        f.requests[1] = r.clone();
+        f.requests[0].identity = Some(Box::new(proxied_identity()));
+        let lines = patterns(&f);
+        assert!(lines.iter().any(|(_, t)| t.contains("identity kept")));
+        assert!(lines.iter().any(|(_, t)| t.contains("not the client")));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
 mod data;
+mod identity;
 mod model;
 mod outcome;
 mod reply;
@@ -200,6 +201,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             })
             .collect(),
         data,
+        identity: identity::identity(&flows).map(Box::new),
     }
 }
 

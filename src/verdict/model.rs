@@ -122,6 +122,51 @@ pub struct Request {
     /// TCP with payload or path-MTU messages: how far the data got (boxed:
     /// a request stays small for UDP and ICMP and for a report read back).
     pub data: Option<Box<DataPath>>,
+    /// Only when some capture saw an identity carrier (PROXY protocol or a
+    /// forwarding header) in the request: who the backend thinks the client is.
+    pub identity: Option<Box<Identity>>,
+}
+
+/// Kind of an identity carrier (the flow stage's own enum, not a copy).
+pub use crate::flows::CarrierKind;
+
+/// Who the backend thinks the client is, and who put it there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identity {
+    /// The last capture (path order) that saw the request: the backend side.
+    pub at: usize,
+    /// The source endpoint there: the peer the backend's socket sees.
+    pub peer: Endpoint,
+    /// The carrier the backend reads there (PROXY first, then `Forwarded`,
+    /// `X-Forwarded-For`, `X-Real-IP`); None when no carrier reached it.
+    pub carried: Option<CarriedAddress>,
+    /// Where that carrier (kind and address) first appears.
+    pub added: Option<Added>,
+    /// The identity the backend sees (the carried address, else the peer's)
+    /// is the client's address at capture 1.
+    pub preserved: bool,
+    /// An address of the carrier at the backend that was already in the
+    /// request at capture 1 (set by the client side: not to be trusted) — the
+    /// carried address itself, or the first element of a list a proxy appended to.
+    pub client_set: Option<IpAddr>,
+}
+
+/// An address carried in a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CarriedAddress {
+    pub kind: CarrierKind,
+    /// None: `unknown`, obfuscated, PROXY `UNKNOWN` / v2 `LOCAL`.
+    pub addr: Option<IpAddr>,
+    pub port: Option<u16>,
+}
+
+/// Where a carrier came into the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Added {
+    /// Already at capture 1: set by the client side.
+    ClientSide,
+    /// Absent at `from`, present at `to`: a proxy between them added it.
+    Between(Between),
 }
 
 /// How far a TCP request's payload got each way (by sequence range, so

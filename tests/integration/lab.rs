@@ -24,6 +24,9 @@ const SCENARIOS: &[&str] = &[
     "no-return-route",
     "reject",
     "proxy",
+    "proxy-v1",
+    "proxy-v2",
+    "proxy-xff",
     "udp-icmp",
     "concurrent",
     "any-node",
@@ -364,6 +367,9 @@ scenario_tests! {
     lab_no_return_route => "no-return-route",
     lab_reject => "reject",
     lab_proxy => "proxy",
+    lab_proxy_v1 => "proxy-v1",
+    lab_proxy_v2 => "proxy-v2",
+    lab_proxy_xff => "proxy-xff",
     lab_udp_icmp => "udp-icmp",
     lab_concurrent => "concurrent",
     lab_any_node => "any-node",
@@ -493,6 +499,10 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
         if r.get("data").is_some_and(|d| keys(d) != data_keys) {
             errs.push(format!("{what}: data keys {:?}", keys(&r["data"])));
         }
+        let identity_keys: BTreeSet<&str> = ["carrier", "carried", "added", "preserved", "client_set"].into();
+        if r.get("identity").is_some_and(|i| !i.is_null() && keys(i) != identity_keys) {
+            errs.push(format!("{what}: identity keys {:?}", keys(&r["identity"])));
+        }
         let mut rk = keys(r);
         rk.remove("data"); // optional: requests whose bytes need full-size segments
         rk.remove("unexpected_source"); // optional: scenarios with replies from elsewhere
@@ -500,6 +510,7 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
         if !(u.is_null() || keys(u) == ["from", "packet", "seen_at"].into()) {
             errs.push(format!("{what}: unexpected_source {u}"));
         }
+        rk.remove("identity"); // optional: requests with an identity carrier (backend's log)
         if rk != req_keys {
             errs.push(format!("{what}: keys {:?}", keys(r)));
         }

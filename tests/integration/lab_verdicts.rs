@@ -9,6 +9,7 @@ use tuplecorr::config::{CaptureSpec, Config, Source};
 use tuplecorr::pipeline::analyze;
 use tuplecorr::read::NoProgress;
 use tuplecorr::report::schema::{self, Findings, Request, WireName};
+use tuplecorr::verdict::{Evidence, Strength};
 
 fn lab_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab")
@@ -159,6 +160,27 @@ fn compare(exp: &Value, labels: &[String], got: &Request) -> Vec<String> {
                 ))
             ),
         );
+    }
+    if let Some(e) = exp.get("identity") {
+        // expected.json: from the backend application's log and the configuration
+        let got = got.identity.as_ref();
+        let text = |v: &Value| format!("{:?}", v.as_str());
+        check("identity".into(), e.is_null().to_string(), got.is_none().to_string());
+        if let Some(g) = got {
+            check(
+                "identity.carrier".into(),
+                text(&e["carrier"]),
+                format!("{:?}", g.carrier.map(|c| c.wire())),
+            );
+            check("identity.carried".into(), text(&e["carried"]), format!("{:?}", g.carried.as_deref()));
+            check("identity.added".into(), text(&e["added"]), format!("{:?}", g.added.as_deref()));
+            check("identity.preserved".into(), e["preserved"].to_string(), g.preserved.to_string());
+            check(
+                "identity.client_set".into(),
+                text(&e["client_set"]),
+                format!("{:?}", g.client_set.as_deref()),
+            );
+        }
     }
     if let Some(d) = exp.get("data") {
         let data = got.data.as_ref();
@@ -324,6 +346,25 @@ fn clock_shift_scenario_gives_the_same_verdicts_as_the_unshifted_one() {
         // Corrected times are in path order.
         assert!(r.captures[0].time < r.captures[1].time && r.captures[1].time < r.captures[2].time);
     }
+}
+
+#[test]
+fn an_http_proxy_that_rewrites_everything_but_the_request_id_is_chained_by_it_alone() {
+    let (_, found) = run(&lab_dir().join("proxy-xff"));
+    assert_eq!(found.requests.len(), 3);
+    for r in &found.requests {
+        assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
+        let m = &r.matches[0];
+        assert_eq!((m.between.as_str(), m.strength), ("decap->egress", Strength::Strong));
+        assert_eq!(m.evidence, [Evidence::RequestId, Evidence::Ports], "no byte nor ISN survives the proxy");
+        assert_eq!(r.source.changed[0].kind, tuplecorr::verdict::ChangeKind::Proxy);
+        let id = r.identity.as_ref().expect("X-Forwarded-For reached the backend");
+        assert_eq!((id.added.as_deref(), id.preserved), (Some("decap->egress"), true));
+    }
+    // The same request ids in the proxy-v1 scenario's captures would not exist:
+    // there the bytes after the PROXY line chain decap->egress.
+    let (_, v1) = run(&lab_dir().join("proxy-v1"));
+    assert!(v1.requests[0].matches[0].evidence.contains(&Evidence::ClientFingerprint));
 }
 
 #[test]

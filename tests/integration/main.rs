@@ -17,6 +17,7 @@ mod decode;
 mod formats;
 mod golden;
 mod honest_input;
+mod identity;
 mod inspect;
 mod lab;
 mod lab_json;

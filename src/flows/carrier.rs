@@ -1,0 +1,602 @@
+//! Identity carriers and request ids at the start of a client stream: a PROXY
+//! protocol v1 line or v2 header, and in a plaintext HTTP/1.x request the
+//! `Forwarded` (RFC 7239), `X-Forwarded-For`, `X-Real-IP`, `X-Request-ID`,
+//! `X-Correlation-ID` and `traceparent` headers. Pure functions over the first
+//! bytes of a stream (at most [`CARRIER_PREFIX`]); hostile input gives `None`
+//! or less, never a panic, and nothing is allocated by a length read from it.
+
+use super::fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS};
+use std::net::IpAddr;
+
+/// Most bytes of a client stream kept and parsed for carriers.
+pub const CARRIER_PREFIX: usize = 1024;
+
+/// Kind of a carrier of the client's address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CarrierKind {
+    ProxyV1,
+    ProxyV2,
+    Forwarded,
+    XForwardedFor,
+    XRealIp,
+}
+
+/// A client address carried in the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Carried {
+    pub kind: CarrierKind,
+    /// None: present, but `unknown`, obfuscated (`_hidden`) or not an address
+    /// (PROXY `UNKNOWN`, v2 `LOCAL`).
+    pub addr: Option<IpAddr>,
+    pub port: Option<u16>,
+    /// Several elements (`X-Forwarded-For: a, b`, `Forwarded: for=a, for=b`):
+    /// the first one (set nearest the client); `addr` is the last one, the
+    /// element the nearest proxy added.
+    pub first: Option<IpAddr>,
+    /// Number of elements (1 for PROXY and `X-Real-IP`).
+    pub elements: u16,
+}
+
+/// Kind of a request-id header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestIdKind {
+    XRequestId,
+    XCorrelationId,
+    /// W3C `traceparent`: only its trace-id counts (each hop may change the parent id).
+    TraceParent,
+}
+
+/// A request id: its header and a hash of its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RequestId {
+    pub kind: RequestIdKind,
+    pub hash: u64,
+}
+
+/// What the first bytes of a client stream carry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Carriers {
+    /// PROXY protocol header (v1 or v2), at the very start.
+    pub proxy: Option<Carried>,
+    /// HTTP headers, in the order `Forwarded`, `X-Forwarded-For`, `X-Real-IP`.
+    pub headers: Vec<Carried>,
+    pub request_id: Option<RequestId>,
+    /// With a PROXY header: the fingerprint of the stream after it (what the
+    /// proxy forwarded), so the flow compares with the client's own stream.
+    pub payload_fp: Option<Fingerprint>,
+}
+
+impl Carriers {
+    pub fn is_empty(&self) -> bool {
+        self.proxy.is_none() && self.headers.is_empty() && self.request_id.is_none()
+    }
+
+    /// The carrier a backend reads first: PROXY (connection level), then
+    /// `Forwarded`, `X-Forwarded-For`, `X-Real-IP`.
+    pub fn main(&self) -> Option<&Carried> {
+        self.proxy.as_ref().or(self.headers.first())
+    }
+
+    /// The carrier of `kind`, if present.
+    pub fn of(&self, kind: CarrierKind) -> Option<&Carried> {
+        self.proxy.iter().chain(&self.headers).find(|c| c.kind == kind)
+    }
+}
+
+/// True when a stream starting with `head` may hold a carrier (PROXY or an
+/// HTTP/1.x request): worth keeping more of its first bytes.
+pub fn may_carry(head: &[u8]) -> bool {
+    let n = head.len().min(12);
+    if head.starts_with(b"PROXY ") || (n > 0 && head[..n] == V2_SIGNATURE[..n]) {
+        return true;
+    }
+    // An HTTP method: 3-7 upper-case letters then a space.
+    let n = head.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
+    (3..=7).contains(&n) && head.get(n) == Some(&b' ')
+}
+
+/// Parses the first bytes of a client stream.
+pub fn parse(head: &[u8]) -> Carriers {
+    let head = &head[..head.len().min(CARRIER_PREFIX)];
+    let mut out = Carriers::default();
+    let mut rest = head;
+    if let Some((c, used)) = proxy_v1(head).or_else(|| proxy_v2(head)) {
+        out.proxy = Some(c);
+        rest = &head[used..];
+    }
+    http(rest, &mut out);
+    out
+}
+
+const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
+
+/// A PROXY v1 line: the carrier and the bytes it took (with its CRLF).
+pub fn proxy_v1(head: &[u8]) -> Option<(Carried, usize)> {
+    if !head.starts_with(b"PROXY ") {
+        return None;
+    }
+    // At most 107 bytes with the CRLF (the spec's limit).
+    let window = &head[..head.len().min(107)];
+    let end = window.windows(2).position(|w| w == b"\r\n")?;
+    let line = std::str::from_utf8(&window[6..end]).ok()?;
+    let mut f = line.split(' ');
+    let fam = f.next()?;
+    let carried = |addr, port| Carried { kind: CarrierKind::ProxyV1, addr, port, first: None, elements: 1 };
+    if fam == "UNKNOWN" {
+        return Some((carried(None, None), end + 2));
+    }
+    let (src, dst, sport, dport) = (f.next()?, f.next()?, f.next()?, f.next()?);
+    if f.next().is_some() {
+        return None;
+    }
+    let src: IpAddr = src.parse().ok()?;
+    let _dst: IpAddr = dst.parse().ok()?;
+    let _dport: u16 = dport.parse().ok()?;
+    match (fam, src) {
+        ("TCP4", IpAddr::V4(_)) | ("TCP6", IpAddr::V6(_)) => {}
+        _ => return None,
+    }
+    Some((carried(Some(src), Some(sport.parse().ok()?)), end + 2))
+}
+
+/// A PROXY v2 header: the carrier and the bytes it took (TLVs included).
+pub fn proxy_v2(head: &[u8]) -> Option<(Carried, usize)> {
+    if head.len() < 16 || head[..12] != V2_SIGNATURE {
+        return None;
+    }
+    let (ver_cmd, fam) = (head[12], head[13]);
+    if ver_cmd >> 4 != 2 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([head[14], head[15]]));
+    let body = head.get(16..16 + len)?;
+    let carried = |addr, port| Carried { kind: CarrierKind::ProxyV2, addr, port, first: None, elements: 1 };
+    let c = match (ver_cmd & 0x0f, fam >> 4) {
+        (0, _) => carried(None, None), // LOCAL: the proxy's own connection
+        (1, 1) => {
+            let b: &[u8; 12] = body.get(..12)?.try_into().ok()?;
+            let src = IpAddr::from([b[0], b[1], b[2], b[3]]);
+            carried(Some(src), Some(u16::from_be_bytes([b[8], b[9]])))
+        }
+        (1, 2) => {
+            let b = body.get(..36)?;
+            let src: [u8; 16] = b[..16].try_into().ok()?;
+            carried(Some(IpAddr::from(src)), Some(u16::from_be_bytes([b[32], b[33]])))
+        }
+        (1, _) => carried(None, None), // AF_UNSPEC / AF_UNIX
+        _ => return None,
+    };
+    Some((c, 16 + len))
+}
+
+/// Headers of an HTTP/1.x request at the start of `head` (request line, then
+/// headers up to the blank line or the end of what is known).
+fn http(head: &[u8], out: &mut Carriers) {
+    let mut lines = head.split(|&b| b == b'\n');
+    let Some(first) = lines.next() else { return };
+    if !request_line(first) {
+        return;
+    }
+    let mut fields: [Option<Carried>; 3] = [None, None, None];
+    for line in lines {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            break;
+        }
+        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        let Ok(value) = std::str::from_utf8(value) else { continue };
+        let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+        if is("forwarded") {
+            merge(&mut fields[0], forwarded(value));
+        } else if is("x-forwarded-for") {
+            merge(&mut fields[1], list(CarrierKind::XForwardedFor, value.split(',')));
+        } else if is("x-real-ip") {
+            fields[2].get_or_insert(list(CarrierKind::XRealIp, std::iter::once(value)));
+        } else if out.request_id.is_none() {
+            out.request_id = request_id(&is, value);
+        }
+    }
+    out.headers.extend(fields.into_iter().flatten());
+}
+
+fn request_line(line: &[u8]) -> bool {
+    let n = line.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
+    (3..=7).contains(&n) && line.get(n) == Some(&b' ') && line.windows(6).any(|w| w == b"HTTP/1")
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &b[start..end.max(start)]
+}
+
+/// A header repeated: its elements continue the first one's list.
+fn merge(slot: &mut Option<Carried>, next: Carried) {
+    match slot {
+        None => *slot = Some(next),
+        Some(c) => {
+            c.elements = c.elements.saturating_add(next.elements);
+            (c.addr, c.port) = (next.addr, next.port);
+        }
+    }
+}
+
+/// A list of node names (`X-Forwarded-For`, `Forwarded` for= values): first and last.
+fn list<'a>(kind: CarrierKind, items: impl Iterator<Item = &'a str>) -> Carried {
+    let mut c = Carried { kind, addr: None, port: None, first: None, elements: 0 };
+    for (i, item) in items.enumerate() {
+        let (addr, port) = node(item.trim());
+        if i == 0 {
+            c.first = addr;
+        }
+        (c.addr, c.port) = (addr, port);
+        c.elements = c.elements.saturating_add(1);
+    }
+    c
+}
+
+/// `Forwarded: for=192.0.2.60;proto=http, for="[2001:db8::1]:443"`: its for= values.
+fn forwarded(value: &str) -> Carried {
+    let fors = value.split(',').filter_map(|element| {
+        element.split(';').find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            k.trim().eq_ignore_ascii_case("for").then_some(v)
+        })
+    });
+    list(CarrierKind::Forwarded, fors)
+}
+
+/// A node: `1.2.3.4`, `1.2.3.4:80`, `2001:db8::1`, `[2001:db8::1]:443`, quoted
+/// or not; `unknown` and `_obfuscated` give no address.
+fn node(text: &str) -> (Option<IpAddr>, Option<u16>) {
+    let t = text.trim().trim_matches('"');
+    if let Ok(a) = t.parse::<IpAddr>() {
+        return (Some(a), None);
+    }
+    if let Ok(sa) = t.parse::<std::net::SocketAddr>() {
+        return (Some(sa.ip()), Some(sa.port()));
+    }
+    // `[v6]` without a port, or `[v6]:_obf`.
+    if let Some(inner) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+        if let Ok(a) = inner.parse::<std::net::Ipv6Addr>() {
+            return (Some(IpAddr::V6(a)), None);
+        }
+    }
+    // `v4:_obf`
+    if let Some((a, _)) = t.split_once(':') {
+        if let Ok(a) = a.parse::<std::net::Ipv4Addr>() {
+            return (Some(IpAddr::V4(a)), None);
+        }
+    }
+    (None, None)
+}
+
+fn request_id(is: &dyn Fn(&str) -> bool, value: &str) -> Option<RequestId> {
+    let (kind, v) = if is("x-request-id") {
+        (RequestIdKind::XRequestId, value)
+    } else if is("x-correlation-id") {
+        (RequestIdKind::XCorrelationId, value)
+    } else if is("traceparent") {
+        // version-traceid-parentid-flags: the trace id (32 hex digits).
+        let trace = value.split('-').nth(1)?;
+        (RequestIdKind::TraceParent, trace)
+    } else {
+        return None;
+    };
+    // Too short to tell requests apart: no evidence.
+    (v.len() >= 8 && !v.bytes().all(|b| b == b'0'))
+        .then(|| RequestId { kind, hash: xxhash_rust::xxh3::xxh3_64(v.as_bytes()) })
+}
+
+/// The blank line that ends an HTTP head is known: searched after a PROXY v2
+/// header (whose signature starts with a blank line and whose addresses may
+/// hold one).
+fn headers_end(v: &[u8]) -> bool {
+    let n = v.len().min(V2_SIGNATURE.len());
+    let from = if n > 0 && v[..n] == V2_SIGNATURE[..n] {
+        if v.len() < 16 {
+            return false;
+        }
+        16 + usize::from(u16::from_be_bytes([v[14], v[15]]))
+    } else {
+        0
+    };
+    v.get(from..).is_some_and(|rest| rest.windows(4).any(|w| w == b"\r\n\r\n"))
+}
+
+/// The first bytes of a client stream while its flow is built: kept in order
+/// while they may hold carriers, parsed (and dropped) once the request's
+/// headers are complete or [`CARRIER_PREFIX`] bytes are known.
+#[derive(Clone, Debug, Default)]
+pub enum StreamHead {
+    /// Nothing seen at offset 0 yet.
+    #[default]
+    Empty,
+    /// Starts with something that carries nothing (TLS, SSH, ...).
+    Refused,
+    Collecting(Vec<u8>),
+    Done(Option<Box<Carriers>>),
+}
+
+impl StreamHead {
+    /// Records `data` found at stream offset `pos`; only bytes that continue
+    /// what is known are kept (a gap ends the head).
+    pub fn add(&mut self, pos: u64, data: &[u8]) {
+        match self {
+            StreamHead::Empty if pos == 0 && !data.is_empty() => {
+                if may_carry(data) {
+                    *self = StreamHead::Collecting(Vec::new());
+                    self.add(0, data);
+                } else {
+                    *self = StreamHead::Refused;
+                }
+            }
+            StreamHead::Collecting(v) => {
+                let have = v.len() as u64;
+                if pos > have {
+                    return;
+                }
+                let skip = (have - pos) as usize;
+                let Some(new) = data.get(skip..) else { return };
+                let take = new.len().min(CARRIER_PREFIX - v.len());
+                v.extend_from_slice(&new[..take]);
+                if headers_end(v) || v.len() >= CARRIER_PREFIX {
+                    self.finish();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Parses what is known (a stream that ended early, or the end of the capture).
+    pub fn finish(&mut self) {
+        if let StreamHead::Collecting(v) = self {
+            let mut c = parse(v);
+            if let Some((_, n)) = proxy_v1(v).or_else(|| proxy_v2(v)) {
+                let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
+                rest.add(0, &v[n..]);
+                c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
+            }
+            *self = StreamHead::Done((!c.is_empty()).then(|| Box::new(c)));
+        }
+    }
+
+    /// The carriers found, once finished.
+    pub fn take(&mut self) -> Option<Box<Carriers>> {
+        self.finish();
+        match std::mem::take(self) {
+            StreamHead::Done(c) => c,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> Option<IpAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn proxy_v1_tcp4_tcp6_and_unknown() {
+        let line = b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80\r\nGET / HTTP/1.1\r\n\r\n";
+        let c = parse(line);
+        let p = c.proxy.expect("v1");
+        assert_eq!((p.kind, p.addr, p.port), (CarrierKind::ProxyV1, ip("198.18.90.42"), Some(40001)));
+        assert_eq!(proxy_v1(line).map(|(_, n)| n), Some(47));
+        let v6 = b"PROXY TCP6 2001:db8::1 2001:db8::2 4000 443\r\n";
+        assert_eq!(proxy_v1(v6).map(|(c, _)| (c.addr, c.port)), Some((ip("2001:db8::1"), Some(4000))));
+        let unknown = b"PROXY UNKNOWN ffff::1 ffff::2 1 2\r\n";
+        assert_eq!(proxy_v1(unknown).map(|(c, _)| c.addr), Some(None));
+    }
+
+    #[test]
+    fn proxy_v1_refuses_malformed_lines() {
+        for bad in [
+            &b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80"[..], // no CRLF
+            b"PROXY TCP4 2001:db8::1 198.19.96.10 40001 80\r\n",   // family mismatch
+            b"PROXY TCP4 198.18.90.42 198.19.96.10 70000 80\r\n",  // port
+            b"PROXY TCP4 198.18.90.42 198.19.96.10 1 80 extra\r\n",
+            b"PROXY TCP5 198.18.90.42 198.19.96.10 1 80\r\n",
+            b"PROXY TCP4 \xff\xfe 198.19.96.10 1 80\r\n",
+        ] {
+            assert_eq!(proxy_v1(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        // CRLF beyond 107 bytes: not a v1 line.
+        let mut long = b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80".to_vec();
+        long.extend(std::iter::repeat_n(b' ', 80));
+        long.extend(b"\r\n");
+        assert_eq!(proxy_v1(&long), None);
+    }
+
+    fn v2(cmd: u8, fam: u8, body: &[u8]) -> Vec<u8> {
+        let mut h = V2_SIGNATURE.to_vec();
+        h.extend([0x20 | cmd, fam]);
+        h.extend((body.len() as u16).to_be_bytes());
+        h.extend(body);
+        h
+    }
+
+    #[test]
+    fn proxy_v2_ipv4_ipv6_local_and_tlvs() {
+        let mut body = vec![198, 18, 90, 42, 198, 19, 96, 10, 0x9c, 0x41, 0, 80];
+        body.extend([0x04, 0, 3, b'a', b'b', b'c']); // a TLV, skipped within the length
+        let mut h = v2(1, 0x11, &body);
+        h.extend(b"GET / HTTP/1.1\r\nX-Request-ID: abcdef123456\r\n\r\n");
+        let c = parse(&h);
+        let p = c.proxy.expect("v2");
+        assert_eq!((p.kind, p.addr, p.port), (CarrierKind::ProxyV2, ip("198.18.90.42"), Some(40001)));
+        assert_eq!(proxy_v2(&h).map(|(_, n)| n), Some(16 + body.len()));
+        assert!(c.request_id.is_some(), "the request after the header is parsed too");
+
+        let mut b6 = vec![0u8; 36];
+        b6[..16].copy_from_slice(&"2001:db8::7".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        b6[32..34].copy_from_slice(&443u16.to_be_bytes());
+        assert_eq!(
+            proxy_v2(&v2(1, 0x21, &b6)).map(|(c, _)| (c.addr, c.port)),
+            Some((ip("2001:db8::7"), Some(443)))
+        );
+        assert_eq!(proxy_v2(&v2(0, 0x00, &[])).map(|(c, _)| c.addr), Some(None));
+    }
+
+    #[test]
+    fn proxy_v2_strict_bounds() {
+        let body = [198, 18, 90, 42, 198, 19, 96, 10, 0x9c, 0x41, 0, 80];
+        let h = v2(1, 0x11, &body);
+        for cut in 0..h.len() {
+            assert_eq!(proxy_v2(&h[..cut]), None, "cut at {cut}");
+        }
+        // A length too short for the family's addresses.
+        assert_eq!(proxy_v2(&v2(1, 0x11, &body[..8])), None);
+        assert_eq!(proxy_v2(&v2(1, 0x21, &[0; 20])), None);
+        // Version 1 in the v2 frame, an unknown command.
+        let mut bad = h.clone();
+        bad[12] = 0x11;
+        assert_eq!(proxy_v2(&bad), None);
+        bad[12] = 0x2f;
+        assert_eq!(proxy_v2(&bad), None);
+        // A huge declared length is just "not known": no allocation, no panic.
+        let mut huge = h.clone();
+        huge[14..16].copy_from_slice(&[0xff, 0xff]);
+        assert_eq!(proxy_v2(&huge), None);
+    }
+
+    const REQ: &[u8] = b"GET /x HTTP/1.1\r\nHost: h\r\n\
+        X-Forwarded-For: 203.0.113.9, 198.18.90.42\r\n\
+        X-Real-IP: 198.18.90.42\r\n\
+        Forwarded: for=192.0.2.60;proto=http, for=\"[2001:db8::1]:443\"\r\n\
+        traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n\
+        X-Forwarded-For: 192.0.2.99\r\n";
+
+    #[test]
+    fn forwarding_headers_in_order_of_trust() {
+        let c = parse(REQ);
+        assert_eq!(c.proxy, None);
+        let kinds: Vec<_> = c.headers.iter().map(|h| h.kind).collect();
+        assert_eq!(kinds, [CarrierKind::Forwarded, CarrierKind::XForwardedFor, CarrierKind::XRealIp]);
+        let xff = c.of(CarrierKind::XForwardedFor).unwrap();
+        assert_eq!((xff.first, xff.addr, xff.elements), (ip("203.0.113.9"), ip("198.18.90.42"), 2));
+        let fwd = c.of(CarrierKind::Forwarded).unwrap();
+        assert_eq!((fwd.first, fwd.addr, fwd.port), (ip("192.0.2.60"), ip("2001:db8::1"), Some(443)));
+        assert_eq!(c.main().map(|m| m.kind), Some(CarrierKind::Forwarded));
+        let id = c.request_id.unwrap();
+        assert_eq!(id.kind, RequestIdKind::TraceParent);
+        // Only the trace id counts: another parent id is the same request.
+        let other = parse(
+            b"GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01\r\n\r\n",
+        );
+        assert_eq!(other.request_id, Some(id));
+    }
+
+    #[test]
+    fn obfuscated_unknown_and_repeated_values() {
+        let c = parse(b"POST / HTTP/1.0\r\nforwarded: for=unknown\r\nx-forwarded-for: 198.18.0.1\r\nX-Forwarded-For: 198.18.0.2:555\r\n\r\n");
+        assert_eq!(c.of(CarrierKind::Forwarded).map(|f| (f.addr, f.elements)), Some((None, 1)));
+        let x = c.of(CarrierKind::XForwardedFor).unwrap();
+        assert_eq!((x.first, x.addr, x.port, x.elements), (ip("198.18.0.1"), ip("198.18.0.2"), Some(555), 2));
+        let c = parse(b"GET / HTTP/1.1\r\nForwarded: for=_hidden, for=\"198.18.0.3:_p\"\r\n\r\n");
+        let f = c.of(CarrierKind::Forwarded).unwrap();
+        assert_eq!((f.first, f.addr), (None, ip("198.18.0.3")));
+    }
+
+    #[test]
+    fn request_ids_and_their_limits() {
+        let a = parse(b"GET / HTTP/1.1\r\nX-Request-ID: 7f3a9c1e-0001\r\n\r\n").request_id.unwrap();
+        let b = parse(b"GET / HTTP/1.1\r\nx-request-id:7f3a9c1e-0001 \r\n\r\n").request_id.unwrap();
+        let c = parse(b"GET / HTTP/1.1\r\nX-Correlation-ID: 7f3a9c1e-0001\r\n\r\n").request_id.unwrap();
+        assert_eq!(a, b);
+        assert_eq!((a.kind, c.kind), (RequestIdKind::XRequestId, RequestIdKind::XCorrelationId));
+        let d = parse(b"GET / HTTP/1.1\r\nX-Request-ID: 7f3a9c1e-0002\r\n\r\n").request_id.unwrap();
+        assert_ne!(a.hash, d.hash);
+        assert_eq!(parse(b"GET / HTTP/1.1\r\nX-Request-ID: 42\r\n\r\n").request_id, None, "too short");
+        assert_eq!(
+            parse(b"GET / HTTP/1.1\r\ntraceparent: 00-00000000000000000000000000000000-1-01\r\n\r\n")
+                .request_id,
+            None
+        );
+    }
+
+    #[test]
+    fn stream_head_keeps_in_order_bytes_and_parses_once_complete() {
+        let mut h = StreamHead::default();
+        h.add(0, &REQ[..20]);
+        h.add(40, &REQ[40..60]); // a gap: not kept
+        assert!(matches!(&h, StreamHead::Collecting(v) if v.len() == 20));
+        h.add(10, &REQ[10..45]); // overlapping retransmission continues it
+        assert!(matches!(&h, StreamHead::Collecting(v) if v.len() == 45));
+        h.add(45, &REQ[45..]);
+        assert!(matches!(h, StreamHead::Done(Some(_))), "blank line seen: parsed, bytes dropped");
+        let c = h.take().expect("carriers");
+        assert_eq!(c.of(CarrierKind::XForwardedFor).map(|x| x.elements), Some(2));
+        assert_eq!(c.payload_fp, None, "no PROXY header: the stream's own fingerprint stands");
+
+        // After a PROXY header: the fingerprint of what follows it.
+        let mut p = StreamHead::default();
+        p.add(0, b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80\r\n");
+        p.add(47, REQ);
+        let mut own = StreamPrefix::new(128);
+        own.add(0, REQ);
+        assert_eq!(p.take().and_then(|c| c.payload_fp), Some(own.fingerprint()));
+
+        let mut tls = StreamHead::default();
+        tls.add(0, b"\x16\x03\x01\x00\x10");
+        tls.add(5, REQ);
+        assert!(matches!(tls, StreamHead::Refused));
+        assert_eq!(tls.take(), None);
+
+        // A v2 header whose addresses hold a blank line (13.10.13.10): the head
+        // goes on to the request's own blank line.
+        let mut h2 = v2(1, 0x11, &[13, 10, 13, 10, 198, 19, 96, 10, 0x9c, 0x41, 0, 80]);
+        let mut s = StreamHead::default();
+        s.add(0, &h2[..10]);
+        assert!(matches!(s, StreamHead::Collecting(_)), "a partial signature waits");
+        s.add(10, &h2[10..]);
+        assert!(matches!(s, StreamHead::Collecting(_)), "header only: the request is still to come");
+        let at = h2.len() as u64;
+        h2.extend(b"GET / HTTP/1.1\r\nX-Real-IP: 198.18.0.7\r\n\r\n");
+        s.add(at, &h2[at as usize..]);
+        assert!(matches!(s, StreamHead::Done(Some(_))));
+        let c = s.take().unwrap();
+        assert_eq!(c.proxy.and_then(|p| p.addr), ip("13.10.13.10"));
+        assert_eq!(c.of(CarrierKind::XRealIp).and_then(|x| x.addr), ip("198.18.0.7"));
+
+        // Never more than the cap, whatever arrives.
+        let mut big = StreamHead::default();
+        big.add(0, b"GET / HTTP/1.1\r\nX-A: ");
+        big.add(21, &[b'a'; 4000]);
+        assert!(matches!(big, StreamHead::Done(None)));
+        let mut open = StreamHead::default();
+        open.add(0, b"GET / HTTP/1.1\r\nX-Real-IP: 198.18.0.9\r\n");
+        assert_eq!(
+            open.take().and_then(|c| c.main().and_then(|m| m.addr)),
+            ip("198.18.0.9"),
+            "parsed at the end"
+        );
+    }
+
+    #[test]
+    fn not_http_not_parsed_and_hostile_input_is_harmless() {
+        assert!(parse(b"SSH-2.0-OpenSSH\r\nX-Forwarded-For: 1.2.3.4\r\n\r\n").is_empty());
+        assert!(parse(b"\x16\x03\x01\x02\x00").is_empty());
+        assert!(parse(b"").is_empty());
+        assert!(may_carry(b"GET / HTTP/1.1") && may_carry(b"PROXY ") && may_carry(&V2_SIGNATURE[..3]));
+        assert!(!may_carry(b"\x16\x03\x01") && !may_carry(b"get / HTTP/1.1") && !may_carry(b""));
+        // Truncated at every length, non-UTF-8 bytes, an overlong header: no panic.
+        let mut hostile = REQ.to_vec();
+        hostile.extend(b"X-Forwarded-For: \xff\xfe\r\n");
+        hostile.extend(std::iter::repeat_n(b'A', 5000));
+        for cut in 0..hostile.len().min(CARRIER_PREFIX + 10) {
+            let _ = parse(&hostile[..cut]);
+        }
+        let c = parse(b"GET / HTTP/1.1\r\nX-Forwarded-For: \xff\xfe\r\nX-Real-IP: 1.2.3.4\r\n\r\n");
+        assert_eq!(c.headers.iter().map(|h| h.kind).collect::<Vec<_>>(), [CarrierKind::XRealIp]);
+        // Beyond the prefix nothing is read.
+        let mut long = b"GET / HTTP/1.1\r\nX-Pad: ".to_vec();
+        long.extend(std::iter::repeat_n(b'a', CARRIER_PREFIX));
+        long.extend(b"\r\nX-Real-IP: 1.2.3.4\r\n\r\n");
+        assert!(parse(&long).headers.is_empty());
+    }
+}
