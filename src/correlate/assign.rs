@@ -276,6 +276,25 @@ mod tests {
     }
 
     #[test]
+    fn a_weak_candidate_another_source_also_holds_links_nobody() {
+        // No strong key anywhere. The first client's only candidate is T; the
+        // second's are T and U: T is wanted by a source that has a choice, so
+        // pairing the first with it (even as ambiguous) would be a guess.
+        let weak = |c: &str, t: i64| {
+            let mut f = Flow::test_tcp(c, "198.19.0.1:80", t, 0);
+            (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
+            f.orientation = crate::flows::Orientation::Midstream;
+            f
+        };
+        let a = vec![weak("198.18.0.1:5000", 0), weak("198.18.0.2:5000", 1_800_000)];
+        let b = vec![weak("198.19.3.17:5000", 900_000), weak("198.19.3.17:5001", 2_700_000)];
+        let out = assign(&a, &[0, 1], &b, &[false, false], &gate());
+        let got: Vec<(usize, usize, Strength)> =
+            out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
+        assert_eq!(got, vec![], "no link without a unique candidate on both sides");
+    }
+
+    #[test]
     fn sources_whose_one_weak_candidate_is_one_flow_are_ambiguous_on_it() {
         // No strong key anywhere (midstream, no sequence pair): two clients inside
         // the tolerance of one flow, which has no other candidate.

@@ -653,6 +653,37 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_finds_only_the_flows_that_share_a_join_key() {
+        // Five connections at the same instant, each with its own ISN and no
+        // bytes: only the one with the same ISN is a candidate, never the rest
+        // of the window (the index must not turn into an all-pairs scan).
+        let flows: Vec<Flow> = (0..5)
+            .map(|i| Flow::test_tcp("198.19.3.17:50000", "198.19.0.1:80", 1_000_000, 100 + i))
+            .collect();
+        let index = Index::build(&flows, &gate(), false, |_| true);
+        let mut out = Vec::new();
+        index.lookup(&Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_000, 102), &gate(), &mut out);
+        assert_eq!(out, vec![2]);
+        index.lookup(&Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_000, 7), &gate(), &mut out);
+        assert_eq!(out, Vec::<usize>::new(), "no shared key, no candidate");
+    }
+
+    #[test]
+    fn a_proxy_connection_must_start_while_the_client_connection_is_alive() {
+        // The client's connection lives [10 ms, 11 ms]; the proxy's new one may
+        // start from a tolerance before it to a tolerance (plus delay) after it.
+        let g = Gate { rel_offset_ns: 0, delay_ns: 50_000, tolerance_ns: 1_000_000 };
+        let a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000, 1);
+        let at = |t: i64| Flow::test_tcp("198.18.10.2:50000", "198.19.0.1:80", t, 2);
+        assert!(g.during(&a, &at(10_500_000)), "inside its lifetime");
+        assert!(g.during(&a, &at(9_000_000)) && !g.during(&a, &at(8_999_999)), "the lower edge");
+        assert!(g.during(&a, &at(12_050_000)) && !g.during(&a, &at(12_050_001)), "the upper edge");
+        // On the later capture's clock: a 5 s offset moves the window with it.
+        let shifted = Gate { rel_offset_ns: 5_000_000_000, ..g };
+        assert!(shifted.during(&a, &at(5_010_500_000)) && !shifted.during(&a, &at(10_500_000)));
+    }
+
+    #[test]
     fn the_lookup_window_includes_both_of_its_edges() {
         // Partners starting exactly at the window's first and last instant are
         // candidates; one nanosecond outside either edge they are not.
