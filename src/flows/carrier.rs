@@ -172,7 +172,13 @@ pub fn proxy_v2(head: &[u8]) -> Option<(Carried, usize)> {
 /// Headers of an HTTP/1.x request at the start of `head` (request line, then
 /// headers up to the blank line or the end of what is known).
 fn http(head: &[u8], out: &mut Carriers) {
-    let mut lines = head.split(|&b| b == b'\n');
+    let mut at = 0;
+    let mut lines = std::iter::from_fn(|| {
+        let rest = head.get(at..).filter(|r| !r.is_empty())?;
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        at += end + 1;
+        Some(&rest[..end])
+    });
     let Some(first) = lines.next() else { return };
     if !request_line(first) {
         return;
@@ -184,6 +190,11 @@ fn http(head: &[u8], out: &mut Carriers) {
             break;
         }
         let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        // Only these lengths can name a carrier or a request id (forwarded,
+        // x-real-ip; traceparent; x-request-id; x-forwarded-for; x-correlation-id).
+        if !matches!(colon, 9 | 11 | 12 | 15 | 16) {
+            continue;
+        }
         let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
         let Ok(value) = std::str::from_utf8(value) else { continue };
         let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
@@ -202,7 +213,12 @@ fn http(head: &[u8], out: &mut Carriers) {
 
 fn request_line(line: &[u8]) -> bool {
     let n = line.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
-    (3..=7).contains(&n) && line.get(n) == Some(&b' ') && line.windows(6).any(|w| w == b"HTTP/1")
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    // METHOD SP target SP HTTP/1.x
+    (3..=7).contains(&n)
+        && line.get(n) == Some(&b' ')
+        && line.len() >= n + 10
+        && line[line.len() - 9..line.len() - 1] == *b" HTTP/1."
 }
 
 fn trim(b: &[u8]) -> &[u8] {
@@ -292,7 +308,8 @@ fn request_id(is: &dyn Fn(&str) -> bool, value: &str) -> Option<RequestId> {
 /// The blank line that ends an HTTP head is known: searched after a PROXY v2
 /// header (whose signature starts with a blank line and whose addresses may
 /// hold one).
-fn headers_end(v: &[u8]) -> bool {
+/// Only a blank line ending at or after `new` (where the latest bytes begin) is looked for.
+fn headers_end(v: &[u8], new: usize) -> bool {
     let n = v.len().min(V2_SIGNATURE.len());
     let from = if n > 0 && v[..n] == V2_SIGNATURE[..n] {
         if v.len() < 16 {
@@ -302,7 +319,10 @@ fn headers_end(v: &[u8]) -> bool {
     } else {
         0
     };
-    v.get(from..).is_some_and(|rest| rest.windows(4).any(|w| w == b"\r\n\r\n"))
+    let from = from.max(new.saturating_sub(3));
+    // A request without a body ends with the blank line: no search.
+    (v.len() >= from + 4 && v.ends_with(b"\r\n\r\n"))
+        || v.get(from..).is_some_and(|rest| memchr::memmem::find(rest, b"\r\n\r\n").is_some())
 }
 
 /// The first bytes of a client stream while its flow is built: kept in order
@@ -325,11 +345,15 @@ impl StreamHead {
     pub fn add(&mut self, pos: u64, data: &[u8]) {
         match self {
             StreamHead::Empty if pos == 0 && !data.is_empty() => {
-                if may_carry(data) {
-                    *self = StreamHead::Collecting(Vec::new());
-                    self.add(0, data);
-                } else {
+                if !may_carry(data) {
                     *self = StreamHead::Refused;
+                } else if data.len() >= CARRIER_PREFIX || headers_end(data, 0) {
+                    // The whole head in the first segment (the usual request):
+                    // parsed where it lies, nothing kept.
+                    *self = StreamHead::Done(Self::parsed(&data[..data.len().min(CARRIER_PREFIX)]));
+                } else {
+                    *self = StreamHead::Collecting(Vec::with_capacity(data.len()));
+                    self.add(0, data);
                 }
             }
             StreamHead::Collecting(v) => {
@@ -341,7 +365,8 @@ impl StreamHead {
                 let Some(new) = data.get(skip..) else { return };
                 let take = new.len().min(CARRIER_PREFIX - v.len());
                 v.extend_from_slice(&new[..take]);
-                if headers_end(v) || v.len() >= CARRIER_PREFIX {
+                // Only the new bytes (and the three before them) can complete the blank line.
+                if headers_end(v, v.len() - take) || v.len() >= CARRIER_PREFIX {
                     self.finish();
                 }
             }
@@ -352,14 +377,19 @@ impl StreamHead {
     /// Parses what is known (a stream that ended early, or the end of the capture).
     pub fn finish(&mut self) {
         if let StreamHead::Collecting(v) = self {
-            let mut c = parse(v);
-            if let Some((_, n)) = proxy_v1(v).or_else(|| proxy_v2(v)) {
-                let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
-                rest.add(0, &v[n..]);
-                c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
-            }
-            *self = StreamHead::Done((!c.is_empty()).then(|| Box::new(c)));
+            *self = StreamHead::Done(Self::parsed(v));
         }
+    }
+
+    /// The carriers of a complete head (None: it carries nothing).
+    fn parsed(v: &[u8]) -> Option<Box<Carriers>> {
+        let mut c = parse(v);
+        if let Some((_, n)) = proxy_v1(v).or_else(|| proxy_v2(v)) {
+            let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
+            rest.add(0, &v[n..]);
+            c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
+        }
+        (!c.is_empty()).then(|| Box::new(c))
     }
 
     /// The carriers found, once finished.
@@ -584,6 +614,17 @@ mod tests {
         assert!(parse(b"").is_empty());
         assert!(may_carry(b"GET / HTTP/1.1") && may_carry(b"PROXY ") && may_carry(&V2_SIGNATURE[..3]));
         assert!(!may_carry(b"\x16\x03\x01") && !may_carry(b"get / HTTP/1.1") && !may_carry(b""));
+        // The request line ends with its HTTP/1.x version (with or without the CR).
+        assert!(request_line(b"GET /x HTTP/1.1\r") && request_line(b"GET / HTTP/1.0"));
+        for line in [
+            &b"GET /x HTTP/2"[..],
+            b"GET /HTTP/1.1",
+            b"GET HTTP/1.1",
+            b"GET /x HTTP/1.1 extra",
+            b"GET /x HTTP/1.",
+        ] {
+            assert!(!request_line(line), "{:?}", String::from_utf8_lossy(line));
+        }
         // Truncated at every length, non-UTF-8 bytes, an overlong header: no panic.
         let mut hostile = REQ.to_vec();
         hostile.extend(b"X-Forwarded-For: \xff\xfe\r\n");
