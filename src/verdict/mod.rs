@@ -49,7 +49,7 @@ pub fn verdict(
 ) -> Findings {
     let by_receiver = (0..metas.len()).map(|_| std::sync::OnceLock::new()).collect();
     let ctx = Ctx { n: metas.len(), captures, corr, by_receiver };
-    let strays = stray_roots(captures, corr);
+    let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
         order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
@@ -78,7 +78,9 @@ pub fn verdict(
 /// reported on that request (its flows at later captures count as unmatched).
 /// A chain that names a stray itself always stays.
 pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
-    order_of(captures, corr, &stray_roots(captures, corr))
+    let n = captures.len();
+    let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
+    order_of(captures, corr, &stray_roots(&Ctx { n, captures, corr, by_receiver }))
 }
 
 /// [`request_order`] without the chains `strays`.
@@ -90,16 +92,15 @@ fn order_of(captures: &[Flows], corr: &Correlation, strays: &FxHashSet<usize>) -
 }
 
 /// The chains of [`request_order`]'s stray replies at capture 1.
-fn stray_roots(captures: &[Flows], corr: &Correlation) -> FxHashSet<usize> {
+/// (Shares `ctx`'s index of flows by receiver with the requests' verdicts.)
+fn stray_roots(ctx: &Ctx<'_>) -> FxHashSet<usize> {
+    let (captures, corr) = (ctx.captures, ctx.corr);
     let Some(first) = captures.first() else { return FxHashSet::default() };
     let root = |c: usize| corr.chains[c].hops[0].and_then(|f| first.flows.get(f));
-    let n = captures.len();
-    let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
-    let ctx = Ctx { n, captures, corr, by_receiver };
     // (naming chain, named flow at capture 1), looked up only for chains without a reply there
     let named: Vec<(usize, usize)> = (0..corr.chains.len())
         .filter(|&c| root(c).is_some_and(|f| !f.reply_seen()))
-        .filter_map(|c| stray::stray_flow(&ctx, c, &[root(c)]).map(|(_, f)| (c, f)))
+        .filter_map(|c| stray::stray_flow(ctx, c, &[root(c)]).map(|(_, f)| (c, f)))
         .collect();
     if named.is_empty() {
         return FxHashSet::default();
