@@ -8,7 +8,7 @@
 use super::candidates::syn_alignment;
 use super::{Chain, Strength};
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 /// Attempts of one connection are at most this far apart (ns): Linux's six SYN
 /// retries span 127 s.
@@ -44,27 +44,28 @@ fn progress(f: &Flow) -> u8 {
 /// only between attempts of one connection is strong.
 pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut [bool]) {
     let flows = &captures[to].flows[..];
-    let wanted: FxHashMap<u32, ()> =
-        (chains.iter()).filter_map(|c| c.hops[to].and_then(|h| isn(&flows[h]))).map(|i| (i, ())).collect();
+    let wanted: FxHashSet<u32> =
+        (chains.iter()).filter_map(|c| c.hops[to].and_then(|h| isn(&flows[h]))).collect();
     if wanted.is_empty() {
         return;
     }
-    let mut by_isn: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-    for (i, f) in flows.iter().enumerate() {
-        if let Some(x) = isn(f).filter(|x| wanted.contains_key(x)) {
-            by_isn.entry(x).or_default().push(i);
-        }
-    }
+    // (client ISN, flow) of the chained ISNs, sorted: one ISN's flows are one
+    // run, in flow order (one list, not one per ISN).
+    let mut by_isn: Vec<(u32, usize)> = (flows.iter().enumerate())
+        .filter_map(|(i, f)| isn(f).filter(|x| wanted.contains(x)).map(|x| (x, i)))
+        .collect();
+    by_isn.sort_unstable();
     for chain in chains.iter_mut() {
         let Some(h) = chain.hops[to] else { continue };
-        let Some(group) = isn(&flows[h]).and_then(|x| by_isn.get(&x)) else { continue };
+        let Some(x) = isn(&flows[h]) else { continue };
+        let from = by_isn.partition_point(|e| e.0 < x);
+        let group = (by_isn[from..].iter()).take_while(|e| e.0 == x).map(|e| e.1);
         let near = |j: usize| {
             let (a, b) = (&flows[h], &flows[j]);
             (a.client, a.server) != (b.client, b.server)
                 && b.first_ns.saturating_sub(a.first_ns).saturating_abs() <= ATTEMPT_WINDOW_NS
         };
-        let mut set: Vec<usize> =
-            group.iter().copied().filter(|&j| j == h || (!taken[j] && near(j))).collect();
+        let mut set: Vec<usize> = group.filter(|&j| j == h || (!taken[j] && near(j))).collect();
         if set.len() < 2 {
             continue;
         }
@@ -105,7 +106,7 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
     let held: FxHashSet<usize> = (chains.iter())
         .flat_map(|c| c.hops[to].into_iter().chain(c.attempts.iter().filter(|a| a.0 == to).map(|a| a.1)))
         .collect();
-    for &i in by_isn.values().flatten() {
+    for &(_, i) in &by_isn {
         if !held.contains(&i) {
             taken[i] = false;
         }
