@@ -669,6 +669,37 @@ mod tests {
     }
 
     #[test]
+    fn keys_of_different_kinds_or_protocols_never_meet() {
+        // An ISN equal to another flow's sequence bucket, and the same client
+        // bytes over TCP and UDP: each is a different key.
+        let isn = 7;
+        let by_isn = Flow::test_tcp("198.19.3.17:50000", "198.19.0.1:80", 1_000_000, isn);
+        let mut by_seq = Flow::test_tcp("198.19.3.17:50001", "198.19.0.1:80", 1_000_000, 0);
+        (by_seq.client_isn, by_seq.server_isn) = (None, None);
+        by_seq.orientation = Orientation::Midstream;
+        by_seq.seq_pair = Some((isn * SEQ_WINDOW, 1));
+        let index = Index::build(&[by_isn, by_seq], &gate(), false, |_| true);
+        let mut probe = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_000, isn);
+        probe.seq_pair = None;
+        let mut out = Vec::new();
+        index.lookup(&probe, &gate(), &mut out);
+        assert_eq!(out, vec![0], "the ISN key finds the ISN, not a sequence bucket of the same number");
+
+        let bytes = b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n";
+        let tcp = sent(Flow::test_tcp("198.19.3.17:50000", "198.19.0.1:80", 1_000_000, 1), bytes);
+        let mut udp = sent(Flow::test_tcp("198.19.3.17:50002", "198.19.0.1:80", 1_000_000, 2), bytes);
+        udp.proto = FlowProto::Udp;
+        (udp.client_isn, udp.server_isn, udp.seq_pair) = (None, None, None);
+        let index = Index::build(&[tcp, udp], &gate(), false, |_| true);
+        index.lookup(
+            &sent(Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_000, 3), bytes),
+            &gate(),
+            &mut out,
+        );
+        assert_eq!(out, vec![0], "TCP bytes find TCP, not the same bytes over UDP");
+    }
+
+    #[test]
     fn a_proxy_connection_must_start_while_the_client_connection_is_alive() {
         // The client's connection lives [10 ms, 11 ms]; the proxy's new one may
         // start from a tolerance before it to a tolerance (plus delay) after it.
