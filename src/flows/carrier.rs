@@ -189,6 +189,10 @@ fn http(head: &[u8], out: &mut Carriers) {
         if line.is_empty() {
             break;
         }
+        // Every name looked for starts with f, t or x: other lines are skipped unread.
+        if !matches!(line.first(), Some(b'f' | b'F' | b't' | b'T' | b'x' | b'X')) {
+            continue;
+        }
         let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
         // Only these lengths can name a carrier or a request id (forwarded,
         // x-real-ip; traceparent; x-request-id; x-forwarded-for; x-correlation-id).
