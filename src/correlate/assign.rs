@@ -228,6 +228,14 @@ mod tests {
         Gate { rel_offset_ns: 0, delay_ns: 0, tolerance_ns: 1_000_000 }
     }
 
+    /// A flow with no strong key: midstream, no ISN, no sequence pair.
+    fn weak(client: &str, t: i64) -> Flow {
+        let mut f = Flow::test_tcp(client, "198.19.0.1:80", t, 0);
+        (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
+        f.orientation = crate::flows::Orientation::Midstream;
+        f
+    }
+
     #[test]
     fn sources_beyond_the_first_lookup_block_keep_their_own_partners() {
         // More sources than one lookup block: positions in later blocks must
@@ -280,12 +288,6 @@ mod tests {
         // No strong key anywhere. The first client's only candidate is T; the
         // second's are T and U: T is wanted by a source that has a choice, so
         // pairing the first with it (even as ambiguous) would be a guess.
-        let weak = |c: &str, t: i64| {
-            let mut f = Flow::test_tcp(c, "198.19.0.1:80", t, 0);
-            (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
-            f.orientation = crate::flows::Orientation::Midstream;
-            f
-        };
         let a = vec![weak("198.18.0.1:5000", 0), weak("198.18.0.2:5000", 1_800_000)];
         let b = vec![weak("198.19.3.17:5000", 900_000), weak("198.19.3.17:5001", 2_700_000)];
         let out = assign(&a, &[0, 1], &b, &[false, false], &gate());
@@ -298,12 +300,6 @@ mod tests {
     fn sources_whose_one_weak_candidate_is_one_flow_are_ambiguous_on_it() {
         // No strong key anywhere (midstream, no sequence pair): two clients inside
         // the tolerance of one flow, which has no other candidate.
-        let weak = |c: &str, t: i64| {
-            let mut f = Flow::test_tcp(c, "198.19.0.1:80", t, 0);
-            (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
-            f.orientation = crate::flows::Orientation::Midstream;
-            f
-        };
         let a = vec![weak("198.18.0.1:5000", 0), weak("198.18.0.2:5000", 200_000)];
         let b = vec![weak("198.19.3.17:5000", 100_000)];
         let out = assign(&a, &[0, 1], &b, &[false], &gate());
