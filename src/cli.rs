@@ -130,7 +130,7 @@ pub struct CorrelateArgs {
     #[arg(long, value_parser = choice::<TimeFormat>())]
     pub time_format: Option<TimeFormat>,
     /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
-    /// hops, reply, outcome, match, or a capture label (default request,service,hops,reply,outcome,match).
+    /// hops, reply, outcome, match, identity, or a capture label (default request,service,hops,reply,outcome,match).
     #[arg(long, value_name = "LIST")]
     pub columns: Option<String>,
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).

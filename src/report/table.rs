@@ -171,6 +171,18 @@ fn match_style(r: &Request) -> Style {
     }
 }
 
+/// The identity the backend sees, as the CSV writes it; a carrier set by the
+/// client side or naming another address than the client is a warning.
+fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
+    match r.identity.as_deref() {
+        None => ("-".to_string(), Style::Plain),
+        Some(i) => {
+            let style = if i.preserved { Style::Good } else { Style::Warn };
+            (super::csv::identity_cell(w, i), style)
+        }
+    }
+}
+
 /// A column of the table (`--columns`, as `ps -o`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
@@ -187,11 +199,14 @@ pub enum Column {
     Reply,
     Outcome,
     Match,
+    /// Who the backend thinks the client is: the identity carrier and where
+    /// it was added (`-` without one).
+    Identity,
 }
 
 /// The columns `--columns` names, besides capture labels.
-pub const COLUMN_NAMES: [&str; 8] =
-    ["request", "proto", "service", "time", "hops", "reply", "outcome", "match"];
+pub const COLUMN_NAMES: [&str; 9] =
+    ["request", "proto", "service", "time", "hops", "reply", "outcome", "match", "identity"];
 
 /// The default columns.
 pub const DEFAULT_COLUMNS: [Column; 6] =
@@ -223,6 +238,7 @@ impl Column {
                 Column::Reply,
                 Column::Outcome,
                 Column::Match,
+                Column::Identity,
             ];
             let column = match COLUMN_NAMES.iter().position(|c| c.eq_ignore_ascii_case(name)) {
                 Some(i) => fixed[i],
@@ -351,6 +367,7 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Reply => "reply",
                 Column::Outcome => "outcome",
                 Column::Match | Column::Hops => "match",
+                Column::Identity => "identity",
             };
             (title.to_string(), Style::Bold)
         })
@@ -374,6 +391,7 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Reply => (reply_text(w, r), reply_style(r)),
                 Column::Outcome => (outcome_text(w, r), outcome_style(r)),
                 Column::Match | Column::Hops => (match_text(r).to_string(), match_style(r)),
+                Column::Identity => identity_cell(w, r),
             })
             .collect()
     }));

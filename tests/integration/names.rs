@@ -164,6 +164,20 @@ fn columns_choose_and_order_like_ps_o() {
 }
 
 #[test]
+fn an_identity_column_shows_who_the_backend_thinks_the_client_is() {
+    // proxy-v1: requests 1 and 2 through the pod's proxy (PROXY v1 with the
+    // client), request 3 with an X-Forwarded-For the client set itself.
+    let t = ok(run("proxy-v1", &MASQ, &["--columns", "#,identity"]));
+    let lines: Vec<&str> = t.lines().take(4).map(str::trim_end).collect();
+    assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["#", "identity"]);
+    assert_eq!(lines[1], "1  proxy-v1 198.18.90.42:40001 added decap->egress");
+    assert_eq!(lines[2], "2  proxy-v1 198.18.90.43:40002 added decap->egress");
+    assert_eq!(lines[3], "3  x-forwarded-for 203.0.113.9 added client-side");
+    let t = ok(run("masquerade-node", &MASQ, &["--columns", "#,identity"]));
+    assert!(t.lines().skip(1).take(4).all(|l| l.trim_end().ends_with(" -")), "no carrier: {t}");
+}
+
+#[test]
 fn wrong_names_zones_and_columns_are_usage_errors_that_say_what_is_read() {
     let cases: [(&[&str], &str); 5] = [
         (&["--names", "expected.json"], "kubectl get nodes -o wide"),
