@@ -228,6 +228,78 @@ mod tests {
     }
 
     #[test]
+    fn two_earlier_attempts_are_both_listed() {
+        // SYN on 40000 (bare ACK, reset), its retry 1 s later on 40002 (the
+        // same), the third SYN 2 s in on 40001 gets through
+        let mut c = client();
+        (c.syn_count, c.last_syn_after_us, c.client_data_ns) = (3, 2_000_000, Some(2_000_400_000));
+        let mut second = dead(1_000_050_000);
+        second.client.port = 40002;
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c =
+            correlate(&[capture(vec![c]), capture(vec![dead(50_000), second, live(2_000_050_000)])], &config);
+        let mut attempts = c.chains[0].attempts.clone();
+        attempts.sort_unstable();
+        assert_eq!((c.chains[0].hops[1], &attempts[..]), (Some(2), &[(1, 0), (1, 1)][..]));
+        assert!(c.unmatched[1].is_empty());
+    }
+
+    #[test]
+    fn a_flow_seen_from_its_syn_ack_is_no_attempt() {
+        // the same client ISN on another tuple, but its capture began at the
+        // SYN-ACK: it did not begin with the client's SYN there
+        let mut half = dead(50_000);
+        half.orientation = crate::flows::Orientation::SynAck;
+        let c = run(vec![half, live(1_000_050_000)]);
+        // the matcher's choice (the flow at the first SYN's time) is kept as it is
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(0), 0));
+        assert_eq!(c.unmatched[1], [1]);
+    }
+
+    #[test]
+    fn a_flow_that_begins_at_the_chained_flows_last_syn_is_not_earlier() {
+        // the chained flow's SYN at 50 µs, retransmitted 1 s later; another
+        // flow with the ISN begins exactly then: not before it, so no attempt
+        let mut chained = live(50_000);
+        (chained.syn_count, chained.last_syn_after_us) = (2, 1_000_000);
+        let c = run(vec![chained, dead(1_000_050_000)]);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(0), 0));
+        assert_eq!(c.unmatched[1], [1]);
+    }
+
+    #[test]
+    fn a_weak_match_stays_weak_when_its_attempts_are_resolved() {
+        // capture 1 missed the handshake (no ISN, no sequence pair): the match
+        // is by time alone, weak, and listing an attempt does not make it strong
+        let mut c = client();
+        (c.client_isn, c.server_isn, c.seq_pair) = (None, None, None);
+        c.orientation = crate::flows::Orientation::Midstream;
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[capture(vec![c]), capture(vec![dead(50_000), live(1_000_050_000)])], &config);
+        assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(1), &[(1, 0)][..]));
+        assert_eq!(c.chains[0].links[0].strength, Strength::Weak);
+    }
+
+    #[test]
+    fn the_chain_moved_to_a_flow_that_missed_the_first_syn_says_so() {
+        // The client's SYNs at 0, 1 s and 3 s. Behind the NAT the first died
+        // unseen; the one at 1 s got through with the data; a flow with the same
+        // ISN begins at the 3 s SYN and gets nothing more than a SYN-ACK.
+        let mut c = client();
+        (c.syn_count, c.last_syn_after_us) = (3, 3_000_000);
+        let got_through = live(1_000_050_000);
+        let mut later = live(3_000_050_000);
+        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40002, None, 0);
+        let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
+        let c = correlate(&[capture(vec![c]), capture(vec![later, got_through])], &config);
+        assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(1), 0));
+        // SYNs of the client never seen there (how many depends on which SYN
+        // the alignment takes the seen one for: the last, so 2 here)
+        let missed = c.chains[0].links[0].syn_missed;
+        assert!(missed.is_some_and(|m| m.0 >= 1), "{missed:?}");
+    }
+
+    #[test]
     fn progress_is_data_either_way_else_a_syn_ack() {
         let mut f = dead(0);
         assert_eq!(super::progress(&f), 0);
