@@ -56,19 +56,4 @@ impl Evidence {
             Evidence::Time => "time",
         }
     }
-
-    /// Strong evidence can make a match by itself (inside the time gate).
-    pub fn is_strong(self) -> bool {
-        matches!(
-            self,
-            Evidence::Isn
-                | Evidence::ClientFingerprint
-                | Evidence::ServerFingerprint
-                | Evidence::UdpPayload
-                | Evidence::IcmpEcho
-                | Evidence::SeqShift
-                | Evidence::SeqAck
-                | Evidence::RequestId
-        )
-    }
 }

@@ -175,6 +175,39 @@ mod tests {
     }
 
     #[test]
+    fn server_data_alone_or_an_mtu_message_alone_is_something_to_say() {
+        let (mut decap, mut backend) = (flow(1), flow(3));
+        decap.server_payload = Some((0, 100));
+        backend.server_payload = Some((0, 100));
+        let d = data_path(&[Some(&decap), Some(&backend)]).expect("server data");
+        assert_eq!((d.reached, d.server_reached, d.stopped), (None, Some(0), None));
+        let (mut decap, backend) = (flow(1), flow(3));
+        decap.mtu_signal = Some(Box::new(signal(1100, 1)));
+        let d = data_path(&[Some(&decap), Some(&backend)]).expect("an MTU message");
+        assert_eq!((d.reached, d.mtu.map(|m| m.mtu)), (None, Some(1100)));
+    }
+
+    #[test]
+    fn a_midstream_flow_on_either_side_is_compared_by_presence_only() {
+        // Offsets of a flow that missed its handshake start wherever its capture
+        // began: a smaller range there is no loss, whichever side it is on.
+        for midstream_at in [0, 1] {
+            let (mut decap, mut backend) = (flow(1), flow(3));
+            decap.client_payload = Some((0, 6000));
+            backend.client_payload = Some((0, 1000));
+            [&mut decap, &mut backend][midstream_at].orientation = Orientation::Midstream;
+            let d = data_path(&[Some(&decap), Some(&backend)]).unwrap();
+            assert_eq!(d.stopped, None, "midstream at {midstream_at}");
+        }
+    }
+
+    #[test]
+    fn a_flow_without_payload_has_no_largest_segment() {
+        assert_eq!(segment(MaxSegment { bytes: 0, count: 0 }), None);
+        assert_eq!(segment(MaxSegment { bytes: 1, count: 1 }), Some(Segment { bytes: 1, count: 1 }));
+    }
+
+    #[test]
     fn nothing_to_say_without_payload_or_for_other_protocols() {
         let f = flow(1);
         assert_eq!(data_path(&[Some(&f), Some(&f)]), None);

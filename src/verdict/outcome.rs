@@ -108,6 +108,33 @@ mod tests {
         f.packets_to_client = 1;
     }
 
+    /// An ICMP error quoting the request, path-MTU (3/4) or not.
+    fn icmp_error(f: &mut Flow, ty: u8, code: u8) {
+        f.icmp_errors.push(IcmpError {
+            ts_ns: 5,
+            sender: "198.19.3.1".parse().unwrap(),
+            icmp_type: ty,
+            code,
+            v6: false,
+            about_request: true,
+            ttl: 63,
+        });
+    }
+
+    #[test]
+    fn a_path_mtu_message_ends_a_datagram_but_not_a_tcp_connection() {
+        // TCP lowers its segment size and goes on; a datagram is gone.
+        let mut t = flow();
+        t.synack_ns = Some(3);
+        icmp_error(&mut t, 3, 4);
+        assert_eq!(judge(&[Some(t)]).kind, OutcomeKind::HandshakeOnly);
+        let mut u = flow();
+        (u.proto, u.synack_ns, u.packets_to_client) = (FlowProto::Udp, None, 0);
+        icmp_error(&mut u, 3, 4);
+        let o = judge(&[Some(u)]);
+        assert_eq!((o.kind, o.icmp), (OutcomeKind::IcmpError, Some(IcmpCode { ty: 3, code: 4 })));
+    }
+
     #[test]
     fn server_data_completes_a_tcp_request() {
         let o = judge(&[Some(answered(flow(), 10)), Some(answered(flow(), 10))]);
