@@ -34,8 +34,9 @@ pub(crate) fn by_receiver(flows: &[Flow]) -> ByReceiver {
     v
 }
 
-/// What the stray packet was, from its flow's summary.
-fn packet(g: &Flow, to_client: bool) -> StrayPacket {
+/// What the stray packet (the flow's first) was, from its flow's summary.
+fn packet(g: &Flow) -> StrayPacket {
+    let to_client = first_packet(g).0 == g.client;
     match g.proto {
         FlowProto::Udp => StrayPacket::Datagram,
         FlowProto::Icmp => StrayPacket::EchoReply,
@@ -59,8 +60,8 @@ pub(crate) fn unexpected_source(
 ) -> Option<UnexpectedSource> {
     stray_flow(ctx, chain, flows).map(|(c, i)| {
         let g = ctx.flow(c, i);
-        let (to, from) = first_packet(g);
-        UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g, to == g.client) }
+        let from = first_packet(g).1;
+        UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g) }
     })
 }
 
@@ -82,4 +83,50 @@ pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -
             .min_by_key(|(_, g)| g.first_ns)
             .map(|(i, _)| (c, i))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flows::TcpEvent;
+
+    /// A TCP flow whose first packet came from the server side at 5 ns (what
+    /// a stray reply looks like), with nothing else seen.
+    fn from_server() -> Flow {
+        let mut g = Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 5, 1);
+        (g.first_client_ns, g.first_server_ns, g.synack_ns) = (None, Some(5), None);
+        g
+    }
+
+    fn rst(ts_ns: i64) -> Option<TcpEvent> {
+        Some(TcpEvent { ts_ns, to_client: true, sender: "198.19.96.10".parse().unwrap(), ttl: 64 })
+    }
+
+    #[test]
+    fn the_first_packet_is_the_clients_unless_only_the_server_sent_at_that_instant() {
+        let g = from_server();
+        assert_eq!(first_packet(&g), (g.client, g.server), "the server's packet came first");
+        let mut both = from_server();
+        both.first_client_ns = Some(5);
+        assert_eq!(first_packet(&both), (both.server, both.client), "a tie is the client's packet");
+        let mut client = from_server();
+        (client.first_client_ns, client.first_server_ns) = (Some(5), Some(9));
+        assert_eq!(first_packet(&client), (client.server, client.client));
+    }
+
+    #[test]
+    fn a_stray_tcp_packet_is_a_syn_ack_a_rst_or_data() {
+        let mut g = from_server();
+        g.synack_ns = Some(5);
+        assert_eq!(packet(&g), StrayPacket::SynAck);
+        let mut g = from_server();
+        g.rst_to_client = rst(5);
+        assert_eq!(packet(&g), StrayPacket::Rst, "a RST to the client as the first packet");
+        g.rst_to_client = rst(7);
+        assert_eq!(packet(&g), StrayPacket::Data, "a RST after other packets");
+        let mut g = from_server();
+        g.rst_to_server = rst(5);
+        assert_eq!(packet(&g), StrayPacket::Data, "a RST the other way is not this packet");
+        assert_eq!(packet(&from_server()), StrayPacket::Data);
+    }
 }
