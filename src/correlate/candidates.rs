@@ -185,12 +185,11 @@ pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
     // The k-th SYN of a flow: the last one's time is kept, earlier ones follow the schedule.
     let syn_at = |f: &Flow, k: u32| -> Option<i64> {
         let first = f.first_client_ns?;
-        Some(match k {
-            0 => first,
-            _ if k + 1 == f.syn_count && f.last_syn_after_us > 0 => {
-                first.saturating_add(i64::from(f.last_syn_after_us) * 1000)
-            }
-            _ => first.saturating_add(schedule_ns(k)),
+        // (k >= 1: the SYN counts differ; the first SYN, k = 0, is `first`.)
+        Some(if k + 1 == f.syn_count && f.last_syn_after_us > 0 {
+            first.saturating_add(i64::from(f.last_syn_after_us) * 1000)
+        } else {
+            first.saturating_add(schedule_ns(k))
         })
     };
     let (ta0, tb0) = (a.first_client_ns?, b.first_client_ns?);
@@ -649,6 +648,41 @@ mod tests {
         let (dir, bits) = directory(&[(7, 0, 0)]);
         let one = Index { entries: vec![(7, 0, 0)], dir, bits, has_seq: false };
         assert_eq!(one.slot(7), &[(7, 0, 0)]);
+    }
+
+    #[test]
+    fn the_earlier_capture_that_missed_the_first_syn_aligns_too() {
+        // a saw only the retransmission (1 s after the first SYN); b saw both
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000_000_000, 9);
+        a.syn_count = 1;
+        let mut b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 50_000, 9);
+        (b.syn_count, b.last_syn_after_us) = (2, 1_000_000);
+        let al = syn_alignment(&a, &b).expect("aligned");
+        assert_eq!((al.a_ns, al.b_ns, al.b_missed), (1_000_000_000, 1_000_050_000, None));
+        // the same SYN counts: nothing to align
+        b.syn_count = 1;
+        assert_eq!(syn_alignment(&a, &b), None);
+    }
+
+    #[test]
+    fn echo_keys_differ_with_the_payload_and_its_length() {
+        let echo = |len: u32, h: u64| {
+            let mut f = Flow::test_tcp("198.18.0.1:1", "198.19.0.1:1", 0, 0);
+            f.proto = FlowProto::Icmp;
+            f.echo = Some(crate::flows::EchoSummary {
+                first_seq: 1,
+                last_seq: 1,
+                requests: 1,
+                replies: 1,
+                payload: Some((len, h)),
+            });
+            echo_key(&f)
+        };
+        // pairs that one lossy way of mixing in the length would make equal
+        assert_ne!(echo(8, 0x100), echo(8, 0x108));
+        assert_ne!(echo(8, 0x100), echo(8, 0x200));
+        assert_ne!(echo(8, 0x100), echo(16, 0x100));
+        assert_eq!(echo(8, 0x100), echo(8, 0x100));
     }
 
     #[test]
