@@ -773,6 +773,12 @@ mod tests {
         assert!(!seq_aligned(&a, &b));
         b.seq_pair = Some((SEQ_WINDOW, 1500));
         assert!(!seq_aligned(&a, &b), "too far apart");
+        // the window's edge: SEQ_WINDOW apart is already too far, one less is not
+        a.seq_pair = Some((0, 0));
+        b.seq_pair = Some((SEQ_WINDOW, 0));
+        assert!(!seq_aligned(&a, &b) && !seq_aligned(&b, &a));
+        b.seq_pair = Some((SEQ_WINDOW - 1, 0));
+        assert!(seq_aligned(&a, &b) && seq_aligned(&b, &a));
     }
 
     #[test]
