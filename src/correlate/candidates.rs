@@ -686,6 +686,38 @@ mod tests {
     }
 
     #[test]
+    fn sequence_lookups_reach_the_neighbouring_buckets_across_the_wrap_and_no_further() {
+        let midstream = |seq: u32| {
+            let mut f = Flow::test_tcp("198.19.3.17:50000", "198.19.0.1:5432", 1_000_000, 0);
+            (f.client_isn, f.server_isn) = (None, None);
+            f.orientation = Orientation::Midstream;
+            f.seq_pair = Some((seq, 0));
+            f
+        };
+        let w = SEQ_WINDOW;
+        for (probe, partner) in [
+            (2 * w - 1, 2 * w + 5), // the next bucket up
+            (2 * w + 5, 2 * w - 1), // the next bucket down
+            (3, u32::MAX - 3),      // below bucket 0: the last one
+            (u32::MAX - 3, 3),      // above the last bucket: bucket 0
+        ] {
+            let index = Index::build(
+                &[midstream(partner), midstream(partner.wrapping_add(5 * w))],
+                &gate(),
+                false,
+                |_| true,
+            );
+            let mut out = Vec::new();
+            index.lookup(&midstream(probe), &gate(), &mut out);
+            assert_eq!(
+                out,
+                vec![0],
+                "probe {probe}, partner {partner}: the one five buckets on is not a candidate"
+            );
+        }
+    }
+
+    #[test]
     fn a_lookup_finds_only_the_flows_that_share_a_join_key() {
         // Five connections at the same instant, each with its own ISN and no
         // bytes: only the one with the same ISN is a candidate, never the rest
@@ -778,6 +810,11 @@ mod tests {
         b.seq_pair = Some((SEQ_WINDOW, 0));
         assert!(!seq_aligned(&a, &b) && !seq_aligned(&b, &a));
         b.seq_pair = Some((SEQ_WINDOW - 1, 0));
+        assert!(seq_aligned(&a, &b) && seq_aligned(&b, &a));
+        // the server's numbers have the same edge, both ways
+        b.seq_pair = Some((0, SEQ_WINDOW));
+        assert!(!seq_aligned(&a, &b) && !seq_aligned(&b, &a));
+        b.seq_pair = Some((0, SEQ_WINDOW - 1));
         assert!(seq_aligned(&a, &b) && seq_aligned(&b, &a));
     }
 
