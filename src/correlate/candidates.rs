@@ -717,6 +717,82 @@ mod tests {
         }
     }
 
+    /// The fingerprint of a stream that starts with `bytes`.
+    fn fp(bytes: &[u8]) -> Fingerprint {
+        let mut s = crate::flows::StreamPrefix::new(128);
+        s.add(0, bytes);
+        s.fingerprint()
+    }
+
+    #[test]
+    fn each_piece_of_evidence_adds_its_weight_to_the_score() {
+        let g = gate();
+        // one connection before and after NAT, 50 µs apart (the gate's delay): tight
+        let pair = || {
+            let a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 9);
+            let b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 50_000, 9);
+            (a, b)
+        };
+        let score = |a: &Flow, b: &Flow| evidence(a, b, &g).map(|s| (s.evidence, s.kind, s.score));
+        let (a, b) = pair();
+        let ports = unchanged_endpoints(&a, &b);
+        assert_eq!(
+            score(&a, &b),
+            Some((vec![Evidence::Isn, Evidence::Ports], LinkKind::Forwarded, 1000 + TIGHT_BONUS + ports))
+        );
+        // longer than a strong prefix (a stream still open has no whole hash)
+        let request =
+            b"GET /api/v1/items?page=2 HTTP/1.1\r\nHost: shop.example\r\nAccept: */*\r\n\r\n".as_slice();
+        let response =
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".as_slice();
+        let (mut a, mut b) = pair();
+        (a.client_fp, b.client_fp) = (fp(request), fp(request));
+        let c = a.client_fp.agreement(&b.client_fp).unwrap() as i64;
+        assert_eq!(
+            score(&a, &b).unwrap().2,
+            2000 + c + TIGHT_BONUS + ports,
+            "client bytes: 1000 + agreeing bytes"
+        );
+        (a.server_fp, b.server_fp) = (fp(response), fp(response));
+        let s = a.server_fp.agreement(&b.server_fp).unwrap() as i64;
+        assert_eq!(score(&a, &b).unwrap().2, 3000 + c + s + TIGHT_BONUS + ports, "server bytes too");
+        let (mut a, mut b) = pair();
+        (a.client_ip_id, b.client_ip_id) = (Some(7), Some(7));
+        assert_eq!(score(&a, &b).unwrap().2, 1000 + 50 + TIGHT_BONUS + ports, "the IP ID");
+        // an ISN-randomizing middlebox: another ISN, the same IP ID and bytes, TTL - 1
+        let (mut a, mut b) = pair();
+        b.client_isn = Some(10);
+        (a.client_fp, b.client_fp) = (fp(request), fp(request));
+        (a.client_ip_id, b.client_ip_id, b.client_ttl) = (Some(7), Some(7), 63);
+        let (ev, kind, sc) = score(&a, &b).unwrap();
+        assert_eq!((ev[0], kind), (Evidence::SeqShift, LinkKind::SeqShift));
+        assert_eq!(sc, 800 + 1000 + c + TIGHT_BONUS + 50 + ports);
+        // no handshake at one side, the same sequence space
+        let (mut a, b) = pair();
+        (a.client_isn, a.server_isn) = (None, None);
+        a.orientation = Orientation::Midstream;
+        let (ev, _, sc) = score(&a, &b).unwrap();
+        assert_eq!((ev[0], sc), (Evidence::SeqAck, 1000 + TIGHT_BONUS + ports));
+        // a datagram: 1000 + the agreeing bytes both ways
+        let (mut a, mut b) = pair();
+        for f in [&mut a, &mut b] {
+            (f.proto, f.client_isn, f.server_isn, f.seq_pair) = (FlowProto::Udp, None, None, None);
+            (f.client_fp, f.server_fp) = (fp(request), fp(response));
+        }
+        let (ev, _, sc) = score(&a, &b).unwrap();
+        assert_eq!(
+            (ev[0], sc),
+            (Evidence::UdpPayload, 1000 + c + s + TIGHT_BONUS + unchanged_endpoints(&a, &b))
+        );
+        // other protocols or address families never pair
+        let (a, mut b) = pair();
+        b.proto = FlowProto::Udp;
+        assert_eq!(score(&a, &b), None);
+        let (a, mut b) = pair();
+        b.v6 = true;
+        assert_eq!(score(&a, &b), None);
+    }
+
     #[test]
     fn a_lookup_finds_only_the_flows_that_share_a_join_key() {
         // Five connections at the same instant, each with its own ISN and no
