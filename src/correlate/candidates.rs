@@ -794,6 +794,67 @@ mod tests {
     }
 
     #[test]
+    fn a_weak_pair_is_ruled_out_by_anything_known_that_disagrees_and_only_by_that() {
+        let g = gate();
+        // two flows without a strong key, starting together, every endpoint changed
+        let pair = || {
+            let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 0);
+            let mut b = Flow::test_tcp("198.19.3.17:50000", "198.19.9.9:8080", 50_000, 0);
+            for f in [&mut a, &mut b] {
+                (f.client_isn, f.server_isn, f.seq_pair) = (None, None, None);
+                f.orientation = Orientation::Midstream;
+            }
+            (a, b)
+        };
+        let (a, b) = pair();
+        assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::Time]), "no endpoint kept: time alone");
+        type Edit = fn(&mut Flow, &mut Flow);
+        let ruled_out: [(&str, Edit); 8] = [
+            ("client bytes differ", |a, b| {
+                (a.client_fp, b.client_fp) = (fp(b"GET /a HTTP/1.1\r\n"), fp(b"GET /b HTTP/1.1\r\n"))
+            }),
+            ("server bytes differ", |a, b| {
+                (a.server_fp, b.server_fp) = (fp(b"HTTP/1.1 200 OK\r\n"), fp(b"HTTP/1.1 404 No\r\n"))
+            }),
+            ("ISNs differ", |a, b| (a.client_isn, b.client_isn) = (Some(1), Some(2))),
+            ("IP IDs differ", |a, b| (a.client_ip_id, b.client_ip_id) = (Some(1), Some(2))),
+            ("echo sequences differ", |a, b| {
+                let e = |first_seq| crate::flows::EchoSummary {
+                    first_seq,
+                    last_seq: first_seq,
+                    requests: 1,
+                    replies: 1,
+                    payload: None,
+                };
+                (a.echo, b.echo) = (Some(e(1)), Some(e(2)));
+            }),
+            ("another protocol", |_, b| b.proto = FlowProto::Udp),
+            ("another address family", |_, b| b.v6 = true),
+            ("not together", |_, b| (b.first_ns, b.first_client_ns) = (900_000_000, Some(900_000_000))),
+        ];
+        for (what, edit) in ruled_out {
+            let (mut a, mut b) = pair();
+            edit(&mut a, &mut b);
+            assert_eq!(weak_evidence(&a, &b, &g), None, "{what}");
+        }
+        // known at one side only: no contradiction
+        let one_side: [(&str, Edit); 4] = [
+            ("client bytes", |a, _| a.client_fp = fp(b"GET /a HTTP/1.1\r\n")),
+            ("server bytes", |_, b| b.server_fp = fp(b"HTTP/1.1 200 OK\r\n")),
+            ("ISN", |a, _| a.client_isn = Some(1)),
+            ("IP ID", |_, b| b.client_ip_id = Some(2)),
+        ];
+        for (what, edit) in one_side {
+            let (mut a, mut b) = pair();
+            edit(&mut a, &mut b);
+            assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::Time]), "{what} at one side");
+        }
+        let (mut a, mut b) = pair();
+        (a.client_ip_id, b.client_ip_id, b.server) = (Some(5), Some(5), a.server);
+        assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::IpId, Evidence::Ports, Evidence::Time]));
+    }
+
+    #[test]
     fn a_lookup_finds_only_the_flows_that_share_a_join_key() {
         // Five connections at the same instant, each with its own ISN and no
         // bytes: only the one with the same ISN is a candidate, never the rest
