@@ -784,6 +784,32 @@ mod tests {
             (ev[0], sc),
             (Evidence::UdpPayload, 1000 + c + s + TIGHT_BONUS + unchanged_endpoints(&a, &b))
         );
+        // an echo: 1000 when the echo keys agree, nothing when only one side's is known or they differ
+        let echo = |payload: Option<(u32, u64)>| {
+            let mut f = Flow::test_tcp("198.18.0.1:0", "198.19.0.1:0", 0, 0);
+            (f.proto, f.client_isn, f.server_isn, f.seq_pair) = (FlowProto::Icmp, None, None, None);
+            f.echo = Some(crate::flows::EchoSummary {
+                first_seq: 1,
+                last_seq: 1,
+                requests: 1,
+                replies: 1,
+                payload,
+            });
+            f
+        };
+        let (a, mut b) = (echo(Some((56, 7))), echo(Some((56, 7))));
+        b.first_client_ns = Some(50_000);
+        let (ev, _, sc) = score(&a, &b).unwrap();
+        assert_eq!((ev[0], sc), (Evidence::IcmpEcho, 1000 + TIGHT_BONUS + unchanged_endpoints(&a, &b)));
+        b.echo.as_mut().unwrap().payload = Some((56, 8));
+        assert_eq!(score(&a, &b), None, "another payload");
+        // one ISN, not starting together but alive together (a SYN lost between
+        // the captures, retransmitted later): the same sequence space still pairs
+        let (mut a, mut b) = pair();
+        a.last_ns = 2_000_000_000;
+        (b.first_ns, b.first_client_ns) = (300_000_000, Some(300_000_000));
+        let (ev, kind, sc) = score(&a, &b).unwrap();
+        assert_eq!((ev[0], kind, sc), (Evidence::Isn, LinkKind::Forwarded, 1000 + ports));
         // other protocols or address families never pair
         let (a, mut b) = pair();
         b.proto = FlowProto::Udp;
@@ -852,6 +878,46 @@ mod tests {
         let (mut a, mut b) = pair();
         (a.client_ip_id, b.client_ip_id, b.server) = (Some(5), Some(5), a.server);
         assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::IpId, Evidence::Ports, Evidence::Time]));
+    }
+
+    #[test]
+    fn short_bytes_are_strong_only_when_both_sides_saw_the_whole_stream() {
+        let g = gate();
+        let short = b"GET /healthz HTTP/1.0\r\n".as_slice(); // 23 bytes: a 16-byte prefix, not a strong one
+        let whole = || {
+            let mut s = crate::flows::StreamPrefix::new(128);
+            s.add(0, short);
+            s.set_end(short.len() as u64);
+            s.fingerprint()
+        };
+        let pair = |wa: bool, wb: bool| {
+            let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:6379", 0, 9);
+            let mut b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:6379", 50_000, 9);
+            a.client_fp = if wa { whole() } else { fp(short) };
+            b.client_fp = if wb { whole() } else { fp(short) };
+            evidence(&a, &b, &g).unwrap().evidence
+        };
+        assert!(pair(true, true).contains(&Evidence::ClientFingerprint), "both saw it end: the whole stream");
+        for (wa, wb) in [(true, false), (false, true), (false, false)] {
+            assert!(!pair(wa, wb).contains(&Evidence::ClientFingerprint), "whole at {wa}/{wb} only");
+        }
+    }
+
+    #[test]
+    fn one_client_isn_with_another_server_isn_is_no_new_sequence_space() {
+        // The same client ISN but a server ISN that disagrees (another
+        // connection's SYN-ACK): the ISN is no evidence, the bytes still are,
+        // and the pair is not taken for a proxy or an ISN-rewriting middlebox.
+        let request =
+            b"GET /api/v1/items?page=2 HTTP/1.1\r\nHost: shop.example\r\nAccept: */*\r\n\r\n".as_slice();
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 9);
+        let mut b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 50_000, 9);
+        b.server_isn = Some(12345);
+        (a.client_fp, b.client_fp) = (fp(request), fp(request));
+        (a.client_ip_id, b.client_ip_id, b.client_ttl) = (Some(7), Some(7), 63);
+        let s = evidence(&a, &b, &gate()).unwrap();
+        assert_eq!(s.kind, LinkKind::Forwarded);
+        assert_eq!(s.evidence[0], Evidence::ClientFingerprint);
     }
 
     #[test]
