@@ -97,15 +97,20 @@ pub fn may_carry(head: &[u8]) -> bool {
 
 /// Parses the first bytes of a client stream.
 pub fn parse(head: &[u8]) -> Carriers {
+    parse_with_proxy_len(head).0
+}
+
+/// [`parse`], and how many bytes of `head` a PROXY header took (0 without one).
+fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize) {
     let head = &head[..head.len().min(CARRIER_PREFIX)];
     let mut out = Carriers::default();
-    let mut rest = head;
-    if let Some((c, used)) = proxy_v1(head).or_else(|| proxy_v2(head)) {
+    let mut used = 0;
+    if let Some((c, n)) = proxy_v1(head).or_else(|| proxy_v2(head)) {
         out.proxy = Some(c);
-        rest = &head[used..];
+        used = n;
     }
-    http(rest, &mut out);
-    out
+    http(&head[used..], &mut out);
+    (out, used)
 }
 
 const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
@@ -387,8 +392,9 @@ impl StreamHead {
 
     /// The carriers of a complete head (None: it carries nothing).
     fn parsed(v: &[u8]) -> Option<Box<Carriers>> {
-        let mut c = parse(v);
-        if let Some((_, n)) = proxy_v1(v).or_else(|| proxy_v2(v)) {
+        // The PROXY header is read once: its length says where the client's own bytes begin.
+        let (mut c, n) = parse_with_proxy_len(v);
+        if c.proxy.is_some() {
             let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
             rest.add(0, &v[n..]);
             c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
