@@ -47,8 +47,7 @@ pub fn verdict(
     warnings: &[Warning],
     options: &VerdictOptions,
 ) -> Findings {
-    let by_receiver = (0..metas.len()).map(|_| std::sync::OnceLock::new()).collect();
-    let ctx = Ctx { n: metas.len(), captures, corr, by_receiver };
+    let ctx = Ctx::new(metas.len(), captures, corr);
     let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
@@ -78,9 +77,7 @@ pub fn verdict(
 /// reported on that request (its flows at later captures count as unmatched).
 /// A chain that names a stray itself always stays.
 pub fn request_order(captures: &[Flows], corr: &Correlation) -> Vec<usize> {
-    let n = captures.len();
-    let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
-    order_of(captures, corr, &stray_roots(&Ctx { n, captures, corr, by_receiver }))
+    order_of(captures, corr, &stray_roots(&Ctx::new(captures.len(), captures, corr)))
 }
 
 /// [`request_order`] without the chains `strays`.
@@ -123,9 +120,14 @@ pub(crate) struct Ctx<'a> {
     by_receiver: Vec<std::sync::OnceLock<stray::ByReceiver>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     pub fn flow(&self, capture: usize, flow: usize) -> &Flow {
         &self.captures[capture].flows[flow]
+    }
+
+    /// The view of `n` captures, no index built yet.
+    fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
+        Ctx { n, captures, corr, by_receiver: (0..n).map(|_| std::sync::OnceLock::new()).collect() }
     }
 
     pub(crate) fn by_receiver(&self, capture: usize) -> &stray::ByReceiver {
