@@ -1,15 +1,20 @@
 //! Findings → the summary printed after the table (or alone with `--summary`):
 //! request patterns with counts, clock offsets, boundary traits, unmatched flows,
 //! warnings. Takes `Findings`; gives text lines, ordered by count (descending)
-//! then text, so the same findings always print the same summary. Patterns are
-//! built across cores, once per request. Never reads captures.
+//! then text, so the same findings always print the same summary. Requests are
+//! grouped by what their pattern reads (across cores) and each group is put into
+//! words once. Never reads captures.
 
 use crate::report::schema::{kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED};
 use crate::report::table::{paint, Style};
 use crate::report::words::Words;
-use crate::verdict::{Change, ChangeKind, Findings, OffsetMethod, Origin, OutcomeKind, ReplyPath, Request};
-use std::collections::BTreeMap;
+use crate::verdict::{
+    Added, Between, CarrierKind, Change, ChangeKind, Findings, IcmpCode, OffsetMethod, Origin, OutcomeKind,
+    ReplyPath, Request,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
+use std::net::IpAddr;
 
 /// One change as words, addresses without ports (ports are usually random).
 pub fn change_phrase(w: &Words<'_>, side: &str, c: &Change) -> String {
@@ -135,41 +140,130 @@ const CLIENT: &str = "\u{1}client\u{1}";
 /// 250 clients → 198.19.3.17 …"), so many clients behind one NAT read as one line.
 pub fn patterns(findings: &Findings) -> Vec<(usize, String)> {
     let w = Words::new(findings);
-    patterns_of(&w, findings, all_patterns(&w, findings))
+    styled_patterns(&w, findings).into_iter().map(|(n, text, _)| (n, text)).collect()
 }
 
-/// The pattern of every request, built across cores.
-fn all_patterns(w: &Words<'_>, findings: &Findings) -> Vec<String> {
-    use rayon::prelude::*;
-    findings.requests.par_iter().map(|r| pattern(w, r)).collect()
+/// What [`identity_phrase`] reads: at, carrier kind and address, added, preserved.
+type IdentityKey = (usize, Option<(CarrierKind, Option<IpAddr>)>, Option<Added>, bool);
+
+/// Everything [`pattern`] reads from a request, except the client's own address
+/// when the pattern stands for it (the first source change, an address
+/// translation that moved it). Requests with equal keys have one pattern up to
+/// that address, so each key is put into words once, not once per request.
+#[derive(PartialEq, Eq, Hash)]
+struct PatternKey {
+    /// Between, kind, before (None: the client, left out), after.
+    source: Vec<(Between, ChangeKind, Option<IpAddr>, IpAddr)>,
+    destination: Vec<(Between, ChangeKind, IpAddr, IpAddr)>,
+    seen: Vec<bool>,
+    identity: Option<IdentityKey>,
+    reply: (ReplyPath, Option<Between>, Option<usize>, Option<usize>),
+    outcome: (OutcomeKind, Option<IpAddr>, Option<Origin>, Option<IcmpCode>, Option<Between>),
 }
 
-/// [`patterns`] from the requests' patterns (`texts[i]` is request `i`'s).
-fn patterns_of(w: &Words<'_>, findings: &Findings, texts: Vec<String>) -> Vec<(usize, String)> {
-    let mut shapes: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
-    for (r, text) in findings.requests.iter().zip(texts) {
-        let (shape, client) = match r.source.first() {
-            Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
-                let before = w.addr(c.before.addr);
-                let shape = text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1);
-                (shape, Some(before))
-            }
-            _ => (text, None),
-        };
-        let e = shapes.entry(shape).or_default();
-        e.0 += 1;
-        e.1.extend(client);
+/// The first source change's address when the pattern stands for it: a
+/// translation (not a proxy, not a port) that moved the client's address.
+fn client_of(r: &Request) -> Option<IpAddr> {
+    r.source.first().and_then(|c| {
+        let moved = matches!(c.kind, ChangeKind::Snat | ChangeKind::Dnat) && c.before.addr != c.after.addr;
+        moved.then_some(c.before.addr)
+    })
+}
+
+impl PatternKey {
+    fn of(r: &Request) -> PatternKey {
+        let client = client_of(r);
+        let change = |c: &Change| (c.between, c.kind, c.before.addr, c.after.addr);
+        let source = r
+            .source
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (c.between, c.kind, (i > 0 || client.is_none()).then_some(c.before.addr), c.after.addr)
+            })
+            .collect();
+        PatternKey {
+            source,
+            destination: r.destination.iter().map(change).collect(),
+            seen: r.captures.iter().map(|h| h.seen).collect(),
+            identity: r
+                .identity
+                .as_deref()
+                .map(|i| (i.at, i.carried.map(|c| (c.kind, c.addr)), i.added, i.preserved)),
+            reply: (r.reply.path, r.reply.lost_between, r.reply.bypassed, r.reply.reached),
+            outcome: (
+                r.outcome.kind,
+                r.outcome.by,
+                r.outcome.origin,
+                r.outcome.icmp,
+                r.data.as_ref().and_then(|d| d.stopped),
+            ),
+        }
     }
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for (shape, (n, clients)) in shapes {
-        let text = match clients.len() {
+}
+
+/// A pattern being counted: its requests, the clients it stands for, its first
+/// request (groups come in request order, so the first one in is the first) and
+/// that request's style.
+struct Shape {
+    requests: usize,
+    clients: BTreeSet<String>,
+    first: usize,
+    style: Style,
+}
+
+/// Patterns with their counts and styles, ordered as [`patterns`]. Requests are
+/// grouped by [`PatternKey`] across cores; one request of each group is put
+/// into words; groups whose words differ only by the client's address are one
+/// shape ("source of 250 clients"). A pattern's style is its first request's.
+fn styled_patterns(w: &Words<'_>, findings: &Findings) -> Vec<(usize, String, Style)> {
+    use rayon::prelude::*;
+    let keys: Vec<PatternKey> = findings.requests.par_iter().map(PatternKey::of).collect();
+    // Key → (first request, request count, the clients it stands for), in request order.
+    let mut groups: HashMap<&PatternKey, usize> = HashMap::new();
+    let mut firsts: Vec<(usize, usize, BTreeSet<IpAddr>)> = Vec::new();
+    for (i, (key, r)) in keys.iter().zip(&findings.requests).enumerate() {
+        let g = *groups.entry(key).or_insert_with(|| {
+            firsts.push((i, 0, BTreeSet::new()));
+            firsts.len() - 1
+        });
+        firsts[g].1 += 1;
+        firsts[g].2.extend(client_of(r));
+    }
+    let texts: Vec<String> = firsts.par_iter().map(|&(i, _, _)| pattern(w, &findings.requests[i])).collect();
+    let mut shapes: BTreeMap<String, Shape> = BTreeMap::new();
+    for ((first, n, clients), text) in firsts.into_iter().zip(texts) {
+        let r = &findings.requests[first];
+        let shape = match client_of(r) {
+            Some(before) => {
+                text.replacen(&format!("source {} → ", w.addr(before)), &format!("source {CLIENT} → "), 1)
+            }
+            None => text,
+        };
+        let e = shapes.entry(shape).or_insert_with(|| Shape {
+            requests: 0,
+            clients: BTreeSet::new(),
+            first,
+            style: pattern_style(r),
+        });
+        e.requests += n;
+        e.clients.extend(clients.into_iter().map(|a| w.addr(a)));
+    }
+    let mut counts: BTreeMap<String, (usize, usize, Style)> = BTreeMap::new();
+    for (shape, s) in shapes {
+        let text = match s.clients.len() {
             0 => shape,
-            1 => shape.replacen(CLIENT, clients.first().map(String::as_str).unwrap_or(""), 1),
+            1 => shape.replacen(CLIENT, s.clients.first().map(String::as_str).unwrap_or(""), 1),
             k => shape.replacen(&format!("source {CLIENT}"), &format!("source of {k} clients"), 1),
         };
-        *counts.entry(text).or_default() += n;
+        let e = counts.entry(text).or_insert((0, s.first, s.style));
+        e.0 += s.requests;
+        if s.first < e.1 {
+            (e.1, e.2) = (s.first, s.style);
+        }
     }
-    let mut list: Vec<(usize, String)> = counts.into_iter().map(|(text, n)| (n, text)).collect();
+    let mut list: Vec<(usize, String, Style)> =
+        counts.into_iter().map(|(text, (n, _, style))| (n, text, style)).collect();
     list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     list
 }
@@ -325,17 +419,11 @@ pub fn write_summary_with(
     if let Some(line) = time_span(w, findings) {
         writeln!(out, "{line}")?;
     }
-    let texts = all_patterns(w, findings);
-    let mut style_of: BTreeMap<&str, Style> = BTreeMap::new();
-    for (r, text) in findings.requests.iter().zip(&texts) {
-        style_of.entry(text.as_str()).or_insert_with(|| pattern_style(r));
-    }
-    let style_of: BTreeMap<String, Style> = style_of.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    let list = patterns_of(w, findings, texts);
-    let width = list.first().map_or(1, |(n, _)| n.to_string().len());
-    for (n, text) in &list {
+    let list = styled_patterns(w, findings);
+    let width = list.first().map_or(1, |(n, _, _)| n.to_string().len());
+    for (n, text, style) in &list {
         let word = if *n == 1 { "request" } else { "requests" };
-        let style = style_of.get(text).copied().unwrap_or(Style::Plain);
+        let style = *style;
         writeln!(out, "  {n:>width$} {word}: {}", paint(text, style, color))?;
     }
 
@@ -506,6 +594,92 @@ mod tests {
         let mut sorted = rest.clone();
         sorted.sort();
         assert_eq!(rest, sorted);
+    }
+
+    /// The patterns as they were counted before grouping: every request put
+    /// into words, its client's address cut out of the words.
+    fn patterns_one_by_one(f: &Findings) -> Vec<(usize, String)> {
+        let w = Words::new(f);
+        let mut shapes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for r in &f.requests {
+            let text = pattern(&w, r);
+            let (shape, client) = match r.source.first() {
+                Some(c) if !matches!(c.kind, ChangeKind::Proxy | ChangeKind::PortOnly) => {
+                    let before = w.addr(c.before.addr);
+                    (
+                        text.replacen(&format!("source {before} → "), &format!("source {CLIENT} → "), 1),
+                        Some(before),
+                    )
+                }
+                _ => (text, None),
+            };
+            *counts.entry(shape.clone()).or_default() += 1;
+            shapes.entry(shape).or_default().extend(client);
+        }
+        let mut out: BTreeMap<String, usize> = BTreeMap::new();
+        for (shape, n) in counts {
+            let clients = &shapes[&shape];
+            let text = match clients.len() {
+                0 => shape,
+                1 => shape.replacen(CLIENT, clients.first().unwrap(), 1),
+                k => shape.replacen(&format!("source {CLIENT}"), &format!("source of {k} clients"), 1),
+            };
+            *out.entry(text).or_default() += n;
+        }
+        let mut list: Vec<(usize, String)> = out.into_iter().map(|(t, n)| (n, t)).collect();
+        list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        list
+    }
+
+    #[test]
+    fn grouped_patterns_equal_every_request_put_into_words() {
+        use crate::report::fixtures::ep;
+        let mut f = findings();
+        let base = f.requests.clone();
+        // Clients behind one NAT (moved, lost reply, reset), a port-only remap
+        // with the address kept, a second source change, a named group.
+        for (k, client) in ["198.18.90.43:1000", "198.18.90.44:1001", "198.18.90.43:1002"].iter().enumerate()
+        {
+            for r in &base {
+                let mut r = r.clone();
+                r.request = 100 + k as u64;
+                if let Some(c) = r.source.first_mut() {
+                    c.before = ep(client);
+                }
+                f.requests.push(r);
+            }
+        }
+        let mut same = base[0].clone();
+        same.source[0].after = ep(&format!("{}:4444", same.source[0].before.addr));
+        f.requests.push(same.clone());
+        same.source[0].before = ep("198.18.90.77:5");
+        same.source[0].after = ep("198.18.90.77:6");
+        f.requests.push(same);
+        let mut two = base[0].clone();
+        two.source.push(crate::verdict::Change { between: two.source[0].between, ..two.source[0].clone() });
+        f.requests.push(two);
+        assert_eq!(patterns(&f), patterns_one_by_one(&f));
+        assert!(
+            patterns(&f).iter().any(|(n, t)| *n == 4 && t.starts_with("source of 3 clients → ")),
+            "{:?}",
+            patterns(&f)
+        );
+    }
+
+    #[test]
+    fn a_pattern_of_many_clients_is_painted_as_its_first_request() {
+        let mut f = findings();
+        let mut other = f.requests[1].clone();
+        other.source[0].before = crate::report::fixtures::ep("198.18.90.43:1000");
+        f.requests.push(other);
+        let w = Words::new(&f);
+        let list = styled_patterns(&w, &f);
+        let lost =
+            list.iter().find(|(_, t, _)| t.contains("of 2 clients") && t.contains("lost before")).unwrap();
+        assert_eq!(lost.2, Style::Bad, "{list:?}");
+        let kept = list.iter().find(|(_, t, _)| t.contains("replies on the same path")).unwrap();
+        assert_eq!(kept.2, pattern_style(&f.requests[0]));
     }
 
     #[test]

@@ -161,7 +161,7 @@ pub struct CarriedAddress {
 }
 
 /// Where a carrier came into the path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Added {
     /// Already at capture 1: set by the client side.
     ClientSide,
@@ -305,7 +305,7 @@ pub struct Candidate {
     pub time_ns: i64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChangeKind {
     Snat,
     Dnat,
@@ -322,7 +322,7 @@ pub struct Change {
     pub after: Endpoint,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReplyPath {
     SamePath,
     ReplyLost,
@@ -376,7 +376,7 @@ pub struct LostCause {
     pub seen_at: usize,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OutcomeKind {
     Completed,
     HandshakeOnly,
@@ -390,7 +390,7 @@ pub enum OutcomeKind {
 }
 
 /// Where a RST or ICMP error came into the path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// Seen at the last capture: sent from beyond it.
     Capture(usize),
@@ -399,7 +399,7 @@ pub enum Origin {
 }
 
 /// Type and code of an ICMP error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IcmpCode {
     pub ty: u8,
     pub code: u8,
