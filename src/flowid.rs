@@ -222,25 +222,113 @@ pub fn push_ipv4(out: &mut String, a: std::net::Ipv4Addr) {
 
 /// [`push_ipv4`] into any writer.
 pub fn write_ipv4(w: &mut impl std::fmt::Write, a: std::net::Ipv4Addr) -> std::fmt::Result {
-    // Into a stack buffer first: one write instead of seven through the writer.
-    let mut text = [0u8; 15];
-    let mut len = 0;
-    for (i, octet) in a.octets().into_iter().enumerate() {
-        if i > 0 {
-            text[len] = b'.';
-            len += 1;
-        }
-        let mut digits = itoa::Buffer::new();
-        let digits = digits.format(octet).as_bytes();
-        text[len..len + digits.len()].copy_from_slice(digits);
-        len += digits.len();
-    }
-    w.write_str(std::str::from_utf8(&text[..len]).map_err(|_| std::fmt::Error)?)
+    let mut text = V4Text::new();
+    text.ipv4(a);
+    w.write_str(text.as_str())
 }
 
 /// `n` in decimal, as `Display` writes it without padding.
 pub fn write_u16(w: &mut impl std::fmt::Write, n: u16) -> std::fmt::Result {
     w.write_str(itoa::Buffer::new().format(n))
+}
+
+/// "00", "01", … "99".
+const PAIRS: [u8; 200] = {
+    let mut table = [0u8; 200];
+    let mut n = 0;
+    while n < 100 {
+        table[2 * n] = b'0' + (n / 10) as u8;
+        table[2 * n + 1] = b'0' + (n % 10) as u8;
+        n += 1;
+    }
+    table
+};
+
+/// Every octet's decimal digits (padded to 4 bytes) and their count.
+const OCTETS: [([u8; 4], u8); 256] = {
+    let mut table = [([0u8; 4], 0u8); 256];
+    let mut n = 0;
+    while n < 256 {
+        let (h, t, o) = ((n / 100) as u8, (n / 10 % 10) as u8, (n % 10) as u8);
+        table[n] = match n {
+            0..=9 => ([b'0' + o, 0, 0, 0], 1),
+            10..=99 => ([b'0' + t, b'0' + o, 0, 0], 2),
+            _ => ([b'0' + h, b'0' + t, b'0' + o, 0], 3),
+        };
+        n += 1;
+    }
+    table
+};
+
+/// `a.b.c.d` or `a.b.c.d:port` built on the stack (at most 21 bytes, ASCII
+/// digits, dots and a colon), so a writer gets one `write_str` for it: an
+/// endpoint is printed a dozen times per request in CSV and JSON.
+pub struct V4Text {
+    buf: [u8; 21],
+    len: usize,
+}
+
+impl V4Text {
+    pub fn new() -> V4Text {
+        V4Text { buf: [0; 21], len: 0 }
+    }
+
+    /// Appends the decimal digits of `n` (at most 5, no padding), written in
+    /// place from the last, two at a time from a table.
+    fn digits(&mut self, n: u32) {
+        let count = match n {
+            0..=9 => 1,
+            10..=99 => 2,
+            100..=999 => 3,
+            1000..=9999 => 4,
+            _ => 5,
+        };
+        let end = (self.len + count).min(self.buf.len());
+        let (mut n, mut pos) = (n as usize, end);
+        while n >= 10 && pos >= self.len + 2 {
+            let pair = &PAIRS[(n % 100) * 2..(n % 100) * 2 + 2];
+            self.buf[pos - 2..pos].copy_from_slice(pair);
+            (n, pos) = (n / 100, pos - 2);
+        }
+        if pos > self.len {
+            self.buf[pos - 1] = b'0' + (n % 10) as u8;
+        }
+        self.len = end;
+    }
+
+    /// Appends the dotted quad (call on an empty text): each octet's digits
+    /// from a table, four bytes copied and the length advanced by its count.
+    pub fn ipv4(&mut self, a: std::net::Ipv4Addr) {
+        for (i, octet) in a.octets().into_iter().enumerate() {
+            let (digits, count) = OCTETS[usize::from(octet)];
+            let at = self.len;
+            // 4 bytes fit: at most 3 octets of 3 digits and 3 dots come before.
+            self.buf[at..at + 4].copy_from_slice(&digits);
+            self.len += count as usize;
+            if i < 3 {
+                self.buf[self.len] = b'.';
+                self.len += 1;
+            }
+        }
+    }
+
+    /// Appends `:port` (after [`V4Text::ipv4`]).
+    pub fn port(&mut self, port: u16) {
+        self.buf[self.len] = b':';
+        self.len += 1;
+        self.digits(u32::from(port));
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits, dots and colons were written.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl Default for V4Text {
+    fn default() -> V4Text {
+        V4Text::new()
+    }
 }
 
 #[cfg(test)]

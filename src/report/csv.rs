@@ -130,7 +130,7 @@ fn join_into<T>(cell: &mut String, items: &[T], sep: &str, mut each: impl FnMut(
 
 fn endpoint_into(cell: &mut String, e: Option<Endpoint>) {
     if let Some(e) = e {
-        let _ = write!(cell, "{e}");
+        crate::report::endpoint::push_endpoint(cell, e);
     }
 }
 

@@ -11,12 +11,8 @@ impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.addr, self.port) {
             (a, None) => write!(f, "{a}"),
-            (IpAddr::V4(a), Some(p)) => {
-                // The common case, printed for every hop: digits, not fmt machinery.
-                crate::flowid::write_ipv4(f, a)?;
-                f.write_char(':')?;
-                crate::flowid::write_u16(f, p)
-            }
+            // The common case, printed for every hop: digits on the stack, one write.
+            (IpAddr::V4(a), Some(p)) => f.write_str(v4_endpoint(a, p).as_str()),
             (IpAddr::V6(a), Some(p)) => write!(f, "[{a}]:{p}"),
         }
     }
@@ -37,7 +33,27 @@ pub fn addr_text(addr: IpAddr) -> String {
 /// An endpoint as text (`ip:port`, `[v6]:port`), into a buffer sized once.
 pub fn endpoint_text(e: Endpoint) -> String {
     let mut text = String::with_capacity(48);
-    let _ = write!(text, "{e}");
+    push_endpoint(&mut text, e);
+    text
+}
+
+/// Appends `e` as its `Display` writes it; an IPv4 endpoint with a port (the
+/// common case: a dozen per CSV row) without going through `fmt`.
+pub fn push_endpoint(out: &mut String, e: Endpoint) {
+    match (e.addr, e.port) {
+        (IpAddr::V4(a), Some(p)) => out.push_str(v4_endpoint(a, p).as_str()),
+        // Writing into a String cannot fail.
+        _ => {
+            let _ = write!(out, "{e}");
+        }
+    }
+}
+
+/// `a.b.c.d:port` on the stack.
+fn v4_endpoint(a: std::net::Ipv4Addr, port: u16) -> crate::flowid::V4Text {
+    let mut text = crate::flowid::V4Text::new();
+    text.ipv4(a);
+    text.port(port);
     text
 }
 
@@ -143,6 +159,21 @@ mod tests {
             assert_eq!(endpoint_text(Endpoint { addr, port }), text);
             assert_eq!(addr_text(addr), addr.to_string());
         }
+    }
+
+    #[test]
+    fn ipv4_endpoints_print_as_std_prints_a_socket_address() {
+        for (n, port) in (0..=u32::MAX).step_by(7_777_777).zip((0..=u16::MAX).cycle().step_by(97)) {
+            let a = std::net::Ipv4Addr::from(n);
+            let e = Endpoint { addr: IpAddr::V4(a), port: Some(port) };
+            let std = std::net::SocketAddrV4::new(a, port).to_string();
+            assert_eq!((e.to_string(), endpoint_text(e)), (std.clone(), std.clone()));
+            let mut pushed = "x".to_string();
+            push_endpoint(&mut pushed, e);
+            assert_eq!(pushed, format!("x{std}"));
+        }
+        let e = Endpoint { addr: ip("255.255.255.255"), port: Some(65535) };
+        assert_eq!(format!("<{e}>"), "<255.255.255.255:65535>");
     }
 
     #[test]

@@ -212,14 +212,19 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if let Some(d) = &r.data {
         data_words(w, r, d, &mut parts);
     }
-    let by = r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
-    let (entered, injected) = match r.outcome.origin {
-        Some(Origin::Between(b)) => (format!("entering {}", with_reading(&w.between(b))), true),
-        Some(Origin::Capture(c)) => (format!("first seen at {}", w.label(c)), false),
-        None => ("first seen at ?".to_string(), false),
-    };
+    // Who sent a RST or ICMP error and where it came in (words for those two only).
+    let by = || r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
+    let (entered, injected) = (
+        || match r.outcome.origin {
+            Some(Origin::Between(b)) => format!("entering {}", with_reading(&w.between(b))),
+            Some(Origin::Capture(c)) => format!("first seen at {}", w.label(c)),
+            None => "first seen at ?".to_string(),
+        },
+        matches!(r.outcome.origin, Some(Origin::Between(_))),
+    );
     match r.outcome.kind {
         OutcomeKind::Reset => {
+            let (by, entered) = (by(), entered());
             let forged =
                 if injected { ": forged in between (e.g. REJECT --reject-with tcp-reset)" } else { "" };
             parts.push(format!("reset by {by}, {entered}{forged}"));
@@ -241,7 +246,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                 (Some((t, c)), _) => format!("ICMP {t}/{c}"),
                 (None, _) => "ICMP ?".to_string(),
             };
-            parts.push(format!("rejected by {name} from {by}, {entered}: policy, not path"));
+            parts.push(format!("rejected by {name} from {}, {}: policy, not path", by(), entered()));
         }
         OutcomeKind::HandshakeOnly => parts.push("handshake completed but the server sent nothing".into()),
         OutcomeKind::Midstream => parts.push("connection began before the capture (midstream)".into()),

@@ -12,7 +12,8 @@ use crate::verdict::{
     Added, Between, CarrierKind, Change, ChangeKind, Findings, IcmpCode, OffsetMethod, Origin, OutcomeKind,
     ReplyPath, Request,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::net::IpAddr;
 
@@ -220,7 +221,7 @@ fn styled_patterns(w: &Words<'_>, findings: &Findings) -> Vec<(usize, String, St
     use rayon::prelude::*;
     let keys: Vec<PatternKey> = findings.requests.par_iter().map(PatternKey::of).collect();
     // Key → (first request, request count, the clients it stands for), in request order.
-    let mut groups: HashMap<&PatternKey, usize> = HashMap::new();
+    let mut groups: FxHashMap<&PatternKey, usize> = FxHashMap::default();
     let mut firsts: Vec<(usize, usize, BTreeSet<IpAddr>)> = Vec::new();
     for (i, (key, r)) in keys.iter().zip(&findings.requests).enumerate() {
         let g = *groups.entry(key).or_insert_with(|| {
