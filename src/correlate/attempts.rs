@@ -55,6 +55,8 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
         .filter_map(|(i, f)| isn(f).filter(|x| wanted.contains(x)).map(|x| (x, i)))
         .collect();
     by_isn.sort_unstable();
+    // One buffer for every chain's set of attempts (most chains have none).
+    let mut set: Vec<usize> = Vec::new();
     for chain in chains.iter_mut() {
         let Some(h) = chain.hops[to] else { continue };
         let Some(x) = isn(&flows[h]) else { continue };
@@ -65,7 +67,8 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
             (a.client, a.server) != (b.client, b.server)
                 && b.first_ns.saturating_sub(a.first_ns).saturating_abs() <= ATTEMPT_WINDOW_NS
         };
-        let mut set: Vec<usize> = group.filter(|&j| j == h || (!taken[j] && near(j))).collect();
+        set.clear();
+        set.extend(group.filter(|&j| j == h || (!taken[j] && near(j))));
         if set.len() < 2 {
             continue;
         }

@@ -9,14 +9,47 @@
 use super::model::{StrayPacket, UnexpectedSource};
 use super::{endpoint, Ctx};
 use crate::flows::{Endpoint, Flow, FlowProto};
+use rustc_hash::FxHashMap;
 
 /// How long after the request's last packet a stray reply still belongs to it
 /// (a client that got no reply retransmits its first SYN after 1 s, then 3 s).
 pub(crate) const STRAY_AFTER_NS: i64 = 3_000_000_000;
 
-/// A capture's flows by the receiver of their first packet, sorted: one vector
-/// per capture, built the first time a request there needs it.
-pub(crate) type ByReceiver = Vec<(FlowProto, Endpoint, u32)>;
+/// A capture's flows by the receiver of their first packet: one index per
+/// capture, built the first time a request there needs it. A hash of each
+/// receiver's last flow and a link from every flow to the one before it with
+/// the same receiver (no list per receiver, no sort).
+pub(crate) struct ByReceiver {
+    last: FxHashMap<Receiver, u32>,
+    before: Vec<u32>,
+}
+
+/// No flow before this one has its receiver.
+const NONE: u32 = u32::MAX;
+
+/// A first packet's protocol and receiver as plain integers (address bits,
+/// family, protocol, port): hashed as numbers, not as an `IpAddr` enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Receiver(u128, bool, FlowProto, u16);
+
+impl Receiver {
+    fn new(proto: FlowProto, e: Endpoint) -> Receiver {
+        let (bits, v6) = match e.addr {
+            std::net::IpAddr::V4(a) => (u128::from(u32::from(a)), false),
+            std::net::IpAddr::V6(a) => (u128::from(a), true),
+        };
+        Receiver(bits, v6, proto, e.port)
+    }
+}
+
+impl ByReceiver {
+    /// The flows whose first packet went to `r`, last flow first.
+    fn flows_to(&self, r: Receiver) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(self.last.get(&r).copied(), |&i| {
+            Some(self.before[i as usize]).filter(|&b| b != NONE)
+        })
+    }
+}
 
 /// Receiver and sender of a flow's first packet.
 fn first_packet(g: &Flow) -> (Endpoint, Endpoint) {
@@ -28,10 +61,15 @@ fn first_packet(g: &Flow) -> (Endpoint, Endpoint) {
 }
 
 pub(crate) fn by_receiver(flows: &[Flow]) -> ByReceiver {
-    let mut v: ByReceiver =
-        flows.iter().enumerate().map(|(i, g)| (g.proto, first_packet(g).0, i as u32)).collect();
-    v.sort_unstable();
-    v
+    let mut last: FxHashMap<Receiver, u32> = FxHashMap::default();
+    last.reserve(flows.len());
+    let mut before = vec![NONE; flows.len()];
+    for (i, g) in flows.iter().enumerate() {
+        if let Some(b) = last.insert(Receiver::new(g.proto, first_packet(g).0), i as u32) {
+            before[i] = b;
+        }
+    }
+    ByReceiver { last, before }
 }
 
 /// What the stray packet (the flow's first) was, from its flow's summary.
@@ -72,15 +110,13 @@ pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -
         let f = (*f).filter(|f| !f.reply_seen())?;
         let own = ctx.corr.chains[chain].hops[c].map(|i| i as u32);
         let index = ctx.by_receiver(c);
-        let start = index.partition_point(|&(p, e, _)| (p, e) < (f.proto, f.client));
         let until = f.last_ns.saturating_add(STRAY_AFTER_NS);
-        index[start..]
-            .iter()
-            .take_while(|&&(p, e, _)| (p, e) == (f.proto, f.client))
-            .filter(|&&(_, _, i)| Some(i) != own)
-            .map(|&(_, _, i)| (i as usize, ctx.flow(c, i as usize)))
+        index
+            .flows_to(Receiver::new(f.proto, f.client))
+            .filter(|&i| Some(i) != own)
+            .map(|i| (i as usize, ctx.flow(c, i as usize)))
             .filter(|(_, g)| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
-            .min_by_key(|(_, g)| g.first_ns)
+            .min_by_key(|&(i, g)| (g.first_ns, i))
             .map(|(i, _)| (c, i))
     })
 }
@@ -112,6 +148,42 @@ mod tests {
         let mut client = from_server();
         (client.first_client_ns, client.first_server_ns) = (Some(5), Some(9));
         assert_eq!(first_packet(&client), (client.server, client.client));
+    }
+
+    #[test]
+    fn flows_are_indexed_by_protocol_family_address_and_port_of_their_first_receiver() {
+        let ep = |s: &str| -> Endpoint {
+            let a: std::net::SocketAddr = s.parse().unwrap();
+            Endpoint { addr: a.ip(), port: a.port() }
+        };
+        let mut flows = vec![
+            Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 5, 1),
+            from_server(),
+            Flow::test_tcp("198.18.90.42:40002", "198.19.96.10:80", 7, 1),
+            Flow::test_tcp("[2001:db8::1]:40001", "[2001:db8::2]:80", 9, 1),
+            Flow::test_tcp("198.18.90.41:40001", "198.19.96.10:80", 11, 1),
+        ];
+        flows.push(Flow { proto: FlowProto::Udp, ..from_server() });
+        let index = by_receiver(&flows);
+        let of = |proto, e: &str| -> Vec<u32> { index.flows_to(Receiver::new(proto, ep(e))).collect() };
+        assert_eq!(
+            of(FlowProto::Tcp, "198.19.96.10:80"),
+            vec![4, 2, 0],
+            "every flow of one receiver, last first"
+        );
+        assert_eq!(of(FlowProto::Tcp, "198.18.90.42:40001"), vec![1]);
+        assert_eq!(of(FlowProto::Udp, "198.18.90.42:40001"), vec![5]);
+        assert_eq!(of(FlowProto::Tcp, "[2001:db8::2]:80"), vec![3]);
+        // ::1 and 0.0.0.1 have the same address bits: the family keeps them apart.
+        assert_ne!(
+            Receiver::new(FlowProto::Tcp, ep("0.0.0.1:80")),
+            Receiver::new(FlowProto::Tcp, ep("[::1]:80"))
+        );
+        assert_ne!(
+            Receiver::new(FlowProto::Tcp, ep("0.0.0.1:80")),
+            Receiver::new(FlowProto::Tcp, ep("0.0.0.1:81"))
+        );
+        assert_eq!(of(FlowProto::Icmp, "198.19.96.10:80"), Vec::<u32>::new());
     }
 
     #[test]
