@@ -5,7 +5,7 @@
 //! seen from both sides.
 
 use super::candidates::{evidence, syn_alignment, weak_evidence, Gate, Index, Scored};
-use super::evidence::{Evidence, Strength};
+use super::evidence::{Evidences, Strength};
 use super::LinkKind;
 use crate::flows::Flow;
 use rayon::prelude::*;
@@ -19,7 +19,7 @@ const LOOKUP_BLOCK: usize = 1024;
 pub struct Assigned {
     pub target: usize,
     pub strength: Strength,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Evidences,
     pub kind: LinkKind,
     pub candidates: Vec<usize>,
     /// SYNs of the connection the later capture did not see, and when the
@@ -134,7 +134,7 @@ fn link(
     Assigned {
         target: c.target,
         strength: if ambiguous { Strength::Ambiguous } else { Strength::Strong },
-        evidence: c.evidence.clone(),
+        evidence: c.evidence,
         kind: c.kind,
         candidates,
         syn_missed: syn_alignment(&a[sources[c.source]], &b[c.target]).and_then(|al| al.b_missed),
@@ -165,7 +165,7 @@ fn weak_pass(
     }
     free_b.sort_unstable();
     let tol = gate.tolerance_ns;
-    let mut per_source: Vec<(usize, usize, Vec<Evidence>)> = Vec::new();
+    let mut per_source: Vec<(usize, usize, Evidences)> = Vec::new();
     let mut target_count: FxHashMap<usize, usize> = FxHashMap::default();
     for (pos, &ia) in sources.iter().enumerate() {
         if src_done[pos] {
@@ -173,7 +173,7 @@ fn weak_pass(
         }
         let t = start(&a[ia]);
         let lo = free_b.partition_point(|&(tb, _)| tb < t.saturating_sub(tol));
-        let mut found: Option<(usize, Vec<Evidence>)> = None;
+        let mut found: Option<(usize, Evidences)> = None;
         let mut count = 0;
         for &(tb, ib) in &free_b[lo..] {
             if tb > t.saturating_add(tol) {

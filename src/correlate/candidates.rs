@@ -3,7 +3,7 @@
 //! sequence + payload), each with the evidence it carries, and the time gate.
 
 use super::clock::ClockEstimate;
-use super::evidence::Evidence;
+use super::evidence::{Evidence, Evidences};
 use super::LinkKind;
 use crate::config::CorrelateConfig;
 use crate::flows::{Fingerprint, Flow, FlowProto, Orientation, STRONG_PREFIX};
@@ -90,7 +90,7 @@ const TIGHT_BONUS: i64 = 5;
 pub struct Scored {
     pub source: usize,
     pub target: usize,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Evidences,
     pub kind: LinkKind,
     pub score: i64,
 }
@@ -347,7 +347,7 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     if a.proto != b.proto || a.v6 != b.v6 {
         return None;
     }
-    let mut ev = Vec::new();
+    let mut ev = Evidences::new();
     let mut score = 0i64;
     let client_agree = a.client_fp.agreement(&b.client_fp);
     let server_agree = a.server_fp.agreement(&b.server_fp);
@@ -476,7 +476,7 @@ fn unchanged_endpoints(a: &Flow, b: &Flow) -> i64 {
 }
 
 /// Evidence for a weak match (no strong key): only the tie-breakers and time.
-pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Vec<Evidence>> {
+pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Evidences> {
     if a.proto != b.proto || a.v6 != b.v6 || !gate.tight(a, b) {
         return None;
     }
@@ -498,7 +498,7 @@ pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Vec<Evidence>> {
             return None;
         }
     }
-    let mut ev = Vec::new();
+    let mut ev = Evidences::new();
     if a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id {
         ev.push(Evidence::IpId);
     }
@@ -593,7 +593,7 @@ mod tests {
             b"GET /items?page=2&tenant=a HTTP/1.0\r\nX-Forwarded-For: 198.18.90.42\r\nX-Request-ID: 7f3a9c1e-0001\r\n\r\n",
         );
         let s = evidence(&a, &b, &gate()).expect("one request");
-        assert_eq!(s.evidence, [Evidence::RequestId]);
+        assert_eq!(s.evidence[..], [Evidence::RequestId]);
         assert_eq!(s.kind, LinkKind::Proxy);
         assert_eq!(s.score, 1000 + TIGHT_BONUS, "strong weight, started within the tolerance");
         // The index finds it by the id alone.
@@ -738,7 +738,11 @@ mod tests {
         let ports = unchanged_endpoints(&a, &b);
         assert_eq!(
             score(&a, &b),
-            Some((vec![Evidence::Isn, Evidence::Ports], LinkKind::Forwarded, 1000 + TIGHT_BONUS + ports))
+            Some((
+                Evidences::from([Evidence::Isn, Evidence::Ports]),
+                LinkKind::Forwarded,
+                1000 + TIGHT_BONUS + ports
+            ))
         );
         // longer than a strong prefix (a stream still open has no whole hash)
         let request =
@@ -833,7 +837,11 @@ mod tests {
             (a, b)
         };
         let (a, b) = pair();
-        assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::Time]), "no endpoint kept: time alone");
+        assert_eq!(
+            weak_evidence(&a, &b, &g),
+            Some(Evidences::from([Evidence::Time])),
+            "no endpoint kept: time alone"
+        );
         type Edit = fn(&mut Flow, &mut Flow);
         let ruled_out: [(&str, Edit); 8] = [
             ("client bytes differ", |a, b| {
@@ -873,11 +881,18 @@ mod tests {
         for (what, edit) in one_side {
             let (mut a, mut b) = pair();
             edit(&mut a, &mut b);
-            assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::Time]), "{what} at one side");
+            assert_eq!(
+                weak_evidence(&a, &b, &g),
+                Some(Evidences::from([Evidence::Time])),
+                "{what} at one side"
+            );
         }
         let (mut a, mut b) = pair();
         (a.client_ip_id, b.client_ip_id, b.server) = (Some(5), Some(5), a.server);
-        assert_eq!(weak_evidence(&a, &b, &g), Some(vec![Evidence::IpId, Evidence::Ports, Evidence::Time]));
+        assert_eq!(
+            weak_evidence(&a, &b, &g),
+            Some(Evidences::from([Evidence::IpId, Evidence::Ports, Evidence::Time]))
+        );
     }
 
     #[test]

@@ -57,3 +57,106 @@ impl Evidence {
         }
     }
 }
+
+/// Kinds of [`Evidence`]: a pairing names each at most once.
+const KINDS: usize = 11;
+
+/// The evidence of one pairing in the order it was found, kept inline (at most
+/// one of each kind). A pairing is scored for every candidate and a link is
+/// copied to every chain that shares its flow: neither allocates.
+#[derive(Clone, Copy)]
+pub struct Evidences {
+    len: u8,
+    items: [Evidence; KINDS],
+}
+
+impl Evidences {
+    pub fn new() -> Evidences {
+        Evidences { len: 0, items: [Evidence::Time; KINDS] }
+    }
+
+    /// Appends `e` (a kind already listed is not pushed twice by any caller).
+    pub fn push(&mut self, e: Evidence) {
+        if let Some(slot) = self.items.get_mut(usize::from(self.len)) {
+            *slot = e;
+            self.len += 1;
+        }
+    }
+}
+
+impl Default for Evidences {
+    fn default() -> Evidences {
+        Evidences::new()
+    }
+}
+
+impl std::ops::Deref for Evidences {
+    type Target = [Evidence];
+    fn deref(&self) -> &[Evidence] {
+        &self.items[..usize::from(self.len)]
+    }
+}
+
+impl PartialEq for Evidences {
+    fn eq(&self, other: &Evidences) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for Evidences {}
+
+impl std::fmt::Debug for Evidences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<const N: usize> From<[Evidence; N]> for Evidences {
+    fn from(list: [Evidence; N]) -> Evidences {
+        list.into_iter().collect()
+    }
+}
+
+impl FromIterator<Evidence> for Evidences {
+    fn from_iter<I: IntoIterator<Item = Evidence>>(iter: I) -> Evidences {
+        let mut list = Evidences::new();
+        iter.into_iter().for_each(|e| list.push(e));
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidences_keep_their_order_and_compare_by_what_was_pushed() {
+        let mut a = Evidences::new();
+        assert!(a.is_empty());
+        a.push(Evidence::IpId);
+        a.push(Evidence::Ports);
+        a.push(Evidence::Time);
+        assert_eq!(&a[..], &[Evidence::IpId, Evidence::Ports, Evidence::Time]);
+        let b: Evidences = [Evidence::IpId, Evidence::Ports].into_iter().collect();
+        assert_ne!(a, b);
+        assert_eq!(b, [Evidence::IpId, Evidence::Ports].into_iter().collect());
+        assert_eq!(format!("{b:?}"), "[IpId, Ports]");
+        // Every kind fits; a twelfth push has nowhere to go and is dropped.
+        let all = [
+            Evidence::Isn,
+            Evidence::ClientFingerprint,
+            Evidence::ServerFingerprint,
+            Evidence::UdpPayload,
+            Evidence::IcmpEcho,
+            Evidence::SeqShift,
+            Evidence::SeqAck,
+            Evidence::RequestId,
+            Evidence::IpId,
+            Evidence::Ports,
+            Evidence::Time,
+        ];
+        let mut full: Evidences = all.into_iter().collect();
+        full.push(Evidence::Isn);
+        assert_eq!(&full[..], &all[..]);
+    }
+}

@@ -13,7 +13,7 @@ pub mod clock;
 pub mod evidence;
 
 pub use clock::{ClockEstimate, OffsetMethodKind};
-pub use evidence::{Evidence, Strength};
+pub use evidence::{Evidence, Evidences, Strength};
 
 use crate::config::CorrelateConfig;
 use crate::flows::Flows;
@@ -37,7 +37,7 @@ pub struct Link {
     pub from: usize,
     pub to: usize,
     pub strength: Strength,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Evidences,
     pub kind: LinkKind,
     /// `ambiguous`: the flows at `to` that tied (the chosen one included).
     pub candidates: Vec<usize>,

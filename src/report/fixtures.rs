@@ -54,7 +54,12 @@ pub fn unseen(reply_seen: bool) -> Hop {
 }
 
 fn strong(b: Between, evidence: &[Evidence]) -> Match {
-    Match { between: b, strength: Strength::Strong, evidence: evidence.to_vec(), candidates: vec![] }
+    Match {
+        between: b,
+        strength: Strength::Strong,
+        evidence: evidence.iter().copied().collect(),
+        candidates: vec![],
+    }
 }
 
 fn change(b: Between, kind: ChangeKind, before: &str, after: &str) -> Change {
@@ -180,7 +185,7 @@ pub fn findings() -> Findings {
             Match {
                 between: de,
                 strength: Strength::Ambiguous,
-                evidence: vec![Evidence::ClientFingerprint, Evidence::Time],
+                evidence: Evidences::from([Evidence::ClientFingerprint, Evidence::Time]),
                 candidates: vec![
                     Candidate {
                         capture: EGRESS,
@@ -199,7 +204,7 @@ pub fn findings() -> Findings {
             Match {
                 between: eb,
                 strength: Strength::Weak,
-                evidence: vec![Evidence::Ports, Evidence::Time],
+                evidence: Evidences::from([Evidence::Ports, Evidence::Time]),
                 candidates: vec![],
             },
         ],

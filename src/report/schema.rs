@@ -710,7 +710,7 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
             .map(|m| Match {
                 between: w.between(m.between),
                 strength: m.strength,
-                evidence: m.evidence.clone(),
+                evidence: m.evidence.to_vec(),
                 candidates: m
                     .candidates
                     .iter()
@@ -1042,7 +1042,7 @@ impl Request {
                     Ok(v::Match {
                         between: between_of(labels, &m.between)?,
                         strength: m.strength,
-                        evidence: m.evidence,
+                        evidence: m.evidence.into_iter().collect(),
                         candidates: Vec::new(),
                     })
                 })

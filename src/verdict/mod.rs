@@ -156,7 +156,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         .map(|l| Match {
             between: Between { from: l.from, to: l.to },
             strength: l.strength,
-            evidence: l.evidence.clone(),
+            evidence: l.evidence,
             candidates: l
                 .candidates
                 .iter()

@@ -4,7 +4,7 @@
 //! reads. Never holds a word meant for people and never knows the wire names:
 //! `report::schema` owns the serde contract and `report::*` every sentence.
 
-pub use crate::correlate::{Evidence, Strength};
+pub use crate::correlate::{Evidence, Evidences, Strength};
 use std::net::IpAddr;
 
 /// Everything a report shows.
@@ -265,7 +265,7 @@ impl Hop {
 pub struct Match {
     pub between: Between,
     pub strength: Strength,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Evidences,
     /// `ambiguous` only: the competing flows at `between.to`.
     pub candidates: Vec<Candidate>,
 }

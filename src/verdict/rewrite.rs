@@ -156,7 +156,7 @@ mod tests {
             from,
             to,
             strength: Strength::Strong,
-            evidence: vec![],
+            evidence: crate::verdict::Evidences::new(),
             kind,
             candidates: vec![],
             syn_missed: None,
