@@ -9,8 +9,9 @@
 //! with clock offsets, boundaries, unmatched counts, warnings) is the file's
 //! key-value metadata `tuplecorr.report`, as JSON.
 //!
-//! Written in row groups of [`ROW_GROUP`] requests: besides the findings, one
-//! row group's columns are held at a time.
+//! Written in row groups of [`ROW_GROUP`] requests, built in batches of
+//! [`BATCH`]: besides the findings, one batch's columns and the row group's
+//! encoded pages are held at a time.
 
 use crate::report::schema::{self, WireName};
 use crate::report::words::Words;
@@ -31,6 +32,10 @@ use std::sync::Arc;
 /// Requests per row group: large enough for column compression and fast
 /// scans, small enough that one group's columns stay a few tens of MB.
 pub const ROW_GROUP: usize = 65_536;
+
+/// Requests per record batch: what is built at a time besides the row group
+/// being encoded (wire views and arrays of 4096 requests, a few MB).
+const BATCH: usize = 4096;
 
 /// The key of the key-value metadata that holds the rest of the report.
 pub const METADATA_KEY: &str = "tuplecorr.report";
@@ -62,14 +67,20 @@ fn write_groups(
         .set_key_value_metadata(Some(vec![KeyValue::new(METADATA_KEY.to_string(), run)]))
         .build();
     // The schema is the first batch's (an empty one for no requests): the
-    // columns are written in one place only, `batch`.
-    let mut groups = findings.requests.chunks(group.max(1));
-    let first = batch(w, groups.next().unwrap_or(&[])).map_err(io_error)?;
-    let mut writer = ArrowWriter::try_new(out, first.schema(), Some(props)).map_err(io_error)?;
-    writer.write(&first).map_err(io_error)?;
-    for group in groups {
-        writer.flush().map_err(io_error)?;
-        writer.write(&batch(w, group).map_err(io_error)?).map_err(io_error)?;
+    // columns are written in one place only, `batch`. Batches of BATCH
+    // requests: the writer encodes one (and closes a row group every `group`
+    // rows) while the pool builds the next.
+    let mut batches = findings.requests.chunks(BATCH);
+    let mut ready = batch(w, batches.next().unwrap_or(&[])).map_err(io_error)?;
+    let mut writer = ArrowWriter::try_new(out, ready.schema(), Some(props)).map_err(io_error)?;
+    loop {
+        let next = batches.next();
+        let (written, built) = rayon::join(|| writer.write(&ready), || next.map(|b| batch(w, b)));
+        written.map_err(io_error)?;
+        match built {
+            Some(b) => ready = b.map_err(io_error)?,
+            None => break,
+        }
     }
     writer.close().map_err(io_error)?;
     Ok(())
