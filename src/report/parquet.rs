@@ -106,10 +106,16 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     let first = |r: &v::Request| r.captures.iter().position(|h| h.seen);
     let first_ns: Vec<Option<i64>> =
         rows.iter().map(|(r, _)| first(r).and_then(|i| r.captures[i].time_ns)).collect();
-    let first_client: Vec<Option<v::Endpoint>> =
-        rows.iter().map(|(r, _)| first(r).and_then(|i| r.captures[i].client)).collect();
-    let first_server: Vec<Option<v::Endpoint>> =
-        rows.iter().map(|(r, _)| first(r).and_then(|i| r.captures[i].server)).collect();
+    let at_first = |side: fn(&schema::Hop) -> Option<&str>, typed: fn(&v::Hop) -> Option<v::Endpoint>| {
+        rows.iter()
+            .map(|(r, q)| match first(r) {
+                Some(i) => (side(&q.captures[i]), typed(&r.captures[i])),
+                None => (None, None),
+            })
+            .collect::<Vec<Endpoints<'_>>>()
+    };
+    let first_client = at_first(|h| h.client.as_deref(), |h| h.client);
+    let first_server = at_first(|h| h.server.as_deref(), |h| h.server);
     let changed_at = |c: &schema::Changes| {
         (!c.changed.is_empty())
             .then(|| c.changed.iter().map(|x| x.between.as_str()).collect::<Vec<_>>().join(";"))
@@ -181,13 +187,29 @@ fn times(v: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
 }
 
 /// `NAME` (the wire text), `NAME_addr`, `NAME_port` of endpoints.
-fn endpoint_cols(names: [&'static str; 3], e: &[Option<v::Endpoint>]) -> [Col; 3] {
+/// Each endpoint as (its wire text, typed): the text is the report's, the
+/// address is written straight into the column (no string per value).
+fn endpoint_cols(names: [&'static str; 3], e: &[Endpoints<'_>]) -> [Col; 3] {
+    use std::fmt::Write as _;
+    let mut addr = arrow_array::builder::StringBuilder::with_capacity(e.len(), e.len() * 16);
+    for (_, typed) in e {
+        match typed {
+            Some(t) => {
+                let _ = write!(addr, "{}", t.addr);
+                addr.append_value("");
+            }
+            None => addr.append_null(),
+        }
+    }
     [
-        (names[0], strs(e.iter().map(|e| e.map(crate::report::endpoint::endpoint_text)))),
-        (names[1], strs(e.iter().map(|e| e.map(|e| e.addr.to_string())))),
-        (names[2], i32s(e.iter().map(|e| e.and_then(|e| e.port).map(i32::from)))),
+        (names[0], strs(e.iter().map(|(text, _)| *text))),
+        (names[1], Arc::new(addr.finish())),
+        (names[2], i32s(e.iter().map(|(_, t)| t.and_then(|t| t.port).map(i32::from)))),
     ]
 }
+
+/// An endpoint's wire text and typed value.
+type Endpoints<'a> = (Option<&'a str>, Option<v::Endpoint>);
 
 /// A struct column; `valid` false makes that row null.
 fn structure(cols: Vec<Col>, valid: Option<Vec<bool>>) -> Result<ArrayRef> {
@@ -210,8 +232,10 @@ type Rows<'a> = [(&'a v::Request, &'a schema::Request)];
 fn hops(rows: &Rows<'_>) -> Result<ArrayRef> {
     let typed: Vec<&v::Hop> = rows.iter().flat_map(|(r, _)| &r.captures).collect();
     let wire: Vec<&schema::Hop> = rows.iter().flat_map(|(_, q)| &q.captures).collect();
-    let clients: Vec<Option<v::Endpoint>> = typed.iter().map(|h| h.client).collect();
-    let servers: Vec<Option<v::Endpoint>> = typed.iter().map(|h| h.server).collect();
+    let clients: Vec<Endpoints<'_>> =
+        wire.iter().zip(&typed).map(|(w, t)| (w.client.as_deref(), t.client)).collect();
+    let servers: Vec<Endpoints<'_>> =
+        wire.iter().zip(&typed).map(|(w, t)| (w.server.as_deref(), t.server)).collect();
     let mut cols: Vec<Col> = vec![
         ("label", strs(wire.iter().map(|h| Some(h.label.as_str())))),
         ("seen", bools(wire.iter().map(|h| Some(h.seen)))),
@@ -260,8 +284,10 @@ fn changes<'a>(
 ) -> Result<ArrayRef> {
     let typed: Vec<&v::Change> = rows.clone().flat_map(|(t, _)| t).collect();
     let wire: Vec<&schema::Change> = rows.clone().flat_map(|(_, c)| &c.changed).collect();
-    let before: Vec<Option<v::Endpoint>> = typed.iter().map(|c| Some(c.before)).collect();
-    let after: Vec<Option<v::Endpoint>> = typed.iter().map(|c| Some(c.after)).collect();
+    let before: Vec<Endpoints<'_>> =
+        wire.iter().zip(&typed).map(|(w, t)| (Some(w.before.as_str()), Some(t.before))).collect();
+    let after: Vec<Endpoints<'_>> =
+        wire.iter().zip(&typed).map(|(w, t)| (Some(w.after.as_str()), Some(t.after))).collect();
     let mut cols: Vec<Col> = vec![
         ("between", strs(wire.iter().map(|c| Some(c.between.as_str())))),
         ("kind", strs(wire.iter().map(|c| Some(c.kind.wire())))),
