@@ -309,3 +309,35 @@ fn parquet_read_by_duckdb_equals_the_json_report() {
     let said = duckdb_check(dir.path(), "mix", &captures);
     assert!(said.contains(": 400 requests"), "{said}");
 }
+
+#[test]
+fn names_fill_the_name_fields_as_in_json_and_the_columns_stay_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = crate::util::testdata("names/list.json").to_string_lossy().into_owned();
+    let captures = lab("masquerade-node", &["decap.pcap", "egress.pcap", "backend.pcap"]);
+    let run = |extra: &[&str], out: &Path| {
+        let mut a: Vec<&str> = captures.iter().map(String::as_str).collect();
+        a.extend(extra);
+        a.extend(["-q", "-o", out.to_str().unwrap()]);
+        let o = tuplecorr(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    let named = run(&["--names", &names], &dir.path().join("n.parquet"));
+    let json = run(&["--names", &names], &dir.path().join("n.json"));
+    let plain = run(&[], &dir.path().join("p.parquet"));
+    let json: Value = serde_json::from_slice(&json).unwrap();
+    let (rows, _) = read_parquet(named);
+    let (plain_rows, _) = read_parquet(plain);
+    let mut problems = Vec::new();
+    for (j, p) in json["requests"].as_array().unwrap().iter().zip(&rows) {
+        same(j, p, &format!("request {}", j["request"]), &mut problems);
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(rows[0]["captures"][2]["client_name"], "node-a");
+    assert_eq!(rows[0]["source"]["changed"][0]["after_name"], "node-a");
+    assert!(plain_rows[0]["captures"][2]["client_name"].is_null());
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&rows[0]), keys(&plain_rows[0]));
+    assert_eq!(keys(&rows[0]["captures"][0]), keys(&plain_rows[0]["captures"][0]));
+}
