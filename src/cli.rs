@@ -296,10 +296,11 @@ fn compare_format(
     if let Some(f) = format.or_else(|| CompareFormat::from_path(path)) {
         return Ok(f);
     }
-    if Format::from_path(path) == Some(Format::Html) {
-        return Err(UsageError(
-            "compare writes table, markdown, csv, json or ndjson; html is for the main form".into(),
-        ));
+    if let Some(f @ (Format::Html | Format::Parquet)) = Format::from_path(path) {
+        let name = if f == Format::Html { "html" } else { "parquet" };
+        return Err(UsageError(format!(
+            "compare writes table, markdown, csv, json or ndjson; {name} is for the main form"
+        )));
     }
     Ok(CompareFormat::Table)
 }
@@ -515,7 +516,15 @@ impl CorrelateArgs {
         let format = output_format(self.format, self.output.as_deref());
         if self.summary && format != Format::Table {
             return Err(UsageError(
-                "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON or HTML".into(),
+                "--summary is the table's summary only; leave it out for CSV, JSON, NDJSON, HTML or Parquet"
+                    .into(),
+            ));
+        }
+        let to_stdout = self.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
+        if format == Format::Parquet && to_stdout {
+            return Err(UsageError(
+                "--format parquet writes a binary file: give it with -o FILE.parquet (not standard output)"
+                    .into(),
             ));
         }
         if self.warnings_to.is_some() && self.warnings_to == self.output {

@@ -194,6 +194,8 @@ pub enum Format {
     Ndjson,
     /// One self-contained page: summary, filterable table, a ladder per request.
     Html,
+    /// One Parquet file, a row per request (to a file only: `-o FILE`).
+    Parquet,
 }
 
 impl Choice for Format {
@@ -203,11 +205,12 @@ impl Choice for Format {
         ("json", Format::Json),
         ("ndjson", Format::Ndjson),
         ("html", Format::Html),
+        ("parquet", Format::Parquet),
     ];
 }
 
 impl Format {
-    /// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html`/`.htm`, `.txt` → their format.
+    /// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html`/`.htm`, `.parquet`, `.txt` → their format.
     pub fn from_path(path: Option<&std::path::Path>) -> Option<Format> {
         let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
         match ext.as_str() {
@@ -215,6 +218,7 @@ impl Format {
             "json" => Some(Format::Json),
             "ndjson" | "jsonl" => Some(Format::Ndjson),
             "html" | "htm" => Some(Format::Html),
+            "parquet" => Some(Format::Parquet),
             "txt" => Some(Format::Table),
             _ => None,
         }

@@ -173,12 +173,13 @@ fn same_file(meta: &fs::Metadata, path: &Path) -> bool {
 /// Writes a report to `target`; see the module documentation.
 pub fn write_to(
     target: &Target,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> Result<(), OutputError> {
     match target {
         Target::Stdout => {
-            let stdout = io::stdout();
-            let mut out = io::BufWriter::new(stdout.lock());
+            // Unlocked (Stdout is Send, its lock is not): the Parquet writer
+            // needs a Send writer; BufWriter locks once per 8 KiB.
+            let mut out = io::BufWriter::new(io::stdout());
             write(&mut out).and_then(|()| out.flush()).map_err(|source| OutputError {
                 message: "standard output: cannot write the report".into(),
                 source,
@@ -202,7 +203,7 @@ pub fn write_to(
 fn replace(
     file: &Path,
     dir: &Path,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> Result<(), OutputError> {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
     let tmp = dir.join(format!(".{name}.tuplecorr-{}.tmp", std::process::id()));
@@ -237,7 +238,7 @@ fn replace(
 pub fn write_output(
     path: Option<&Path>,
     inputs: &[Input],
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> Result<(), Box<dyn Error + Send + Sync>> {
     let target = target(path, inputs)?;
     Ok(write_to(&target, write)?)

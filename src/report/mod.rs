@@ -9,6 +9,7 @@ pub mod endpoint;
 pub mod explain;
 pub mod html;
 pub mod json;
+pub mod parquet;
 pub mod schema;
 pub mod summary;
 pub mod table;
@@ -64,7 +65,7 @@ impl View {
 }
 
 /// Writes the findings in the chosen format.
-pub fn write(findings: &Findings, options: &ReportOptions, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(findings: &Findings, options: &ReportOptions, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_with_ladder(findings, None, options, out)
 }
 
@@ -73,7 +74,7 @@ pub fn write_with_ladder(
     findings: &Findings,
     ladder: Option<&crate::ladder::Ladder>,
     options: &ReportOptions,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     let view = &options.view;
     let w = view.words(findings);
@@ -85,6 +86,7 @@ pub fn write_with_ladder(
         Format::Ndjson => json::write_ndjson_with(&w, findings, out),
         Format::Csv => csv::write_csv_with(&w, findings, out),
         Format::Html => html::write_html_with(&w, findings, ladder, out),
+        Format::Parquet => parquet::write_parquet_with(&w, findings, out),
         Format::Table => {
             let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
             table::write_table_with(&w, findings, columns, view.width, options.color, out)?;

@@ -239,3 +239,23 @@ fn golden_json_reads_back_and_writes_the_same_bytes() {
     }
     assert!(checked >= 17, "{checked} golden JSON files");
 }
+
+/// The Parquet file's schema (column names, nesting, physical and logical
+/// types: what DuckDB and Spark see) as the parquet crate prints it. The
+/// file's bytes are not pinned (they hold the writer's version); its rows are
+/// checked against the JSON by tests/integration/parquet.rs.
+#[test]
+fn golden_parquet_schema() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab/masquerade-node");
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("r.parquet");
+    let mut args = lab_files(&dir);
+    args.extend(["--quiet", "-o"].map(String::from));
+    args.push(file.to_string_lossy().into_owned());
+    run_in(&dir, &args);
+    let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let mut text = Vec::new();
+    parquet::schema::printer::print_schema(&mut text, reader.metadata().file_metadata().schema());
+    report(check("parquet-schema.txt", &text).into_iter().collect());
+}

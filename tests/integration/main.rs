@@ -30,6 +30,7 @@ mod mistakes;
 mod names;
 mod output;
 mod overlays;
+mod parquet;
 mod pictures;
 mod properties;
 mod read;
