@@ -73,6 +73,32 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     }
 }
 
+/// The clocks of a tuplecorr JSON report (`--clocks-from`): each capture's
+/// offset and spread, each boundary's delay. Only JSON carries them.
+pub fn pinned_clocks(path: &Path) -> Result<crate::config::PinnedClocks, LoadError> {
+    let name = path.display();
+    let bytes = std::fs::read(path).map_err(|e| LoadError(format!("{name}: cannot read it: {e}")))?;
+    let text = String::from_utf8(bytes).unwrap_or_default();
+    if detect(&text) != Some(ReportKind::Json) {
+        return Err(LoadError(format!(
+            "--clocks-from {name}: not a tuplecorr JSON report (--format json): only it holds the clocks"
+        )));
+    }
+    let findings = serde_json::from_str::<schema::Findings>(&text)
+        .map_err(|e| e.to_string())
+        .and_then(schema::Findings::into_typed)
+        .map_err(|e| LoadError(format!("--clocks-from {name}: not a tuplecorr JSON report: {e}")))?;
+    let clocks =
+        findings.captures.iter().map(|c| (c.label.clone(), c.clock_offset_ns, c.offset_spread_ns)).collect();
+    let delays = (findings.boundaries.iter())
+        .map(|b| {
+            let between = format!("{}->{}", findings.label(b.between.from), findings.label(b.between.to));
+            (between, b.delay_ns)
+        })
+        .collect();
+    Ok(crate::config::PinnedClocks { source: name.to_string(), clocks, delays })
+}
+
 /// Parses a tuplecorr NDJSON report (one request a line; labels from the
 /// first request's captures, files unknown: the captures name the report).
 pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadError> {

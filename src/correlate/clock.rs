@@ -127,6 +127,23 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
     (clocks, delays)
 }
 
+/// Replaces the estimates with the pinned clocks and delays (`--clocks-from`):
+/// a pinned point reads as `manual` (capture 1 stays the reference) and keeps
+/// the estimate's sample count; points and boundaries not pinned keep theirs.
+pub fn pin(clocks: &mut [ClockEstimate], delays: &mut [Option<i64>], pinned: &crate::config::Pinned) {
+    for (j, c) in clocks.iter_mut().enumerate() {
+        if let Some(Some((offset_ns, spread_ns))) = pinned.clocks.get(j) {
+            let method = if j == 0 { OffsetMethodKind::Reference } else { OffsetMethodKind::Manual };
+            *c = ClockEstimate { offset_ns: *offset_ns, spread_ns: *spread_ns, method, ..*c };
+        }
+    }
+    for (b, d) in delays.iter_mut().enumerate() {
+        if let Some(Some(delay)) = pinned.delays.get(b) {
+            *d = *delay;
+        }
+    }
+}
+
 /// One boundary's estimate from its samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PairEstimate {
