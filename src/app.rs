@@ -199,7 +199,10 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         Some(path) => {
             let clocks = crate::compare::load::pinned_clocks(path)?;
             let labels: Vec<&str> = clocks.clocks.iter().map(|(l, _, _)| l.as_str()).collect();
-            if let Some(c) = run.config.captures.iter().find(|c| !labels.contains(&c.label.as_str())) {
+            // A capture split into points (`node(in if2)`) is named by its points.
+            let named =
+                |label: &str| labels.iter().any(|l| *l == label || l.starts_with(&format!("{label}(")));
+            if let Some(c) = run.config.captures.iter().find(|c| !named(&c.label)) {
                 return Err(Error::Usage(UsageError(format!(
                     "--clocks-from {}: the report has no capture labelled {} (it has {})",
                     path.display(),

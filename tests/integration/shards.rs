@@ -151,6 +151,24 @@ fn lab_shards_union_to_the_whole_run_for_every_boundary_set() {
             assert_same(&union(&shards), &want, &format!("{name} shards {bounds:?}"));
             checked += 1;
         }
+        // Clocks pinned from the whole run's own report (split captures too: by point label).
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("clocks.json");
+        std::fs::write(&report, serde_json::to_vec(&whole).unwrap()).unwrap();
+        let pinned = tuplecorr::compare::load::pinned_clocks(&report).unwrap();
+        let config = |shard| Config { clocks_from: Some(pinned.clone()), ..lab_config(&name, &files, shard) };
+        let pinned_whole = report_of(&config(None));
+        let said = pinned_whole["warnings"].to_string();
+        assert!(!said.contains("--clocks-from"), "{name}: its own clocks are all found and agree: {said}");
+        let mid = t[t.len() / 2];
+        let shards: Vec<Value> = [(t[0] - 1, mid), (mid, t[t.len() - 1] + 1)]
+            .iter()
+            .map(|&(a, b)| {
+                report_of(&config(Some(Shard { start_ns: a, end_ns: b, margin_ns: 140_000_000_000 })))
+            })
+            .collect();
+        assert_same(&union(&shards), &keyed(&pinned_whole), &format!("{name} pinned shards"));
+        assert_eq!(keyed_untimed(&pinned_whole), keyed_untimed(&whole), "{name}: pinning its own clocks");
     }
     assert!(checked >= 150, "only {checked} boundary sets checked");
 }
