@@ -49,15 +49,18 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/
 echo "# $CONNECTIONS connections, ${#CAPS[@]} files, $(du -bc "$DIR"/rotated/*.pcap | tail -1 | cut -f1) bytes" >&2
 cat "$DIR"/rotated/*.pcap >/dev/null
 
-# One pass fixes the clocks every run below pins.
-"$BIN" -q --format json -o "$WORK/clocks.json" "${CAPS[@]}"
+# One pass fixes the clocks every run below pins; as a planner would, keep only
+# its clocks (captures, boundaries) for the shards: every shard reads the file.
+"$BIN" -q --format json -o "$WORK/first.json" "${CAPS[@]}"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["requests"] = []; json.dump(r, open(sys.argv[2], "w"))' \
+    "$WORK/first.json" "$WORK/clocks.json"
 PIN=(--clocks-from "$WORK/clocks.json")
 [ -z "$MARGIN" ] || PIN+=(--shard-margin "$MARGIN")
 read -r FIRST LAST < <(python3 -c '
 import json, sys, datetime
 r = json.load(open(sys.argv[1]))["requests"]
 t = sorted(x["captures"][0]["raw_time"] for x in r)
-print(t[0], t[-1])' "$WORK/clocks.json")
+print(t[0], t[-1])' "$WORK/first.json")
 BOUNDS="$(python3 -c '
 import sys
 from datetime import datetime, timezone

@@ -408,3 +408,40 @@ fn shard_argument_errors_exit_2_and_say_what_is_wrong() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a tuplecorr JSON report"), "{err}");
 }
+
+/// The first packet time a shard plans files by (read from the head of each
+/// file and stopped at the first record) is the first record's, in every format
+/// the lab holds (pcap, pcapng, gzip), and also past a first block larger than
+/// the first read step (a pcapng section header with 100 kB of comment).
+#[test]
+fn a_files_first_timestamp_is_its_first_records() {
+    for f in ["preserved/decap.pcap", "masquerade-pod/egress.pcapng", "udp-icmp/backend.pcap.gz"] {
+        let path = crate::util::testdata(&format!("lab/{f}"));
+        let (recs, _) = crate::util::read_file(&path).unwrap();
+        let first = tuplecorr::read::first_timestamp(&crate::util::spec(&path));
+        assert_eq!(first, Some(recs[0].ts_ns), "{f}");
+    }
+    // A pcapng whose section header carries a 100 000-byte comment.
+    let src = std::fs::read(crate::util::testdata("lab/masquerade-pod/egress.pcapng")).unwrap();
+    let shb_len = u32::from_le_bytes(src[4..8].try_into().unwrap()) as usize;
+    assert_eq!(&src[8..12], &[0x4d, 0x3c, 0x2b, 0x1a], "a little-endian section");
+    // The fixed part (type, length, byte-order magic, version, section length),
+    // two 50 000-byte comments (an option holds at most 65 535), end of options.
+    let mut shb = src[..24].to_vec();
+    for _ in 0..2 {
+        shb.extend_from_slice(&1u16.to_le_bytes()); // opt_comment
+        shb.extend_from_slice(&50_000u16.to_le_bytes());
+        shb.extend(std::iter::repeat_n(b'x', 50_000));
+    }
+    shb.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
+    let total = (shb.len() + 4) as u32;
+    shb[4..8].copy_from_slice(&total.to_le_bytes());
+    shb.extend_from_slice(&total.to_le_bytes());
+    let mut big = shb;
+    big.extend_from_slice(&src[shb_len..]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big-header.pcapng");
+    std::fs::write(&path, &big).unwrap();
+    let (recs, _) = crate::util::read_file(&path).unwrap();
+    assert_eq!(tuplecorr::read::first_timestamp(&crate::util::spec(&path)), Some(recs[0].ts_ns));
+}
