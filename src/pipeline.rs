@@ -395,25 +395,30 @@ fn read_point(
         firsts = timed.iter().map(|&(_, _, t)| t).collect();
     }
     let label = specs[order[0]].label.as_str();
-    // A shard reads only the files that reach its window (with the margin).
+    // A shard reads only the files that reach its window (with the margin),
+    // and later ones while a flow begun in the window may go on in them.
     let mut cut = crate::shard::Cut::default();
-    let mut shard_warning = None;
+    let mut skipped: Vec<usize> = Vec::new();
+    let mut late: Vec<usize> = Vec::new();
+    let mut began = (i64::MIN, i64::MAX);
+    let all = order.clone();
     if let (Some(shard), true) = (&config.shard, order.len() > 1) {
         let window = crate::shard::raw_window(config, shard, capture, label);
-        let (read, skipped, c) = crate::shard::plan_files(&firsts, window);
-        if !skipped.is_empty() {
-            let names: Vec<String> = skipped.iter().map(|&i| specs[order[i]].display_name()).collect();
-            shard_warning = Some(crate::shard::skipped_warning(label, &names, shard));
-            order = read.iter().map(|&i| order[i]).collect();
-            cut = c;
-        }
+        let (read, skip, c) = crate::shard::plan_files(&firsts, window);
+        let last = read.last().copied().unwrap_or(0);
+        (skipped, late) = skip.into_iter().partition(|&i| i < last);
+        order = read.iter().map(|&i| all[i]).collect();
+        cut = c;
+        began = if capture == 0 { (shard.start_ns, shard.end_ns) } else { window };
     }
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
     let mut info: Option<CaptureInfo> = None;
     let mut overlap: Option<Warning> = None;
     let mut latest: Option<(usize, i64)> = None;
-    for &f in &order {
+    let mut k = 0;
+    while let Some(&f) = order.get(k) {
+        k += 1;
         let spec = &specs[f];
         let file_info = ingest(spec, f, &config.read, points, limit, progress, &mut b)?;
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
@@ -444,6 +449,28 @@ fn read_point(
                 i
             }
         });
+        // The last planned file read: the next one too while a flow begun in the
+        // shard's window may go on in it (a long connection).
+        if k == order.len() {
+            if let Some(until) = late.first().and_then(|&i| firsts[i]) {
+                let idle = config.flows.udp_idle_ns;
+                let open = (b.table.flows().iter())
+                    .filter(|fl| fl.first_ns >= began.0 && fl.first_ns < began.1)
+                    .any(|fl| crate::shard::may_continue_later(fl, until, idle));
+                if open {
+                    order.push(all[late.remove(0)]);
+                }
+            }
+        }
+    }
+    let mut shard_warning = None;
+    if let Some(shard) = &config.shard {
+        skipped.extend(&late);
+        if !skipped.is_empty() {
+            let names: Vec<String> = skipped.iter().map(|&i| specs[all[i]].display_name()).collect();
+            shard_warning = Some(crate::shard::skipped_warning(label, &names, shard));
+        }
+        cut.read_until = late.first().and_then(|&i| firsts[i]);
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");

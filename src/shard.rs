@@ -148,7 +148,7 @@ fn may_continue_earlier(f: &Flow, from: i64, udp_idle_ns: i64) -> bool {
 /// of a SYN retransmission (130 s) before the cut, or a datagram exchange whose
 /// silence before the cut was shorter than `--udp-idle`. (A TCP connection
 /// silent for longer, then resuming after the cut, is not detected.)
-fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
+pub fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
     match f.proto {
         FlowProto::Tcp => {
             let closed = (f.client_fin_ns.is_some() && f.server_fin_ns.is_some())
@@ -164,7 +164,8 @@ fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
 const ATTEMPT_REACH_NS: i64 = 130_000_000_000;
 
 /// Warnings for the reported requests of a shard that hold a flow a skipped
-/// file may have cut (`cuts`: per point, where its reading was cut).
+/// file may have cut (`cuts`: per point, where its reading was cut): one per
+/// point and side (begun in an earlier skipped file, going on in a later one).
 pub fn edge_warnings(
     shard: &Shard,
     labels: &[String],
@@ -174,7 +175,8 @@ pub fn edge_warnings(
     udp_idle_ns: i64,
 ) -> Vec<Warning> {
     let Some(first) = flows.first() else { return Vec::new() };
-    let mut at_risk: Vec<Vec<i64>> = vec![Vec::new(); labels.len()];
+    // Per point: request times at risk from the early cut, from the late cut.
+    let mut at_risk: Vec<[Vec<i64>; 2]> = vec![[Vec::new(), Vec::new()]; labels.len()];
     for chain in &correlation.chains {
         let Some(f0) = chain.hops.first().copied().flatten() else { continue };
         let t = request_start(&first.flows[f0]);
@@ -184,29 +186,44 @@ pub fn edge_warnings(
         for (p, hop) in chain.hops.iter().enumerate() {
             let (Some(i), Some(cut)) = (hop, cuts.get(p)) else { continue };
             let f = &flows[p].flows[*i];
-            let early = cut.read_from.is_some_and(|from| may_continue_earlier(f, from, udp_idle_ns));
-            let late = cut.read_until.is_some_and(|until| may_continue_later(f, until, udp_idle_ns));
-            if early || late {
-                at_risk[p].push(t);
+            if cut.read_from.is_some_and(|from| may_continue_earlier(f, from, udp_idle_ns)) {
+                at_risk[p][0].push(t);
+            }
+            if cut.read_until.is_some_and(|until| may_continue_later(f, until, udp_idle_ns)) {
+                at_risk[p][1].push(t);
             }
         }
     }
-    (labels.iter().zip(at_risk))
-        .filter(|(_, ts)| !ts.is_empty())
-        .map(|(label, ts)| Warning {
-            label: label.clone(),
-            file: String::new(),
-            record: None,
-            byte_offset: None,
-            problem: format!(
-                "{} requests of this shard (the first at {}) hold a flow here that may go on in a file \
-                 the shard skipped (a connection open across the cut)",
-                ts.len(),
-                crate::time::rfc3339(ts[0])
-            ),
-            consequence: "its packets there are not counted; widen --shard-margin to read them".into(),
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (label, sides) in labels.iter().zip(at_risk) {
+        for (side, ts) in sides.iter().enumerate().filter(|(_, ts)| !ts.is_empty()) {
+            let (how, consequence) = if side == 0 {
+                (
+                    "may have begun in an earlier file the shard skipped (a connection without its \
+                     handshake, a SYN or datagram soon after the cut)",
+                    "its earlier packets are not counted; widen --shard-margin to read them",
+                )
+            } else {
+                (
+                    "may go on in a later file the shard skipped (a connection open across the cut)",
+                    "its later packets are not counted; widen --shard-margin to read them",
+                )
+            };
+            out.push(Warning {
+                label: label.clone(),
+                file: String::new(),
+                record: None,
+                byte_offset: None,
+                problem: format!(
+                    "{} requests of this shard (the first at {}) hold a flow here that {how}",
+                    ts.len(),
+                    crate::time::rfc3339(ts[0])
+                ),
+                consequence: consequence.into(),
+            });
+        }
+    }
+    out
 }
 
 /// Warnings where a point's pinned clock differs from what this run's flows

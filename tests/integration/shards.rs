@@ -296,7 +296,8 @@ fn generated_rotated_shards_skip_files_and_union_to_the_whole_run() {
     for bounds in &sets {
         let shards = run_shards(&captures, bounds, &pin);
         for (_, err) in &shards {
-            assert!(!err.contains("may go on in a file"), "{err}");
+            assert!(!err.contains("may go on in a later file"), "{err}");
+            assert!(!err.contains("may have begun in an earlier file"), "{err}");
             assert!(!err.contains("estimate this capture's clock"), "{err}");
             skipped += err.matches("lie wholly outside the shard").count();
         }
@@ -308,9 +309,11 @@ fn generated_rotated_shards_skip_files_and_union_to_the_whole_run() {
 
 /// A lab capture rotated into files (each point cut at the same instants),
 /// given as several files per point: a shard away from the first files skips
-/// them, says which, and still reports what the whole run reports there.
+/// them and says which; a shard holding a connection still open at its last
+/// planned file reads on (request 5 of `preserved` is reset 2 s after its
+/// handshake, in a later file); the shards still report what the whole run does.
 #[test]
-fn rotated_lab_files_outside_the_shard_are_skipped_and_named() {
+fn rotated_lab_files_outside_the_shard_are_skipped_and_long_flows_read_on() {
     let dir = tempfile::tempdir().unwrap();
     let lab = Path::new("testdata/lab/preserved");
     let whole_args: Vec<String> =
@@ -320,14 +323,17 @@ fn rotated_lab_files_outside_the_shard_are_skipped_and_named() {
     let (whole, err, code) = tuplecorr(&a);
     assert_eq!(code, 0, "{err}");
     let t = starts(&whole);
-    assert!(t.len() >= 4 && t[3] - t[0] > 1_000_000, "{t:?}");
-    // Cut every point just before request 2 and request 4 start.
-    let cuts = [t[1] - 200_000, t[3] - 200_000];
+    assert_eq!(t.len(), 5);
+    assert!(t[3] - t[0] > 1_000_000, "{t:?}");
+    let last = &whole["requests"][4];
+    assert_eq!(last["outcome"]["kind"], "handshake-only", "request 5 ends with the client's RST 2 s later");
+    // Cut every point just before requests 2 and 4 start, and 1 ms after request 5 starts.
+    let cuts = [t[1] - 200_000, t[3] - 200_000, t[4] + 1_000_000];
     let mut captures = Vec::new();
     for l in ["decap", "egress", "backend"] {
-        for piece in rotate(&lab.join(format!("{l}.pcap")), &cuts, dir.path(), l) {
-            captures.push(format!("{l}={}", piece.display()));
-        }
+        let pieces = rotate(&lab.join(format!("{l}.pcap")), &cuts, dir.path(), l);
+        assert_eq!(pieces.len(), 4);
+        captures.extend(pieces.iter().map(|p| format!("{l}={}", p.display())));
     }
     let clocks = dir.path().join("clocks.json");
     std::fs::write(&clocks, serde_json::to_vec(&whole).unwrap()).unwrap();
@@ -337,23 +343,29 @@ fn rotated_lab_files_outside_the_shard_are_skipped_and_named() {
     assert_eq!(code, 0, "{err}");
     let want = keyed(&rot_whole);
     assert_eq!(keyed_untimed(&rot_whole), keyed_untimed(&whole), "rotated, pinned, against one file each");
-    // A 0.1 ms margin: the shard from request 4 on skips what ended before request 2.
+    // A 0.1 ms margin; the last shard holds request 5 alone.
     let args = strings(&["--clocks-from", clocks.to_str().unwrap(), "--shard-margin", "0.0001"]);
-    let bounds = [t[0] - 1, t[3], *t.last().unwrap() + 1];
+    let bounds = [t[0] - 1, t[3], t[4], t[4] + 1_000];
     let shards = run_shards(&captures, &bounds, &args);
-    let (_, late_err) = &shards[1];
     // Each point's first file ended before request 2 (its second file starts
-    // there): skipped and named; its last file holds the shard: read.
-    for l in ["decap", "egress", "backend"] {
-        let line = (late_err.lines())
-            .find(|x| x.contains("lie wholly outside the shard") && x.contains(&format!("{l}-0.pcap")))
-            .unwrap_or_else(|| panic!("{l}: no skipped-file warning: {late_err}"));
-        let skipped = line.rsplit(": ").next().unwrap();
-        assert!(
-            skipped.contains(&format!("{l}-0.pcap")) && !skipped.contains(&format!("{l}-2.pcap")),
-            "{line}"
-        );
+    // there): skipped and named by the later shards; the file holding request
+    // 5's reset lies past the last shard and its margin, yet is read.
+    for (n, (_, err)) in shards.iter().enumerate().skip(1) {
+        for l in ["decap", "egress", "backend"] {
+            let line = (err.lines())
+                .find(|x| x.contains("lie wholly outside the shard") && x.contains(&format!("{l}-0.pcap")))
+                .unwrap_or_else(|| panic!("shard {n}, {l}: no skipped-file warning: {err}"));
+            let skipped = line.rsplit(": ").next().unwrap();
+            assert!(!skipped.contains(&format!("{l}-3.pcap")), "shard {n}: {line}");
+        }
+        assert!(!err.contains("may go on in a later file"), "shard {n}: {err}");
     }
+    let r5 = &shards[2].0["requests"][0];
+    assert_eq!(r5["outcome"]["kind"], "handshake-only");
+    assert_eq!(
+        r5["captures"][0]["packets_to_server"], last["captures"][0]["packets_to_server"],
+        "the RST counted"
+    );
     let reports: Vec<Value> = shards.into_iter().map(|(j, _)| j).collect();
     assert_same(&union(&reports), &want, "rotated lab shards");
 }
