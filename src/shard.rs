@@ -295,4 +295,58 @@ mod tests {
         // Nothing skipped: no cut.
         assert_eq!(plan_files(&firsts, (0, 1_000)).2, Cut::default());
     }
+
+    const S: i64 = 1_000_000_000;
+    const IDLE: i64 = 10 * S;
+
+    fn tcp(first: i64, last: i64) -> Flow {
+        let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", first, 7);
+        f.last_ns = last;
+        f
+    }
+
+    #[test]
+    fn a_flow_may_go_on_past_a_cut_while_open_and_recently_heard() {
+        let until = 1_000 * S;
+        // Open TCP heard within 130 s of the cut: may go on; heard before: not.
+        assert!(may_continue_later(&tcp(0, until - 129 * S), until, IDLE));
+        assert!(!may_continue_later(&tcp(0, until - 131 * S), until, IDLE));
+        // Closed both ways, or reset: never.
+        let mut closed = tcp(0, until - S);
+        (closed.client_fin_ns, closed.server_fin_ns) = (Some(until - 2 * S), Some(until - S));
+        assert!(!may_continue_later(&closed, until, IDLE));
+        closed.server_fin_ns = None;
+        assert!(may_continue_later(&closed, until, IDLE), "half closed");
+        closed.rst_to_client = Some(crate::flows::TcpEvent {
+            ts_ns: until - S,
+            to_client: true,
+            sender: "198.19.0.1".parse().unwrap(),
+            ttl: 64,
+        });
+        assert!(!may_continue_later(&closed, until, IDLE));
+        // A datagram exchange goes on only within --udp-idle.
+        let mut udp = tcp(0, until - 9 * S);
+        udp.proto = FlowProto::Udp;
+        assert!(may_continue_later(&udp, until, IDLE));
+        udp.last_ns = until - 11 * S;
+        assert!(!may_continue_later(&udp, until, IDLE));
+    }
+
+    #[test]
+    fn a_flow_may_have_begun_before_a_cut_without_a_handshake_or_soon_after_it() {
+        let from = 1_000 * S;
+        // A connection seen from its SYN well after the cut began after it.
+        assert!(!may_continue_earlier(&tcp(from + 131 * S, from + 132 * S), from, IDLE));
+        // A SYN soon after the cut may retransmit one sent before it.
+        assert!(may_continue_earlier(&tcp(from + 129 * S, from + 130 * S), from, IDLE));
+        // Without its handshake: whenever.
+        let mut mid = tcp(from + 1_000 * S, from + 1_001 * S);
+        mid.orientation = Orientation::Midstream;
+        assert!(may_continue_earlier(&mid, from, IDLE));
+        let mut udp = tcp(from + 9 * S, from + 9 * S);
+        udp.proto = FlowProto::Udp;
+        assert!(may_continue_earlier(&udp, from, IDLE));
+        udp.first_ns = from + 11 * S;
+        assert!(!may_continue_earlier(&udp, from, IDLE));
+    }
 }

@@ -277,6 +277,29 @@ mod tests {
     }
 
     #[test]
+    fn pinned_clocks_replace_the_estimates_they_name_and_keep_the_rest() {
+        let est = |o: i64, m| ClockEstimate { offset_ns: o, spread_ns: 7, samples: 3, method: m };
+        let mut clocks = vec![
+            est(0, OffsetMethodKind::Reference),
+            est(5, OffsetMethodKind::RequestReply),
+            est(9, OffsetMethodKind::OneWay),
+        ];
+        let mut delays = vec![Some(40), Some(90)];
+        let pinned = crate::config::Pinned {
+            clocks: vec![Some((0, 0)), Some((2_750, 11)), None],
+            delays: vec![Some(None), None],
+        };
+        pin(&mut clocks, &mut delays, &pinned);
+        assert_eq!(clocks[0].method, OffsetMethodKind::Reference);
+        assert_eq!(
+            clocks[1],
+            ClockEstimate { offset_ns: 2_750, spread_ns: 11, samples: 3, method: OffsetMethodKind::Manual }
+        );
+        assert_eq!(clocks[2], est(9, OffsetMethodKind::OneWay), "not pinned: estimated");
+        assert_eq!(delays, vec![None, Some(90)], "a pinned unknown delay is unknown");
+    }
+
+    #[test]
     fn a_flow_that_missed_its_syn_gives_no_clock_sample() {
         let a = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 5)];
         let mut b = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 2_000_000, 5)];
