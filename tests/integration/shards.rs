@@ -368,6 +368,21 @@ fn rotated_lab_files_outside_the_shard_are_skipped_and_long_flows_read_on() {
     );
     let reports: Vec<Value> = shards.into_iter().map(|(j, _)| j).collect();
     assert_same(&union(&reports), &want, "rotated lab shards");
+    // Without --clocks-from a shard that skipped files says its clocks are its own.
+    let unpinned = run_shards(&captures, &bounds[2..], &strings(&["--shard-margin", "0.0001"]));
+    assert!(unpinned[0].1.contains("estimated the clocks from the files it read"), "{}", unpinned[0].1);
+    // A pinned offset 5 ms off what the shard's own flows say is used, and said.
+    let mut wrong = whole.clone();
+    let egress = wrong["captures"][1]["clock_offset_ms"].as_f64().unwrap();
+    wrong["captures"][1]["clock_offset_ms"] = serde_json::json!(egress + 5.0);
+    let wrong_path = dir.path().join("wrong.json");
+    std::fs::write(&wrong_path, serde_json::to_vec(&wrong).unwrap()).unwrap();
+    let off = run_shards(&captures, &bounds[2..], &strings(&["--clocks-from", wrong_path.to_str().unwrap()]));
+    let (report, err) = &off[0];
+    assert!(err.contains("estimate this capture's clock offset at"), "{err}");
+    assert_eq!(report["captures"][1]["offset_method"], "manual");
+    let used = report["captures"][1]["clock_offset_ms"].as_f64().unwrap();
+    assert!((used - egress - 5.0).abs() < 1e-6, "the given offset is used: {used} vs {egress} + 5");
 }
 
 #[test]
