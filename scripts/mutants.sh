@@ -59,7 +59,8 @@ summary() {
     echo "file                                caught  missed  unviable  score"
     local total_c=0 total_m=0
     while read -r file; do
-        c=$(grep -c "^$file:" "$dir/caught.txt" "$dir/timeout.txt" | awk -F: '{s+=$NF} END {print s+0}')
+        # (grep exits 1 when a file has no caught mutant, e.g. only unviable ones.)
+        c=$({ grep -c "^$file:" "$dir/caught.txt" "$dir/timeout.txt" || true; } | awk -F: '{s+=$NF} END {print s+0}')
         m=$(grep -c "^$file:" "$dir/missed.txt" || true)
         u=$(grep -c "^$file:" "$dir/unviable.txt" || true)
         total_c=$((total_c + c)) total_m=$((total_m + m))
