@@ -31,6 +31,31 @@ fn with_reading(between: &str) -> String {
     }
 }
 
+/// `with_reading(&w.between(b))`, written straight from the two labels (it
+/// is part of most requests' explanation): `between A and B (reading)`.
+fn between_read(w: &Words<'_>, b: Between) -> String {
+    let (from, to) = (w.label(b.from), w.label(b.to));
+    if from.contains("->") || to.contains("->") {
+        return with_reading(&w.between(b));
+    }
+    let reading = match (from, to) {
+        ("decap", "egress") => Some("the pod itself translates"),
+        ("egress", "backend") => Some("downstream of the pod"),
+        ("decap", "backend") => Some("in the pod or downstream of it"),
+        _ => None,
+    };
+    let mut text = String::with_capacity(16 + from.len() + to.len() + reading.map_or(0, |r| r.len() + 3));
+    for part in ["between ", from, " and ", to] {
+        text.push_str(part);
+    }
+    if let Some(r) = reading {
+        for part in [" (", r, ")"] {
+            text.push_str(part);
+        }
+    }
+    text
+}
+
 /// An ICMP error quoting the reply: net/host unreachable (IPv4 3/0, 3/1;
 /// ICMPv6 1/0, 1/3) names a box without a route back to the reply's receiver.
 fn lost_cause_words(w: &Words<'_>, r: &Request, l: LostCause) -> String {
@@ -139,7 +164,7 @@ pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in &r.source {
-        let at = with_reading(&w.between(c.between));
+        let at = between_read(w, c.between);
         parts.push(match c.kind {
             ChangeKind::Proxy => {
                 format!(
@@ -156,7 +181,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             "destination {} -> {} {}",
             w.endpoint(c.before),
             w.endpoint(c.after),
-            with_reading(&w.between(c.between))
+            between_read(w, c.between)
         ));
     }
     if parts.is_empty() {
@@ -216,7 +241,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let by = || r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
     let (entered, injected) = (
         || match r.outcome.origin {
-            Some(Origin::Between(b)) => format!("entering {}", with_reading(&w.between(b))),
+            Some(Origin::Between(b)) => format!("entering {}", between_read(w, b)),
             Some(Origin::Capture(c)) => format!("first seen at {}", w.label(c)),
             None => "first seen at ?".to_string(),
         },
@@ -356,6 +381,33 @@ fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_boundary_reads_as_its_labels_with_the_usual_reading() {
+        let mut f = crate::report::fixtures::findings();
+        for labels in [
+            ["decap", "egress", "backend"],
+            ["pod", "node", "svc"],
+            ["a->b", "c", "d-"],
+            ["x-", ">y", "decap"],
+        ] {
+            for (c, l) in f.captures.iter_mut().zip(labels) {
+                c.label = l.to_string();
+            }
+            let w = Words::new(&f);
+            for (from, to) in [(0, 1), (1, 2), (0, 2), (2, 0)] {
+                let b = Between { from, to };
+                assert_eq!(between_read(&w, b), with_reading(&w.between(b)), "{labels:?} {from}->{to}");
+            }
+        }
+        f.captures[0].label = "decap".into();
+        f.captures[1].label = "egress".into();
+        let w = Words::new(&f);
+        assert_eq!(
+            between_read(&w, Between { from: 0, to: 1 }),
+            "between decap and egress (the pod itself translates)"
+        );
+    }
     use crate::report::fixtures::{black_hole, findings};
     use crate::verdict::Outcome;
 
