@@ -41,6 +41,21 @@ pub enum Evidence {
 }
 
 impl Evidence {
+    /// Every kind, in declaration order.
+    pub const ALL: [Evidence; 11] = [
+        Evidence::Isn,
+        Evidence::ClientFingerprint,
+        Evidence::ServerFingerprint,
+        Evidence::UdpPayload,
+        Evidence::IcmpEcho,
+        Evidence::SeqShift,
+        Evidence::SeqAck,
+        Evidence::RequestId,
+        Evidence::IpId,
+        Evidence::Ports,
+        Evidence::Time,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Evidence::Isn => "isn",
@@ -59,7 +74,7 @@ impl Evidence {
 }
 
 /// Kinds of [`Evidence`]: a pairing names each at most once.
-const KINDS: usize = 11;
+const KINDS: usize = Evidence::ALL.len();
 
 /// The evidence of one pairing in the order it was found, kept inline (at most
 /// one of each kind). A pairing is scored for every candidate and a link is
@@ -142,19 +157,7 @@ mod tests {
         assert_eq!(b, [Evidence::IpId, Evidence::Ports].into_iter().collect());
         assert_eq!(format!("{b:?}"), "[IpId, Ports]");
         // Every kind fits; a twelfth push has nowhere to go and is dropped.
-        let all = [
-            Evidence::Isn,
-            Evidence::ClientFingerprint,
-            Evidence::ServerFingerprint,
-            Evidence::UdpPayload,
-            Evidence::IcmpEcho,
-            Evidence::SeqShift,
-            Evidence::SeqAck,
-            Evidence::RequestId,
-            Evidence::IpId,
-            Evidence::Ports,
-            Evidence::Time,
-        ];
+        let all = Evidence::ALL;
         let mut full: Evidences = all.into_iter().collect();
         full.push(Evidence::Isn);
         assert_eq!(&full[..], &all[..]);

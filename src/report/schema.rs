@@ -107,19 +107,7 @@ impl WireName for Strength {
 }
 
 impl WireName for Evidence {
-    const ALL: &'static [Self] = &[
-        Evidence::Isn,
-        Evidence::ClientFingerprint,
-        Evidence::ServerFingerprint,
-        Evidence::UdpPayload,
-        Evidence::IcmpEcho,
-        Evidence::SeqShift,
-        Evidence::SeqAck,
-        Evidence::RequestId,
-        Evidence::IpId,
-        Evidence::Ports,
-        Evidence::Time,
-    ];
+    const ALL: &'static [Self] = &Evidence::ALL;
     fn wire(self) -> &'static str {
         self.name()
     }
