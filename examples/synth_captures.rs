@@ -12,6 +12,9 @@
 //! flows seen only at the backend. `truth.tsv` lists, per request, its protocol,
 //! client endpoint at decap and at backend (`-` where not seen) and the expected
 //! reply path, so a benchmark can check that every request was mapped.
+//! `SPREAD_NS=N` in the environment moves connection c N × c ns later (one
+//! connection every 200 µs + N): a set spread over a longer time, as rotated
+//! captures of a day are (scripts/shards.sh).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -31,6 +34,8 @@ fn main() -> std::io::Result<()> {
     let connections = number(2, "CONNECTIONS", 0) as u32;
     let response_bytes = number(3, "RESPONSE_BYTES", 20_000) as usize;
     let seed = number(4, "SEED", 1) as u32;
+    let spread: i64 =
+        std::env::var("SPREAD_NS").ok().map_or(0, |s| s.parse().expect("SPREAD_NS is a number"));
     std::fs::create_dir_all(&out)?;
 
     let points = synth::mix_points();
@@ -57,11 +62,12 @@ fn main() -> std::io::Result<()> {
                 "{}\t{}\t{}\t{}",
                 row.proto, row.decap_client, row.backend_client, row.reply_path
             )?;
+            let shift = i64::from(c) * spread;
             for (k, pkts) in caps.points.into_iter().enumerate() {
-                carry[k].extend(pkts);
+                carry[k].extend(pkts.into_iter().map(|(ts, p, len)| (ts + shift, p, len)));
             }
         }
-        let next_start = synth::MIX_T0 + i64::from(end) * 200_000;
+        let next_start = synth::MIX_T0 + i64::from(end) * (200_000 + spread);
         for (k, pkts) in carry.iter_mut().enumerate() {
             pkts.sort_by_key(|(ts, _, _)| *ts);
             let cut = if end == connections { i64::MAX } else { next_start + points[k].clock_offset_ns };

@@ -193,7 +193,28 @@ fn file_name_of(path: &str) -> String {
 
 /// The main form: correlate the captures and write the report.
 pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
-    let config = &run.config;
+    // `--clocks-from` is read before any capture: a wrong report is a usage error at once.
+    let pinned;
+    let config = match &run.clocks_from {
+        Some(path) => {
+            let clocks = crate::compare::load::pinned_clocks(path)?;
+            let labels: Vec<&str> = clocks.clocks.iter().map(|(l, _, _)| l.as_str()).collect();
+            // A capture split into points (`node(in if2)`) is named by its points.
+            let named =
+                |label: &str| labels.iter().any(|l| *l == label || l.starts_with(&format!("{label}(")));
+            if let Some(c) = run.config.captures.iter().find(|c| !named(&c.label)) {
+                return Err(Error::Usage(UsageError(format!(
+                    "--clocks-from {}: the report has no capture labelled {} (it has {})",
+                    path.display(),
+                    c.label,
+                    labels.join(", ")
+                ))));
+            }
+            pinned = crate::config::Config { clocks_from: Some(clocks), ..run.config.clone() };
+            &pinned
+        }
+        None => &run.config,
+    };
     let inputs = crate::output::capture_inputs(&config.captures);
     let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
     let pcapng_target = run.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
@@ -217,6 +238,9 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         })?;
     }
     report::filter_requests(&mut findings, &config.filter);
+    if let Some(shard) = &config.shard {
+        report::shard_requests(&mut findings, shard);
+    }
     if !config.list_unmatched {
         for u in &mut findings.unmatched {
             u.flows.clear();

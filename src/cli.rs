@@ -8,7 +8,7 @@ pub use crate::config::UsageError;
 use crate::config::{
     CaptureSpec, Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, Config, CorrelateConfig,
     CorrelateRun, FailOn, Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run,
-    Source, TimeBound,
+    Shard, Source, TimeBound,
 };
 use crate::report::schema::WireName;
 use crate::report::when::{TimeFormat, TimeStyle, Zone};
@@ -21,6 +21,9 @@ use std::path::PathBuf;
 const AFTER_HELP: &str = "\
 Captures are given in path order, client side first (2 to 8): LABEL=PATH, PATH, or - for standard input.
 Labels default to the file name without .gz/.pcap/.pcapng/.cap.
+
+Time shards: --shard-start/--shard-end report the requests whose first packet at capture 1 lies in
+[start, end), reading only the rotated files they need; join shards on (proto, capture 1 client, raw_time).
 
 Exit status: 0 report written (warnings allowed); 1 --fail-on matched;
 2 usage error, or a capture that cannot be opened or is not a capture at all.";
@@ -136,6 +139,20 @@ pub struct CorrelateArgs {
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
     #[arg(long, value_name = "FILE")]
     pub warnings_to: Option<PathBuf>,
+    /// Report only the requests whose first packet at capture 1 (its own clock) is at or after
+    /// TIME (RFC 3339 or epoch seconds), reading only the files they need; with --shard-end.
+    #[arg(long, value_name = "TIME", requires = "shard_end")]
+    pub shard_start: Option<String>,
+    /// ... and before TIME (RFC 3339 or epoch seconds); with --shard-start.
+    #[arg(long, value_name = "TIME", requires = "shard_start")]
+    pub shard_end: Option<String>,
+    /// With --shard-start/--shard-end: how far outside the shard files are still read, seconds.
+    #[arg(long, value_name = "SECONDS", requires = "shard_start")]
+    pub shard_margin: Option<f64>,
+    /// Use the clock offsets, spreads and boundary delays of this tuplecorr JSON report (of the
+    /// same captures) instead of estimating them: shards then union exactly to that run.
+    #[arg(long, value_name = "REPORT")]
+    pub clocks_from: Option<PathBuf>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -482,6 +499,7 @@ impl CorrelateArgs {
         if self.udp_idle.is_nan() || self.udp_idle <= 0.0 {
             return Err(UsageError("--udp-idle must be a positive number of seconds".into()));
         }
+        let shard = self.shard()?;
         let mut read = ReadConfig::default();
         if let Some(c) = self.chunk_bytes {
             read.chunk_bytes = c.max(1);
@@ -496,6 +514,7 @@ impl CorrelateArgs {
                 max_offset_ns: Some(seconds_to_ns(self.max_offset.abs())),
                 tolerance_ns: self.tolerance.map(|ms| (ms * 1e6).round() as i64),
                 clock_of: Vec::new(),
+                pinned: None,
             },
             filter: Filter {
                 hosts: self.host.clone(),
@@ -508,7 +527,35 @@ impl CorrelateArgs {
             threads: self.threads,
             quiet: self.quiet,
             list_unmatched: self.all,
+            shard,
+            clocks_from: None,
         })
+    }
+
+    /// `--shard-start`, `--shard-end`, `--shard-margin` (clap makes the first two
+    /// go together).
+    fn shard(&self) -> Result<Option<Shard>, UsageError> {
+        let (Some(start), Some(end)) = (&self.shard_start, &self.shard_end) else { return Ok(None) };
+        let instant = |option: &str, text: &str| {
+            crate::config::parse_instant_ns(text).ok_or_else(|| {
+                UsageError(format!(
+                    "{option} {text}: expected an RFC 3339 time (2026-11-30T10:00:00Z, a fraction and a \
+                     ±HH:MM zone allowed) or seconds since the Unix epoch (1795995638.5)"
+                ))
+            })
+        };
+        let (start_ns, end_ns) = (instant("--shard-start", start)?, instant("--shard-end", end)?);
+        if end_ns <= start_ns {
+            return Err(UsageError(format!(
+                "--shard-end {end} is not after --shard-start {start}: a shard is [start, end)"
+            )));
+        }
+        let margin_ns = match self.shard_margin {
+            None => crate::config::DEFAULT_SHARD_MARGIN_NS,
+            Some(m) if (0.0..1e9).contains(&m) => seconds_to_ns(m),
+            Some(m) => return Err(UsageError(format!("--shard-margin {m}: expected seconds, 0 or more"))),
+        };
+        Ok(Some(Shard { start_ns, end_ns, margin_ns }))
     }
 
     /// The main form's run: its config and how to write the report.
@@ -555,6 +602,7 @@ impl CorrelateArgs {
             time,
             columns,
             warnings_to: self.warnings_to.clone(),
+            clocks_from: self.clocks_from.clone(),
             output: Output { path: self.output.clone(), format },
             pcapng: self.pcapng.clone(),
             pcapng_only_requests: self.pcapng_only_requests,

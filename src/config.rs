@@ -100,6 +100,18 @@ pub struct CorrelateConfig {
     /// sub-points of one split capture share one clock. Empty: every point is
     /// its own capture.
     pub clock_of: Vec<usize>,
+    /// `--clocks-from`, per observation point: the pinned clock (offset,
+    /// spread) and per neighbour boundary the pinned delay; None: estimated.
+    pub pinned: Option<Pinned>,
+}
+
+/// Clocks pinned per observation point (see [`PinnedClocks`]).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Pinned {
+    /// Per point: (offset, spread) in ns, or None to estimate that point's.
+    pub clocks: Vec<Option<(i64, i64)>>,
+    /// Per neighbour boundary: Some(delay) when pinned (the delay may be unknown).
+    pub delays: Vec<Option<Option<i64>>>,
 }
 
 /// Which requests are reported (matching always uses every packet).
@@ -162,6 +174,18 @@ mod tests {
         assert_eq!(parse_rfc3339_ns("2026-11-29T23:40:38"), None);
         assert_eq!(parse_rfc3339_ns("2026-13-29T23:40:38Z"), None);
         assert_eq!(parse_rfc3339_ns("yesterday"), None);
+    }
+
+    #[test]
+    fn shard_instants_are_rfc3339_or_exact_epoch_seconds() {
+        assert_eq!(parse_instant_ns("1795995638"), Some(1_795_995_638_000_000_000));
+        assert_eq!(parse_instant_ns("1795995638.123456789"), Some(1_795_995_638_123_456_789));
+        assert_eq!(parse_instant_ns("1795995638.5"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-29T23:40:38.5Z"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
+        for bad in ["", "1.", ".5", "-1", "1e9", "1.0000000001", "12:00", "noon", "99999999999999999999"] {
+            assert_eq!(parse_instant_ns(bad), None, "{bad}");
+        }
     }
 
     #[test]
@@ -349,6 +373,8 @@ pub struct CorrelateRun {
     pub columns: Option<Vec<crate::report::table::Column>>,
     /// `--warnings-to FILE`.
     pub warnings_to: Option<PathBuf>,
+    /// `--clocks-from REPORT`: read before the captures into `config.clocks_from`.
+    pub clocks_from: Option<PathBuf>,
 }
 
 /// `tuplecorr inspect`.
@@ -406,4 +432,55 @@ pub struct Config {
     pub quiet: bool,
     /// List flows that matched no request (`--all`).
     pub list_unmatched: bool,
+    /// `--shard-start` / `--shard-end`: report only the requests that begin in
+    /// this window, reading only the files it needs.
+    pub shard: Option<Shard>,
+    /// `--clocks-from REPORT`: the clocks and delays to use instead of estimates.
+    pub clocks_from: Option<PinnedClocks>,
+}
+
+/// Clocks taken from an earlier report (`--clocks-from`), by label, so that
+/// every shard of a run corrects time exactly as that run did.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PinnedClocks {
+    /// The report, for messages.
+    pub source: String,
+    /// Per capture point of the report: label, clock offset and its spread (ns).
+    pub clocks: Vec<(String, i64, i64)>,
+    /// Per boundary of the report: `A->B` and its one-way delay (ns), when known.
+    pub delays: Vec<(String, Option<i64>)>,
+}
+
+/// A time shard: the requests whose first packet at capture 1 (on that
+/// capture's own clock) lies in `[start_ns, end_ns)`. Files of a point that lie
+/// wholly more than `margin_ns` (plus the clock offset allowance) outside the
+/// window are not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub margin_ns: i64,
+}
+
+/// Default `--shard-margin`: 140 s, the longest reach of one matching step
+/// (an earlier attempt up to 130 s before its connection, see
+/// `correlate::attempts`) plus 10 s for the time gate (tolerance, delay).
+pub const DEFAULT_SHARD_MARGIN_NS: i64 = 140_000_000_000;
+
+/// A shard boundary: RFC 3339 (`2026-11-30T10:00:00Z`, fraction and offset
+/// allowed) or seconds since the Unix epoch with an optional fraction
+/// (`1795995638.25`), read exactly (no floating point).
+pub fn parse_instant_ns(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if digits(whole) && (frac.is_empty() && !t.ends_with('.') || digits(frac) && frac.len() <= 9) {
+        let secs: i64 = whole.parse().ok()?;
+        let mut ns: i64 = 0;
+        for b in frac.bytes().chain(std::iter::repeat(b'0')).take(9) {
+            ns = ns * 10 + i64::from(b - b'0');
+        }
+        return secs.checked_mul(1_000_000_000)?.checked_add(ns);
+    }
+    parse_rfc3339_ns(t)
 }

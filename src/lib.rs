@@ -16,6 +16,8 @@
 //! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
 //! `report -> ladder` (the HTML page) · `merge -> read, decode, ladder, verdict`
 //! (`--pcapng`: reads the captures again, after the verdicts) ·
+//! `pipeline -> shard -> flows, correlate, config, time, warning` (time shards:
+//! which files a shard reads, where it could differ from the whole run) ·
 //! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
 //! workspace crate `tuplecorr-synth`, in `synth/`) ·
 //! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
@@ -44,6 +46,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
+pub mod shard;
 pub mod time;
 pub mod tunnels;
 pub mod verdict;

@@ -30,6 +30,8 @@ pub struct CaptureResult {
     pub undecodable: u64,
     /// Problems found while reading and building flows.
     pub warnings: Vec<Warning>,
+    /// With a shard: where skipped files cut this capture's reading.
+    pub cut: crate::shard::Cut,
 }
 
 /// Overlays peeled in one point: (overlay, packets), by kind then id.
@@ -246,7 +248,7 @@ impl Builder {
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
         let overlays = points.iter().map(|p| Builder::overlays_of(&overlays, p.0)).collect();
-        CaptureResult { info, points, overlays, undecodable, warnings }
+        CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }
     }
 }
 
@@ -372,22 +374,51 @@ pub fn ingest_bytes(label: &str, bytes: &[u8], sink: &mut dyn Sink) -> Result<Ca
 /// files in reading order (comma-separated).
 fn read_point(
     config: &Config,
+    capture: usize,
     files: &[usize],
     points: usize,
     progress: &dyn Progress,
 ) -> Result<(CaptureResult, String), ReadError> {
     let specs = &config.captures;
     let mut order = files.to_vec();
+    let mut firsts: Vec<Option<i64>> = Vec::new();
     if order.len() > 1 {
-        order.sort_by_cached_key(|&f| read::first_timestamp(&specs[f]).unwrap_or(i64::MAX));
+        let mut timed: Vec<(i64, usize, Option<i64>)> = (order.iter())
+            .map(|&f| {
+                let t = read::first_timestamp(&specs[f]);
+                (t.unwrap_or(i64::MAX), f, t)
+            })
+            .collect();
+        // Stable: files without a first timestamp keep their command-line order, last.
+        timed.sort_by_key(|&(t, _, _)| t);
+        order = timed.iter().map(|&(_, f, _)| f).collect();
+        firsts = timed.iter().map(|&(_, _, t)| t).collect();
     }
     let label = specs[order[0]].label.as_str();
+    // A shard reads only the files that reach its window (with the margin),
+    // and later ones while a flow begun in the window may go on in them.
+    let mut cut = crate::shard::Cut::default();
+    let mut skipped: Vec<usize> = Vec::new();
+    let mut late: Vec<usize> = Vec::new();
+    let mut began = (i64::MIN, i64::MAX);
+    let all = order.clone();
+    if let (Some(shard), true) = (&config.shard, order.len() > 1) {
+        let window = crate::shard::raw_window(config, shard, capture, label);
+        let (read, skip, c) = crate::shard::plan_files(&firsts, window);
+        let last = read.last().copied().unwrap_or(0);
+        (skipped, late) = skip.into_iter().partition(|&i| i < last);
+        order = read.iter().map(|&i| all[i]).collect();
+        cut = c;
+        began = if capture == 0 { (shard.start_ns, shard.end_ns) } else { window };
+    }
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
     let mut info: Option<CaptureInfo> = None;
     let mut overlap: Option<Warning> = None;
     let mut latest: Option<(usize, i64)> = None;
-    for &f in &order {
+    let mut k = 0;
+    while let Some(&f) = order.get(k) {
+        k += 1;
         let spec = &specs[f];
         let file_info = ingest(spec, f, &config.read, points, limit, progress, &mut b)?;
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
@@ -418,6 +449,28 @@ fn read_point(
                 i
             }
         });
+        // The last planned file read: the next one too while a flow begun in the
+        // shard's window may go on in it (a long connection).
+        if k == order.len() {
+            if let Some(until) = late.first().and_then(|&i| firsts[i]) {
+                let idle = config.flows.udp_idle_ns;
+                let open = (b.table.flows().iter())
+                    .filter(|fl| fl.first_ns >= began.0 && fl.first_ns < began.1)
+                    .any(|fl| crate::shard::may_continue_later(fl, until, idle));
+                if open {
+                    order.push(all[late.remove(0)]);
+                }
+            }
+        }
+    }
+    let mut shard_warning = None;
+    if let Some(shard) = &config.shard {
+        skipped.extend(&late);
+        if !skipped.is_empty() {
+            let names: Vec<String> = skipped.iter().map(|&i| specs[all[i]].display_name()).collect();
+            shard_warning = Some(crate::shard::skipped_warning(label, &names, shard));
+        }
+        cut.read_until = late.first().and_then(|&i| firsts[i]);
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
@@ -428,9 +481,12 @@ fn read_point(
         }
     }
     b.warnings.extend(overlap);
+    b.warnings.extend(shard_warning);
     // `files` is never empty (a point has a label because a file gave it).
     let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
-    Ok((b.finish(label, &names, info), names))
+    let mut result = b.finish(label, &names, info);
+    result.cut = cut;
+    Ok((result, names))
 }
 
 /// The warning for two files of one point whose packets overlap in time.
@@ -485,8 +541,9 @@ pub fn analyze_full(
     ladder: bool,
 ) -> Result<(Findings, Option<Ladder>), ReadError> {
     let points = crate::config::point_files(&config.captures);
-    let results: Vec<Result<(CaptureResult, String), ReadError>> =
-        points.par_iter().map(|files| read_point(config, files, points.len(), progress)).collect();
+    let results: Vec<Result<(CaptureResult, String), ReadError>> = (points.par_iter().enumerate())
+        .map(|(c, files)| read_point(config, c, files, points.len(), progress))
+        .collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let names: Vec<(String, String)> = (points.iter().zip(&results))
         .map(|(files, (_, names))| (config.captures[files[0]].label.clone(), names.clone()))
@@ -605,9 +662,28 @@ fn conclude(
         })
         .collect();
     correlate_config.clock_of = points.iter().map(|p| p.source).collect();
+    let labels: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+    let cuts: Vec<crate::shard::Cut> = points.iter().map(|p| p.result.cut).collect();
+    let mut warnings = warnings;
+    if let Some(pinned) = &config.clocks_from {
+        let (pins, missing) = crate::shard::resolve_pins(pinned, &labels);
+        correlate_config.pinned = Some(pins);
+        warnings.extend(missing);
+    }
     drop(points);
     let flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
     let correlation = correlate::correlate(&flows, &correlate_config);
+    if let Some(pinned) = &config.clocks_from {
+        warnings.extend(crate::shard::clock_warnings(&labels, &correlation, &pinned.source));
+    }
+    if let Some(shard) = &config.shard {
+        let skipped = cuts.iter().any(|c| *c != crate::shard::Cut::default());
+        if skipped && config.clocks_from.is_none() && labels.len() > 1 {
+            warnings.push(crate::shard::estimated_clock_warning(&labels[0]));
+        }
+        let udp_idle = config.flows.udp_idle_ns;
+        warnings.extend(crate::shard::edge_warnings(shard, &labels, &cuts, &flows, &correlation, udp_idle));
+    }
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
     let findings = verdict::verdict(&metas, &flows, &correlation, &warnings, &options);
     let ladder = ladder_captures.map(|caps| {

@@ -73,6 +73,52 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     }
 }
 
+/// The clocks of a tuplecorr JSON report (`--clocks-from`): each capture's
+/// offset and spread, each boundary's delay. Only JSON carries them. Read as a
+/// stream into just these fields (the requests are skipped, never held: a
+/// day's report is large and every shard reads it).
+pub fn pinned_clocks(path: &Path) -> Result<crate::config::PinnedClocks, LoadError> {
+    #[derive(serde::Deserialize)]
+    struct Clock {
+        label: String,
+        clock_offset_ms: f64,
+        offset_spread_ms: f64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Delay {
+        between: String,
+        delay_ms: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Clocks {
+        tuplecorr: String,
+        captures: Vec<Clock>,
+        boundaries: Vec<Delay>,
+    }
+    let name = path.display();
+    let not_json = |why: String| {
+        LoadError(format!(
+            "--clocks-from {name}: not a tuplecorr JSON report (--format json, the only one that holds the clocks): {why}"
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| LoadError(format!("{name}: cannot read it: {e}")))?;
+    let r: Clocks =
+        serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| not_json(e.to_string()))?;
+    if r.tuplecorr.is_empty() || r.captures.is_empty() {
+        return Err(not_json("it names no capture".into()));
+    }
+    let ns = |ms: f64| (ms * 1e6).round() as i64;
+    Ok(crate::config::PinnedClocks {
+        source: name.to_string(),
+        clocks: r
+            .captures
+            .into_iter()
+            .map(|c| (c.label, ns(c.clock_offset_ms), ns(c.offset_spread_ms)))
+            .collect(),
+        delays: r.boundaries.into_iter().map(|b| (b.between, b.delay_ms.map(ns))).collect(),
+    })
+}
+
 /// Parses a tuplecorr NDJSON report (one request a line; labels from the
 /// first request's captures, files unknown: the captures name the report).
 pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadError> {

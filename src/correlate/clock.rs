@@ -127,6 +127,23 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
     (clocks, delays)
 }
 
+/// Replaces the estimates with the pinned clocks and delays (`--clocks-from`):
+/// a pinned point reads as `manual` (capture 1 stays the reference) and keeps
+/// the estimate's sample count; points and boundaries not pinned keep theirs.
+pub fn pin(clocks: &mut [ClockEstimate], delays: &mut [Option<i64>], pinned: &crate::config::Pinned) {
+    for (j, c) in clocks.iter_mut().enumerate() {
+        if let Some(Some((offset_ns, spread_ns))) = pinned.clocks.get(j) {
+            let method = if j == 0 { OffsetMethodKind::Reference } else { OffsetMethodKind::Manual };
+            *c = ClockEstimate { offset_ns: *offset_ns, spread_ns: *spread_ns, method, ..*c };
+        }
+    }
+    for (b, d) in delays.iter_mut().enumerate() {
+        if let Some(Some(delay)) = pinned.delays.get(b) {
+            *d = *delay;
+        }
+    }
+}
+
 /// One boundary's estimate from its samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PairEstimate {
@@ -257,6 +274,29 @@ mod tests {
         let (clocks, _) = estimate(&points, &config);
         assert!((clocks[1].offset_ns - 500_000_000).abs() < 10_000, "{clocks:?}");
         assert_eq!(clocks[2].offset_ns, clocks[1].offset_ns);
+    }
+
+    #[test]
+    fn pinned_clocks_replace_the_estimates_they_name_and_keep_the_rest() {
+        let est = |o: i64, m| ClockEstimate { offset_ns: o, spread_ns: 7, samples: 3, method: m };
+        let mut clocks = vec![
+            est(0, OffsetMethodKind::Reference),
+            est(5, OffsetMethodKind::RequestReply),
+            est(9, OffsetMethodKind::OneWay),
+        ];
+        let mut delays = vec![Some(40), Some(90)];
+        let pinned = crate::config::Pinned {
+            clocks: vec![Some((0, 0)), Some((2_750, 11)), None],
+            delays: vec![Some(None), None],
+        };
+        pin(&mut clocks, &mut delays, &pinned);
+        assert_eq!(clocks[0].method, OffsetMethodKind::Reference);
+        assert_eq!(
+            clocks[1],
+            ClockEstimate { offset_ns: 2_750, spread_ns: 11, samples: 3, method: OffsetMethodKind::Manual }
+        );
+        assert_eq!(clocks[2], est(9, OffsetMethodKind::OneWay), "not pinned: estimated");
+        assert_eq!(delays, vec![None, Some(90)], "a pinned unknown delay is unknown");
     }
 
     #[test]

@@ -68,12 +68,20 @@ pub struct Correlation {
     pub chains: Vec<Chain>,
     /// Per capture: flows that belong to no chain (always empty for capture 1).
     pub unmatched: Vec<Vec<usize>>,
+    /// With pinned clocks (`--clocks-from`): what these flows alone would
+    /// have estimated, to say when it disagrees with the pinned clocks.
+    pub estimated: Option<Vec<ClockEstimate>>,
 }
 
 /// Matches the flows of captures given in path order.
 pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
     let n = captures.len();
-    let (clocks, delays_ns) = clock::estimate(captures, config);
+    let (mut clocks, mut delays_ns) = clock::estimate(captures, config);
+    let estimated = config.pinned.as_ref().map(|p| {
+        let estimated = clocks.clone();
+        clock::pin(&mut clocks, &mut delays_ns, p);
+        estimated
+    });
     let mut chains: Vec<Chain> = match captures.first() {
         Some(first) => (0..first.flows.len())
             .map(|i| {
@@ -151,7 +159,7 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             }
         })
         .collect();
-    Correlation { clocks, delays_ns, chains, unmatched }
+    Correlation { clocks, delays_ns, chains, unmatched, estimated }
 }
 
 /// The last capture before `before` where the chain has a flow.

@@ -58,6 +58,11 @@ impl FlowTable {
         self.flows.is_empty()
     }
 
+    /// The flows so far, as the packets inserted have built them.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
     /// Adds one packet; `payload` is its captured transport payload
     /// (`packet.payload(record.data)`). Only its first `payload_limit()` bytes
     /// are ever used, so callers may pass just those.

@@ -113,17 +113,41 @@ pub fn first_timestamp(spec: &CaptureSpec) -> Option<i64> {
     let f = File::open(path).ok()?;
     let file = spec.display_name();
     let mut first = None;
+    let found = std::cell::Cell::new(false);
+    // Read in small steps and stop at the first record: a shard peeks every
+    // rotated file of a day, and reading 2 MiB of each cost as much as reading
+    // the files it needs.
     let _ = read_stream(
-        Box::new(f.take(PEEK_BYTES)),
-        PEEK_BYTES,
+        Box::new(UntilFound { inner: f.take(PEEK_BYTES), found: &found }),
+        PEEK_STEP,
         Who { label: &spec.label, file: &file, capture: 0 },
         &NoProgress,
         &mut None,
         &mut |r| {
             first.get_or_insert(r.ts_ns);
+            found.set(true);
         },
     );
     first
+}
+
+/// The read size [`first_timestamp`] starts with (the buffer still grows to a
+/// larger first block).
+const PEEK_STEP: u64 = 64 << 10;
+
+/// A reader that ends as soon as `found` is set.
+struct UntilFound<'a, R> {
+    inner: R,
+    found: &'a std::cell::Cell<bool>,
+}
+
+impl<R: Read> Read for UntilFound<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.found.get() {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// True when `spec` is an uncompressed regular file, which could be split into

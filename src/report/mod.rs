@@ -183,6 +183,16 @@ pub fn filter_requests(findings: &mut Findings, filter: &Filter) {
     findings.requests.retain(|r| keep(r, filter, since, until));
 }
 
+/// Keeps the requests of a time shard (`--shard-start`, `--shard-end`): those
+/// whose first packet at capture 1, as that capture recorded it, lies in
+/// `[start, end)`. Numbers are kept as the shard's run gave them.
+pub fn shard_requests(findings: &mut Findings, shard: &crate::config::Shard) {
+    findings.requests.retain(|r| {
+        let t = r.captures.first().and_then(|h| h.raw_time_ns);
+        t.is_some_and(|t| t >= shard.start_ns && t < shard.end_ns)
+    });
+}
+
 fn keep(r: &Request, filter: &Filter, since: Option<i64>, until: Option<i64>) -> bool {
     if !filter.protos.is_empty() && !filter.protos.iter().any(|p| p.eq_ignore_ascii_case(r.proto.wire())) {
         return false;

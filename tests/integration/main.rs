@@ -37,6 +37,7 @@ mod read;
 mod regression;
 mod resources;
 mod rotation;
+mod shards;
 mod util;
 mod verdicts_mutation;
 mod writer;

@@ -138,12 +138,19 @@ pub fn own(r: &read::RawRecord<'_>) -> Rec {
 /// `egress.pcap`, `backend.pcap` in `dir` (seed 7, 3000-byte responses) and
 /// returns the file names in path order.
 pub fn write_mix_set(dir: &std::path::Path, connections: u32) -> Vec<String> {
+    write_spread_mix_set(dir, connections, 0)
+}
+
+/// [`write_mix_set`] with connection `c` moved `c × extra_ns` later (the mix
+/// starts one every 200 µs): a set spread over a longer time.
+pub fn write_spread_mix_set(dir: &std::path::Path, connections: u32, extra_ns: i64) -> Vec<String> {
     let points = tuplecorr_synth::mix_points();
     let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
     for c in 0..connections {
         let (captures, _) = tuplecorr_synth::mix_connection(c, 7, 3000);
+        let shift = i64::from(c) * extra_ns;
         for (k, pkts) in captures.points.into_iter().enumerate() {
-            caps[k].extend(pkts);
+            caps[k].extend(pkts.into_iter().map(|(ts, p, len)| (ts + shift, p, len)));
         }
     }
     let mut files = Vec::new();

@@ -1,0 +1,352 @@
+//! Time shards (`--shard-start`, `--shard-end`): which files of each point a
+//! shard reads, which requests it reports, and the warnings that say where a
+//! shard could differ from the whole run (a flow cut by a skipped file, clocks
+//! estimated from part of the run). Takes the shard, file times, flows and the
+//! correlation; gives file plans and warnings. Never reads captures itself
+//! (first timestamps come from `read::first_timestamp`), never formats reports.
+//!
+//! Why a shard equals its part of the whole run: a request is a flow of capture
+//! 1; what decides its matches and verdict are the flows of every point whose
+//! corrected lifetimes reach within one matching step of it (the time gate:
+//! tolerance ≤ 200 ms plus the boundary delay; 64 s back for a flow that missed
+//! its handshake; 130 s back for an earlier attempt). A shard reads every file
+//! that holds a packet within the margin (default 140 s) of its window on that
+//! point's clock, and every packet of those files: so every flow of a reported
+//! request and every flow that competes for its partners is read whole, unless
+//! it crosses a skipped file, which is warned about request by request.
+
+use crate::config::{Config, Pinned, PinnedClocks, Shard};
+use crate::correlate::Correlation;
+use crate::flows::{Flow, FlowProto, Flows, Orientation};
+use crate::warning::Warning;
+
+/// Where a point's reading was cut by skipped files, on that point's clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// First packet of the first file read, when earlier files were skipped.
+    pub read_from: Option<i64>,
+    /// First packet of the first later file skipped.
+    pub read_until: Option<i64>,
+}
+
+/// The window of capture `capture`'s own clock that a shard needs: the shard
+/// widened by the margin, moved by that capture's known offset (`--offset`,
+/// `--clocks-from`) or widened by `--max-offset` when it is estimated.
+pub fn raw_window(config: &Config, shard: &Shard, capture: usize, label: &str) -> (i64, i64) {
+    let given = config.correlate.offsets_ns.iter().rev().find(|(c, _)| *c == capture).map(|(_, o)| *o);
+    let base = config.correlate.offsets_ns.iter().rev().find(|(c, _)| *c == 0).map_or(0, |(_, o)| *o);
+    let pinned = (config.clocks_from.as_ref())
+        .and_then(|p| p.clocks.iter().find(|(l, _, _)| l == label).map(|(_, o, _)| *o));
+    let max = config.correlate.max_offset_ns.unwrap_or(crate::correlate::clock::DEFAULT_MAX_OFFSET_NS);
+    let (shift, extra) = match (capture, given, pinned) {
+        (0, _, _) => (0, 0),
+        (_, Some(o), _) => (o.saturating_sub(base), 0),
+        (_, None, Some(o)) => (o, 0),
+        (_, None, None) => (0, max),
+    };
+    let widen = shard.margin_ns.saturating_add(extra);
+    (
+        shard.start_ns.saturating_add(shift).saturating_sub(widen),
+        shard.end_ns.saturating_add(shift).saturating_add(widen),
+    )
+}
+
+/// Which files of one point to read, given each file's first packet time in
+/// reading order (`firsts`, None when it could not be peeked) and the raw
+/// window `(lo, hi)`: a file is skipped when the next file starts at or before
+/// `lo` (files of a point follow each other, so it ended before that), or when
+/// it starts at or after `hi`. The last file is never skipped for being early
+/// (its end is unknown without reading it); at least one file is always read.
+/// Gives the positions read, the positions skipped, and the cut.
+pub fn plan_files(firsts: &[Option<i64>], (lo, hi): (i64, i64)) -> (Vec<usize>, Vec<usize>, Cut) {
+    let n = firsts.len();
+    let early = |i: usize| i + 1 < n && firsts[i + 1].is_some_and(|t| t <= lo);
+    let late = |i: usize| firsts[i].is_some_and(|t| t >= hi);
+    let mut read: Vec<usize> = (0..n).filter(|&i| !early(i) && !late(i)).collect();
+    if read.is_empty() {
+        // Everything is late: the first file that is not early says the point is quiet then.
+        read.extend((0..n).find(|&i| !early(i)));
+    }
+    let skipped: Vec<usize> = (0..n).filter(|i| !read.contains(i)).collect();
+    let (first, last) = (read.first().copied().unwrap_or(0), read.last().copied().unwrap_or(0));
+    let cut = Cut {
+        read_from: if first > 0 { firsts[first] } else { None },
+        read_until: (last + 1 < n).then(|| firsts[last + 1]).flatten(),
+    };
+    (read, skipped, cut)
+}
+
+/// The warning naming the files a shard did not read.
+pub fn skipped_warning(label: &str, skipped: &[String], shard: &Shard) -> Warning {
+    Warning {
+        label: label.to_string(),
+        file: skipped.join(", "),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "shard {} to {}: {} of this point's files lie wholly outside the shard and its {} s margin: {}",
+            crate::time::rfc3339(shard.start_ns),
+            crate::time::rfc3339(shard.end_ns),
+            skipped.len(),
+            shard.margin_ns as f64 / 1e9,
+            skipped.join(", ")
+        ),
+        consequence: "not read".into(),
+    }
+}
+
+/// The pinned clocks of `--clocks-from` for the run's points (`labels`), by
+/// label; a point or boundary the report does not name is estimated, and said so.
+pub fn resolve_pins(pinned: &PinnedClocks, labels: &[String]) -> (Pinned, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let clocks: Vec<Option<(i64, i64)>> = labels
+        .iter()
+        .map(|l| pinned.clocks.iter().find(|(pl, _, _)| pl == l).map(|(_, o, s)| (*o, *s)))
+        .collect();
+    let delays: Vec<Option<Option<i64>>> = labels
+        .windows(2)
+        .map(|w| {
+            let between = format!("{}->{}", w[0], w[1]);
+            pinned.delays.iter().find(|(b, _)| *b == between).map(|(_, d)| *d)
+        })
+        .collect();
+    for (l, c) in labels.iter().zip(&clocks) {
+        if c.is_none() {
+            warnings.push(Warning {
+                label: l.clone(),
+                file: pinned.source.clone(),
+                record: None,
+                byte_offset: None,
+                problem: format!("--clocks-from {}: the report has no capture labelled {l}", pinned.source),
+                consequence: "its clock is estimated from the flows read".into(),
+            });
+        }
+    }
+    (Pinned { clocks, delays }, warnings)
+}
+
+/// The time a shard sorts a request by: its flow's first packet at capture 1,
+/// on that capture's own clock.
+pub fn request_start(f: &Flow) -> i64 {
+    f.first_ns
+}
+
+/// Whether a flow read from `from` on may have begun in a skipped earlier
+/// file: a TCP flow without its handshake, a SYN that may retransmit an earlier
+/// one, or a datagram exchange that was not silent long enough before it.
+fn may_continue_earlier(f: &Flow, from: i64, udp_idle_ns: i64) -> bool {
+    match f.proto {
+        FlowProto::Tcp => {
+            f.orientation != Orientation::Syn || f.first_ns < from.saturating_add(ATTEMPT_REACH_NS)
+        }
+        _ => f.first_ns < from.saturating_add(udp_idle_ns),
+    }
+}
+
+/// Whether a flow read until `until` may go on in a skipped later file: a TCP
+/// connection neither closed both ways nor reset, heard from within the reach
+/// of a SYN retransmission (130 s) before the cut, or a datagram exchange whose
+/// silence before the cut was shorter than `--udp-idle`. (A TCP connection
+/// silent for longer, then resuming after the cut, is not detected.)
+pub fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
+    match f.proto {
+        FlowProto::Tcp => {
+            let closed = (f.client_fin_ns.is_some() && f.server_fin_ns.is_some())
+                || f.rst_to_client.is_some()
+                || f.rst_to_server.is_some();
+            !closed && f.last_ns.saturating_add(ATTEMPT_REACH_NS) > until
+        }
+        _ => f.last_ns.saturating_add(udp_idle_ns) > until,
+    }
+}
+
+/// SYN retransmissions of one connection reach this far (Linux: 127 s).
+const ATTEMPT_REACH_NS: i64 = 130_000_000_000;
+
+/// Warnings for the reported requests of a shard that hold a flow a skipped
+/// file may have cut (`cuts`: per point, where its reading was cut): one per
+/// point and side (begun in an earlier skipped file, going on in a later one).
+pub fn edge_warnings(
+    shard: &Shard,
+    labels: &[String],
+    cuts: &[Cut],
+    flows: &[Flows],
+    correlation: &Correlation,
+    udp_idle_ns: i64,
+) -> Vec<Warning> {
+    let Some(first) = flows.first() else { return Vec::new() };
+    // Per point: request times at risk from the early cut, from the late cut.
+    let mut at_risk: Vec<[Vec<i64>; 2]> = vec![[Vec::new(), Vec::new()]; labels.len()];
+    for chain in &correlation.chains {
+        let Some(f0) = chain.hops.first().copied().flatten() else { continue };
+        let t = request_start(&first.flows[f0]);
+        if t < shard.start_ns || t >= shard.end_ns {
+            continue;
+        }
+        for (p, hop) in chain.hops.iter().enumerate() {
+            let (Some(i), Some(cut)) = (hop, cuts.get(p)) else { continue };
+            let f = &flows[p].flows[*i];
+            if cut.read_from.is_some_and(|from| may_continue_earlier(f, from, udp_idle_ns)) {
+                at_risk[p][0].push(t);
+            }
+            if cut.read_until.is_some_and(|until| may_continue_later(f, until, udp_idle_ns)) {
+                at_risk[p][1].push(t);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (label, sides) in labels.iter().zip(at_risk) {
+        for (side, ts) in sides.iter().enumerate().filter(|(_, ts)| !ts.is_empty()) {
+            let (how, consequence) = if side == 0 {
+                (
+                    "may have begun in an earlier file the shard skipped (a connection without its \
+                     handshake, a SYN or datagram soon after the cut)",
+                    "its earlier packets are not counted; widen --shard-margin to read them",
+                )
+            } else {
+                (
+                    "may go on in a later file the shard skipped (a connection open across the cut)",
+                    "its later packets are not counted; widen --shard-margin to read them",
+                )
+            };
+            out.push(Warning {
+                label: label.clone(),
+                file: String::new(),
+                record: None,
+                byte_offset: None,
+                problem: format!(
+                    "{} requests of this shard (the first at {}) hold a flow here that {how}",
+                    ts.len(),
+                    crate::time::rfc3339(ts[0])
+                ),
+                consequence: consequence.into(),
+            });
+        }
+    }
+    out
+}
+
+/// Warnings where a point's pinned clock differs from what this run's flows
+/// alone estimate by more than the time gate's default tolerance.
+pub fn clock_warnings(labels: &[String], correlation: &Correlation, source: &str) -> Vec<Warning> {
+    let Some(estimated) = &correlation.estimated else { return Vec::new() };
+    let mut out = Vec::new();
+    for ((label, used), est) in labels.iter().zip(&correlation.clocks).zip(estimated).skip(1) {
+        let allowed = used.spread_ns.max(0).saturating_mul(5).saturating_add(1_000_000);
+        if est.samples > 0 && (est.offset_ns.saturating_sub(used.offset_ns)).saturating_abs() > allowed {
+            out.push(Warning {
+                label: label.clone(),
+                file: source.to_string(),
+                record: None,
+                byte_offset: None,
+                problem: format!(
+                    "the flows read estimate this capture's clock offset at {:.3} ms ({} samples), \
+                     --clocks-from {source} gives {:.3} ms",
+                    est.offset_ns as f64 / 1e6,
+                    est.samples,
+                    used.offset_ns as f64 / 1e6
+                ),
+                consequence: "the given offset is used".into(),
+            });
+        }
+    }
+    out
+}
+
+/// The warning for a shard whose clocks were estimated from files it did not
+/// all read (some were skipped): another shard may estimate them otherwise.
+pub fn estimated_clock_warning(label: &str) -> Warning {
+    Warning {
+        label: label.to_string(),
+        file: String::new(),
+        record: None,
+        byte_offset: None,
+        problem: "this shard skipped files and estimated the clocks from the files it read; another \
+                  shard, or the whole run, may estimate them slightly otherwise"
+            .into(),
+        consequence: "give every shard --clocks-from REPORT (one run's JSON report) for shards that \
+                      union exactly to that run"
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_skipped_only_when_it_ends_before_the_window_or_starts_after_it() {
+        let firsts = [Some(0), Some(100), Some(200), Some(300)];
+        // Window [150, 250): file 0 ended before 100 < 150; file 3 starts at 300 ≥ 250.
+        let (read, skipped, cut) = plan_files(&firsts, (150, 250));
+        assert_eq!((read, skipped), (vec![1, 2], vec![0, 3]));
+        assert_eq!(cut, Cut { read_from: Some(100), read_until: Some(300) });
+        // A window starting exactly where a file starts still reads the file before
+        // only when that one may reach into it: file 1 starts at 100 ≤ 100, so file 0 ended.
+        let (read, _, cut) = plan_files(&firsts, (100, 101));
+        assert_eq!(read, vec![1]);
+        assert_eq!(cut, Cut { read_from: Some(100), read_until: Some(200) });
+        // The last file is never skipped as early; an all-late point reads its first file.
+        assert_eq!(plan_files(&firsts, (1_000, 2_000)).0, vec![3]);
+        assert_eq!(plan_files(&firsts, (-100, -50)).0, vec![0]);
+        // A file whose first packet could not be peeked (read last) is read.
+        let (read, _, _) = plan_files(&[Some(0), Some(100), None], (150, 300));
+        assert_eq!(read, vec![1, 2]);
+        // Nothing skipped: no cut.
+        assert_eq!(plan_files(&firsts, (0, 1_000)).2, Cut::default());
+    }
+
+    const S: i64 = 1_000_000_000;
+    const IDLE: i64 = 10 * S;
+
+    fn tcp(first: i64, last: i64) -> Flow {
+        let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", first, 7);
+        f.last_ns = last;
+        f
+    }
+
+    #[test]
+    fn a_flow_may_go_on_past_a_cut_while_open_and_recently_heard() {
+        let until = 1_000 * S;
+        // Open TCP heard within 130 s of the cut: may go on; heard before: not.
+        assert!(may_continue_later(&tcp(0, until - 129 * S), until, IDLE));
+        assert!(!may_continue_later(&tcp(0, until - 131 * S), until, IDLE));
+        // Closed both ways, or reset: never.
+        let mut closed = tcp(0, until - S);
+        (closed.client_fin_ns, closed.server_fin_ns) = (Some(until - 2 * S), Some(until - S));
+        assert!(!may_continue_later(&closed, until, IDLE));
+        closed.server_fin_ns = None;
+        assert!(may_continue_later(&closed, until, IDLE), "half closed");
+        closed.rst_to_client = Some(crate::flows::TcpEvent {
+            ts_ns: until - S,
+            to_client: true,
+            sender: "198.19.0.1".parse().unwrap(),
+            ttl: 64,
+        });
+        assert!(!may_continue_later(&closed, until, IDLE));
+        // A datagram exchange goes on only within --udp-idle.
+        let mut udp = tcp(0, until - 9 * S);
+        udp.proto = FlowProto::Udp;
+        assert!(may_continue_later(&udp, until, IDLE));
+        udp.last_ns = until - 11 * S;
+        assert!(!may_continue_later(&udp, until, IDLE));
+    }
+
+    #[test]
+    fn a_flow_may_have_begun_before_a_cut_without_a_handshake_or_soon_after_it() {
+        let from = 1_000 * S;
+        // A connection seen from its SYN well after the cut began after it.
+        assert!(!may_continue_earlier(&tcp(from + 131 * S, from + 132 * S), from, IDLE));
+        // A SYN soon after the cut may retransmit one sent before it.
+        assert!(may_continue_earlier(&tcp(from + 129 * S, from + 130 * S), from, IDLE));
+        // Without its handshake: whenever.
+        let mut mid = tcp(from + 1_000 * S, from + 1_001 * S);
+        mid.orientation = Orientation::Midstream;
+        assert!(may_continue_earlier(&mid, from, IDLE));
+        let mut udp = tcp(from + 9 * S, from + 9 * S);
+        udp.proto = FlowProto::Udp;
+        assert!(may_continue_earlier(&udp, from, IDLE));
+        udp.first_ns = from + 11 * S;
+        assert!(!may_continue_earlier(&udp, from, IDLE));
+    }
+}
