@@ -21,9 +21,10 @@ is capture 1, whose time the shards cut. Steps:
 4. shards: each shard runs `tuplecorr --format parquet --shard-start A
    --shard-end B` on an executor with every file of every point (tuplecorr
    reads only those its shard and margin need) into `--staging`; Spark then
-   reads them and writes `--out` with two more columns: `shard_start`
-   (TIMESTAMP) and `request_key` (`proto capture-1-client capture-1-raw_time_ns`,
-   unique over the whole run: `request` is numbered per shard).
+   reads them and writes `--out` with three more columns: `shard_start`
+   (TIMESTAMP) and `shard_start_ns` (BIGINT, exact), and `request_key`
+   (`proto capture-1-client capture-1-raw_time_ns`, unique over the whole run:
+   `request` is numbered per shard).
 
 The tuplecorr binary and the capture folders must be at the same paths on the
 driver and every executor (a shared file system), and so must `--staging`
@@ -165,7 +166,7 @@ def run_job(spark, opts):
     sc = spark.sparkContext
     if os.path.basename(__file__) not in {os.path.basename(f) for f in sc.listFiles}:
         sc.addPyFile(os.path.abspath(__file__))  # the executors' functions live here when imported
-    tuplecorr = os.path.abspath(opts.tuplecorr)
+    tuplecorr = os.path.abspath(shutil.which(opts.tuplecorr) or opts.tuplecorr)
     points = list_points(opts.point)
     ranges = inventory(sc, tuplecorr, points)
     work = tempfile.mkdtemp(prefix="tuplecorr-spark-")
@@ -189,7 +190,8 @@ def run_job(spark, opts):
         start_ns = F.regexp_extract(F.col("_metadata.file_path"), r"shard-(\d+)-\d+\.parquet$", 1).cast("long")
         key = F.concat_ws(" ", F.col("proto"), F.col("captures")[0]["client"],
                           F.col("captures")[0]["raw_time_ns"].cast("string"))
-        frame = frame.withColumn("shard_start", F.timestamp_micros(F.floor(start_ns / 1000))) \
+        frame = frame.withColumn("shard_start_ns", start_ns) \
+                     .withColumn("shard_start", F.expr("timestamp_micros(shard_start_ns div 1000)")) \
                      .withColumn("request_key", key)
         frame.write.mode("overwrite").parquet(opts.out)
         with open(os.path.join(opts.out, "_tuplecorr_clocks.json"), "w") as f:
@@ -228,6 +230,7 @@ def session(master=None):
 
     b = SparkSession.builder.appName("tuplecorr-shards") \
         .config("spark.ui.enabled", "false") \
+        .config("spark.ui.showConsoleProgress", "false") \
         .config("spark.sql.shuffle.partitions", "4") \
         .config("spark.sql.session.timeZone", "UTC") \
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
