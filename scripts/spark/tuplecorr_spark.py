@@ -159,6 +159,18 @@ def shard_runner(tuplecorr, args, clocks, staging):
     return run
 
 
+def phases():
+    """A function printing the seconds since its last call with a name (stderr)."""
+    last = [time.monotonic()]
+
+    def step(name):
+        now = time.monotonic()
+        print(f"tuplecorr_spark: {name}: {now - last[0]:.2f} s", file=sys.stderr)
+        last[0] = now
+
+    return step
+
+
 def run_job(spark, opts):
     """The whole job on an existing SparkSession; returns the shards' summaries."""
     from pyspark.sql import functions as F
@@ -168,7 +180,9 @@ def run_job(spark, opts):
         sc.addPyFile(os.path.abspath(__file__))  # the executors' functions live here when imported
     tuplecorr = os.path.abspath(shutil.which(opts.tuplecorr) or opts.tuplecorr)
     points = list_points(opts.point)
+    step = phases()
     ranges = inventory(sc, tuplecorr, points)
+    step(f"inventory of {len(ranges)} files")
     work = tempfile.mkdtemp(prefix="tuplecorr-spark-")
     staging = opts.staging or os.path.join(work, "staging")
     os.makedirs(staging, exist_ok=True)
@@ -178,6 +192,7 @@ def run_job(spark, opts):
                 clocks_text = f.read()
         else:
             clocks_text = pin_clocks(tuplecorr, points, ranges, opts.clocks_seconds, work)
+            step("clocks run")
         shards = plan(points, ranges, int(round(opts.shard_seconds * 1e9)))
         args = [*opts.tuplecorr_arg, *point_args(points)]
         runner = shard_runner(tuplecorr, args, sc.broadcast(clocks_text), staging)
@@ -186,6 +201,7 @@ def run_job(spark, opts):
         except Exception as e:  # Py4JJavaError: quote the shard's own message
             said = [line.strip() for line in str(e).splitlines() if FAILED in line]
             sys.exit("tuplecorr_spark: " + (said[0] if said else str(e)))
+        step(f"{len(shards)} shards")
         frame = spark.read.parquet(*[d["parquet"] for d in done])
         start_ns = F.regexp_extract(F.col("_metadata.file_path"), r"shard-(\d+)-\d+\.parquet$", 1).cast("long")
         key = F.concat_ws(" ", F.col("proto"), F.col("captures")[0]["client"],
@@ -194,6 +210,7 @@ def run_job(spark, opts):
                      .withColumn("shard_start", F.expr("timestamp_micros(shard_start_ns div 1000)")) \
                      .withColumn("request_key", key)
         frame.write.mode("overwrite").parquet(opts.out)
+        step("dataset written")
         with open(os.path.join(opts.out, "_tuplecorr_clocks.json"), "w") as f:
             f.write(clocks_text)
         with open(os.path.join(opts.out, "_tuplecorr_shards.json"), "w") as f:
