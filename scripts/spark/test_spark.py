@@ -14,7 +14,8 @@ requests' spread, of an uneven length (boundaries inside busy seconds), with
 the two: request count, the key set (`request_key`), and per request every
 column but `request` (verdict words, endpoints, where things changed, times to
 the ns, matches, explanation); each row's `shard_start` holds its capture-1
-time; the README's per-hour query gives the same answer. A shard whose
+time; the README's per-hour query gives the same answer (one set with
+--staging and --clocks-from given). A shard whose
 tuplecorr fails fails the job with the shard and tuplecorr's stderr.
 
 Exit 0 with `test_spark: ... ok` lines; 1 listing differences; 3 when pyspark,
@@ -119,11 +120,13 @@ def compare(con, out, whole, shard_ns):
     return n_w, q("SELECT count(DISTINCT shard_start) FROM sh")[0][0], problems
 
 
-def check_set(spark, con, tuplecorr, name, folders, shard_seconds, work):
+def check_set(spark, con, tuplecorr, name, folders, shard_seconds, work, extra=()):
     out, whole = os.path.join(work, f"{name}.spark"), os.path.join(work, f"{name}.parquet")
     opts = job.parse(["--tuplecorr", tuplecorr, "--out", out, "--shard-seconds", repr(shard_seconds),
-                      *[f"--point={label}={d}" for label, d in folders]])
+                      *[f"--point={label}={d}" for label, d in folders], *extra])
     done = job.run_job(spark, opts)
+    if opts.staging and os.listdir(opts.staging):
+        return [f"{name}: --staging {opts.staging} still holds {os.listdir(opts.staging)}"]
     files = job.point_args(job.list_points(opts.point))
     single = subprocess.run([tuplecorr, "-q", "--format", "parquet", "-o", whole, "--clocks-from",
                              os.path.join(out, "_tuplecorr_clocks.json"), *files], capture_output=True, text=True)
@@ -171,8 +174,16 @@ def main():
                 folders.append((label, os.path.join(work, scenario, label)))
                 split(os.path.join(ROOT, "testdata/lab", scenario, f), folders[-1][1], ["-c", str(count)])
             # Shorter than the requests' spread: the first and last request fall in different shards.
-            spread = request_spread(tuplecorr, [os.path.join(ROOT, "testdata/lab", scenario, f) for f in files])
-            problems += check_set(spark, con, tuplecorr, scenario, folders, spread / 2.7, work)
+            originals = [os.path.join(ROOT, "testdata/lab", scenario, f) for f in files]
+            spread = request_spread(tuplecorr, originals)
+            extra = []
+            if scenario == "concurrent":  # a given staging folder, clocks from a report given
+                os.makedirs(os.path.join(work, "staging"))
+                pinned = os.path.join(work, "concurrent-clocks.json")
+                subprocess.run([tuplecorr, "-q", "--format", "json", "-o", pinned,
+                                *[f"{f.split('.')[0]}={o}" for f, o in zip(files, originals)]], check=True)
+                extra = ["--staging", os.path.join(work, "staging"), "--clocks-from", pinned]
+            problems += check_set(spark, con, tuplecorr, scenario, folders, spread / 2.7, work, extra)
             if scenario == "masquerade-pod":
                 problems += failing_shard(spark, tuplecorr, folders, work)
         gen = a.generated

@@ -152,7 +152,7 @@ def shard_runner(tuplecorr, args, clocks, staging):
                 done = subprocess.run(cmd, capture_output=True, text=True)
                 if done.returncode != 0:
                     raise RuntimeError(f"{FAILED}: [{epoch(start)}, {epoch(end)}) exit {done.returncode}: "
-                                       f"{done.stderr.strip()}")
+                                       + " | ".join(done.stderr.strip().splitlines()))
                 yield {"start": epoch(start), "end": epoch(end), "parquet": out,
                        "seconds": round(time.monotonic() - t0, 3), "warnings": done.stderr.splitlines()}
 
@@ -265,7 +265,9 @@ def main(argv=None):
         done = run_job(spark, opts)
     finally:
         spark.stop()
-    print(f"tuplecorr_spark: {len(done)} shards written to {opts.out}", file=sys.stderr)
+    lines = sum(len(d["warnings"]) for d in done)
+    print(f"tuplecorr_spark: {len(done)} shards written to {opts.out} ({lines} warning lines in "
+          "_tuplecorr_shards.json)", file=sys.stderr)
 
 
 if __name__ == "__main__":
