@@ -110,6 +110,8 @@ def pin_clocks(tuplecorr, points, ranges, seconds, work):
     early = []
     for label, files in points:
         timed = [f for f in files if f in ranges]
+        if not timed:
+            sys.exit(f"tuplecorr_spark: point {label} holds no packet in any file")
         start = min(ranges[f][0] for f in timed)
         early.append((label, [f for f in timed if ranges[f][0] < start + int(seconds * 1e9)]))
     report = os.path.join(work, "clocks-run.json")
