@@ -38,6 +38,7 @@ mod regression;
 mod resources;
 mod rotation;
 mod shards;
+mod spark;
 mod util;
 mod verdicts_mutation;
 mod writer;
