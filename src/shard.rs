@@ -76,11 +76,23 @@ pub fn plan_files(firsts: &[Option<i64>], (lo, hi): (i64, i64)) -> (Vec<usize>, 
     (read, skipped, cut)
 }
 
+/// The files of a list, up to six; a longer list (a day of rotated files)
+/// as its first three, a count, and its last two.
+fn some_files(files: &[String]) -> String {
+    match files {
+        [first @ .., a, b] if files.len() > 6 => {
+            format!("{}, … {} more …, {a}, {b}", first[..3].join(", "), first.len() - 3)
+        }
+        _ => files.join(", "),
+    }
+}
+
 /// The warning naming the files a shard did not read.
 pub fn skipped_warning(label: &str, skipped: &[String], shard: &Shard) -> Warning {
+    let files = some_files(skipped);
     Warning {
         label: label.to_string(),
-        file: skipped.join(", "),
+        file: files.clone(),
         record: None,
         byte_offset: None,
         problem: format!(
@@ -89,7 +101,7 @@ pub fn skipped_warning(label: &str, skipped: &[String], shard: &Shard) -> Warnin
             crate::time::rfc3339(shard.end_ns),
             skipped.len(),
             shard.margin_ns as f64 / 1e9,
-            skipped.join(", ")
+            files
         ),
         consequence: "not read".into(),
     }
@@ -273,6 +285,21 @@ pub fn estimated_clock_warning(label: &str) -> Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_of_skipped_files_is_named_by_its_ends_and_a_count() {
+        let files = |n: usize| (0..n).map(|i| format!("d-{i:04}.pcap")).collect::<Vec<_>>();
+        assert_eq!(some_files(&files(2)), "d-0000.pcap, d-0001.pcap");
+        assert_eq!(some_files(&files(6)), files(6).join(", "));
+        assert_eq!(
+            some_files(&files(288)),
+            "d-0000.pcap, d-0001.pcap, d-0002.pcap, … 283 more …, d-0286.pcap, d-0287.pcap"
+        );
+        assert_eq!(
+            some_files(&files(7)),
+            "d-0000.pcap, d-0001.pcap, d-0002.pcap, … 2 more …, d-0005.pcap, d-0006.pcap"
+        );
+    }
 
     #[test]
     fn a_file_is_skipped_only_when_it_ends_before_the_window_or_starts_after_it() {
