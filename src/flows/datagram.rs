@@ -20,15 +20,18 @@ impl FlowTable {
         };
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
-        let (stream, seen) = if to_server {
-            (&mut s.client_stream, f.packets_to_server > 1)
+        let (stream, fp, seen) = if to_server {
+            (&mut s.client_stream, &mut f.client_fp, f.packets_to_server > 1)
         } else {
-            (&mut s.server_stream, f.packets_to_client > 1)
+            (&mut s.server_stream, &mut f.server_fp, f.packets_to_client > 1)
         };
         if !seen {
             // The first datagram of each direction is its fingerprint.
-            stream.add(0, payload);
-            stream.set_end(u64::from(p.payload_len));
+            let limit = self.config.fingerprint_len;
+            let done = stream.add(limit, 0, payload).or(stream.set_end(limit, u64::from(p.payload_len)));
+            if let Some(done) = done {
+                *fp = done;
+            }
         }
         if to_server {
             if p.payload_len > 0 && f.client_data_ns.is_none() {

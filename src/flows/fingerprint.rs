@@ -123,6 +123,65 @@ impl StreamPrefix {
     }
 }
 
+/// One direction's prefix while the flow table learns it: nothing yet, its
+/// bytes so far (boxed, so a flow without payload pays 8 bytes for it), or
+/// done: nothing more can be learned (`StreamPrefix::is_full`), its
+/// fingerprint was given to the flow and the bytes are freed. So the table
+/// holds 128-byte buffers only for streams still being learned, not for every
+/// flow of the capture. Once done, later segments change nothing: a
+/// retransmission that rewrites bytes already known, or a FIN below them,
+/// no longer alters a fingerprint (both are impossible in a sound stream).
+#[derive(Debug, Default)]
+pub enum Learning {
+    #[default]
+    Nothing,
+    Bytes(Box<StreamPrefix>),
+    Done,
+}
+
+impl Learning {
+    /// [`StreamPrefix::add`] (a prefix of `limit` bytes); gives the fingerprint
+    /// when the prefix has just become final.
+    pub fn add(&mut self, limit: usize, pos: u64, data: &[u8]) -> Option<Fingerprint> {
+        if data.is_empty() || pos >= limit as u64 {
+            return None; // nothing to learn: no buffer for it
+        }
+        self.learn(limit, |p| p.add(pos, data))
+    }
+
+    /// [`StreamPrefix::set_end`]; gives the fingerprint when the prefix has just
+    /// become final.
+    pub fn set_end(&mut self, limit: usize, len: u64) -> Option<Fingerprint> {
+        self.learn(limit, |p| p.set_end(len))
+    }
+
+    fn learn(&mut self, limit: usize, step: impl FnOnce(&mut StreamPrefix)) -> Option<Fingerprint> {
+        if matches!(self, Learning::Done) {
+            return None;
+        }
+        if matches!(self, Learning::Nothing) {
+            *self = Learning::Bytes(Box::new(StreamPrefix::new(limit)));
+        }
+        let Learning::Bytes(p) = self else { return None };
+        step(p);
+        if !p.is_full() {
+            return None;
+        }
+        let fp = p.fingerprint();
+        *self = Learning::Done;
+        Some(fp)
+    }
+
+    /// The fingerprint of a prefix still being learned when the capture ends;
+    /// None when nothing was learned or it was already given.
+    pub fn finish(self) -> Option<Fingerprint> {
+        match self {
+            Learning::Bytes(p) => Some(p.fingerprint()),
+            Learning::Nothing | Learning::Done => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +200,52 @@ mod tests {
         pieces.add(80, &REQUEST[80..]);
         assert_eq!(one.fingerprint(), pieces.fingerprint());
         assert!(one.fingerprint().prefix[2].is_some());
+    }
+
+    #[test]
+    fn learning_holds_no_buffer_until_there_are_bytes_to_learn() {
+        let mut l = Learning::default();
+        assert_eq!(l.add(128, 0, b""), None);
+        assert_eq!(l.add(128, 128, b"past the prefix"), None);
+        assert!(matches!(l, Learning::Nothing));
+        assert_eq!(l.finish(), None);
+    }
+
+    #[test]
+    fn learning_gives_the_fingerprint_once_when_final_and_frees_the_bytes() {
+        let mut whole = StreamPrefix::new(64);
+        whole.add(0, REQUEST);
+        let mut l = Learning::default();
+        assert_eq!(l.add(64, 30, &REQUEST[30..]), None, "a gap: not final");
+        assert!(matches!(l, Learning::Bytes(_)));
+        assert_eq!(l.add(64, 0, &REQUEST[..30]), Some(whole.fingerprint()));
+        assert!(matches!(l, Learning::Done));
+        // Done: later segments (even rewriting known bytes) change nothing.
+        assert_eq!(l.add(64, 0, b"XXXXXXXXXXXXXXXX"), None);
+        assert_eq!(l.set_end(64, 10), None);
+        assert_eq!(l.finish(), None);
+    }
+
+    #[test]
+    fn learning_a_short_stream_ends_with_its_fin_even_when_the_fin_comes_first() {
+        let mut want = StreamPrefix::new(128);
+        want.add(0, b"ping\n");
+        want.set_end(5);
+        let mut l = Learning::default();
+        assert_eq!(l.add(128, 3, b"g\n"), None);
+        assert_eq!(l.set_end(128, 5), None, "bytes 0..3 still missing");
+        let fp = l.add(128, 0, b"pin").expect("final once bytes reach the end");
+        assert_eq!(fp, want.fingerprint());
+        assert!(fp.whole.is_some());
+    }
+
+    #[test]
+    fn learning_unfinished_at_the_end_gives_what_is_known() {
+        let mut want = StreamPrefix::new(128);
+        want.add(0, &REQUEST[..40]);
+        let mut l = Learning::default();
+        assert_eq!(l.add(128, 0, &REQUEST[..40]), None);
+        assert_eq!(l.finish(), Some(want.fingerprint()));
     }
 
     #[test]

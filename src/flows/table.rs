@@ -6,7 +6,7 @@
 
 use super::carrier::StreamHead;
 use super::copies::fold_copies;
-use super::fingerprint::StreamPrefix;
+use super::fingerprint::Learning;
 use super::key::FlowKey;
 use super::{Endpoint, Flow, FlowProto, FlowStats, Flows, Orientation};
 use crate::config::FlowConfig;
@@ -17,8 +17,8 @@ use rustc_hash::FxHashMap;
 /// (`FlowTable::flows[i]` and `streams[i]`), so `finish` can drop it and keep the
 /// summaries' vector as it is: no second copy of every flow at the peak.
 pub(super) struct Streams {
-    pub(super) client_stream: StreamPrefix,
-    pub(super) server_stream: StreamPrefix,
+    pub(super) client_stream: Learning,
+    pub(super) server_stream: Learning,
     /// The client stream's first bytes while they may hold carriers.
     pub(super) client_head: StreamHead,
     /// Stream offset 0 of each direction: ISN + 1, or the first seq seen (midstream).
@@ -96,12 +96,11 @@ impl FlowTable {
     ) -> usize {
         let mut flow = Flow::new(proto, p.src.is_ipv6(), client, server, orientation, p.ts_ns);
         (flow.first_interface, flow.first_packet_type) = (super::key::interface_of(p), p.sll_packet_type);
-        let limit = self.config.fingerprint_len;
         let idx = self.flows.len();
         self.flows.push(flow);
         self.streams.push(Streams {
-            client_stream: StreamPrefix::new(limit),
-            server_stream: StreamPrefix::new(limit),
+            client_stream: Learning::Nothing,
+            server_stream: Learning::Nothing,
             client_head: StreamHead::default(),
             client_base: None,
             server_base: None,
@@ -147,8 +146,13 @@ impl FlowTable {
         let FlowTable { mut flows, mut streams, index, stats, .. } = self;
         drop(index);
         for (f, s) in flows.iter_mut().zip(&mut streams) {
-            f.client_fp = s.client_stream.fingerprint();
-            f.server_fp = s.server_stream.fingerprint();
+            // Prefixes that became final while reading are in the flow already.
+            if let Some(fp) = std::mem::take(&mut s.client_stream).finish() {
+                f.client_fp = fp;
+            }
+            if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
+                f.server_fp = fp;
+            }
             f.carriers = s.client_head.take();
             // A PROXY header is the proxy's, not the client's: compare what follows it.
             if let Some(fp) = f.carriers.as_mut().and_then(|c| c.payload_fp.take()) {

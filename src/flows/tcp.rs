@@ -3,11 +3,11 @@
 //! orients the flow, anything else starts a midstream flow; streams are
 //! reassembled by sequence number for the fingerprints.
 
-use super::fingerprint::StreamPrefix;
+use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
 use super::{Endpoint, FlowProto, Orientation, TcpEvent};
-use crate::decode::{tcp_flags, Packet, Transport};
+use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
 
 impl FlowTable {
     pub(super) fn insert_tcp(&mut self, p: &Packet, payload: &[u8]) {
@@ -84,7 +84,8 @@ impl FlowTable {
                 f.max_to_server.add(p.ip_len);
                 extend(&mut f.client_payload, s.client_base, t.seq, payload_len);
             }
-            stream_add(&mut s.client_stream, s.client_base, t.seq, payload, payload_len, t.flags);
+            let limit = self.config.fingerprint_len;
+            stream_add(&mut s.client_stream, &mut f.client_fp, limit, s.client_base, t, payload, payload_len);
             if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
@@ -119,7 +120,8 @@ impl FlowTable {
                 f.max_to_client.add(p.ip_len);
                 extend(&mut f.server_payload, s.server_base, t.seq, payload_len);
             }
-            stream_add(&mut s.server_stream, s.server_base, t.seq, payload, payload_len, t.flags);
+            let limit = self.config.fingerprint_len;
+            stream_add(&mut s.server_stream, &mut f.server_fp, limit, s.server_base, t, payload, payload_len);
         }
     }
 }
@@ -137,22 +139,27 @@ fn extend(extent: &mut Option<(u32, u32)>, base: Option<u32>, seq: u32, payload_
 }
 
 /// Adds a TCP segment's payload at its stream offset; a FIN marks the end.
+/// When the prefix becomes final, its fingerprint goes to `fp` (the flow's).
 fn stream_add(
-    stream: &mut StreamPrefix,
+    stream: &mut Learning,
+    fp: &mut Fingerprint,
+    limit: usize,
     base: Option<u32>,
-    seq: u32,
+    t: &TcpInfo,
     payload: &[u8],
     payload_len: u32,
-    flags: u8,
 ) {
     let Some(base) = base else { return };
-    let off = seq.wrapping_sub(base);
+    let off = t.seq.wrapping_sub(base);
     if off >= 1 << 31 {
         return; // before the stream start (or far out of window)
     }
-    stream.add(u64::from(off), payload);
-    if flags & tcp_flags::FIN != 0 {
-        stream.set_end(u64::from(off) + u64::from(payload_len));
+    let mut done = stream.add(limit, u64::from(off), payload);
+    if t.flags & tcp_flags::FIN != 0 {
+        done = done.or(stream.set_end(limit, u64::from(off) + u64::from(payload_len)));
+    }
+    if let Some(done) = done {
+        *fp = done;
     }
 }
 
