@@ -141,8 +141,8 @@ fn echo_key(f: &Flow) -> Option<(u16, u64)> {
 /// Index keys of a fingerprint: the whole short stream, and one prefix — 32
 /// bytes, or 16 when only 16 are known (a short snaplen).
 fn fp_index_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 2] {
-    let whole = fp.whole.map(|(len, h)| (255u8, h ^ u64::from(len).rotate_left(48)));
-    let prefix = fp.prefix[1].map(|h| (32u8, h)).or(fp.prefix[0].map(|h| (16u8, h)));
+    let whole = fp.whole().map(|(len, h)| (255u8, h ^ u64::from(len).rotate_left(48)));
+    let prefix = fp.prefix(1).map(|h| (32u8, h)).or(fp.prefix(0).map(|h| (16u8, h)));
     [whole, prefix]
 }
 
@@ -150,7 +150,7 @@ fn fp_index_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 2] {
 /// prefix (to meet flows whose snaplen left only 16 bytes).
 fn fp_lookup_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 3] {
     let [whole, prefix] = fp_index_keys(fp);
-    let short = if fp.prefix[1].is_some() { fp.prefix[0].map(|h| (16u8, h)) } else { None };
+    let short = if fp.prefix(1).is_some() { fp.prefix(0).map(|h| (16u8, h)) } else { None };
     [whole, prefix, short]
 }
 
@@ -363,9 +363,9 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     let strong_bytes =
         |agree: Option<usize>, whole: bool| agree.is_some_and(|n| n >= STRONG_PREFIX || (whole && n > 0));
     let client_strong =
-        strong_bytes(client_agree, a.client_fp.whole.is_some() && b.client_fp.whole.is_some());
+        strong_bytes(client_agree, a.client_fp.whole().is_some() && b.client_fp.whole().is_some());
     let server_strong =
-        strong_bytes(server_agree, a.server_fp.whole.is_some() && b.server_fp.whole.is_some());
+        strong_bytes(server_agree, a.server_fp.whole().is_some() && b.server_fp.whole().is_some());
     let ip_id = a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id;
     let mut kind = LinkKind::Forwarded;
     match a.proto {
@@ -520,7 +520,7 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
             FlowProto::Udp => f
                 .client_fp
                 .join_key()
-                .filter(|_| f.client_fp.prefix[1].is_some() || f.client_fp.whole.is_some())
+                .filter(|_| f.client_fp.prefix(1).is_some() || f.client_fp.whole().is_some())
                 .map(|k| (FlowProto::Udp, k)),
             FlowProto::Icmp => echo_key(f).map(|(s, h)| (FlowProto::Icmp, h ^ u64::from(s))),
             _ => None,
@@ -669,13 +669,13 @@ mod tests {
         let echo = |len: u32, h: u64| {
             let mut f = Flow::test_tcp("198.18.0.1:1", "198.19.0.1:1", 0, 0);
             f.proto = FlowProto::Icmp;
-            f.echo = Some(crate::flows::EchoSummary {
+            f.echo = Some(Box::new(crate::flows::EchoSummary {
                 first_seq: 1,
                 last_seq: 1,
                 requests: 1,
                 replies: 1,
                 payload: Some((len, h)),
-            });
+            }));
             echo_key(&f)
         };
         // pairs that one lossy way of mixing in the length would make equal
@@ -792,13 +792,13 @@ mod tests {
         let echo = |payload: Option<(u32, u64)>| {
             let mut f = Flow::test_tcp("198.18.0.1:0", "198.19.0.1:0", 0, 0);
             (f.proto, f.client_isn, f.server_isn, f.seq_pair) = (FlowProto::Icmp, None, None, None);
-            f.echo = Some(crate::flows::EchoSummary {
+            f.echo = Some(Box::new(crate::flows::EchoSummary {
                 first_seq: 1,
                 last_seq: 1,
                 requests: 1,
                 replies: 1,
                 payload,
-            });
+            }));
             f
         };
         let (a, mut b) = (echo(Some((56, 7))), echo(Some((56, 7))));
@@ -853,12 +853,14 @@ mod tests {
             ("ISNs differ", |a, b| (a.client_isn, b.client_isn) = (Some(1), Some(2))),
             ("IP IDs differ", |a, b| (a.client_ip_id, b.client_ip_id) = (Some(1), Some(2))),
             ("echo sequences differ", |a, b| {
-                let e = |first_seq| crate::flows::EchoSummary {
-                    first_seq,
-                    last_seq: first_seq,
-                    requests: 1,
-                    replies: 1,
-                    payload: None,
+                let e = |first_seq| {
+                    Box::new(crate::flows::EchoSummary {
+                        first_seq,
+                        last_seq: first_seq,
+                        requests: 1,
+                        replies: 1,
+                        payload: None,
+                    })
                 };
                 (a.echo, b.echo) = (Some(e(1)), Some(e(2)));
             }),

@@ -57,12 +57,8 @@ impl FlowTable {
         };
         let f = &mut self.flows[idx];
         let to_server = Self::account(f, p, request);
-        let echo = f.echo.get_or_insert(EchoSummary {
-            first_seq: seq,
-            last_seq: seq,
-            requests: 0,
-            replies: 0,
-            payload: None,
+        let echo = f.echo.get_or_insert_with(|| {
+            Box::new(EchoSummary { first_seq: seq, last_seq: seq, requests: 0, replies: 0, payload: None })
         });
         if to_server {
             if echo.requests == 0 {

@@ -12,45 +12,70 @@ pub const PREFIX_LENGTHS: [usize; 4] = [16, 32, 64, 128];
 /// Shortest common prefix that makes a fingerprint match strong evidence.
 pub const STRONG_PREFIX: usize = 32;
 
-/// What is known of the first bytes of one direction of a stream.
+/// What is known of the first bytes of one direction of a stream. Packed
+/// (48 bytes, not 88 as options would take): every flow carries two.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Fingerprint {
-    /// xxh3 of the first 16/32/64/128 bytes, for each length fully known.
-    pub prefix: [Option<u64>; 4],
-    /// The whole stream when it was shorter than the longest prefix and its end
-    /// is known (a FIN, or a datagram): (length, xxh3 of all of it).
-    pub whole: Option<(u16, u64)>,
+    /// xxh3 of the first 16/32/64/128 bytes, for each length fully known (0 when not).
+    hashes: [u64; 4],
+    /// xxh3 of the whole stream, when known (0 when not).
+    whole_hash: u64,
+    whole_len: u16,
+    /// Bit i: `hashes[i]` is known; bit 4: the whole stream is.
+    known: u8,
 }
 
+const WHOLE: u8 = 1 << 4;
+
 impl Fingerprint {
+    /// xxh3 of the first `PREFIX_LENGTHS[i]` bytes, when all of them are known.
+    pub fn prefix(&self, i: usize) -> Option<u64> {
+        (i < self.hashes.len() && self.known & (1 << i) != 0).then(|| self.hashes[i])
+    }
+
+    /// The whole stream when it was shorter than the longest prefix and its end
+    /// is known (a FIN, or a datagram): (length, xxh3 of all of it).
+    pub fn whole(&self) -> Option<(u16, u64)> {
+        (self.known & WHOLE != 0).then_some((self.whole_len, self.whole_hash))
+    }
+
+    pub(crate) fn set_prefix(&mut self, i: usize, hash: u64) {
+        self.hashes[i] = hash;
+        self.known |= 1 << i;
+    }
+
+    pub(crate) fn set_whole(&mut self, len: u16, hash: u64) {
+        (self.whole_len, self.whole_hash) = (len, hash);
+        self.known |= WHOLE;
+    }
+
     /// No bytes known.
     pub fn is_empty(&self) -> bool {
-        self.prefix[0].is_none() && self.whole.is_none()
+        self.prefix(0).is_none() && self.whole().is_none()
     }
 
     /// The key used to find candidates: the 16-byte prefix hash, or the whole
     /// (short) stream's hash.
     pub fn join_key(&self) -> Option<u64> {
-        self.prefix[0].or(self.whole.map(|(len, h)| h ^ u64::from(len).rotate_left(48)))
+        self.prefix(0).or(self.whole().map(|(len, h)| h ^ u64::from(len).rotate_left(48)))
     }
 
     /// True when both know some common length, so `agreement` is a real comparison.
     pub fn agreement_known(&self, other: &Fingerprint) -> bool {
-        (self.whole.is_some() && other.whole.is_some())
-            || self.prefix.iter().zip(other.prefix.iter()).any(|(a, b)| a.is_some() && b.is_some())
+        (self.whole().is_some() && other.whole().is_some()) || self.known & other.known & 0x0f != 0
     }
 
     /// Compares two fingerprints at the longest length both know. Returns the
     /// number of bytes compared when they agree, None when they differ or share
     /// nothing.
     pub fn agreement(&self, other: &Fingerprint) -> Option<usize> {
-        if let (Some(a), Some(b)) = (self.whole, other.whole) {
+        if let (Some(a), Some(b)) = (self.whole(), other.whole()) {
             return (a == b).then_some(a.0 as usize);
         }
         // One side knows the whole short stream: the other must know at least its
         // prefixes up to that length and agree there.
         for i in (0..PREFIX_LENGTHS.len()).rev() {
-            if let (Some(a), Some(b)) = (self.prefix[i], other.prefix[i]) {
+            if let (Some(a), Some(b)) = (self.prefix(i), other.prefix(i)) {
                 return (a == b).then_some(PREFIX_LENGTHS[i]);
             }
         }
@@ -110,13 +135,13 @@ impl StreamPrefix {
         let mut fp = Fingerprint::default();
         for (i, &len) in PREFIX_LENGTHS.iter().enumerate() {
             if c >= len {
-                fp.prefix[i] = Some(xxh3_64(&self.bytes[..len]));
+                fp.set_prefix(i, xxh3_64(&self.bytes[..len]));
             }
         }
         if let Some(end) = self.end {
             let end = end as usize;
             if end > 0 && end <= c && end < PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1] {
-                fp.whole = Some((end as u16, xxh3_64(&self.bytes[..end])));
+                fp.set_whole(end as u16, xxh3_64(&self.bytes[..end]));
             }
         }
         fp
@@ -199,7 +224,7 @@ mod tests {
         pieces.add(25, &REQUEST[25..50]);
         pieces.add(80, &REQUEST[80..]);
         assert_eq!(one.fingerprint(), pieces.fingerprint());
-        assert!(one.fingerprint().prefix[2].is_some());
+        assert!(one.fingerprint().prefix(2).is_some());
     }
 
     #[test]
@@ -236,7 +261,7 @@ mod tests {
         assert_eq!(l.set_end(128, 5), None, "bytes 0..3 still missing");
         let fp = l.add(128, 0, b"pin").expect("final once bytes reach the end");
         assert_eq!(fp, want.fingerprint());
-        assert!(fp.whole.is_some());
+        assert!(fp.whole().is_some());
     }
 
     #[test]
@@ -255,7 +280,7 @@ mod tests {
         s.add(40, &REQUEST[40..]);
         assert_eq!(s.contiguous(), 20);
         let fp = s.fingerprint();
-        assert!(fp.prefix[0].is_some() && fp.prefix[1].is_none());
+        assert!(fp.prefix(0).is_some() && fp.prefix(1).is_none());
     }
 
     #[test]

@@ -183,7 +183,8 @@ pub struct Flow {
     /// TCP: PROXY protocol and HTTP forwarding / request-id headers at the start
     /// of the client stream (boxed: most flows carry none).
     pub carriers: Option<Box<Carriers>>,
-    pub echo: Option<EchoSummary>,
+    /// ICMP echo flows only (boxed: a flow summary stays small).
+    pub echo: Option<Box<EchoSummary>>,
     /// Interface of the first packet (pcapng interface or SLL2 ifindex) and SLL
     /// packet type, to tell `-i any` copies apart.
     pub first_interface: u32,
@@ -340,5 +341,22 @@ impl Flow {
         (f.client_ttl, f.server_ttl) = (64, Some(64));
         (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (3, 2, 120, 80);
         f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Memory grows with flows: every flow of every capture is one `Flow` (and
+    /// its stream state while it is read). Rare parts are boxed; a field that
+    /// grows the summary past this budget should be boxed or packed too.
+    #[test]
+    fn a_flow_summary_stays_within_its_budget() {
+        assert!(
+            std::mem::size_of::<super::Flow>() <= 528,
+            "Flow is {} bytes",
+            std::mem::size_of::<super::Flow>()
+        );
+        assert_eq!(std::mem::size_of::<super::Fingerprint>(), 48);
+        assert!(std::mem::size_of::<super::table::Streams>() <= 96, "Streams");
     }
 }
