@@ -81,7 +81,8 @@ pub fn assign(
         }
     }
     // Best first; among equals, the nearer in corrected time, then by index.
-    cands.sort_by_cached_key(|c| {
+    // Keys are distinct (one candidate per source and target): one order whatever the threads.
+    rayon::slice::ParallelSliceMut::par_sort_by_cached_key(&mut cands[..], |c| {
         (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target)
     });
     let mut src_done = vec![false; sources.len()];

@@ -265,7 +265,8 @@ impl Index {
                 entries.push((key(K_REQUEST_ID, f.proto, 0, id), t, i));
             }
         }
-        entries.sort_unstable();
+        // Entries are distinct tuples: the parallel sort gives the one order.
+        rayon::slice::ParallelSliceMut::par_sort_unstable(&mut entries[..]);
         let (dir, bits) = directory(&entries);
         Index { entries, dir, bits, has_seq }
     }

@@ -442,30 +442,45 @@ pub fn write_table_with(
         }
     }
     let widths = widths(&rows);
-    let mut line = String::new();
+    // Lines are padded across cores, written in order.
+    crate::report::write_parallel(&rows, out, |rows, buf| {
+        let mut line = String::new();
+        for row in rows {
+            line.clear();
+            padded_line(&mut line, row, &columns, &widths, color);
+            buf.extend_from_slice(line.as_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// One row as a line: cells padded to the column widths (`#` right-aligned,
+/// the last column not padded), arrows between consecutive capture points.
+fn padded_line(
+    line: &mut String,
+    row: &[(String, Style)],
+    columns: &[Column],
+    widths: &[usize],
+    color: bool,
+) {
     let spaces = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
-    for row in &rows {
-        line.clear();
-        for (c, (text, style)) in row.iter().enumerate() {
-            if c > 0 {
-                line.push_str(if arrow_between(columns[c - 1], columns[c]) { "  →  " } else { "  " });
-            }
-            let pad = widths[c] - text.chars().count();
-            let last = c + 1 == columns.len();
-            if columns[c] == Column::Request {
-                spaces(&mut line, pad);
-                push_painted(&mut line, text, *style, color);
-            } else {
-                push_painted(&mut line, text, *style, color);
-                if !last {
-                    spaces(&mut line, pad);
-                }
+    for (c, (text, style)) in row.iter().enumerate() {
+        if c > 0 {
+            line.push_str(if arrow_between(columns[c - 1], columns[c]) { "  →  " } else { "  " });
+        }
+        let pad = widths[c] - text.chars().count();
+        let last = c + 1 == columns.len();
+        if columns[c] == Column::Request {
+            spaces(line, pad);
+            push_painted(line, text, *style, color);
+        } else {
+            push_painted(line, text, *style, color);
+            if !last {
+                spaces(line, pad);
             }
         }
-        line.push('\n');
-        out.write_all(line.as_bytes())?;
     }
-    Ok(())
+    line.push('\n');
 }
 
 #[cfg(test)]
@@ -477,6 +492,34 @@ mod tests {
         let mut out = Vec::new();
         write_table(&findings(), color, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn lines_padded_across_cores_are_the_lines_padded_one_by_one() {
+        // Past several parallel tasks (128 rows each), with widths set by a late row.
+        let mut f = findings();
+        let one = f.requests.clone();
+        for k in 0..70 {
+            f.requests.extend(one.iter().cloned().map(|mut r| {
+                r.request += 5 * (k + 1);
+                r
+            }));
+        }
+        for color in [false, true] {
+            let mut out = Vec::new();
+            write_table(&f, color, &mut out).unwrap();
+            let w = Words::new(&f);
+            let columns = expand(&DEFAULT_COLUMNS, w.labels.len());
+            let rows = cells(&f, &w, &columns, FITS[0]);
+            let widths = widths(&rows);
+            let mut want = String::new();
+            for row in &rows {
+                padded_line(&mut want, row, &columns, &widths, color);
+            }
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+            assert_eq!(want.lines().count(), 1 + f.requests.len());
+            assert!(want.lines().last().unwrap().starts_with(&format!("{:>3}", f.requests.len())));
+        }
     }
 
     #[test]
