@@ -26,7 +26,8 @@ impl FlowTable {
             (&mut s.server_stream, &mut f.server_fp, f.packets_to_client > 1)
         };
         if !seen {
-            // The first datagram of each direction is its fingerprint.
+            // The first datagram of each direction is its fingerprint. Both
+            // steps always run; the one that makes the prefix final gives it.
             let limit = self.config.fingerprint_len;
             let done = stream.add(limit, 0, payload).or(stream.set_end(limit, u64::from(p.payload_len)));
             if let Some(done) = done {
