@@ -908,16 +908,24 @@ mod tests {
             s.set_end(short.len() as u64);
             s.fingerprint()
         };
-        let pair = |wa: bool, wb: bool| {
-            let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:6379", 0, 9);
-            let mut b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:6379", 50_000, 9);
-            a.client_fp = if wa { whole() } else { fp(short) };
-            b.client_fp = if wb { whole() } else { fp(short) };
-            evidence(&a, &b, &g).unwrap().evidence
-        };
-        assert!(pair(true, true).contains(&Evidence::ClientFingerprint), "both saw it end: the whole stream");
-        for (wa, wb) in [(true, false), (false, true), (false, false)] {
-            assert!(!pair(wa, wb).contains(&Evidence::ClientFingerprint), "whole at {wa}/{wb} only");
+        // The same rule for each direction: the request's bytes, the reply's.
+        for (server, want) in [(false, Evidence::ClientFingerprint), (true, Evidence::ServerFingerprint)] {
+            let pair = |wa: bool, wb: bool| {
+                let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:6379", 0, 9);
+                let mut b = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:6379", 50_000, 9);
+                let (fa, fb) = if server {
+                    (&mut a.server_fp, &mut b.server_fp)
+                } else {
+                    (&mut a.client_fp, &mut b.client_fp)
+                };
+                *fa = if wa { whole() } else { fp(short) };
+                *fb = if wb { whole() } else { fp(short) };
+                evidence(&a, &b, &g).unwrap().evidence
+            };
+            assert!(pair(true, true).contains(&want), "both saw it end: the whole stream ({want:?})");
+            for (wa, wb) in [(true, false), (false, true), (false, false)] {
+                assert!(!pair(wa, wb).contains(&want), "{want:?}: whole at {wa}/{wb} only");
+            }
         }
     }
 
