@@ -25,6 +25,8 @@ pub struct Fingerprint {
     known: u8,
 }
 
+/// Bits of `known`: the four prefixes, the whole stream.
+const PREFIXES: u8 = 0x0f;
 const WHOLE: u8 = 1 << 4;
 
 impl Fingerprint {
@@ -62,7 +64,7 @@ impl Fingerprint {
 
     /// True when both know some common length, so `agreement` is a real comparison.
     pub fn agreement_known(&self, other: &Fingerprint) -> bool {
-        (self.whole().is_some() && other.whole().is_some()) || self.known & other.known & 0x0f != 0
+        (self.whole().is_some() && other.whole().is_some()) || self.known & other.known & PREFIXES != 0
     }
 
     /// Compares two fingerprints at the longest length both know. Returns the

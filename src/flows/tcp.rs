@@ -47,6 +47,7 @@ impl FlowTable {
             }
         };
 
+        let limit = self.config.fingerprint_len;
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
         let payload_len = p.payload_len;
@@ -84,7 +85,6 @@ impl FlowTable {
                 f.max_to_server.add(p.ip_len);
                 extend(&mut f.client_payload, s.client_base, t.seq, payload_len);
             }
-            let limit = self.config.fingerprint_len;
             stream_add(&mut s.client_stream, &mut f.client_fp, limit, s.client_base, t, payload, payload_len);
             if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
                 let off = t.seq.wrapping_sub(base);
@@ -120,7 +120,6 @@ impl FlowTable {
                 f.max_to_client.add(p.ip_len);
                 extend(&mut f.server_payload, s.server_base, t.seq, payload_len);
             }
-            let limit = self.config.fingerprint_len;
             stream_add(&mut s.server_stream, &mut f.server_fp, limit, s.server_base, t, payload, payload_len);
         }
     }

@@ -444,12 +444,11 @@ pub fn write_table_with(
     let widths = widths(&rows);
     // Lines are padded across cores, written in order.
     crate::report::write_parallel(&rows, out, |rows, buf| {
-        let mut line = String::new();
+        let mut text = String::new();
         for row in rows {
-            line.clear();
-            padded_line(&mut line, row, &columns, &widths, color);
-            buf.extend_from_slice(line.as_bytes());
+            padded_line(&mut text, row, &columns, &widths, color);
         }
+        buf.extend_from_slice(text.as_bytes());
         Ok(())
     })
 }
