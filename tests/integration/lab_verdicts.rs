@@ -393,8 +393,8 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         let a = one.install(|| analyze(&base, &NoProgress)).unwrap();
         let b = two.install(|| analyze(&chunked, &NoProgress)).unwrap();
         let c = one.install(|| analyze(&chunked, &NoProgress)).unwrap();
-        // No --threads and more points than workers: a thread per point; with
-        // --threads, the points in rayon's waves.
+        // No --threads and more points than workers: a pool of a worker per
+        // point; with --threads, the points in rayon's waves.
         let points = tuplecorr::config::point_files(&base.captures).len();
         assert!(tuplecorr::pipeline::own_thread_per_point(base.threads, points, 1) == (points > 1));
         let mut waves = base.clone();
@@ -404,7 +404,7 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&schema::findings(f)).unwrap();
         assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
         assert_eq!(json(&a), json(&c), "{}: whole file vs 4 KiB chunks", dir.display());
-        assert_eq!(json(&a), json(&d), "{}: a thread per point vs points in waves", dir.display());
+        assert_eq!(json(&a), json(&d), "{}: a worker per point vs points in waves", dir.display());
     }
 }
 
