@@ -541,7 +541,7 @@ pub fn analyze_full(
     ladder: bool,
 ) -> Result<(Findings, Option<Ladder>), ReadError> {
     let points = crate::config::point_files(&config.captures);
-    if own_thread_per_point(config.threads, points.len(), rayon::current_num_threads()) {
+    if worker_per_point(config.threads, points.len(), rayon::current_num_threads()) {
         // No pool to be had (threads refused): the run goes on in the current one.
         if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(points.len()).build() {
             return pool.install(|| analyze_points(config, &points, progress, ladder));
@@ -581,7 +581,7 @@ fn analyze_points(
 /// stages allocate on the threads whose memory the reading freed: with the
 /// reading alone on threads of its own, each reader kept a malloc arena the
 /// later stages never reused (peak RSS 175 vs 163 MiB on the bench set).
-pub fn own_thread_per_point(threads: Option<usize>, points: usize, workers: usize) -> bool {
+pub fn worker_per_point(threads: Option<usize>, points: usize, workers: usize) -> bool {
     threads.is_none() && points > workers
 }
 
@@ -750,10 +750,10 @@ mod tests {
 
     #[test]
     fn points_get_a_worker_each_only_without_a_thread_limit_and_beyond_the_workers() {
-        assert!(own_thread_per_point(None, 3, 2));
-        assert!(!own_thread_per_point(None, 2, 2), "one worker a point already");
-        assert!(!own_thread_per_point(None, 3, 8));
-        assert!(!own_thread_per_point(Some(2), 3, 2), "--threads 2 reads two at a time");
-        assert!(own_thread_per_point(None, 2, 1));
+        assert!(worker_per_point(None, 3, 2));
+        assert!(!worker_per_point(None, 2, 2), "one worker a point already");
+        assert!(!worker_per_point(None, 3, 8));
+        assert!(!worker_per_point(Some(2), 3, 2), "--threads 2 reads two at a time");
+        assert!(worker_per_point(None, 2, 1));
     }
 }

@@ -396,10 +396,10 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         // No --threads and more points than workers: a pool of a worker per
         // point; with --threads, the points in rayon's waves.
         let points = tuplecorr::config::point_files(&base.captures).len();
-        assert!(tuplecorr::pipeline::own_thread_per_point(base.threads, points, 1) == (points > 1));
+        assert!(tuplecorr::pipeline::worker_per_point(base.threads, points, 1) == (points > 1));
         let mut waves = base.clone();
         waves.threads = Some(1);
-        assert!(!tuplecorr::pipeline::own_thread_per_point(waves.threads, points, 1));
+        assert!(!tuplecorr::pipeline::worker_per_point(waves.threads, points, 1));
         let d = one.install(|| analyze(&waves, &NoProgress)).unwrap();
         let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&schema::findings(f)).unwrap();
         assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
