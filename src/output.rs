@@ -5,7 +5,9 @@
 //!   socket, a terminal), or anything under `/dev` or `/proc` (`/dev/stdout`
 //!   redirected to a file): opened and written directly, never replaced;
 //! - a regular file or a new name: written to a temporary file beside the final
-//!   target, then renamed over it, so a failed run never leaves half a report.
+//!   target, then renamed into place (swapped with an existing report, which is
+//!   then removed: [`move_into_place`]), so the name always holds a whole report
+//!   and a failed run never leaves half a report.
 //!   A symlink is written through: the temporary file goes beside the file the
 //!   link points at, and the link stays a link;
 //! - a directory, or any input of the run (the same file by device and inode,
