@@ -402,8 +402,9 @@ fn read_point(
     let mut late: Vec<usize> = Vec::new();
     let mut began = (i64::MIN, i64::MAX);
     let all = order.clone();
-    if let (Some(shard), true) = (&config.shard, order.len() > 1) {
-        let window = crate::shard::raw_window(config, shard, capture, label);
+    // A shard's records outside its window (see `Windowed`), on this point's clock.
+    let window = config.shard.as_ref().map(|shard| crate::shard::raw_window(config, shard, capture, label));
+    if let (Some(shard), Some(window), true) = (&config.shard, window, order.len() > 1) {
         let (read, skip, c) = crate::shard::plan_files(&firsts, window);
         let last = read.last().copied().unwrap_or(0);
         (skipped, late) = skip.into_iter().partition(|&i| i < last);
@@ -413,6 +414,7 @@ fn read_point(
     }
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
+    let mut dropped_before = false;
     let mut info: Option<CaptureInfo> = None;
     let mut overlap: Option<Warning> = None;
     let mut latest: Option<(usize, i64)> = None;
@@ -420,7 +422,16 @@ fn read_point(
     while let Some(&f) = order.get(k) {
         k += 1;
         let spec = &specs[f];
-        let file_info = ingest(spec, f, &config.read, points, limit, progress, &mut b)?;
+        let file_info = match window {
+            Some((lo, hi)) => {
+                let mut w = Windowed { inner: &mut b, lo, hi, before: false };
+                let info = ingest(spec, f, &config.read, points, limit, progress, &mut w)?;
+                dropped_before |= w.before;
+                b.table.set_closed(false);
+                info
+            }
+            None => ingest(spec, f, &config.read, points, limit, progress, &mut b)?,
+        };
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
         if let (Some((lo, _)), Some((prev, prev_hi))) = (span, latest) {
             if lo < prev_hi && overlap.is_none() {
@@ -471,6 +482,9 @@ fn read_point(
             shard_warning = Some(crate::shard::skipped_warning(label, &names, shard));
         }
         cut.read_until = late.first().and_then(|&i| firsts[i]);
+        if let (true, Some((lo, _))) = (dropped_before, window) {
+            cut.read_from = Some(cut.read_from.map_or(lo, |from| from.max(lo)));
+        }
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
@@ -487,6 +501,32 @@ fn read_point(
     let mut result = b.finish(label, &names, info);
     result.cut = cut;
     Ok((result, names))
+}
+
+/// A shard's view of one point's records: those before its raw window are
+/// dropped (the point's reading is cut there, and warned about like a skipped
+/// earlier file); those after it only carry on the flows already begun (the
+/// flow table is closed to new ones), so a flow of the window is read to its
+/// end and nothing that begins after the window is kept. Memory then grows
+/// with the flows of the window, also when a point is one large file.
+struct Windowed<'a> {
+    inner: &'a mut Builder,
+    lo: i64,
+    hi: i64,
+    /// A record before the window was dropped.
+    before: bool,
+}
+
+impl Sink for Windowed<'_> {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        if rec.ts_ns < self.lo {
+            self.before = true;
+            return;
+        }
+        // Per record: a capture's times may step back into the window.
+        self.inner.table.set_closed(rec.ts_ns > self.hi);
+        self.inner.add(rec);
+    }
 }
 
 /// The warning for two files of one point whose packets overlap in time.

@@ -11,9 +11,12 @@
 //! tolerance ≤ 200 ms plus the boundary delay; 64 s back for a flow that missed
 //! its handshake; 130 s back for an earlier attempt). A shard reads every file
 //! that holds a packet within the margin (default 140 s) of its window on that
-//! point's clock, and every packet of those files: so every flow of a reported
-//! request and every flow that competes for its partners is read whole, unless
-//! it crosses a skipped file, which is warned about request by request.
+//! point's clock; of those files, the packets within that widened window, and
+//! after it the packets of flows begun in it (`pipeline::Windowed`): so every
+//! flow of a reported request and every flow that competes for its partners is
+//! read whole, unless it began before the widened window (a long connection),
+//! which is warned about request by request. Memory grows with the flows of
+//! the widened window, also when a point is one large file.
 
 use crate::config::{Config, Pinned, PinnedClocks, Shard};
 use crate::correlate::Correlation;
@@ -211,8 +214,9 @@ pub fn edge_warnings(
         for (side, ts) in sides.iter().enumerate().filter(|(_, ts)| !ts.is_empty()) {
             let (how, consequence) = if side == 0 {
                 (
-                    "may have begun in an earlier file the shard skipped (a connection without its \
-                     handshake, a SYN or datagram soon after the cut)",
+                    "may have begun before what the shard read (in an earlier file it skipped, or \
+                     before its window in this file: a connection without its handshake, a SYN or \
+                     datagram soon after the cut)",
                     "its earlier packets are not counted; widen --shard-margin to read them",
                 )
             } else {

@@ -15,9 +15,10 @@ impl FlowTable {
         let key = FlowKey::of(p, FlowProto::Udp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
-            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => Some(i),
             _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
         };
+        let Some(idx) = idx else { return }; // a new flow while the table is closed
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
         let (stream, fp, seen) = if to_server {
@@ -50,12 +51,13 @@ impl FlowTable {
         let key = FlowKey::of(p, FlowProto::Icmp, src, dst);
         let idle = self.config.udp_idle_ns;
         let idx = match self.index.get(&key).map(|&i| i as usize) {
-            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => i,
+            Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => Some(i),
             _ => {
                 let (client, server) = if request { (src, dst) } else { (dst, src) };
                 self.new_flow(key, p, FlowProto::Icmp, client, server, Orientation::FirstPacket)
             }
         };
+        let Some(idx) = idx else { return }; // a new flow while the table is closed
         let f = &mut self.flows[idx];
         let to_server = Self::account(f, p, request);
         let echo = f.echo.get_or_insert_with(|| {

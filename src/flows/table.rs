@@ -36,6 +36,9 @@ pub struct FlowTable {
     pub(super) streams: Vec<Streams>,
     pub(super) index: FxHashMap<FlowKey, u32>,
     pub(super) stats: FlowStats,
+    /// No new flows: a packet that would begin one is dropped (a time shard's
+    /// records after its window, which only carry on flows begun in it).
+    pub(super) closed: bool,
 }
 
 impl FlowTable {
@@ -46,6 +49,7 @@ impl FlowTable {
             streams: Vec::new(),
             index: FxHashMap::default(),
             stats: FlowStats::default(),
+            closed: false,
         }
     }
 
@@ -61,6 +65,14 @@ impl FlowTable {
     /// The flows so far, as the packets inserted have built them.
     pub fn flows(&self) -> &[Flow] {
         &self.flows
+    }
+
+    /// While `closed`, packets only carry on the flows already in the table;
+    /// one that would begin a new flow is dropped, and so are the packets of
+    /// that flow after it. The flows then are exactly those an open table
+    /// builds that began before the close.
+    pub fn set_closed(&mut self, closed: bool) {
+        self.closed = closed;
     }
 
     /// Adds one packet; `payload` is its captured transport payload
@@ -93,7 +105,14 @@ impl FlowTable {
         client: Endpoint,
         server: Endpoint,
         orientation: Orientation,
-    ) -> usize {
+    ) -> Option<usize> {
+        if self.closed {
+            // As when open, the tuple no longer reaches the flow it had: the
+            // rest of this new flow's packets are dropped with it, not added
+            // to the old one.
+            self.index.remove(&key);
+            return None;
+        }
         let mut flow = Flow::new(proto, p.src.is_ipv6(), client, server, orientation, p.ts_ns);
         (flow.first_interface, flow.first_packet_type) = (super::key::interface_of(p), p.sll_packet_type);
         let idx = self.flows.len();
@@ -106,7 +125,7 @@ impl FlowTable {
             server_base: None,
         });
         self.index.insert(key, idx as u32);
-        idx
+        Some(idx)
     }
 
     /// Counts the packet in its direction (`to_server`: client → server).

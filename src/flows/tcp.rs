@@ -23,7 +23,7 @@ impl FlowTable {
             Some(i) if syn && !ack => {
                 let f = &self.flows[i];
                 if f.client == src && f.client_isn == Some(t.seq) {
-                    i // SYN retransmission
+                    Some(i) // SYN retransmission
                 } else {
                     self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn)
                 }
@@ -32,12 +32,12 @@ impl FlowTable {
                 let f = &self.flows[i];
                 let fits = f.server == src && (f.server_isn.is_none() || f.server_isn == Some(t.seq));
                 if fits {
-                    i
+                    Some(i)
                 } else {
                     self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck)
                 }
             }
-            Some(i) => i,
+            Some(i) => Some(i),
             None if syn && !ack => self.new_flow(key, p, FlowProto::Tcp, src, dst, Orientation::Syn),
             None if syn && ack => self.new_flow(key, p, FlowProto::Tcp, dst, src, Orientation::SynAck),
             None => {
@@ -46,6 +46,7 @@ impl FlowTable {
                 self.new_flow(key, p, FlowProto::Tcp, client, server, Orientation::Midstream)
             }
         };
+        let Some(idx) = idx else { return }; // a new flow while the table is closed
 
         let limit = self.config.fingerprint_len;
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
@@ -192,6 +193,65 @@ mod tests {
         let mut p = Path::new(vec![Point::default()], Vec::new());
         p.tcp(c);
         p.finish().points.remove(0)
+    }
+
+    /// Inserts `pkts` in time order, the table closed to new flows from `close_at` on.
+    fn table_closed_from(pkts: &mut [(i64, Vec<u8>, u32)], close_at: i64) -> Flows {
+        pkts.sort_by_key(|(ts, _, _)| *ts);
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for (i, (ts, data, orig)) in pkts.iter().enumerate() {
+            let rec = RawRecord {
+                ts_ns: *ts,
+                interface: 0,
+                link_type: LinkType::RawIp,
+                data,
+                orig_len: *orig,
+                record: i as u64 + 1,
+                byte_offset: 0,
+            };
+            let p = decode(&rec).expect("synthetic packet");
+            t.set_closed(*ts >= close_at);
+            t.insert(&p, p.payload(data));
+        }
+        t.finish()
+    }
+
+    #[test]
+    fn a_closed_table_carries_on_its_flows_and_begins_none() {
+        let addr = |s: &str| s.parse().unwrap();
+        // Begun before the close: a connection whose SYN is retransmitted
+        // across it (answered after the second retry, 2 s on).
+        let mut early = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 1_000, 3);
+        early.syn_retries = 2;
+        // Begun after it: a UDP exchange, a connection, and a new SYN (new
+        // ISN) on the early one's tuple.
+        let dns = tuplecorr_synth::Udp {
+            client: (addr("198.18.0.1"), 53000),
+            server: (addr("198.19.0.53"), 53),
+            start_ns: 6_000_000_000,
+            request: b"query".to_vec(),
+            response: Some(b"answer".to_vec()),
+            ip_id: 1,
+        };
+        let late = Tcp::new((addr("198.18.0.2"), 40000), (addr("198.19.0.1"), 80), 5_000_000_000, 4);
+        let reuse = Tcp::new((addr("198.18.0.1"), 40000), (addr("198.19.0.1"), 80), 9_000_000_000, 9);
+        let mut p = Path::new(vec![Point::default()], Vec::new());
+        for c in [&early, &late, &reuse] {
+            p.tcp(c);
+        }
+        p.udp(&dns);
+        let mut pkts = p.finish().points.remove(0);
+        let open = table_closed_from(&mut pkts.clone(), i64::MAX);
+        assert_eq!(open.flows.len(), 4, "open: every connection and the exchange");
+        assert!(open.flows[0].last_ns > 2_000_000_000, "the early connection goes on past the close");
+        let closed = table_closed_from(&mut pkts, 500_000_000);
+        assert_eq!(closed.flows.len(), 1, "closed: only the connection begun before");
+        for f in &closed.flows {
+            let same = open.flows.iter().find(|o| o.client == f.client && o.first_ns == f.first_ns).unwrap();
+            assert_eq!(format!("{f:?}"), format!("{same:?}"), "the same flow, field by field");
+        }
+        let tcp = closed.flows.iter().find(|f| f.client.port == 40000).unwrap();
+        assert_eq!(tcp.syn_count, 3, "SYN retransmissions after the close carry the flow on");
     }
 
     #[test]

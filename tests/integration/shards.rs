@@ -297,7 +297,7 @@ fn generated_rotated_shards_skip_files_and_union_to_the_whole_run() {
         let shards = run_shards(&captures, bounds, &pin);
         for (_, err) in &shards {
             assert!(!err.contains("may go on in a later file"), "{err}");
-            assert!(!err.contains("may have begun in an earlier file"), "{err}");
+            assert!(!err.contains("may have begun before what the shard read"), "{err}");
             assert!(!err.contains("estimate this capture's clock"), "{err}");
             skipped += err.matches("lie wholly outside the shard").count();
         }
@@ -305,6 +305,55 @@ fn generated_rotated_shards_skip_files_and_union_to_the_whole_run() {
         assert_same(&union(&reports), &want, &format!("generated shards {bounds:?}"));
     }
     assert!(skipped >= 12, "shards skipped files at only {skipped} points");
+}
+
+/// The same spread-out mix with one file per point: a shard keeps only the
+/// records of its widened window (and later ones of flows begun in it), so it
+/// holds a fraction of the run's flows, and the shards still union to the
+/// whole run (clocks pinned, default margin).
+#[test]
+fn single_file_shards_hold_only_their_windows_flows_and_union_to_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let spacing = 400_000_000;
+    let files = crate::util::write_spread_mix_set(dir.path(), 1500, spacing - 200_000);
+    let t0 = tuplecorr_synth::MIX_T0;
+    let captures: Vec<String> = (files.iter())
+        .map(|f| format!("{}={}", f.trim_end_matches(".pcap"), dir.path().join(f).display()))
+        .collect();
+    let mut args = captures.clone();
+    args.extend(strings(&["--format", "json"]));
+    let (first, err, code) = tuplecorr(&args);
+    assert_eq!(code, 0, "{err}");
+    let clocks = dir.path().join("clocks.json");
+    std::fs::write(&clocks, serde_json::to_vec(&first).unwrap()).unwrap();
+    let pin = strings(&["--clocks-from", clocks.to_str().unwrap()]);
+    args.extend(pin.iter().cloned());
+    let (whole, err, code) = tuplecorr(&args);
+    assert_eq!(code, 0, "{err}");
+    let want = keyed(&whole);
+    assert_eq!(want.len(), 1500);
+    let flows = |report: &Value| -> Vec<u64> {
+        (report["captures"].as_array().unwrap().iter()).map(|c| c["flows"].as_u64().unwrap()).collect()
+    };
+    let all = flows(&whole);
+    // Five shards of 120 s: each reads its 120 s plus 140 s on either side of
+    // the 600 s run, so at most 400 s of it (the first and last, 260 s).
+    let bounds: Vec<i64> =
+        (0..=5).map(|k| t0 + k * 120_000_000_000 + if k == 0 { -1 } else { 1_000 }).collect();
+    let shards = run_shards(&captures, &bounds, &pin);
+    for (n, (report, err)) in shards.iter().enumerate() {
+        assert!(!err.contains("may have begun before what the shard read"), "shard {n}: {err}");
+        assert!(!err.contains("may go on in a later file"), "shard {n}: {err}");
+        for (c, (got, of)) in flows(report).iter().zip(&all).enumerate() {
+            let share = if n == 0 || n == 4 { 0.45 } else { 0.7 };
+            assert!(
+                (*got as f64) < share * *of as f64 && *got > 0,
+                "shard {n}, capture {c}: {got} of the run's {of} flows held"
+            );
+        }
+    }
+    let reports: Vec<Value> = shards.into_iter().map(|(j, _)| j).collect();
+    assert_same(&union(&reports), &want, "single-file shards");
 }
 
 /// A lab capture rotated into files (each point cut at the same instants),
