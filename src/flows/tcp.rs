@@ -172,21 +172,7 @@ mod tests {
     use tuplecorr_synth::{Path, Point, Tcp};
 
     fn table(pkts: &[(i64, Vec<u8>, u32)]) -> Flows {
-        let mut t = FlowTable::new(&FlowConfig::default());
-        for (i, (ts, data, orig)) in pkts.iter().enumerate() {
-            let rec = RawRecord {
-                ts_ns: *ts,
-                interface: 0,
-                link_type: LinkType::RawIp,
-                data,
-                orig_len: *orig,
-                record: i as u64 + 1,
-                byte_offset: 0,
-            };
-            let p = decode(&rec).expect("synthetic packet");
-            t.insert(&p, p.payload(data));
-        }
-        t.finish()
+        table_closed_from(pkts, i64::MAX)
     }
 
     fn one_point(c: &Tcp) -> Vec<(i64, Vec<u8>, u32)> {
@@ -195,9 +181,8 @@ mod tests {
         p.finish().points.remove(0)
     }
 
-    /// Inserts `pkts` in time order, the table closed to new flows from `close_at` on.
-    fn table_closed_from(pkts: &mut [(i64, Vec<u8>, u32)], close_at: i64) -> Flows {
-        pkts.sort_by_key(|(ts, _, _)| *ts);
+    /// Inserts `pkts` in their order, the table closed to new flows from `close_at` on.
+    fn table_closed_from(pkts: &[(i64, Vec<u8>, u32)], close_at: i64) -> Flows {
         let mut t = FlowTable::new(&FlowConfig::default());
         for (i, (ts, data, orig)) in pkts.iter().enumerate() {
             let rec = RawRecord {
@@ -241,10 +226,11 @@ mod tests {
         }
         p.udp(&dns);
         let mut pkts = p.finish().points.remove(0);
-        let open = table_closed_from(&mut pkts.clone(), i64::MAX);
+        pkts.sort_by_key(|(ts, _, _)| *ts);
+        let open = table(&pkts);
         assert_eq!(open.flows.len(), 4, "open: every connection and the exchange");
         assert!(open.flows[0].last_ns > 2_000_000_000, "the early connection goes on past the close");
-        let closed = table_closed_from(&mut pkts, 500_000_000);
+        let closed = table_closed_from(&pkts, 500_000_000);
         assert_eq!(closed.flows.len(), 1, "closed: only the connection begun before");
         for f in &closed.flows {
             let same = open.flows.iter().find(|o| o.client == f.client && o.first_ns == f.first_ns).unwrap();

@@ -251,6 +251,24 @@ fn keyed_untimed(report: &Value) -> BTreeMap<Key, Value> {
     out
 }
 
+/// One pass over `captures` gives the clocks (written into `dir`); gives the
+/// `--clocks-from` arguments and the whole run with them pinned, which must
+/// agree with the first pass on every match, verdict and count.
+fn whole_run_pinned(captures: &[String], dir: &Path) -> (Vec<String>, Value) {
+    let mut args = captures.to_vec();
+    args.extend(strings(&["--format", "json"]));
+    let (first, err, code) = tuplecorr(&args);
+    assert_eq!(code, 0, "{err}");
+    let clocks = dir.join("clocks.json");
+    std::fs::write(&clocks, serde_json::to_vec(&first).unwrap()).unwrap();
+    let pin = strings(&["--clocks-from", clocks.to_str().unwrap()]);
+    args.extend(pin.iter().cloned());
+    let (whole, err, code) = tuplecorr(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(keyed_untimed(&first), keyed_untimed(&whole), "whole run with its own clocks pinned");
+    (pin, whole)
+}
+
 /// The generated benchmark mix spread out (1500 connections, one every 400 ms:
 /// 10 minutes), each point rotated into 60 s files, run whole and in shards
 /// with clocks pinned from one run's report and the default 140 s margin, so
@@ -270,21 +288,9 @@ fn generated_rotated_shards_skip_files_and_union_to_the_whole_run() {
         assert_eq!(pieces.len(), 10);
         captures.extend(pieces.iter().map(|p| format!("{label}={}", p.display())));
     }
-    // One pass gives the clocks; every shard and the compared whole run pin them.
-    let mut args = captures.clone();
-    args.extend(strings(&["--format", "json"]));
-    let (first, err, code) = tuplecorr(&args);
-    assert_eq!(code, 0, "{err}");
-    let clocks = dir.path().join("clocks.json");
-    std::fs::write(&clocks, serde_json::to_vec(&first).unwrap()).unwrap();
-    let pin = strings(&["--clocks-from", clocks.to_str().unwrap()]);
-    args.extend(pin.iter().cloned());
-    let (whole, err, code) = tuplecorr(&args);
-    assert_eq!(code, 0, "{err}");
+    let (pin, whole) = whole_run_pinned(&captures, dir.path());
     let want = keyed(&whole);
     assert_eq!(want.len(), 1500);
-    // Pinning the run's own clocks changes no match, verdict or count.
-    assert_eq!(keyed_untimed(&first), keyed_untimed(&whole), "whole run with its own clocks pinned");
     let t = starts(&whole);
     let sets = [
         // Four shards of 150 s, the boundaries 1 µs after a request.
@@ -320,16 +326,7 @@ fn single_file_shards_hold_only_their_windows_flows_and_union_to_the_whole_run()
     let captures: Vec<String> = (files.iter())
         .map(|f| format!("{}={}", f.trim_end_matches(".pcap"), dir.path().join(f).display()))
         .collect();
-    let mut args = captures.clone();
-    args.extend(strings(&["--format", "json"]));
-    let (first, err, code) = tuplecorr(&args);
-    assert_eq!(code, 0, "{err}");
-    let clocks = dir.path().join("clocks.json");
-    std::fs::write(&clocks, serde_json::to_vec(&first).unwrap()).unwrap();
-    let pin = strings(&["--clocks-from", clocks.to_str().unwrap()]);
-    args.extend(pin.iter().cloned());
-    let (whole, err, code) = tuplecorr(&args);
-    assert_eq!(code, 0, "{err}");
+    let (pin, whole) = whole_run_pinned(&captures, dir.path());
     let want = keyed(&whole);
     assert_eq!(want.len(), 1500);
     let flows = |report: &Value| -> Vec<u64> {
