@@ -143,20 +143,22 @@ fn hop(f: &Flow, offset_ns: i64) -> LadderHop {
     };
     if f.proto == FlowProto::Tcp {
         let syn = f.client_isn.is_some() && f.syn_count > 0;
-        push(EventKind::Syn, if syn { f.first_client_ns } else { None }, false, None);
-        push(EventKind::SynAck, f.synack_ns, true, None);
-        push(EventKind::Request, f.client_data_ns, false, None);
-        push(EventKind::Reply, f.server_data_ns, true, None);
-        push(EventKind::Fin, f.client_fin_ns, false, None);
-        push(EventKind::Fin, f.server_fin_ns, true, None);
-        for (rst, to_client) in [(f.rst_to_client, true), (f.rst_to_server, false)] {
+        push(EventKind::Syn, if syn { f.first_client_ns.get() } else { None }, false, None);
+        push(EventKind::SynAck, f.synack_ns.get(), true, None);
+        push(EventKind::Request, f.client_data_ns.get(), false, None);
+        push(EventKind::Reply, f.server_data_ns.get(), true, None);
+        push(EventKind::Fin, f.client_fin_ns.get(), false, None);
+        push(EventKind::Fin, f.server_fin_ns.get(), true, None);
+        for (rst, to_client) in
+            [(f.rst_to_client.as_deref().copied(), true), (f.rst_to_server.as_deref().copied(), false)]
+        {
             if let Some(r) = rst {
                 push(EventKind::Rst, Some(r.ts_ns), to_client, Some(format!("from {}", r.sender)));
             }
         }
     } else {
-        push(EventKind::Request, f.first_client_ns, false, None);
-        push(EventKind::Reply, f.first_server_ns, true, None);
+        push(EventKind::Request, f.first_client_ns.get(), false, None);
+        push(EventKind::Reply, f.first_server_ns.get(), true, None);
     }
     for e in &f.icmp_errors {
         let detail = format!("{}/{} from {}", e.icmp_type, e.code, e.sender);

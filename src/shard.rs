@@ -166,7 +166,7 @@ fn may_continue_earlier(f: &Flow, from: i64, udp_idle_ns: i64) -> bool {
 pub fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
     match f.proto {
         FlowProto::Tcp => {
-            let closed = (f.client_fin_ns.is_some() && f.server_fin_ns.is_some())
+            let closed = (f.client_fin_ns.get().is_some() && f.server_fin_ns.get().is_some())
                 || f.rst_to_client.is_some()
                 || f.rst_to_server.is_some();
             !closed && f.last_ns.saturating_add(ATTEMPT_REACH_NS) > until
@@ -289,6 +289,7 @@ pub fn estimated_clock_warning(label: &str) -> Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
 
     #[test]
     fn a_long_list_of_skipped_files_is_named_by_its_ends_and_a_count() {
@@ -344,16 +345,16 @@ mod tests {
         assert!(!may_continue_later(&tcp(0, until - 131 * S), until, IDLE));
         // Closed both ways, or reset: never.
         let mut closed = tcp(0, until - S);
-        (closed.client_fin_ns, closed.server_fin_ns) = (Some(until - 2 * S), Some(until - S));
+        (closed.client_fin_ns, closed.server_fin_ns) = (Ns::at(until - 2 * S), Ns::at(until - S));
         assert!(!may_continue_later(&closed, until, IDLE));
-        closed.server_fin_ns = None;
+        closed.server_fin_ns = Ns::NONE;
         assert!(may_continue_later(&closed, until, IDLE), "half closed");
-        closed.rst_to_client = Some(crate::flows::TcpEvent {
+        closed.rst_to_client = Some(Box::new(crate::flows::TcpEvent {
             ts_ns: until - S,
             to_client: true,
             sender: "198.19.0.1".parse().unwrap(),
             ttl: 64,
-        });
+        }));
         assert!(!may_continue_later(&closed, until, IDLE));
         // A datagram exchange goes on only within --udp-idle.
         let mut udp = tcp(0, until - 9 * S);

@@ -156,7 +156,7 @@ fn weak_pass(
     tgt_done: &[bool],
     out: &mut Vec<(usize, Assigned)>,
 ) {
-    let start = |f: &Flow| f.first_client_ns.unwrap_or(f.first_ns);
+    let start = |f: &Flow| f.first_client_ns.get().unwrap_or(f.first_ns);
     let mut free_b: Vec<(i64, usize)> = (0..b.len())
         .filter(|&i| !taken[i] && !tgt_done[i])
         .map(|i| (start(&b[i]).saturating_sub(gate.rel_offset_ns).saturating_sub(gate.delay_ns), i))

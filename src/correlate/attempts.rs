@@ -21,14 +21,14 @@ fn isn(f: &Flow) -> Option<u32> {
 
 /// When a flow's last SYN was sent (its first packet when it saw none).
 fn last_syn_ns(f: &Flow) -> i64 {
-    f.first_client_ns.map_or(f.first_ns, |t| t.saturating_add(i64::from(f.last_syn_after_us) * 1000))
+    f.first_client_ns.get().map_or(f.first_ns, |t| t.saturating_add(i64::from(f.last_syn_after_us) * 1000))
 }
 
 /// How far an attempt got: it carried client data, else it got a SYN-ACK.
 fn progress(f: &Flow) -> u8 {
-    if f.client_data_ns.is_some() || f.bytes_to_server > 0 {
+    if f.client_data_ns.get().is_some() || f.bytes_to_server > 0 {
         2
-    } else if f.synack_ns.is_some() {
+    } else if f.synack_ns.get().is_some() {
         1
     } else {
         0
@@ -120,6 +120,7 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
 mod tests {
     use crate::config::CorrelateConfig;
     use crate::correlate::{correlate, Correlation, Strength};
+    use crate::flows::Ns;
     use crate::flows::{Flow, Flows};
 
     fn capture(flows: Vec<Flow>) -> Flows {
@@ -130,7 +131,7 @@ mod tests {
     fn client() -> Flow {
         let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 7);
         (f.syn_count, f.last_syn_after_us) = (2, 1_000_000);
-        f.client_data_ns = Some(1_000_400_000);
+        f.client_data_ns = Ns::at(1_000_400_000);
         f.last_ns = 1_002_000_000;
         f
     }
@@ -139,7 +140,7 @@ mod tests {
     fn dead(first_ns: i64) -> Flow {
         let mut f = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", first_ns, 7);
         (f.synack_ns, f.server_isn, f.seq_pair, f.first_server_ns) =
-            (None, None, None, Some(first_ns + 100_000));
+            (Ns::NONE, None, None, Ns::at(first_ns + 100_000));
         (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (2, 1, 0, 0);
         f
     }
@@ -147,7 +148,7 @@ mod tests {
     /// The retransmitted SYN on a new port, which carried the request.
     fn live(first_ns: i64) -> Flow {
         let mut f = Flow::test_tcp("198.19.3.17:40001", "198.19.0.1:80", first_ns, 7);
-        f.client_data_ns = Some(first_ns + 400_000);
+        f.client_data_ns = Ns::at(first_ns + 400_000);
         f
     }
 
@@ -211,7 +212,7 @@ mod tests {
         // both attempts got the same SYN-ACK, both within the tolerance of the
         // client's SYN: nothing but their fate tells them apart
         let mut first = live(50_000);
-        (first.client.port, first.client_data_ns, first.bytes_to_server) = (40000, None, 0);
+        (first.client.port, first.client_data_ns, first.bytes_to_server) = (40000, Ns::NONE, 0);
         let c = run(vec![first, live(600_000)]);
         let link = &c.chains[0].links[0];
         assert_eq!((link.strength, &link.candidates[..]), (Strength::Strong, &[][..]));
@@ -222,7 +223,7 @@ mod tests {
     fn a_flow_the_chain_gives_up_for_an_earlier_attempt_is_unmatched_again() {
         // a later flow with the ISN, aligned with the client's SYN retransmission
         let mut later = live(1_000_050_000);
-        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40001, None, 0);
+        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40001, Ns::NONE, 0);
         let mut first = live(50_000);
         first.client.port = 40000;
         let c = run(vec![later, first]);
@@ -235,7 +236,7 @@ mod tests {
         // SYN on 40000 (bare ACK, reset), its retry 1 s later on 40002 (the
         // same), the third SYN 2 s in on 40001 gets through
         let mut c = client();
-        (c.syn_count, c.last_syn_after_us, c.client_data_ns) = (3, 2_000_000, Some(2_000_400_000));
+        (c.syn_count, c.last_syn_after_us, c.client_data_ns) = (3, 2_000_000, Ns::at(2_000_400_000));
         let mut second = dead(1_000_050_000);
         second.client.port = 40002;
         let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
@@ -292,7 +293,7 @@ mod tests {
         (c.syn_count, c.last_syn_after_us) = (3, 3_000_000);
         let got_through = live(1_000_050_000);
         let mut later = live(3_000_050_000);
-        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40002, None, 0);
+        (later.client.port, later.client_data_ns, later.bytes_to_server) = (40002, Ns::NONE, 0);
         let config = CorrelateConfig { tolerance_ns: Some(1_000_000), ..Default::default() };
         let c = correlate(&[capture(vec![c]), capture(vec![later, got_through])], &config);
         assert_eq!((c.chains[0].hops[1], c.chains[0].attempts.len()), (Some(1), 0));
@@ -306,18 +307,18 @@ mod tests {
     fn progress_is_data_either_way_else_a_syn_ack() {
         let mut f = dead(0);
         assert_eq!(super::progress(&f), 0);
-        f.synack_ns = Some(1);
+        f.synack_ns = Ns::at(1);
         assert_eq!(super::progress(&f), 1);
         f.bytes_to_server = 10;
         assert_eq!(super::progress(&f), 2);
-        (f.bytes_to_server, f.client_data_ns) = (0, Some(2));
+        (f.bytes_to_server, f.client_data_ns) = (0, Ns::at(2));
         assert_eq!(super::progress(&f), 2);
     }
 
     #[test]
     fn an_attempt_that_got_a_syn_ack_wins_over_one_that_did_not() {
         let mut answered = live(1_000_050_000);
-        (answered.client_data_ns, answered.bytes_to_server) = (None, 0);
+        (answered.client_data_ns, answered.bytes_to_server) = (Ns::NONE, 0);
         let c = run(vec![dead(50_000), answered]);
         assert_eq!((c.chains[0].hops[1], &c.chains[0].attempts[..]), (Some(1), &[(1, 0)][..]));
     }

@@ -155,7 +155,7 @@ fn fp_lookup_keys(fp: &Fingerprint) -> [Option<(u8, u64)>; 3] {
 }
 
 fn start(f: &Flow) -> i64 {
-    f.first_client_ns.unwrap_or(f.first_ns)
+    f.first_client_ns.get().unwrap_or(f.first_ns)
 }
 
 /// The SYN both captures saw, when one of them missed the first SYNs of a
@@ -184,7 +184,7 @@ pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
     }
     // The k-th SYN of a flow: the last one's time is kept, earlier ones follow the schedule.
     let syn_at = |f: &Flow, k: u32| -> Option<i64> {
-        let first = f.first_client_ns?;
+        let first = f.first_client_ns.get()?;
         // (k >= 1: the SYN counts differ; the first SYN, k = 0, is `first`.)
         Some(if k + 1 == f.syn_count && f.last_syn_after_us > 0 {
             first.saturating_add(i64::from(f.last_syn_after_us) * 1000)
@@ -192,7 +192,7 @@ pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
             first.saturating_add(schedule_ns(k))
         })
     };
-    let (ta0, tb0) = (a.first_client_ns?, b.first_client_ns?);
+    let (ta0, tb0) = (a.first_client_ns.get()?, b.first_client_ns.get()?);
     if a.syn_count > b.syn_count && b.syn_count > 0 && b.orientation == Orientation::Syn {
         let k = a.syn_count - b.syn_count;
         let ta = syn_at(a, k)?;
@@ -550,6 +550,7 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
 
     fn gate() -> Gate {
         Gate { rel_offset_ns: 0, delay_ns: 50_000, tolerance_ns: 1_000_000 }
@@ -803,7 +804,7 @@ mod tests {
             f
         };
         let (a, mut b) = (echo(Some((56, 7))), echo(Some((56, 7))));
-        b.first_client_ns = Some(50_000);
+        b.first_client_ns = Ns::at(50_000);
         let (ev, _, sc) = score(&a, &b).unwrap();
         assert_eq!((ev[0], sc), (Evidence::IcmpEcho, 1000 + TIGHT_BONUS + unchanged_endpoints(&a, &b)));
         b.echo.as_mut().unwrap().payload = Some((56, 8));
@@ -812,7 +813,7 @@ mod tests {
         // the captures, retransmitted later): the same sequence space still pairs
         let (mut a, mut b) = pair();
         a.last_ns = 2_000_000_000;
-        (b.first_ns, b.first_client_ns) = (300_000_000, Some(300_000_000));
+        (b.first_ns, b.first_client_ns) = (300_000_000, Ns::at(300_000_000));
         let (ev, kind, sc) = score(&a, &b).unwrap();
         assert_eq!((ev[0], kind, sc), (Evidence::Isn, LinkKind::Forwarded, 1000 + ports));
         // other protocols or address families never pair
@@ -867,7 +868,7 @@ mod tests {
             }),
             ("another protocol", |_, b| b.proto = FlowProto::Udp),
             ("another address family", |_, b| b.v6 = true),
-            ("not together", |_, b| (b.first_ns, b.first_client_ns) = (900_000_000, Some(900_000_000))),
+            ("not together", |_, b| (b.first_ns, b.first_client_ns) = (900_000_000, Ns::at(900_000_000))),
         ];
         for (what, edit) in ruled_out {
             let (mut a, mut b) = pair();
@@ -1056,7 +1057,7 @@ mod tests {
         b.client.addr = "198.19.3.17".parse().unwrap();
         // b's first packet is 3 s into a's lifetime (earlier packets lost at b).
         b.first_ns = 3_000_000_000;
-        b.first_client_ns = Some(3_000_000_000);
+        b.first_client_ns = Ns::at(3_000_000_000);
         b.seq_pair = a.seq_pair.map(|(c, s)| (c.wrapping_add(1200), s.wrapping_add(800)));
         assert!(!gate().tight(&a, &b) && gate().overlap(&a, &b));
         let s = evidence(&a, &b, &gate()).expect("one connection");
@@ -1090,7 +1091,7 @@ mod tests {
         let mut far = b.clone();
         far.first_ns = 20_000_000_000;
         far.last_ns = 21_000_000_000;
-        far.first_client_ns = Some(far.first_ns);
+        far.first_client_ns = Ns::at(far.first_ns);
         assert_eq!(evidence(&a, &far, &gate()), None, "after a ended");
     }
 }

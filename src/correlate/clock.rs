@@ -164,7 +164,7 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
     let mut one_way = Vec::new();
     for (ia, ib) in unique_pairs(a, b) {
         let (fa, fb) = (&a[ia], &b[ib]);
-        let (Some(a1), Some(b1)) = (fa.first_client_ns, fb.first_client_ns) else { continue };
+        let (Some(a1), Some(b1)) = (fa.first_client_ns.get(), fb.first_client_ns.get()) else { continue };
         let d1 = b1.saturating_sub(a1);
         if d1.saturating_abs() > max_offset_ns {
             continue;
@@ -176,7 +176,7 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
             continue; // one capture missed the SYN: its first client packet is a later one
         }
         one_way.push(d1);
-        if let (Some(a2), Some(b2)) = (fa.first_server_ns, fb.first_server_ns) {
+        if let (Some(a2), Some(b2)) = (fa.first_server_ns.get(), fb.first_server_ns.get()) {
             let d2 = a2.saturating_sub(b2);
             if d2.saturating_abs() <= max_offset_ns && a2 >= a1 {
                 ntp_offsets.push(d1.saturating_sub(d2) / 2);
@@ -234,6 +234,7 @@ pub fn median_mad(v: &mut [i64]) -> (i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
 
     #[test]
     fn median_and_mad_of_odd_and_even_sets() {
@@ -246,7 +247,7 @@ mod tests {
     /// where the request arrives `at` ns after it left the client.
     fn seen(at: i64, offset: i64) -> Flows {
         let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", at + offset, 5);
-        f.first_server_ns = Some(1_000_000 - at + offset);
+        f.first_server_ns = Ns::at(1_000_000 - at + offset);
         Flows { flows: vec![f], stats: Default::default() }
     }
 

@@ -170,6 +170,7 @@ fn last_seen(chain: &Chain, before: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
     use crate::flows::{Flow, Flows};
 
     fn capture(flows: Vec<Flow>) -> Flows {
@@ -206,7 +207,7 @@ mod tests {
         let mut mid = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 10_000_000, 42);
         mid.orientation = crate::flows::Orientation::SynAck;
         mid.syn_count = 0;
-        mid.first_client_ns = Some(20_000_000);
+        mid.first_client_ns = Ns::at(20_000_000);
         mid.last_ns = 30_000_000;
         let mut last = Flow::test_tcp("198.19.3.17:40000", "198.19.0.1:80", 100_000, 42);
         last.last_ns = 40_100_000;

@@ -80,8 +80,10 @@ pub(super) fn are_copies(a: &Flow, b: &Flow) -> bool {
     let near = |t: i64| late.first_ns.saturating_sub(t).saturating_abs() <= COPY_WINDOW_NS;
     match a.proto {
         FlowProto::Tcp => {
-            let last_syn =
-                early.first_client_ns.map(|t| t.saturating_add(i64::from(early.last_syn_after_us) * 1000));
+            let last_syn = early
+                .first_client_ns
+                .get()
+                .map(|t| t.saturating_add(i64::from(early.last_syn_after_us) * 1000));
             (near(early.first_ns) || (early.last_syn_after_us > 0 && last_syn.is_some_and(near)))
                 && (a.server_isn.is_none() || b.server_isn.is_none() || a.server_isn == b.server_isn)
         }

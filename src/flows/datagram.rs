@@ -4,6 +4,7 @@
 
 use super::key::{quoted_key, FlowKey};
 use super::table::{FlowTable, MAX_ICMP_ERRORS};
+use super::Ns;
 use super::{EchoSummary, Endpoint, FlowProto, IcmpError, MtuSignal, Orientation};
 use crate::decode::{IcmpInfo, Packet, Quoted, Transport};
 
@@ -36,11 +37,11 @@ impl FlowTable {
             }
         }
         if to_server {
-            if p.payload_len > 0 && f.client_data_ns.is_none() {
-                f.client_data_ns = Some(p.ts_ns);
+            if p.payload_len > 0 && f.client_data_ns.get().is_none() {
+                f.client_data_ns = Ns::at(p.ts_ns);
             }
-        } else if f.server_data_ns.is_none() {
-            f.server_data_ns = Some(p.ts_ns);
+        } else if f.server_data_ns.get().is_none() {
+            f.server_data_ns = Ns::at(p.ts_ns);
         }
     }
 
@@ -72,13 +73,13 @@ impl FlowTable {
             }
             echo.requests += 1;
             echo.last_seq = seq;
-            if f.client_data_ns.is_none() {
-                f.client_data_ns = Some(p.ts_ns);
+            if f.client_data_ns.get().is_none() {
+                f.client_data_ns = Ns::at(p.ts_ns);
             }
         } else {
             echo.replies += 1;
-            if f.server_data_ns.is_none() {
-                f.server_data_ns = Some(p.ts_ns);
+            if f.server_data_ns.get().is_none() {
+                f.server_data_ns = Ns::at(p.ts_ns);
             }
         }
     }

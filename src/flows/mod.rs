@@ -75,6 +75,89 @@ pub struct IcmpError {
     pub about_request: bool,
 }
 
+/// A time in ns that may be unknown, in 8 bytes where `Option<i64>` takes 16
+/// (a flow summary holds eight): unknown is `i64::MIN` ns, a time no record
+/// has (readers clamp times before 1677 to `read::EARLIEST_NS`, one ns later).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ns(i64);
+
+impl Ns {
+    pub const NONE: Ns = Ns(i64::MIN);
+
+    /// The known time `t`; `i64::MIN`, which no reader gives, is kept one ns
+    /// later, so a known time never reads back as unknown.
+    pub fn at(t: i64) -> Ns {
+        Ns(t.max(crate::read::EARLIEST_NS))
+    }
+
+    pub fn get(self) -> Option<i64> {
+        (self != Ns::NONE).then_some(self.0)
+    }
+
+    pub fn is_some(self) -> bool {
+        self != Ns::NONE
+    }
+
+    pub fn is_none(self) -> bool {
+        self == Ns::NONE
+    }
+}
+
+impl From<Option<i64>> for Ns {
+    fn from(t: Option<i64>) -> Ns {
+        t.map_or(Ns::NONE, Ns::at)
+    }
+}
+
+impl std::fmt::Debug for Ns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// The ICMP errors quoting a flow: a list one pointer wide in the summary
+/// (boxed when there is one: most flows have none).
+/// (`Box<Vec>` on purpose: one thin pointer, where a `Vec` takes three words
+/// and a boxed slice two.)
+#[allow(clippy::box_collection)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IcmpErrors(Option<Box<Vec<IcmpError>>>);
+
+impl IcmpErrors {
+    pub fn push(&mut self, e: IcmpError) {
+        self.0.get_or_insert_with(Box::default).push(e);
+    }
+
+    pub fn clear(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl std::ops::Deref for IcmpErrors {
+    type Target = [IcmpError];
+
+    fn deref(&self) -> &[IcmpError] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl<'a> IntoIterator for &'a IcmpErrors {
+    type Item = &'a IcmpError;
+    type IntoIter = std::slice::Iter<'a, IcmpError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Extend<IcmpError> for IcmpErrors {
+    fn extend<I: IntoIterator<Item = IcmpError>>(&mut self, iter: I) {
+        for e in iter {
+            self.push(e);
+        }
+    }
+}
+
 /// Path-MTU messages (IPv4 3/4 "fragmentation needed", ICMPv6 2/0 "packet too
 /// big") quoting the client's packets: a few numbers however many arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,9 +211,9 @@ pub struct Flow {
     pub first_ns: i64,
     pub last_ns: i64,
     /// First client → server packet (the SYN for TCP).
-    pub first_client_ns: Option<i64>,
+    pub first_client_ns: Ns,
     /// First server → client packet of any kind (SYN-ACK, data, FIN, RST).
-    pub first_server_ns: Option<i64>,
+    pub first_server_ns: Ns,
     pub client_isn: Option<u32>,
     pub server_isn: Option<u32>,
     /// SYNs with the client ISN (1 = no retransmission).
@@ -142,9 +225,9 @@ pub struct Flow {
     /// Sequence numbers of the first packet with ACK set, as (client side, server
     /// side): NAT never touches them, so they pair midstream flows.
     pub seq_pair: Option<(u32, u32)>,
-    pub synack_ns: Option<i64>,
+    pub synack_ns: Ns,
     /// The client's first packet after the SYN-ACK (its handshake ACK or data).
-    pub handshake_done_ns: Option<i64>,
+    pub handshake_done_ns: Ns,
     /// MSS option of the client's SYN.
     pub syn_mss: Option<u16>,
     /// MSS option of the server's SYN-ACK.
@@ -158,15 +241,16 @@ pub struct Flow {
     /// IP bytes (header + payload).
     pub bytes_to_server: u64,
     pub bytes_to_client: u64,
-    pub client_data_ns: Option<i64>,
-    pub server_data_ns: Option<i64>,
-    pub client_fin_ns: Option<i64>,
-    pub server_fin_ns: Option<i64>,
-    /// First RST each way (to the client, to the server).
-    pub rst_to_client: Option<TcpEvent>,
-    pub rst_to_server: Option<TcpEvent>,
+    pub client_data_ns: Ns,
+    pub server_data_ns: Ns,
+    pub client_fin_ns: Ns,
+    pub server_fin_ns: Ns,
+    /// First RST each way (to the client, to the server); boxed: most flows
+    /// end without one, and a flow summary stays small.
+    pub rst_to_client: Option<Box<TcpEvent>>,
+    pub rst_to_server: Option<Box<TcpEvent>>,
     /// ICMP errors quoting this flow (at most a few).
-    pub icmp_errors: Vec<IcmpError>,
+    pub icmp_errors: IcmpErrors,
     /// TCP payload seen each way as stream offsets `[start, end)` from ISN + 1
     /// (midstream: from the first sequence number seen), so GRO/TSO
     /// re-segmentation and retransmissions do not matter.
@@ -217,7 +301,7 @@ impl Flow {
     /// Time of the first reply of any kind (server packet or ICMP error).
     pub fn first_reply_ns(&self) -> Option<i64> {
         let icmp = self.request_errors().map(|e| e.ts_ns).min();
-        match (self.first_server_ns, icmp) {
+        match (self.first_server_ns.get(), icmp) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -283,15 +367,15 @@ impl Flow {
             orientation,
             first_ns,
             last_ns: first_ns,
-            first_client_ns: None,
-            first_server_ns: None,
+            first_client_ns: Ns::NONE,
+            first_server_ns: Ns::NONE,
             client_isn: None,
             server_isn: None,
             syn_count: 0,
             last_syn_after_us: 0,
             seq_pair: None,
-            synack_ns: None,
-            handshake_done_ns: None,
+            synack_ns: Ns::NONE,
+            handshake_done_ns: Ns::NONE,
             syn_mss: None,
             synack_mss: None,
             client_ip_id: None,
@@ -301,13 +385,13 @@ impl Flow {
             packets_to_client: 0,
             bytes_to_server: 0,
             bytes_to_client: 0,
-            client_data_ns: None,
-            server_data_ns: None,
-            client_fin_ns: None,
-            server_fin_ns: None,
+            client_data_ns: Ns::NONE,
+            server_data_ns: Ns::NONE,
+            client_fin_ns: Ns::NONE,
+            server_fin_ns: Ns::NONE,
             rst_to_client: None,
             rst_to_server: None,
-            icmp_errors: Vec::new(),
+            icmp_errors: IcmpErrors::default(),
             client_payload: None,
             server_payload: None,
             max_to_server: MaxSegment::default(),
@@ -335,7 +419,7 @@ impl Flow {
         let mut f = Flow::new(FlowProto::Tcp, false, ep(client), ep(server), Orientation::Syn, first_ns);
         f.last_ns = first_ns + 1_000_000;
         (f.first_client_ns, f.first_server_ns, f.synack_ns) =
-            (Some(first_ns), Some(first_ns + 100_000), Some(first_ns + 100_000));
+            (Ns::at(first_ns), Ns::at(first_ns + 100_000), Ns::at(first_ns + 100_000));
         (f.client_isn, f.server_isn, f.syn_count) = (Some(isn), Some(isn ^ 0xffff), 1);
         f.seq_pair = Some((isn.wrapping_add(1), isn ^ 0xffff));
         (f.client_ttl, f.server_ttl) = (64, Some(64));
@@ -352,11 +436,49 @@ mod tests {
     #[test]
     fn a_flow_summary_stays_within_its_budget() {
         assert!(
-            std::mem::size_of::<super::Flow>() <= 528,
+            std::mem::size_of::<super::Flow>() <= 400,
             "Flow is {} bytes",
             std::mem::size_of::<super::Flow>()
         );
         assert_eq!(std::mem::size_of::<super::Fingerprint>(), 48);
+        assert_eq!(std::mem::size_of::<super::Ns>(), 8);
+        assert_eq!(std::mem::size_of::<super::IcmpErrors>(), 8);
         assert!(std::mem::size_of::<super::table::Streams>() <= 96, "Streams");
+    }
+
+    #[test]
+    fn an_unknown_time_is_never_a_known_one() {
+        use super::Ns;
+        assert_eq!(Ns::NONE.get(), None);
+        assert!(Ns::NONE.is_none() && !Ns::NONE.is_some());
+        assert_eq!(Ns::at(0).get(), Some(0));
+        assert_eq!(Ns::at(-5).get(), Some(-5));
+        assert_eq!(Ns::at(i64::MAX).get(), Some(i64::MAX));
+        // The one value that stands for unknown is kept as the earliest time.
+        assert_eq!(Ns::at(i64::MIN).get(), Some(crate::read::EARLIEST_NS));
+        assert_eq!(Ns::from(None), Ns::NONE);
+        assert_eq!(Ns::from(Some(7)), Ns::at(7));
+        assert_eq!(format!("{:?}", Ns::at(7)), "Some(7)");
+    }
+
+    #[test]
+    fn icmp_errors_are_kept_in_order_and_cleared() {
+        let e = |ts_ns| super::IcmpError {
+            ts_ns,
+            sender: "198.19.0.1".parse().unwrap(),
+            v6: false,
+            icmp_type: 3,
+            code: 3,
+            ttl: 64,
+            about_request: true,
+        };
+        let mut errors = super::IcmpErrors::default();
+        assert!(errors.is_empty());
+        errors.push(e(2));
+        errors.extend([e(1), e(3)]);
+        assert_eq!(errors.iter().map(|x| x.ts_ns).collect::<Vec<_>>(), [2, 1, 3]);
+        assert_eq!((&errors).into_iter().count(), 3);
+        errors.clear();
+        assert_eq!(errors, super::IcmpErrors::default());
     }
 }

@@ -6,6 +6,7 @@
 use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
+use super::Ns;
 use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
 
@@ -61,23 +62,23 @@ impl FlowTable {
                     f.client_isn = Some(t.seq);
                     f.syn_mss = t.mss;
                     s.client_base = Some(t.seq.wrapping_add(1));
-                } else if let (Some(first), true) = (f.first_client_ns, f.client_isn == Some(t.seq)) {
+                } else if let (Some(first), true) = (f.first_client_ns.get(), f.client_isn == Some(t.seq)) {
                     let us = p.ts_ns.saturating_sub(first).max(0) / 1000;
                     f.last_syn_after_us = u32::try_from(us).unwrap_or(u32::MAX).max(1);
                 }
                 f.syn_count += 1;
-            } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
-                f.handshake_done_ns = Some(p.ts_ns);
+            } else if f.synack_ns.get().is_some() && f.handshake_done_ns.get().is_none() {
+                f.handshake_done_ns = Ns::at(p.ts_ns);
             }
-            if payload_len > 0 && f.client_data_ns.is_none() {
-                f.client_data_ns = Some(p.ts_ns);
+            if payload_len > 0 && f.client_data_ns.get().is_none() {
+                f.client_data_ns = Ns::at(p.ts_ns);
             }
-            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.is_none() {
-                f.client_fin_ns = Some(p.ts_ns);
+            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.get().is_none() {
+                f.client_fin_ns = Ns::at(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_server.is_none() {
                 f.rst_to_server =
-                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl });
+                    Some(Box::new(TcpEvent { ts_ns: p.ts_ns, to_client: false, sender: p.src, ttl: p.ttl }));
             }
             if !syn && s.client_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.client_base = Some(t.seq); // midstream: offsets from the first seq seen
@@ -97,22 +98,22 @@ impl FlowTable {
             if syn && ack && f.server_isn.is_none() {
                 f.server_isn = Some(t.seq);
                 f.synack_mss = t.mss;
-                f.synack_ns = Some(p.ts_ns);
+                f.synack_ns = Ns::at(p.ts_ns);
                 s.server_base = Some(t.seq.wrapping_add(1));
                 if f.client_isn.is_none() {
                     f.client_isn = Some(t.ack.wrapping_sub(1));
                     s.client_base = Some(t.ack);
                 }
             }
-            if payload_len > 0 && f.server_data_ns.is_none() {
-                f.server_data_ns = Some(p.ts_ns);
+            if payload_len > 0 && f.server_data_ns.get().is_none() {
+                f.server_data_ns = Ns::at(p.ts_ns);
             }
-            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.is_none() {
-                f.server_fin_ns = Some(p.ts_ns);
+            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.get().is_none() {
+                f.server_fin_ns = Ns::at(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_client.is_none() {
                 f.rst_to_client =
-                    Some(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl });
+                    Some(Box::new(TcpEvent { ts_ns: p.ts_ns, to_client: true, sender: p.src, ttl: p.ttl }));
             }
             if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.server_base = Some(t.seq);

@@ -38,6 +38,10 @@ use std::io::{self, Read};
 pub const MAX_PCAP_RECORD: u32 = 256 * 1024;
 /// Largest pcapng block we accept, bytes.
 pub const MAX_PCAPNG_BLOCK: u32 = 16 * 1024 * 1024;
+/// The earliest time a record can have (ns since 1970): a pcapng time before
+/// 1677 is clamped here, one nanosecond after `i64::MIN`, which flow
+/// summaries keep for "unknown" (`flows::Ns`).
+pub const EARLIEST_NS: i64 = i64::MIN + 1;
 
 /// First two bytes of a gzip member.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

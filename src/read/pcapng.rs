@@ -104,7 +104,7 @@ impl Clock {
     #[inline]
     fn to_ns(self, units: u64) -> i64 {
         let ns = ((i128::from(units) * self.mul) >> self.shift) / self.div + self.offset_ns;
-        ns.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        ns.clamp(i128::from(super::EARLIEST_NS), i128::from(i64::MAX)) as i64
     }
 }
 
@@ -484,7 +484,7 @@ fn packet(
     let ts_ns = match units {
         Some(u) => {
             let ts = iface.clock.to_ns(u);
-            if ts == i64::MAX || ts == i64::MIN {
+            if ts == i64::MAX || ts == super::EARLIEST_NS {
                 ctx.timestamp_out_of_range(record, offset);
             }
             ts
@@ -579,7 +579,7 @@ mod tests {
         assert_eq!(Clock::new(127, 0).to_ns(u64::MAX), 0);
         assert_eq!(Clock::new(0xff, 0).to_ns(u64::MAX), 0);
         assert_eq!(Clock::new(0, i64::MAX).to_ns(u64::MAX), i64::MAX);
-        assert_eq!(Clock::new(0, i64::MIN).to_ns(0), i64::MIN);
+        assert_eq!(Clock::new(0, i64::MIN).to_ns(0), crate::read::EARLIEST_NS);
     }
 
     #[test]

@@ -213,7 +213,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
 fn attempt_end(f: &Flow) -> AttemptEnd {
     if f.rst_to_client.is_some() {
         AttemptEnd::Rst
-    } else if f.synack_ns.is_some() {
+    } else if f.synack_ns.get().is_some() {
         AttemptEnd::HandshakeOnly
     } else if f.packets_to_client > 0 {
         AttemptEnd::BareAck
@@ -227,8 +227,8 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         return Hop::unseen();
     };
     let icmp = f.proto == FlowProto::Icmp;
-    let start = f.first_client_ns.unwrap_or(f.first_ns);
-    let rtt_ns = match (f.first_client_ns, f.first_reply_ns()) {
+    let start = f.first_client_ns.get().unwrap_or(f.first_ns);
+    let rtt_ns = match (f.first_client_ns.get(), f.first_reply_ns()) {
         (Some(a), Some(b)) if b >= a => Some(b.saturating_sub(a)),
         _ => None,
     };
@@ -320,11 +320,12 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>)
 /// `t_ns`, nothing else yet (tests set what came back).
 #[cfg(test)]
 pub(crate) fn test_flow(client: (&str, u16), server: (&str, u16), t_ns: i64) -> Flow {
+    use crate::flows::Ns;
     let ep = |(a, p): (&str, u16)| format!("{a}:{p}");
     let mut f = Flow::test_tcp(&ep(client), &ep(server), t_ns, 1);
     // a SYN only: nothing came back yet
     f.last_ns = t_ns;
-    (f.first_server_ns, f.server_isn, f.synack_ns, f.seq_pair) = (None, None, None, None);
+    (f.first_server_ns, f.server_isn, f.synack_ns, f.seq_pair) = (Ns::NONE, None, Ns::NONE, None);
     (f.syn_mss, f.client_ip_id, f.server_ttl) = (Some(1460), Some(7), None);
     (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (1, 0, 60, 0);
     f
@@ -333,9 +334,10 @@ pub(crate) fn test_flow(client: (&str, u16), server: (&str, u16), t_ns: i64) -> 
 /// `f` with a server reply (SYN-ACK and data) seen at `t_ns`.
 #[cfg(test)]
 pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
-    f.first_server_ns = Some(t_ns);
-    f.synack_ns = Some(t_ns);
-    f.server_data_ns = Some(t_ns + 1);
+    use crate::flows::Ns;
+    f.first_server_ns = Ns::at(t_ns);
+    f.synack_ns = Ns::at(t_ns);
+    f.server_data_ns = Ns::at(t_ns + 1);
     f.packets_to_client = 3;
     f
 }
@@ -354,11 +356,15 @@ mod tests {
         let answered = answered(syn.clone(), 100);
         assert_eq!(attempt_end(&answered), AttemptEnd::HandshakeOnly);
         let mut reset = bare.clone();
-        reset.rst_to_client =
-            Some(crate::flows::TcpEvent { ts_ns: 100, to_client: true, sender: reset.server.addr, ttl: 64 });
+        reset.rst_to_client = Some(Box::new(crate::flows::TcpEvent {
+            ts_ns: 100,
+            to_client: true,
+            sender: reset.server.addr,
+            ttl: 64,
+        }));
         assert_eq!(attempt_end(&reset), AttemptEnd::Rst);
         let mut client_reset = bare;
-        client_reset.rst_to_server = reset.rst_to_client;
+        client_reset.rst_to_server = reset.rst_to_client.clone();
         assert_eq!(
             attempt_end(&client_reset),
             AttemptEnd::BareAck,

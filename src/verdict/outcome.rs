@@ -23,7 +23,7 @@ pub(crate) fn outcome(flows: &[Option<&Flow>], data: Option<&DataPath>) -> Outco
     let icmp_error = f.request_errors().find(ends);
     let plain = Outcome::plain;
     let reset = |f: &Flow| {
-        let rst = f.rst_to_client?;
+        let rst = *f.rst_to_client.as_deref()?;
         Some(Outcome {
             kind: OutcomeKind::Reset,
             by: Some(rst.sender),
@@ -45,15 +45,15 @@ pub(crate) fn outcome(flows: &[Option<&Flow>], data: Option<&DataPath>) -> Outco
         FlowProto::Tcp => {
             if f.orientation == Orientation::Midstream {
                 plain(OutcomeKind::Midstream)
-            } else if f.server_data_ns.is_some() || f.server_fin_ns.is_some() {
+            } else if f.server_data_ns.get().is_some() || f.server_fin_ns.get().is_some() {
                 plain(OutcomeKind::Completed)
             } else if let Some(o) = reset(f) {
                 o
-            } else if data.is_some_and(|d| d.stopped.is_some()) && f.synack_ns.is_some() {
+            } else if data.is_some_and(|d| d.stopped.is_some()) && f.synack_ns.get().is_some() {
                 plain(OutcomeKind::DataStopped)
             } else if let Some(o) = icmp(f) {
                 o
-            } else if f.synack_ns.is_some() {
+            } else if f.synack_ns.get().is_some() {
                 plain(OutcomeKind::HandshakeOnly)
             } else {
                 plain(OutcomeKind::NoReply)
@@ -89,6 +89,7 @@ fn origin(flows: &[Option<&Flow>], saw: impl Fn(&Flow) -> bool) -> Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
     use crate::flows::{IcmpError, TcpEvent};
     use crate::verdict::{answered, test_flow};
 
@@ -102,9 +103,13 @@ mod tests {
     }
 
     fn rst(f: &mut Flow) {
-        f.rst_to_client =
-            Some(TcpEvent { ts_ns: 5, to_client: true, sender: "198.19.96.10".parse().unwrap(), ttl: 63 });
-        f.first_server_ns = Some(5);
+        f.rst_to_client = Some(Box::new(TcpEvent {
+            ts_ns: 5,
+            to_client: true,
+            sender: "198.19.96.10".parse().unwrap(),
+            ttl: 63,
+        }));
+        f.first_server_ns = Ns::at(5);
         f.packets_to_client = 1;
     }
 
@@ -125,11 +130,11 @@ mod tests {
     fn a_path_mtu_message_ends_a_datagram_but_not_a_tcp_connection() {
         // TCP lowers its segment size and goes on; a datagram is gone.
         let mut t = flow();
-        t.synack_ns = Some(3);
+        t.synack_ns = Ns::at(3);
         icmp_error(&mut t, 3, 4);
         assert_eq!(judge(&[Some(t)]).kind, OutcomeKind::HandshakeOnly);
         let mut u = flow();
-        (u.proto, u.synack_ns, u.packets_to_client) = (FlowProto::Udp, None, 0);
+        (u.proto, u.synack_ns, u.packets_to_client) = (FlowProto::Udp, Ns::NONE, 0);
         icmp_error(&mut u, 3, 4);
         let o = judge(&[Some(u)]);
         assert_eq!((o.kind, o.icmp), (OutcomeKind::IcmpError, Some(IcmpCode { ty: 3, code: 4 })));
@@ -183,8 +188,8 @@ mod tests {
     #[test]
     fn syn_ack_only_is_handshake_only_and_silence_is_no_reply() {
         let mut a = flow();
-        a.synack_ns = Some(4);
-        a.first_server_ns = Some(4);
+        a.synack_ns = Ns::at(4);
+        a.first_server_ns = Ns::at(4);
         a.packets_to_client = 1;
         assert_eq!(judge(&[Some(a)]).kind, OutcomeKind::HandshakeOnly);
         assert_eq!(judge(&[Some(flow())]).kind, OutcomeKind::NoReply);

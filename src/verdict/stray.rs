@@ -53,7 +53,7 @@ impl ByReceiver {
 
 /// Receiver and sender of a flow's first packet.
 fn first_packet(g: &Flow) -> (Endpoint, Endpoint) {
-    if g.first_server_ns == Some(g.first_ns) && g.first_client_ns != Some(g.first_ns) {
+    if g.first_server_ns.get() == Some(g.first_ns) && g.first_client_ns.get() != Some(g.first_ns) {
         (g.client, g.server)
     } else {
         (g.server, g.client)
@@ -78,9 +78,13 @@ fn packet(g: &Flow) -> StrayPacket {
     match g.proto {
         FlowProto::Udp => StrayPacket::Datagram,
         FlowProto::Icmp => StrayPacket::EchoReply,
-        FlowProto::Tcp if g.synack_ns.is_some() => StrayPacket::SynAck,
+        FlowProto::Tcp if g.synack_ns.get().is_some() => StrayPacket::SynAck,
         FlowProto::Tcp => {
-            let rst = if to_client { g.rst_to_client } else { g.rst_to_server };
+            let rst = if to_client {
+                g.rst_to_client.as_deref().copied()
+            } else {
+                g.rst_to_server.as_deref().copied()
+            };
             if rst.is_some_and(|r| r.ts_ns == g.first_ns) {
                 StrayPacket::Rst
             } else {
@@ -124,18 +128,19 @@ pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flows::Ns;
     use crate::flows::TcpEvent;
 
     /// A TCP flow whose first packet came from the server side at 5 ns (what
     /// a stray reply looks like), with nothing else seen.
     fn from_server() -> Flow {
         let mut g = Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 5, 1);
-        (g.first_client_ns, g.first_server_ns, g.synack_ns) = (None, Some(5), None);
+        (g.first_client_ns, g.first_server_ns, g.synack_ns) = (Ns::NONE, Ns::at(5), Ns::NONE);
         g
     }
 
-    fn rst(ts_ns: i64) -> Option<TcpEvent> {
-        Some(TcpEvent { ts_ns, to_client: true, sender: "198.19.96.10".parse().unwrap(), ttl: 64 })
+    fn rst(ts_ns: i64) -> Option<Box<TcpEvent>> {
+        Some(Box::new(TcpEvent { ts_ns, to_client: true, sender: "198.19.96.10".parse().unwrap(), ttl: 64 }))
     }
 
     #[test]
@@ -143,10 +148,10 @@ mod tests {
         let g = from_server();
         assert_eq!(first_packet(&g), (g.client, g.server), "the server's packet came first");
         let mut both = from_server();
-        both.first_client_ns = Some(5);
+        both.first_client_ns = Ns::at(5);
         assert_eq!(first_packet(&both), (both.server, both.client), "a tie is the client's packet");
         let mut client = from_server();
-        (client.first_client_ns, client.first_server_ns) = (Some(5), Some(9));
+        (client.first_client_ns, client.first_server_ns) = (Ns::at(5), Ns::at(9));
         assert_eq!(first_packet(&client), (client.server, client.client));
     }
 
@@ -189,7 +194,7 @@ mod tests {
     #[test]
     fn a_stray_tcp_packet_is_a_syn_ack_a_rst_or_data() {
         let mut g = from_server();
-        g.synack_ns = Some(5);
+        g.synack_ns = Ns::at(5);
         assert_eq!(packet(&g), StrayPacket::SynAck);
         let mut g = from_server();
         g.rst_to_client = rst(5);

@@ -1,5 +1,5 @@
 //! Timestamps at the i64 limits through the whole pipeline (issue 10): pcapng
-//! clamps a time beyond 1677-2262 to i64::MIN or i64::MAX, so two flows of one
+//! clamps a time beyond 1677-2262 to i64::MIN + 1 or i64::MAX, so two flows of one
 //! capture, or of two captures, can sit at opposite limits. Every subtraction
 //! of two timestamps must saturate or widen: no panic in debug builds, no
 //! wrapped (negative) RTT or delay in release. Property-tested with pcapng
