@@ -166,7 +166,7 @@ fn may_continue_earlier(f: &Flow, from: i64, udp_idle_ns: i64) -> bool {
 pub fn may_continue_later(f: &Flow, until: i64, udp_idle_ns: i64) -> bool {
     match f.proto {
         FlowProto::Tcp => {
-            let closed = (f.client_fin_ns.get().is_some() && f.server_fin_ns.get().is_some())
+            let closed = (f.client_fin_ns.is_some() && f.server_fin_ns.is_some())
                 || f.rst_to_client.is_some()
                 || f.rst_to_server.is_some();
             !closed && f.last_ns.saturating_add(ATTEMPT_REACH_NS) > until

@@ -26,9 +26,9 @@ fn last_syn_ns(f: &Flow) -> i64 {
 
 /// How far an attempt got: it carried client data, else it got a SYN-ACK.
 fn progress(f: &Flow) -> u8 {
-    if f.client_data_ns.get().is_some() || f.bytes_to_server > 0 {
+    if f.client_data_ns.is_some() || f.bytes_to_server > 0 {
         2
-    } else if f.synack_ns.get().is_some() {
+    } else if f.synack_ns.is_some() {
         1
     } else {
         0

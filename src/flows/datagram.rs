@@ -37,10 +37,10 @@ impl FlowTable {
             }
         }
         if to_server {
-            if p.payload_len > 0 && f.client_data_ns.get().is_none() {
+            if p.payload_len > 0 && f.client_data_ns.is_none() {
                 f.client_data_ns = Ns::at(p.ts_ns);
             }
-        } else if f.server_data_ns.get().is_none() {
+        } else if f.server_data_ns.is_none() {
             f.server_data_ns = Ns::at(p.ts_ns);
         }
     }
@@ -73,12 +73,12 @@ impl FlowTable {
             }
             echo.requests += 1;
             echo.last_seq = seq;
-            if f.client_data_ns.get().is_none() {
+            if f.client_data_ns.is_none() {
                 f.client_data_ns = Ns::at(p.ts_ns);
             }
         } else {
             echo.replies += 1;
-            if f.server_data_ns.get().is_none() {
+            if f.server_data_ns.is_none() {
                 f.server_data_ns = Ns::at(p.ts_ns);
             }
         }

@@ -136,7 +136,7 @@ impl FlowTable {
         if to_server {
             f.packets_to_server += 1;
             f.bytes_to_server += u64::from(p.ip_len);
-            if f.first_client_ns.get().is_none() {
+            if f.first_client_ns.is_none() {
                 f.first_client_ns = Ns::at(p.ts_ns);
                 f.client_ip_id = p.ip_id.filter(|&id| id != 0);
                 f.client_ttl = p.ttl;
@@ -144,7 +144,7 @@ impl FlowTable {
         } else {
             f.packets_to_client += 1;
             f.bytes_to_client += u64::from(p.ip_len);
-            if f.first_server_ns.get().is_none() {
+            if f.first_server_ns.is_none() {
                 f.first_server_ns = Ns::at(p.ts_ns);
                 f.server_ttl = Some(p.ttl);
             }

@@ -67,13 +67,13 @@ impl FlowTable {
                     f.last_syn_after_us = u32::try_from(us).unwrap_or(u32::MAX).max(1);
                 }
                 f.syn_count += 1;
-            } else if f.synack_ns.get().is_some() && f.handshake_done_ns.get().is_none() {
+            } else if f.synack_ns.is_some() && f.handshake_done_ns.is_none() {
                 f.handshake_done_ns = Ns::at(p.ts_ns);
             }
-            if payload_len > 0 && f.client_data_ns.get().is_none() {
+            if payload_len > 0 && f.client_data_ns.is_none() {
                 f.client_data_ns = Ns::at(p.ts_ns);
             }
-            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.get().is_none() {
+            if t.flags & tcp_flags::FIN != 0 && f.client_fin_ns.is_none() {
                 f.client_fin_ns = Ns::at(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_server.is_none() {
@@ -105,10 +105,10 @@ impl FlowTable {
                     s.client_base = Some(t.ack);
                 }
             }
-            if payload_len > 0 && f.server_data_ns.get().is_none() {
+            if payload_len > 0 && f.server_data_ns.is_none() {
                 f.server_data_ns = Ns::at(p.ts_ns);
             }
-            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.get().is_none() {
+            if t.flags & tcp_flags::FIN != 0 && f.server_fin_ns.is_none() {
                 f.server_fin_ns = Ns::at(p.ts_ns);
             }
             if t.flags & tcp_flags::RST != 0 && f.rst_to_client.is_none() {

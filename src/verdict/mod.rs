@@ -213,7 +213,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
 fn attempt_end(f: &Flow) -> AttemptEnd {
     if f.rst_to_client.is_some() {
         AttemptEnd::Rst
-    } else if f.synack_ns.get().is_some() {
+    } else if f.synack_ns.is_some() {
         AttemptEnd::HandshakeOnly
     } else if f.packets_to_client > 0 {
         AttemptEnd::BareAck

@@ -45,15 +45,15 @@ pub(crate) fn outcome(flows: &[Option<&Flow>], data: Option<&DataPath>) -> Outco
         FlowProto::Tcp => {
             if f.orientation == Orientation::Midstream {
                 plain(OutcomeKind::Midstream)
-            } else if f.server_data_ns.get().is_some() || f.server_fin_ns.get().is_some() {
+            } else if f.server_data_ns.is_some() || f.server_fin_ns.is_some() {
                 plain(OutcomeKind::Completed)
             } else if let Some(o) = reset(f) {
                 o
-            } else if data.is_some_and(|d| d.stopped.is_some()) && f.synack_ns.get().is_some() {
+            } else if data.is_some_and(|d| d.stopped.is_some()) && f.synack_ns.is_some() {
                 plain(OutcomeKind::DataStopped)
             } else if let Some(o) = icmp(f) {
                 o
-            } else if f.synack_ns.get().is_some() {
+            } else if f.synack_ns.is_some() {
                 plain(OutcomeKind::HandshakeOnly)
             } else {
                 plain(OutcomeKind::NoReply)

@@ -98,7 +98,7 @@ pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
                         .map(|(x, y)| x.bytes.min(y.bytes))
                         .max();
                     largest_segment = largest_segment.max(crossed);
-                    if a.first_client_ns.get().is_some() && b.first_client_ns.get().is_some() {
+                    if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
                         ttl.push(i64::from(a.client_ttl) - i64::from(b.client_ttl));
                     }
                 }

@@ -78,7 +78,7 @@ fn packet(g: &Flow) -> StrayPacket {
     match g.proto {
         FlowProto::Udp => StrayPacket::Datagram,
         FlowProto::Icmp => StrayPacket::EchoReply,
-        FlowProto::Tcp if g.synack_ns.get().is_some() => StrayPacket::SynAck,
+        FlowProto::Tcp if g.synack_ns.is_some() => StrayPacket::SynAck,
         FlowProto::Tcp => {
             let rst = if to_client {
                 g.rst_to_client.as_deref().copied()
