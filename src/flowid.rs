@@ -65,6 +65,21 @@ pub fn community_id_seeded(
     dst: IpAddr,
     dst_port: u16,
 ) -> String {
+    let mut out = String::with_capacity(30);
+    push_community_id_seeded(&mut out, seed, proto, src, src_port, dst, dst_port);
+    out
+}
+
+/// Appends [`community_id_seeded`]'s text to `out` (a report reusing its strings).
+pub fn push_community_id_seeded(
+    out: &mut String,
+    seed: u16,
+    proto: u8,
+    src: IpAddr,
+    src_port: u16,
+    dst: IpAddr,
+    dst_port: u16,
+) {
     let (src_bytes, dst_bytes) = address_bytes(src, dst);
     let has_ports = matches!(proto, PROTO_TCP | PROTO_UDP | PROTO_SCTP | PROTO_ICMP | PROTO_ICMPV6);
     let (mut sport, mut dport, mut one_way) = (src_port, dst_port, false);
@@ -96,10 +111,8 @@ pub fn community_id_seeded(
     }
     let mut hasher = sha1_smol::Sha1::new();
     hasher.update(&msg[..len]);
-    let mut out = String::with_capacity(30);
     out.push_str("1:");
-    base64(&hasher.digest().bytes(), &mut out);
-    out
+    base64(&hasher.digest().bytes(), out);
 }
 
 /// Network-order bytes of both addresses, of one family (4 or 16 bytes each).
@@ -168,13 +181,27 @@ pub fn wireshark_filter(
     server_port: u16,
     icmp_id: Option<u16>,
 ) -> String {
-    // Written into one String (no part Strings joined): this runs for every
-    // hop of every request of a JSON report.
-    use std::fmt::Write;
     let mut out = String::with_capacity(96);
-    address_term(&mut out, client);
+    push_wireshark_filter(&mut out, proto, client, client_port, server, server_port, icmp_id);
+    out
+}
+
+/// Appends [`wireshark_filter`]'s text to `out`: written straight into it (no
+/// part Strings joined), as this runs for every hop of every request of a
+/// JSON report.
+pub fn push_wireshark_filter(
+    out: &mut String,
+    proto: u8,
+    client: IpAddr,
+    client_port: u16,
+    server: IpAddr,
+    server_port: u16,
+    icmp_id: Option<u16>,
+) {
+    use std::fmt::Write;
+    address_term(out, client);
     out.push_str(" && ");
-    address_term(&mut out, server);
+    address_term(out, server);
     out.push_str(" && ");
     let v6 = client.is_ipv6() || server.is_ipv6();
     // Writing into a String cannot fail.
@@ -198,7 +225,6 @@ pub fn wireshark_filter(
         other if v6 => write!(out, "ipv6.nxt=={other}"),
         other => write!(out, "ip.proto=={other}"),
     };
-    out
 }
 
 fn address_term(out: &mut String, addr: IpAddr) {

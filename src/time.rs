@@ -3,18 +3,29 @@
 
 /// Formats ns since the Unix epoch as RFC 3339 UTC with nanoseconds.
 pub fn rfc3339(ts_ns: i64) -> String {
+    let mut out = String::with_capacity(30);
+    push_rfc3339(&mut out, ts_ns);
+    out
+}
+
+/// Appends [`rfc3339`]'s text of `ts_ns` to `out` (a report reusing its strings).
+pub fn push_rfc3339(out: &mut String, ts_ns: i64) {
     let secs = ts_ns.div_euclid(1_000_000_000);
     let nanos = ts_ns.rem_euclid(1_000_000_000);
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     if !(0..=9999).contains(&y) {
-        return format!(
+        use std::fmt::Write;
+        // Writing into a String cannot fail.
+        let _ = write!(
+            out,
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
             sod / 3600,
             (sod / 60) % 60,
             sod % 60
         );
+        return;
     }
     // Digits by hand: this runs for every capture of every request.
     let mut b = *b"0000-00-00T00:00:00.000000000Z";
@@ -31,7 +42,8 @@ pub fn rfc3339(ts_ns: i64) -> String {
     put(14, 2, ((sod / 60) % 60) as u64);
     put(17, 2, (sod % 60) as u64);
     put(20, 9, nanos as u64);
-    String::from_utf8_lossy(&b).into_owned()
+    // Digits and ASCII punctuation only: never lossy.
+    out.push_str(&String::from_utf8_lossy(&b));
 }
 
 /// Parses RFC 3339 (`Z` or `±hh:mm`, optional fraction) into ns since the epoch;

@@ -259,13 +259,17 @@ pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
 }
 
 /// `--format csv`: header, then one row per request.
-pub fn write_csv(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_csv(findings: &Findings, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_csv_with(&Words::new(findings), findings, out)
 }
 
 /// [`write_csv`] with `--names` (name columns after the others) and
 /// `--tz`/`--time-format` (`first_seen`).
-pub fn write_csv_with(words: &Words<'_>, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_csv_with(
+    words: &Words<'_>,
+    findings: &Findings,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(&mut *out);
     let header = if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
     w.write_record(header)?;

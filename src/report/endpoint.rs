@@ -67,29 +67,29 @@ fn ip_proto_number(proto: Proto, v6: bool) -> u8 {
     }
 }
 
-/// Community ID v1 of the hop's tuple (ICMP: echo request type/code); None when unseen.
-pub fn community_id(proto: Proto, hop: &Hop) -> Option<String> {
-    let (c, s) = (hop.client?, hop.server?);
+/// Appends the Community ID v1 of the hop's tuple (ICMP: echo request
+/// type/code) to `out`; false (nothing appended) when unseen.
+pub fn push_community_id(out: &mut String, proto: Proto, hop: &Hop) -> bool {
+    let (Some(c), Some(s)) = (hop.client, hop.server) else { return false };
     let v6 = c.addr.is_ipv6();
     let number = ip_proto_number(proto, v6);
-    Some(match proto {
-        Proto::Icmp => crate::flowid::community_id(number, c.addr, if v6 { 128 } else { 8 }, s.addr, 0),
-        _ => crate::flowid::community_id(number, c.addr, c.port.unwrap_or(0), s.addr, s.port.unwrap_or(0)),
-    })
+    let (cp, sp) = match proto {
+        Proto::Icmp => (if v6 { 128 } else { 8 }, 0),
+        _ => (c.port.unwrap_or(0), s.port.unwrap_or(0)),
+    };
+    crate::flowid::push_community_id_seeded(out, 0, number, c.addr, cp, s.addr, sp);
+    true
 }
 
-/// Wireshark display filter of the hop's flow; None when unseen.
-pub fn wireshark_filter(proto: Proto, hop: &Hop) -> Option<String> {
-    let (c, s) = (hop.client?, hop.server?);
+/// Appends the Wireshark display filter of the hop's flow to `out`; false
+/// (nothing appended) when unseen.
+pub fn push_wireshark_filter(out: &mut String, proto: Proto, hop: &Hop) -> bool {
+    let (Some(c), Some(s)) = (hop.client, hop.server) else { return false };
     let number = ip_proto_number(proto, c.addr.is_ipv6());
-    Some(crate::flowid::wireshark_filter(
-        number,
-        c.addr,
-        c.port.or(hop.icmp_id).unwrap_or(0),
-        s.addr,
-        s.port.unwrap_or(0),
-        hop.icmp_id,
-    ))
+    let client_port = c.port.or(hop.icmp_id).unwrap_or(0);
+    let server_port = s.port.unwrap_or(0);
+    crate::flowid::push_wireshark_filter(out, number, c.addr, client_port, s.addr, server_port, hop.icmp_id);
+    true
 }
 
 /// `198.18.90.42:51514`, `[2001:db8::1]:80` or a bare address → (address, port).

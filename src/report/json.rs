@@ -19,7 +19,7 @@ const REQUESTS_KEY: &str = "\n  \"requests\": [";
 /// printed pretty across cores, each starting at its depth (2 levels), and
 /// spliced into the empty array: the same bytes as printing the whole object
 /// at once (tested).
-pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_json(findings: &Findings, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_json_with(&crate::report::words::Words::new(findings), findings, out)
 }
 
@@ -27,7 +27,7 @@ pub fn write_json(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
 pub fn write_json_with(
     words: &crate::report::words::Words<'_>,
     findings: &Findings,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     let outer = schema::findings_without_requests(findings);
     let text = serde_json::to_string_pretty(&outer)?;
@@ -42,10 +42,11 @@ pub fn write_json_with(
     out.write_all(&text.as_bytes()[..at])?;
     let first = &findings.requests[0];
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        let mut wire = None;
         for r in requests {
             buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
             let mut ser = serde_json::Serializer::with_formatter(&mut *buf, Indented::at(2));
-            schema::request(words, r).serialize(&mut ser)?;
+            reuse(&mut wire, words, r).serialize(&mut ser)?;
         }
         Ok(())
     })?;
@@ -67,8 +68,17 @@ impl Indented {
     }
 
     fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        self.indent(w)
+        // The comma, the newline and the usual indentation in one write (a
+        // request has ~120 keys and values).
+        const LINE: &[u8; 2 + 32] = b",\n                                ";
+        let at = usize::from(first);
+        match LINE.get(at..2 + 2 * self.depth) {
+            Some(line) => w.write_all(line),
+            None => {
+                w.write_all(&LINE[at..2])?;
+                self.indent(w)
+            }
+        }
     }
 
     fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
@@ -140,7 +150,7 @@ impl serde_json::ser::Formatter for Indented {
 }
 
 /// `--format ndjson`: one request object a line, nothing else.
-pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_ndjson(findings: &Findings, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_ndjson_with(&crate::report::words::Words::new(findings), findings, out)
 }
 
@@ -148,15 +158,31 @@ pub fn write_ndjson(findings: &Findings, out: &mut dyn Write) -> io::Result<()> 
 pub fn write_ndjson_with(
     words: &crate::report::words::Words<'_>,
     findings: &Findings,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        let mut wire = None;
         for r in requests {
-            serde_json::to_writer(&mut *buf, &schema::request(words, r))?;
+            serde_json::to_writer(&mut *buf, reuse(&mut wire, words, r))?;
             buf.push(b'\n');
         }
         Ok(())
     })
+}
+
+/// The wire view of `r` in `wire`, made from the previous request's strings.
+fn reuse<'a>(
+    wire: &'a mut Option<schema::Request>,
+    words: &crate::report::words::Words<'_>,
+    r: &crate::verdict::Request,
+) -> &'a schema::Request {
+    match wire {
+        Some(q) => {
+            schema::request_into(words, r, q);
+            q
+        }
+        None => wire.insert(schema::request(words, r)),
+    }
 }
 
 #[cfg(test)]

@@ -96,53 +96,87 @@ pub fn write_with_ladder(
     }
 }
 
-/// Requests rendered per round: the buffers of two rounds (one being written,
-/// the next being rendered) are all that is held besides the findings (bounds
-/// memory on large runs: ~13 MB a round of JSON).
+/// Requests rendered per round: the buffers of one round are all that is held
+/// besides the findings (bounds memory on large runs: ~13 MB a round of JSON).
 const ROUND: usize = 4096;
 /// Requests per rayon task within a round.
 const TASK: usize = 128;
 
 /// Renders `items` across cores into byte buffers, `TASK` items per buffer,
 /// and writes the buffers in order: the same bytes as rendering one by one.
+///
+/// A buffer is written by a thread that rendered one, as soon as every buffer
+/// before it is written: most while still in that core's cache (copying 140 MB
+/// of JSON into the page cache was 20 % of a run's samples when one thread
+/// wrote rounds rendered earlier), and the copying is spread over the cores.
+/// Only one thread writes at a time, outside the lock the others queue under.
 pub(crate) fn write_parallel<T: Sync>(
     items: &[T],
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
     render: impl Fn(&[T], &mut Vec<u8>) -> io::Result<()> + Sync,
 ) -> io::Result<()> {
     use rayon::prelude::*;
-    let render_round = |round: &[T]| -> Vec<io::Result<Vec<u8>>> {
-        round
-            .par_chunks(TASK)
-            .map(|task| {
-                let mut buf = Vec::with_capacity(task.len() * 512);
-                render(task, &mut buf).map(|()| buf)
-            })
-            .collect()
-    };
-    let write = |out: &mut dyn Write, buffers: Vec<io::Result<Vec<u8>>>| -> io::Result<()> {
-        for buf in buffers {
-            out.write_all(&buf?)?;
-        }
-        Ok(())
-    };
-    // This thread writes one round while the pool renders the next (two rounds
-    // of buffers at most are held).
-    let mut rounds = items.chunks(ROUND);
-    let mut ready = rounds.next().map(render_round);
-    while let Some(buffers) = ready.take() {
-        let next = rounds.next();
-        let mut rendered = None;
-        let written = rayon::in_place_scope(|s| {
-            if let Some(round) = next {
-                s.spawn(|_| rendered = Some(render_round(round)));
+    use std::sync::{Mutex, PoisonError};
+    let queue = Mutex::new(Queue::default());
+    let out = Mutex::new(out);
+    for (r, round) in items.chunks(ROUND).enumerate() {
+        let base = r * ROUND.div_ceil(TASK);
+        round.par_chunks(TASK).enumerate().for_each(|(i, task)| {
+            let spare = queue.lock().unwrap_or_else(PoisonError::into_inner).spare.pop();
+            let mut buf = spare.unwrap_or_else(|| Vec::with_capacity(task.len() * 512));
+            let rendered = render(task, &mut buf).map(|()| buf);
+            let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            q.ready.insert(base + i, rendered);
+            if q.writing {
+                return; // the thread writing takes this buffer in its turn
             }
-            write(out, buffers)
+            q.writing = true;
+            // Write the buffers that are next in order, the lock released meanwhile.
+            loop {
+                let next = q.next;
+                let Some(rendered) = q.ready.remove(&next) else { break };
+                q.next += 1;
+                let mut buf = match rendered {
+                    Ok(buf) if q.error.is_none() => buf,
+                    Ok(_) => continue,
+                    Err(e) => {
+                        q.error.get_or_insert(e);
+                        continue;
+                    }
+                };
+                drop(q);
+                let written = out.lock().unwrap_or_else(PoisonError::into_inner).write_all(&buf);
+                buf.clear();
+                q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                q.spare.push(buf);
+                if let Err(e) = written {
+                    q.error.get_or_insert(e);
+                }
+            }
+            q.writing = false;
         });
-        written?;
-        ready = rendered;
+        let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = q.error.take() {
+            return Err(e);
+        }
+        debug_assert!(q.ready.is_empty(), "every buffer of a round is written when it ends");
     }
     Ok(())
+}
+
+/// The buffers of [`write_parallel`] waiting for their turn.
+#[derive(Default)]
+struct Queue {
+    /// Rendered buffers by number, until every one before is written.
+    ready: std::collections::BTreeMap<usize, io::Result<Vec<u8>>>,
+    /// Number of the next buffer to write.
+    next: usize,
+    /// A thread is writing (it takes every buffer that is next in turn).
+    writing: bool,
+    /// Written buffers, rendered into again (no buffer grows after the first round).
+    spare: Vec<Vec<u8>>,
+    /// The first write error (nothing is written after it).
+    error: Option<io::Error>,
 }
 
 /// True when the request has the `--fail-on` problem `kind`.
@@ -228,22 +262,70 @@ mod tests {
 
     #[test]
     fn parallel_rendering_writes_every_round_in_order() {
-        // Three and a half rounds: each is rendered while the one before is written.
+        // Three and a half rounds, on more workers than cores: buffers finish
+        // out of order and are written by whichever worker is writing.
         let items: Vec<u32> = (0..(3 * ROUND + ROUND / 2) as u32).collect();
-        let mut out = Vec::new();
-        write_parallel(&items, &mut out, |task, buf| task.iter().try_for_each(|i| writeln!(buf, "{i}")))
-            .unwrap();
         let want: String = items.iter().map(|i| format!("{i}\n")).collect();
-        assert_eq!(String::from_utf8(out).unwrap(), want);
-        // A failing render stops the report with its error.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        for _ in 0..3 {
+            let mut out = Vec::new();
+            pool.install(|| {
+                write_parallel(&items, &mut out, |task, buf| {
+                    task.iter().try_for_each(|i| writeln!(buf, "{i}"))
+                })
+            })
+            .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+        // A failing render stops the report with its error; what was written
+        // is the report up to that buffer, nothing after it.
+        let bad = 2 * ROUND as u32 + 5;
         let mut out = Vec::new();
-        let failed = write_parallel(&items, &mut out, |task, _| {
-            if task.contains(&(2 * ROUND as u32)) {
-                return Err(io::Error::other("render failed"));
-            }
-            Ok(())
+        let failed = pool.install(|| {
+            write_parallel(&items, &mut out, |task, buf| {
+                if task.contains(&bad) {
+                    return Err(io::Error::other("render failed"));
+                }
+                task.iter().try_for_each(|i| writeln!(buf, "{i}"))
+            })
         });
         assert_eq!(failed.unwrap_err().to_string(), "render failed");
+        let task_start = bad as usize / TASK * TASK;
+        let before: String = items[..task_start].iter().map(|i| format!("{i}\n")).collect();
+        assert_eq!(String::from_utf8(out).unwrap(), before);
+    }
+
+    /// Takes `room` bytes, then fails every write.
+    struct Full {
+        room: usize,
+        taken: Vec<u8>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::other("disk full"));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.taken.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failing_write_stops_the_report_with_its_error() {
+        let items: Vec<u32> = (0..(2 * ROUND) as u32).collect();
+        let mut out = Full { room: 10_000, taken: Vec::new() };
+        let failed =
+            write_parallel(&items, &mut out, |task, buf| task.iter().try_for_each(|i| writeln!(buf, "{i}")));
+        assert_eq!(failed.unwrap_err().to_string(), "disk full");
+        let want: String = items.iter().map(|i| format!("{i}\n")).collect();
+        assert_eq!(out.taken, want.as_bytes()[..10_000], "the report's first bytes, in order");
     }
 
     fn kept(filter: Filter) -> Vec<u64> {

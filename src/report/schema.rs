@@ -432,7 +432,7 @@ pub struct SynMissed {
 }
 
 /// A request as seen (or not) at one capture.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hop {
     pub label: String,
     pub seen: bool,
@@ -658,40 +658,88 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
-    let text = |e: &Option<v::Endpoint>| e.map(crate::report::endpoint::endpoint_text);
-    let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
+    let mut hops = Vec::new();
+    hops_into(w, r, &mut hops);
+    request_with(w, r, hops)
+}
+
+/// [`request`] into `q`, reusing the strings of its hops (a writer renders
+/// thousands of requests through one: no allocation per hop field).
+pub fn request_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
+    let mut hops = std::mem::take(&mut q.captures);
+    hops_into(w, r, &mut hops);
+    *q = request_with(w, r, hops);
+}
+
+/// The wire view of the request's hops into `hops` (its strings reused).
+fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec<Hop>) {
+    hops.resize_with(r.captures.len(), Hop::default);
     let local = w.time.filter(|t| t.zone != crate::report::when::Zone::Utc);
+    let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
+    for (i, h) in r.captures.iter().enumerate() {
+        let (done, rest) = hops.split_at_mut(i);
+        let out = &mut rest[0];
+        out.label.clear();
+        out.label.push_str(w.label(i));
+        out.seen = h.seen;
+        fill(&mut out.time, |s| h.time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
+        fill(&mut out.raw_time, |s| h.raw_time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
+        fill(&mut out.client, |s| h.client.map(|e| crate::report::endpoint::push_endpoint(s, e)).is_some());
+        fill(&mut out.server, |s| h.server.map(|e| crate::report::endpoint::push_endpoint(s, e)).is_some());
+        out.client_name = name(&h.client);
+        out.server_name = name(&h.server);
+        out.time_local = local.and_then(|t| h.time_ns.map(|ns| t.rfc3339(ns)));
+        out.reply_seen = h.reply_seen;
+        out.rtt_ms = h.rtt_ns.map(ms);
+        out.packets_to_server = h.packets_to_server;
+        out.packets_to_client = h.packets_to_client;
+        out.bytes_to_server = h.bytes_to_server;
+        out.bytes_to_client = h.bytes_to_client;
+        // A hop with the previous hop's tuple (no NAT between them) has its
+        // Community ID and filter: copied, not hashed and written again.
+        let same = i > 0 && {
+            let p = &r.captures[i - 1];
+            (p.client, p.server, p.icmp_id) == (h.client, h.server, h.icmp_id) && h.client.is_some()
+        };
+        match done.last().filter(|_| same) {
+            Some(prev) => {
+                fill(&mut out.community_id, |s| {
+                    prev.community_id.as_deref().map(|c| s.push_str(c)).is_some()
+                });
+                fill(&mut out.wireshark_filter, |s| {
+                    prev.wireshark_filter.as_deref().map(|c| s.push_str(c)).is_some()
+                });
+            }
+            None => {
+                fill(&mut out.community_id, |s| crate::report::endpoint::push_community_id(s, r.proto, h));
+                fill(&mut out.wireshark_filter, |s| {
+                    crate::report::endpoint::push_wireshark_filter(s, r.proto, h)
+                });
+            }
+        }
+        out.icmp_id = h.icmp_id;
+        out.icmp_seqs = h.icmp_seqs.map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") });
+        out.largest_to_server = h.largest_to_server;
+        out.largest_to_client = h.largest_to_client;
+    }
+}
+
+/// Sets an optional text field through `write` (false: None), reusing the
+/// field's string.
+fn fill(slot: &mut Option<String>, write: impl FnOnce(&mut String) -> bool) {
+    let mut text = slot.take().unwrap_or_default();
+    text.clear();
+    if write(&mut text) {
+        *slot = Some(text);
+    }
+}
+
+/// The wire view of the request with its hops already made.
+fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: Vec<Hop>) -> Request {
     Request {
         request: r.request,
         proto: r.proto,
-        captures: r
-            .captures
-            .iter()
-            .enumerate()
-            .map(|(i, h)| Hop {
-                label: w.label(i).to_string(),
-                seen: h.seen,
-                time: h.time_ns.map(crate::time::rfc3339),
-                raw_time: h.raw_time_ns.map(crate::time::rfc3339),
-                client: text(&h.client),
-                server: text(&h.server),
-                client_name: name(&h.client),
-                server_name: name(&h.server),
-                time_local: local.and_then(|t| h.time_ns.map(|ns| t.rfc3339(ns))),
-                reply_seen: h.reply_seen,
-                rtt_ms: h.rtt_ns.map(ms),
-                packets_to_server: h.packets_to_server,
-                packets_to_client: h.packets_to_client,
-                bytes_to_server: h.bytes_to_server,
-                bytes_to_client: h.bytes_to_client,
-                community_id: crate::report::endpoint::community_id(r.proto, h),
-                wireshark_filter: crate::report::endpoint::wireshark_filter(r.proto, h),
-                icmp_id: h.icmp_id,
-                icmp_seqs: h.icmp_seqs.map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }),
-                largest_to_server: h.largest_to_server,
-                largest_to_client: h.largest_to_client,
-            })
-            .collect(),
+        captures,
         matches: r
             .matches
             .iter()
@@ -1084,6 +1132,28 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wire_request_made_from_another_s_strings_is_the_same() {
+        let f = crate::report::fixtures::findings();
+        let mut names = crate::names::Names::default();
+        names.extend(crate::names::parse("198.19.3.17 node-a\n198.18.90.42 client-a\n").unwrap().1);
+        let time = crate::report::when::TimeStyle {
+            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
+            ..Default::default()
+        };
+        let named = crate::report::words::Words::with(&f, Some(&names), Some(&time));
+        for words in [crate::report::words::Words::new(&f), named] {
+            // Every request after every other, through one wire view.
+            for a in &f.requests {
+                for b in &f.requests {
+                    let mut wire = request(&words, a);
+                    request_into(&words, b, &mut wire);
+                    assert_eq!(wire, request(&words, b), "request {} after {}", b.request, a.request);
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_wire_name_reads_back_to_its_value() {

@@ -416,7 +416,7 @@ fn line_width(columns: &[Column], widths: &[usize]) -> usize {
 }
 
 /// `--format table` without the summary: a header line and one line per request.
-pub fn write_table(findings: &Findings, color: bool, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_table(findings: &Findings, color: bool, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_table_with(&Words::new(findings), findings, &DEFAULT_COLUMNS, None, color, out)
 }
 
@@ -429,7 +429,7 @@ pub fn write_table_with(
     columns: &[Column],
     width: Option<usize>,
     color: bool,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     let columns = expand(columns, w.labels.len());
     let mut rows = cells(findings, w, &columns, FITS[0]);
