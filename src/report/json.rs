@@ -5,7 +5,6 @@
 
 use crate::report::schema;
 use crate::verdict::Findings;
-use serde::Serialize;
 use std::io::{self, Write};
 
 pub use crate::report::schema::{round_ms, MS_DECIMALS};
@@ -45,8 +44,7 @@ pub fn write_json_with(
         let mut wire = None;
         for r in requests {
             buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
-            let mut ser = serde_json::Serializer::with_formatter(&mut *buf, Indented::at(2));
-            reuse(&mut wire, words, r).serialize(&mut ser)?;
+            crate::report::pretty::request(buf, 2, reuse(&mut wire, words, r))?;
         }
         Ok(())
     })?;
@@ -57,13 +55,13 @@ pub fn write_json_with(
 
 /// serde_json's pretty layout (two spaces a level) starting `depth` levels in,
 /// so a request printed alone lines up inside the report's request array.
-struct Indented {
+pub(crate) struct Indented {
     depth: usize,
     has_value: bool,
 }
 
 impl Indented {
-    fn at(depth: usize) -> Indented {
+    pub(crate) fn at(depth: usize) -> Indented {
         Indented { depth, has_value: false }
     }
 
@@ -268,6 +266,33 @@ mod tests {
             let whole = serde_json::to_string_pretty(&schema::findings(&f)).unwrap() + "\n";
             assert_eq!(String::from_utf8(out).unwrap(), whole);
         }
+    }
+
+    #[test]
+    fn hand_written_requests_escape_labels_and_names_like_serde() {
+        let mut f = many();
+        // The rare parts too: a missed SYN, data that stopped, identity carriers.
+        let stopped = crate::report::fixtures::black_hole().requests.remove(0);
+        f.requests[1].data = stopped.data;
+        f.requests[2].syn_missed =
+            Some(crate::verdict::SynMissed { at: 1, syns: 2, after_ns: 1_000_123_456 });
+        f.requests[3].identity = Some(Box::new(crate::report::fixtures::proxied_identity()));
+        f.requests[4].identity = Some(Box::new(crate::report::fixtures::spoofed_identity()));
+        let hostile = ["de\"c\\ap", "eg\u{1}ress\n\t", "bäckend ✓ \u{7f}"];
+        for (c, label) in f.captures.iter_mut().zip(hostile) {
+            c.label = label.to_string();
+        }
+        let mut names = crate::names::Names::default();
+        names.extend(crate::names::parse("198.19.3.17 node\"a\\b\n198.18.90.42 cliënt\n").unwrap().1);
+        let time = crate::report::when::TimeStyle {
+            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
+            ..Default::default()
+        };
+        let words = crate::report::words::Words::with(&f, Some(&names), Some(&time));
+        let mut out = Vec::new();
+        write_json_with(&words, &f, &mut out).unwrap();
+        let whole = serde_json::to_string_pretty(&schema::findings_with(&words, &f)).unwrap() + "\n";
+        assert_eq!(String::from_utf8(out).unwrap(), whole);
     }
 
     #[test]

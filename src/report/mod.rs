@@ -10,6 +10,7 @@ pub mod explain;
 pub mod html;
 pub mod json;
 pub mod parquet;
+mod pretty;
 pub mod schema;
 pub mod summary;
 pub mod table;
