@@ -282,12 +282,7 @@ mod tests {
         for (c, label) in f.captures.iter_mut().zip(hostile) {
             c.label = label.to_string();
         }
-        let mut names = crate::names::Names::default();
-        names.extend(crate::names::parse("198.19.3.17 node\"a\\b\n198.18.90.42 cliënt\n").unwrap().1);
-        let time = crate::report::when::TimeStyle {
-            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
-            ..Default::default()
-        };
+        let (names, time) = crate::report::names_and_zone("198.19.3.17 node\"a\\b\n198.18.90.42 cliënt\n");
         let words = crate::report::words::Words::with(&f, Some(&names), Some(&time));
         let mut out = Vec::new();
         write_json_with(&words, &f, &mut out).unwrap();

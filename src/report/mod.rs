@@ -232,6 +232,16 @@ fn keep(r: &Request, filter: &Filter, since: Option<i64>, until: Option<i64>) ->
     true
 }
 
+/// Names read from `names` (the `--names` file format) and the Europe/Berlin
+/// zone (`--tz`): the options that add `*_name` and `time_local` fields (tests).
+#[cfg(test)]
+pub(crate) fn names_and_zone(names: &str) -> (crate::names::Names, when::TimeStyle) {
+    let mut n = crate::names::Names::default();
+    n.extend(crate::names::parse(names).unwrap().1);
+    let zone = when::Zone::parse("Europe/Berlin").unwrap();
+    (n, when::TimeStyle { zone, ..Default::default() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

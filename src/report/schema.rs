@@ -1136,12 +1136,7 @@ mod tests {
     #[test]
     fn a_wire_request_made_from_another_s_strings_is_the_same() {
         let f = crate::report::fixtures::findings();
-        let mut names = crate::names::Names::default();
-        names.extend(crate::names::parse("198.19.3.17 node-a\n198.18.90.42 client-a\n").unwrap().1);
-        let time = crate::report::when::TimeStyle {
-            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
-            ..Default::default()
-        };
+        let (names, time) = crate::report::names_and_zone("198.19.3.17 node-a\n198.18.90.42 client-a\n");
         let named = crate::report::words::Words::with(&f, Some(&names), Some(&time));
         for words in [crate::report::words::Words::new(&f), named] {
             // Every request after every other, through one wire view.
