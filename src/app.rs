@@ -227,6 +227,10 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
     let bars = Bars::new(config.captures.len(), !config.quiet);
+    if let Some(window_ns) = config.stream {
+        let options = report_options(run, names);
+        return correlate_stream(run, config, window_ns, &target, warnings_target.as_ref(), &options, &bars);
+    }
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
         with_threads(config.threads, || crate::pipeline::analyze_full(config, &bars, want_ladder))??;
@@ -239,26 +243,14 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     }
     report::filter_requests(&mut findings, &config.filter);
     if let Some(shard) = &config.shard {
-        report::shard_requests(&mut findings, shard);
+        crate::shard::keep_requests(&mut findings, shard);
     }
     if !config.list_unmatched {
         for u in &mut findings.unmatched {
             u.flows.clear();
         }
     }
-    let to_terminal = run.output.path.is_none() && io::stdout().is_terminal();
-    let no_color = std::env::var_os("NO_COLOR");
-    let options = ReportOptions {
-        format: run.output.format,
-        summary_only: run.summary_only,
-        color: color_enabled(run.color, to_terminal, no_color.as_deref()),
-        view: report::View {
-            names,
-            time: run.time.clone(),
-            columns: run.columns.clone(),
-            width: to_terminal.then(terminal_width).flatten(),
-        },
-    };
+    let options = report_options(run, names);
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
     })?;
@@ -279,6 +271,88 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     // measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
     std::mem::forget(findings);
     Ok(code)
+}
+
+/// How the main form writes its report.
+fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> ReportOptions {
+    let to_terminal = run.output.path.is_none() && io::stdout().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR");
+    ReportOptions {
+        format: run.output.format,
+        summary_only: run.summary_only,
+        color: color_enabled(run.color, to_terminal, no_color.as_deref()),
+        view: report::View {
+            names,
+            time: run.time.clone(),
+            columns: run.columns.clone(),
+            width: to_terminal.then(terminal_width).flatten(),
+        },
+    }
+}
+
+/// The main form with `--stream`: each window's requests written as the
+/// stream gives them, its new warnings printed then (each once), and the
+/// run's own warnings at the end. A capture that cannot be read stops the run
+/// (a report file is then not written; standard output holds the windows before).
+fn correlate_stream(
+    run: &CorrelateRun,
+    config: &Config,
+    window_ns: i64,
+    target: &crate::output::Target,
+    warnings_target: Option<&crate::output::Target>,
+    options: &ReportOptions,
+    bars: &Bars,
+) -> Result<u8, Error> {
+    let mut seen = std::collections::HashSet::new();
+    let mut warnings: Vec<crate::verdict::WarningOut> = Vec::new();
+    let mut note = |new: Vec<crate::verdict::WarningOut>, all: &mut Vec<crate::verdict::WarningOut>| {
+        let new: Vec<_> =
+            new.into_iter().filter(|w| seen.insert((w.label.clone(), w.message.clone()))).collect();
+        print_warnings(&new, &config.captures);
+        all.extend(new);
+    };
+    note(crate::checks::same_captures(&config.captures), &mut warnings);
+    let mut failed = false;
+    let mut stopped: Option<crate::read::ReadError> = None;
+    // `--since`/`--until` in seconds count from the run's first request.
+    let mut start_ns: Option<i64> = None;
+    crate::output::write_to(target, |out| {
+        let mut header = true;
+        let mut emit = |mut findings: Findings| -> io::Result<()> {
+            // The clock-mistake checks need the whole run's counts (a window's
+            // margins hold flows whose partners lie outside it): not run here.
+            note(std::mem::take(&mut findings.warnings), &mut warnings);
+            start_ns =
+                start_ns.or_else(|| findings.requests.iter().filter_map(report::request_time_ns).min());
+            let filter = config.filter.resolved(start_ns.unwrap_or(0));
+            report::filter_requests(&mut findings, &filter);
+            failed |= report::fail_on_matches(&findings, &run.fail_on);
+            report::write_rows(&findings, options, header, out)?;
+            header = false;
+            Ok(())
+        };
+        match with_threads(config.threads, || crate::stream::run(config, window_ns, bars, &mut emit)) {
+            Ok(Ok(last)) => {
+                let last = last.iter().map(crate::verdict::WarningOut::from).collect();
+                note(last, &mut warnings);
+                Ok(())
+            }
+            Ok(Err(crate::stream::StreamError::Emit(e))) => Err(e),
+            Ok(Err(crate::stream::StreamError::Read(e))) => {
+                stopped = Some(e);
+                Err(io::Error::other("a capture could not be read"))
+            }
+            Err(e) => Err(io::Error::other(e.to_string())),
+        }
+    })
+    .map_err(|e| match stopped.take() {
+        Some(read) => Error::Read(read),
+        None => Error::Write(e),
+    })?;
+    if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
+        crate::output::write_to(target, |out| write_warnings(&warnings, &config.captures, path, out))?;
+    }
+    Ok(if failed { EXIT_FAIL_ON } else { EXIT_OK })
 }
 
 /// `--color`: `always`, `never`, or (auto) only on a terminal and when

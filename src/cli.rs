@@ -153,6 +153,15 @@ pub struct CorrelateArgs {
     /// same captures) instead of estimating them: shards then union exactly to that run.
     #[arg(long, value_name = "REPORT")]
     pub clocks_from: Option<PathBuf>,
+    /// Read each capture once and correlate window by window of capture 1's time, writing each
+    /// window's requests as soon as they are known: memory grows with a window's flows, not with
+    /// the captures' length (for hours of captures). CSV or NDJSON only; the same requests and
+    /// numbers as without it, clocks estimated from the first window.
+    #[arg(long)]
+    pub stream: bool,
+    /// With --stream: the window, seconds of capture 1's time (default 300).
+    #[arg(long, value_name = "SECONDS", requires = "stream")]
+    pub stream_window: Option<f64>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -529,7 +538,20 @@ impl CorrelateArgs {
             list_unmatched: self.all,
             shard,
             clocks_from: None,
+            stream: self.stream()?,
         })
+    }
+
+    /// `--stream`, `--stream-window`: the window in ns.
+    fn stream(&self) -> Result<Option<i64>, UsageError> {
+        if !self.stream {
+            return Ok(None);
+        }
+        match self.stream_window {
+            None => Ok(Some(crate::stream::DEFAULT_WINDOW_NS)),
+            Some(w) if (1.0..1e9).contains(&w) => Ok(Some(seconds_to_ns(w))),
+            Some(w) => Err(UsageError(format!("--stream-window {w}: expected seconds, 1 or more"))),
+        }
     }
 
     /// `--shard-start`, `--shard-end`, `--shard-margin` (clap makes the first two
@@ -578,6 +600,22 @@ impl CorrelateArgs {
             return Err(UsageError(
                 "--warnings-to names the report's own file (-o); give another file".into(),
             ));
+        }
+        if self.stream {
+            let refused = if !matches!(format, Format::Csv | Format::Ndjson) {
+                Some("--format csv or ndjson (formats written request by request)")
+            } else if self.shard_start.is_some() {
+                Some("no --shard-start (a stream is all of the captures' windows)")
+            } else if self.pcapng.is_some() {
+                Some("no --pcapng (it needs every request at the end)")
+            } else {
+                None
+            };
+            if let Some(needs) = refused {
+                return Err(UsageError(format!(
+                    "--stream writes each window's requests as it goes: it needs {needs}"
+                )));
+            }
         }
         let config = self.to_config()?;
         let time = match (&self.tz, self.time_format) {

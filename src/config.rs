@@ -156,6 +156,15 @@ impl TimeBound {
     }
 }
 
+impl Filter {
+    /// The filter with `--since`/`--until` given in seconds made instants,
+    /// counting from `start_ns` (the run's first request).
+    pub fn resolved(&self, start_ns: i64) -> Filter {
+        let at = |b: Option<TimeBound>| b.map(|b| TimeBound::UnixNs(b.resolve(start_ns)));
+        Filter { since: at(self.since), until: at(self.until), ..self.clone() }
+    }
+}
+
 /// RFC 3339 (`Z` or `±hh:mm`, optional fraction) → ns since the epoch.
 pub fn parse_rfc3339_ns(text: &str) -> Option<i64> {
     crate::time::parse_rfc3339(text)
@@ -437,6 +446,9 @@ pub struct Config {
     pub shard: Option<Shard>,
     /// `--clocks-from REPORT`: the clocks and delays to use instead of estimates.
     pub clocks_from: Option<PinnedClocks>,
+    /// `--stream`: correlate in windows of this many ns of capture 1's time,
+    /// reading each capture once (`stream`).
+    pub stream: Option<i64>,
 }
 
 /// Clocks taken from an earlier report (`--clocks-from`), by label, so that

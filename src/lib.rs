@@ -18,6 +18,8 @@
 //! (`--pcapng`: reads the captures again, after the verdicts) ·
 //! `pipeline -> shard -> flows, correlate, config, time, warning` (time shards:
 //! which files a shard reads, where it could differ from the whole run) ·
+//! `stream -> pipeline, shard, config, read, verdict` (`--stream`: one pass,
+//! correlated window by window) ·
 //! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
 //! workspace crate `tuplecorr-synth`, in `synth/`) ·
 //! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
@@ -47,6 +49,7 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod shard;
+pub mod stream;
 pub mod time;
 pub mod tunnels;
 pub mod verdict;

@@ -91,7 +91,7 @@ fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
 const COUNTED_INTERFACES: usize = 64;
 
 /// The flow table of one capture being built, with its decode statistics.
-struct Builder {
+pub(crate) struct Builder {
     table: FlowTable,
     undecodable: u64,
     damage: Damage,
@@ -109,7 +109,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(config: &Config) -> Builder {
+    pub(crate) fn new(config: &Config) -> Builder {
         Builder {
             table: FlowTable::new(&config.flows),
             undecodable: 0,
@@ -124,7 +124,12 @@ impl Builder {
 
     /// Ends one file of the point: keeps its read warnings and its damage
     /// warning (naming that file), and gives its earliest and latest record time.
-    fn end_file(&mut self, label: &str, file: &str, read_warnings: &[Warning]) -> Option<(i64, i64)> {
+    pub(crate) fn end_file(
+        &mut self,
+        label: &str,
+        file: &str,
+        read_warnings: &[Warning],
+    ) -> Option<(i64, i64)> {
         self.warnings.extend_from_slice(read_warnings);
         let damage = std::mem::take(&mut self.damage);
         if let Some((record, byte_offset, e)) = damage.first {
@@ -223,7 +228,7 @@ impl Builder {
 
     /// The point's result; `file` names its files, `info` describes them
     /// (each file ended with [`Builder::end_file`]).
-    fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
+    pub(crate) fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
         let Builder { table, undecodable, counts, mut warnings, overlays, .. } = self;
         let packets = |key: PointKey| Builder::packets(&counts, key);
         let points = match points::split(table.finish_unfolded()) {
@@ -252,8 +257,10 @@ impl Builder {
     }
 }
 
-impl Sink for Builder {
-    fn add(&mut self, rec: &Ingested<'_>) {
+impl Builder {
+    /// What one record adds besides flows: its time to the file's span, its
+    /// packet to the counts and tunnels, or its damage.
+    pub(crate) fn tally(&mut self, rec: &Ingested<'_>) {
         let (lo, hi) = self.span.get_or_insert((rec.ts_ns, rec.ts_ns));
         *lo = (*lo).min(rec.ts_ns);
         *hi = (*hi).max(rec.ts_ns);
@@ -261,13 +268,36 @@ impl Sink for Builder {
             Ok(p) => {
                 self.count(p);
                 self.tunnels.note(p, rec.record, rec.byte_offset);
-                self.table.insert(p, rec.payload)
             }
             Err(e) => {
                 self.undecodable += 1;
                 self.damage.note(rec, e);
             }
         }
+    }
+
+    /// What one record adds to the flows.
+    pub(crate) fn add_flow(&mut self, rec: &Ingested<'_>) {
+        if let Ok(p) = rec.packet {
+            self.table.insert(p, rec.payload)
+        }
+    }
+
+    /// The flow table being built.
+    pub(crate) fn table(&mut self) -> &mut FlowTable {
+        &mut self.table
+    }
+
+    /// The warnings of the files read so far.
+    pub(crate) fn warnings_mut(&mut self) -> &mut Vec<Warning> {
+        &mut self.warnings
+    }
+}
+
+impl Sink for Builder {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        self.tally(rec);
+        self.add_flow(rec);
     }
 }
 
@@ -380,20 +410,7 @@ fn read_point(
     progress: &dyn Progress,
 ) -> Result<(CaptureResult, String), ReadError> {
     let specs = &config.captures;
-    let mut order = files.to_vec();
-    let mut firsts: Vec<Option<i64>> = Vec::new();
-    if order.len() > 1 {
-        let mut timed: Vec<(i64, usize, Option<i64>)> = (order.iter())
-            .map(|&f| {
-                let t = read::first_timestamp(&specs[f]);
-                (t.unwrap_or(i64::MAX), f, t)
-            })
-            .collect();
-        // Stable: files without a first timestamp keep their command-line order, last.
-        timed.sort_by_key(|&(t, _, _)| t);
-        order = timed.iter().map(|&(_, f, _)| f).collect();
-        firsts = timed.iter().map(|&(_, _, t)| t).collect();
-    }
+    let (mut order, firsts) = reading_order(specs, files);
     let label = specs[order[0]].label.as_str();
     // A shard reads only the files that reach its window (with the margin),
     // and later ones while a flow begun in the window may go on in them.
@@ -416,8 +433,7 @@ fn read_point(
     let mut b = Builder::new(config);
     let mut dropped_before = false;
     let mut info: Option<CaptureInfo> = None;
-    let mut overlap: Option<Warning> = None;
-    let mut latest: Option<(usize, i64)> = None;
+    let mut files = Overlaps::default();
     let mut k = 0;
     while let Some(&f) = order.get(k) {
         k += 1;
@@ -433,33 +449,8 @@ fn read_point(
             None => ingest(spec, f, &config.read, points, limit, progress, &mut b)?,
         };
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
-        if let (Some((lo, _)), Some((prev, prev_hi))) = (span, latest) {
-            if lo < prev_hi && overlap.is_none() {
-                overlap = Some(overlap_warning(label, &specs[prev].display_name(), &spec.display_name()));
-            }
-        }
-        if let Some((_, hi)) = span {
-            latest = Some(latest.map_or((f, hi), |l| if hi > l.1 { (f, hi) } else { l }));
-        }
-        info = Some(match info {
-            None => CaptureInfo { warnings: Vec::new(), ..file_info },
-            Some(mut i) => {
-                i.packets += file_info.packets;
-                i.bytes += file_info.bytes;
-                i.gzip |= file_info.gzip;
-                // Rotated files repeat their interfaces: the same one at the
-                // same number counts once (its packets added).
-                for (n, itf) in file_info.interfaces.into_iter().enumerate() {
-                    match i.interfaces.get_mut(n) {
-                        Some(have) if InterfaceInfo { packets: have.packets, ..itf.clone() } == *have => {
-                            have.packets += itf.packets
-                        }
-                        _ => i.interfaces.push(itf),
-                    }
-                }
-                i
-            }
-        });
+        files.note(specs, f, span, label);
+        info = Some(merge_info(info, file_info));
         // The last planned file read: the next one too while a flow begun in the
         // shard's window may go on in it (a long connection).
         if k == order.len() {
@@ -488,19 +479,54 @@ fn read_point(
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
-    // A report names warnings by label: one of several files says which.
-    if order.len() > 1 {
-        for w in &mut b.warnings {
-            w.problem = format!("in {}: {}", w.file, w.problem);
-        }
-    }
-    b.warnings.extend(overlap);
+    files.finish(&mut b.warnings, order.len());
     b.warnings.extend(shard_warning);
     // `files` is never empty (a point has a label because a file gave it).
     let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
     let mut result = b.finish(label, &names, info);
     result.cut = cut;
     Ok((result, names))
+}
+
+/// What a point's files were, given what the files before were (`info`) and
+/// what the next one is (its warnings are the Builder's, not kept here).
+pub(crate) fn merge_info(info: Option<CaptureInfo>, file_info: CaptureInfo) -> CaptureInfo {
+    match info {
+        None => CaptureInfo { warnings: Vec::new(), ..file_info },
+        Some(mut i) => {
+            i.packets += file_info.packets;
+            i.bytes += file_info.bytes;
+            i.gzip |= file_info.gzip;
+            // Rotated files repeat their interfaces: the same one at the
+            // same number counts once (its packets added).
+            for (n, itf) in file_info.interfaces.into_iter().enumerate() {
+                match i.interfaces.get_mut(n) {
+                    Some(have) if InterfaceInfo { packets: have.packets, ..itf.clone() } == *have => {
+                        have.packets += itf.packets
+                    }
+                    _ => i.interfaces.push(itf),
+                }
+            }
+            i
+        }
+    }
+}
+
+/// The files of one point (indices into `specs`) in reading order, the order
+/// of their first packet's time, with those times (empty for one file).
+pub(crate) fn reading_order(specs: &[CaptureSpec], files: &[usize]) -> (Vec<usize>, Vec<Option<i64>>) {
+    if files.len() < 2 {
+        return (files.to_vec(), Vec::new());
+    }
+    let mut timed: Vec<(i64, usize, Option<i64>)> = (files.iter())
+        .map(|&f| {
+            let t = read::first_timestamp(&specs[f]);
+            (t.unwrap_or(i64::MAX), f, t)
+        })
+        .collect();
+    // Stable: files without a first timestamp keep their command-line order, last.
+    timed.sort_by_key(|&(t, _, _)| t);
+    (timed.iter().map(|&(_, f, _)| f).collect(), timed.iter().map(|&(_, _, t)| t).collect())
 }
 
 /// A shard's view of one point's records: those before its raw window are
@@ -526,6 +552,40 @@ impl Sink for Windowed<'_> {
         // Per record: a capture's times may step back into the window.
         self.inner.table.set_closed(rec.ts_ns > self.hi);
         self.inner.add(rec);
+    }
+}
+
+/// The files of one point read so far: the one that reached latest, and the
+/// first pair that overlapped in time.
+#[derive(Default)]
+pub(crate) struct Overlaps {
+    latest: Option<(usize, i64)>,
+    overlap: Option<Warning>,
+}
+
+impl Overlaps {
+    /// File `f` (of `specs`) was read, its records spanning `span`.
+    pub(crate) fn note(&mut self, specs: &[CaptureSpec], f: usize, span: Option<(i64, i64)>, label: &str) {
+        if let (Some((lo, _)), Some((prev, prev_hi))) = (span, self.latest) {
+            if lo < prev_hi && self.overlap.is_none() {
+                let (earlier, later) = (specs[prev].display_name(), specs[f].display_name());
+                self.overlap = Some(overlap_warning(label, &earlier, &later));
+            }
+        }
+        if let Some((_, hi)) = span {
+            self.latest = Some(self.latest.map_or((f, hi), |l| if hi > l.1 { (f, hi) } else { l }));
+        }
+    }
+
+    /// The point's warnings once its `files` files are read: with several,
+    /// each says its file (a report names warnings by label); then the overlap.
+    pub(crate) fn finish(self, warnings: &mut Vec<Warning>, files: usize) {
+        if files > 1 {
+            for w in warnings.iter_mut() {
+                w.problem = format!("in {}: {}", w.file, w.problem);
+            }
+        }
+        warnings.extend(self.overlap);
     }
 }
 
@@ -697,7 +757,7 @@ fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
 
 /// Correlates the per-capture results (`names`: label and file of each) and
 /// builds the findings (and the ladder data when asked).
-fn conclude(
+pub(crate) fn conclude(
     config: &Config,
     names: &[(String, String)],
     results: Vec<CaptureResult>,
@@ -751,7 +811,8 @@ fn conclude(
     }
     if let Some(shard) = &config.shard {
         let skipped = cuts.iter().any(|c| *c != crate::shard::Cut::default());
-        if skipped && config.clocks_from.is_none() && labels.len() > 1 {
+        // A stream says it in its own words (`stream`).
+        if skipped && config.clocks_from.is_none() && labels.len() > 1 && config.stream.is_none() {
             warnings.push(crate::shard::estimated_clock_warning(&labels[0]));
         }
         let udp_idle = config.flows.udp_idle_ns;

@@ -23,6 +23,16 @@ use crate::correlate::Correlation;
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
 use crate::warning::Warning;
 
+/// Keeps the requests of a time shard (`--shard-start`, `--shard-end`): those
+/// whose first packet at capture 1, as that capture recorded it, lies in
+/// `[start, end)`. Numbers are kept as the shard's run gave them.
+pub fn keep_requests(findings: &mut crate::verdict::Findings, shard: &Shard) {
+    findings.requests.retain(|r| {
+        let t = r.captures.first().and_then(|h| h.raw_time_ns);
+        t.is_some_and(|t| t >= shard.start_ns && t < shard.end_ns)
+    });
+}
+
 /// Where a point's reading was cut by skipped files, on that point's clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cut {

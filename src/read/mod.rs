@@ -113,15 +113,28 @@ const PEEK_BYTES: u64 = 2 << 20;
 /// point in time order. None for standard input, an unreadable file or one
 /// without a record there; read warnings are dropped (the full read gives them).
 pub fn first_timestamp(spec: &CaptureSpec) -> Option<i64> {
+    peek(spec)?.0
+}
+
+/// The format and interfaces of a file as its beginning describes them (the
+/// interfaces declared before its first record), read like [`first_timestamp`]:
+/// what a streaming run tells its windows about a file it has not finished.
+pub fn peek_info(spec: &CaptureSpec) -> Option<CaptureInfo> {
+    let info = peek(spec)?.1?;
+    Some(CaptureInfo { packets: 0, bytes: 0, warnings: Vec::new(), ..info })
+}
+
+/// The first record's time and what was read up to it (None for standard input).
+fn peek(spec: &CaptureSpec) -> Option<(Option<i64>, Option<CaptureInfo>)> {
     let Source::Path(path) = &spec.source else { return None };
-    let f = File::open(path).ok()?;
+    let Ok(f) = File::open(path) else { return Some((None, None)) };
     let file = spec.display_name();
     let mut first = None;
     let found = std::cell::Cell::new(false);
     // Read in small steps and stop at the first record: a shard peeks every
     // rotated file of a day, and reading 2 MiB of each cost as much as reading
     // the files it needs.
-    let _ = read_stream(
+    let info = read_stream(
         Box::new(UntilFound { inner: f.take(PEEK_BYTES), found: &found }),
         PEEK_STEP,
         Who { label: &spec.label, file: &file, capture: 0 },
@@ -132,7 +145,7 @@ pub fn first_timestamp(spec: &CaptureSpec) -> Option<i64> {
             found.set(true);
         },
     );
-    first
+    Some((first, info.ok()))
 }
 
 /// The read size [`first_timestamp`] starts with (the buffer still grows to a

@@ -270,11 +270,24 @@ pub fn write_csv_with(
     findings: &Findings,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
+    write_csv_header(words, out)?;
+    write_csv_rows(words, findings, out)
+}
+
+/// The header line of [`write_csv_with`].
+pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(&mut *out);
     let header = if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
     w.write_record(header)?;
-    w.flush()?;
-    drop(w);
+    w.flush()
+}
+
+/// The rows of [`write_csv_with`], one a request.
+pub fn write_csv_rows(
+    words: &Words<'_>,
+    findings: &Findings,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
     // Rows are independent: each task writes its rows with its own writer.
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         let mut w = csv::Writer::from_writer(buf);

@@ -97,6 +97,30 @@ pub fn write_with_ladder(
     }
 }
 
+/// `--stream`: one window's requests in a format written request by request
+/// (CSV, after its header when `header`; NDJSON); the other formats write nothing.
+pub fn write_rows(
+    findings: &Findings,
+    options: &ReportOptions,
+    header: bool,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    let w = options.view.words(findings);
+    match options.format {
+        Format::Csv => {
+            if header {
+                csv::write_csv_header(&w, out)?;
+            }
+            csv::write_csv_rows(&w, findings, out)
+        }
+        Format::Ndjson => json::write_ndjson_with(&w, findings, out),
+        other => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{other:?} is not written request by request"),
+        )),
+    }
+}
+
 /// Requests rendered per round: the buffers of two rounds (one being written,
 /// the next being rendered) are all that is held besides the findings (bounds
 /// memory on large runs: ~13 MB a round of JSON).
@@ -193,16 +217,6 @@ pub fn filter_requests(findings: &mut Findings, filter: &Filter) {
     let since = filter.since.map(|b| b.resolve(start_ns));
     let until = filter.until.map(|b| b.resolve(start_ns));
     findings.requests.retain(|r| keep(r, filter, since, until));
-}
-
-/// Keeps the requests of a time shard (`--shard-start`, `--shard-end`): those
-/// whose first packet at capture 1, as that capture recorded it, lies in
-/// `[start, end)`. Numbers are kept as the shard's run gave them.
-pub fn shard_requests(findings: &mut Findings, shard: &crate::config::Shard) {
-    findings.requests.retain(|r| {
-        let t = r.captures.first().and_then(|h| h.raw_time_ns);
-        t.is_some_and(|t| t >= shard.start_ns && t < shard.end_ns)
-    });
 }
 
 fn keep(r: &Request, filter: &Filter, since: Option<i64>, until: Option<i64>) -> bool {

@@ -58,15 +58,7 @@ pub fn verdict(
         boundaries: rewrite::boundaries(&ctx),
         requests,
         unmatched: unmatched(&ctx, options, &strays),
-        warnings: warnings
-            .iter()
-            .map(|w| WarningOut {
-                label: w.label.clone(),
-                record: w.record,
-                byte_offset: w.byte_offset,
-                message: w.message(),
-            })
-            .collect(),
+        warnings: warnings.iter().map(WarningOut::from).collect(),
     }
 }
 

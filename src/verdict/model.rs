@@ -448,3 +448,14 @@ pub struct WarningOut {
     pub byte_offset: Option<u64>,
     pub message: String,
 }
+
+impl From<&crate::warning::Warning> for WarningOut {
+    fn from(w: &crate::warning::Warning) -> WarningOut {
+        WarningOut {
+            label: w.label.clone(),
+            record: w.record,
+            byte_offset: w.byte_offset,
+            message: w.message(),
+        }
+    }
+}

@@ -39,6 +39,7 @@ mod resources;
 mod rotation;
 mod shards;
 mod spark;
+mod stream;
 mod util;
 mod verdicts_mutation;
 mod writer;

@@ -122,7 +122,7 @@ fn lab_config(name: &str, files: &[String], shard: Option<Shard>) -> Config {
 fn report_of(config: &Config) -> Value {
     let mut findings = tuplecorr::pipeline::analyze(config, &NoProgress).expect("lab captures read");
     if let Some(shard) = &config.shard {
-        tuplecorr::report::shard_requests(&mut findings, shard);
+        tuplecorr::shard::keep_requests(&mut findings, shard);
     }
     serde_json::to_value(schema::findings(&findings)).unwrap()
 }

@@ -1,0 +1,560 @@
+//! Streaming correlation (`--stream`): each point's files are read once, and
+//! the run is correlated window by window of capture 1's time, each window's
+//! requests handed on as soon as no packet still to be read can change them,
+//! and then freed. Memory grows with the flows of a window and its margins,
+//! not with the length of the captures. Takes settings and captures; gives
+//! each window's findings in time order, then the run's own warnings. Never
+//! formats a report.
+//!
+//! A window is a time shard (see `shard`): the requests whose first packet at
+//! capture 1 (its own clock) lies in `[k·W, (k+1)·W)`, correlated from the
+//! flows of every point that began within the shard margin plus the clock
+//! allowance (`--max-offset`) of it, each read to its end. One pass feeds every
+//! record to the windows whose reach holds it (two where windows overlap);
+//! after its reach a window takes only packets of the flows it holds, and it
+//! is finished once none of them may take more: every TCP connection closed or
+//! reset, or silent for 130 s (the reach of a SYN retransmission), every
+//! datagram exchange silent for `--udp-idle`, and all of them silent for
+//! [`LINGER_NS`]. So a window holds what a shard run on a whole file holds,
+//! except packets of a flow after such a silence (a connection idle for over
+//! 130 s, then resumed, becomes a second flow, as with a shard's skipped file).
+//!
+//! Clocks are estimated from the first window that gives every point an
+//! offset, and pinned for the windows after it (as `--clocks-from` pins them;
+//! a later window whose own estimate differs is warned about). A window's
+//! requests are numbered on from the window before: the numbers of the whole
+//! run, whose order is capture 1's time too.
+
+use crate::config::{Config, PinnedClocks, Shard};
+use crate::flows::Flow;
+use crate::pipeline::{self, Builder, CaptureResult, Ingested, Sink};
+use crate::read::{CaptureInfo, Progress, ReadError};
+use crate::verdict::Findings;
+use crate::warning::Warning;
+use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+/// Default `--stream-window`: five minutes of capture 1's time.
+pub const DEFAULT_WINDOW_NS: i64 = 300_000_000_000;
+
+/// A window past its reach is finished only when all its flows have been
+/// silent this long (a final ACK, a retransmitted FIN in TIME-WAIT).
+pub const LINGER_NS: i64 = 60_000_000_000;
+
+/// How often, in capture time, a window past its reach checks its flows.
+const CHECK_EVERY_NS: i64 = 1_000_000_000;
+
+/// Why a streaming run stopped.
+#[derive(Debug)]
+pub enum StreamError {
+    /// A capture could not be read (the windows before were handed on).
+    Read(ReadError),
+    /// The caller could not take a window (its report could not be written).
+    Emit(std::io::Error),
+}
+
+/// Windows of `window_ns` and how far around one every point is read.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    window_ns: i64,
+    /// The shard margin (capture 1) plus the clock allowance (the others).
+    reach_ns: [i64; 2],
+    margin_ns: i64,
+    udp_idle_ns: i64,
+}
+
+impl Plan {
+    fn of(config: &Config, window_ns: i64) -> Plan {
+        let margin_ns = crate::config::DEFAULT_SHARD_MARGIN_NS;
+        let max = config.correlate.max_offset_ns.unwrap_or(crate::correlate::clock::DEFAULT_MAX_OFFSET_NS);
+        let manual = config.correlate.offsets_ns.iter().map(|(_, o)| o.saturating_abs()).max().unwrap_or(0);
+        let pinned = (config.clocks_from.iter().flat_map(|p| &p.clocks))
+            .map(|(_, o, _)| o.saturating_abs())
+            .max()
+            .unwrap_or(0);
+        let allowance = max.saturating_abs().max(manual).max(pinned);
+        Plan {
+            window_ns: window_ns.max(1),
+            reach_ns: [margin_ns, margin_ns.saturating_add(allowance)],
+            margin_ns,
+            udp_idle_ns: config.flows.udp_idle_ns,
+        }
+    }
+
+    /// Raw times of window `k` that a point (`first`: capture 1) reads.
+    fn reach(&self, k: i64, first: bool) -> (i64, i64) {
+        let r = self.reach_ns[usize::from(!first)];
+        let (start, end) = self.own(k);
+        (start.saturating_sub(r), end.saturating_add(r))
+    }
+
+    /// Window `k`'s own times: `[k·W, (k+1)·W)`.
+    fn own(&self, k: i64) -> (i64, i64) {
+        (k.saturating_mul(self.window_ns), k.saturating_add(1).saturating_mul(self.window_ns))
+    }
+
+    /// The windows whose reach (both ends included) holds time `t`: from the
+    /// first whose reach ends at or after it to the last that begins by it.
+    fn windows_at(&self, t: i64, first: bool) -> (i64, i64) {
+        let r = self.reach_ns[usize::from(!first)];
+        let w = self.window_ns;
+        (t.saturating_sub(r).saturating_sub(1).div_euclid(w), t.saturating_add(r).div_euclid(w))
+    }
+}
+
+/// Whether a flow a window holds may still take packets at `t`.
+fn may_go_on(f: &Flow, t: i64, udp_idle_ns: i64) -> bool {
+    f.last_ns.saturating_add(LINGER_NS) > t || crate::shard::may_continue_later(f, t, udp_idle_ns)
+}
+
+/// Fewest samples an estimated clock needs to be pinned for the windows after.
+const MIN_PIN_SAMPLES: u64 = 20;
+
+/// One window of one point, as its reader sends it.
+struct Part {
+    k: i64,
+    result: CaptureResult,
+    /// Copies of flows (`-i any`) folded among the flows that began in the
+    /// window's own times: each copy counted in one window.
+    copies: u64,
+}
+
+/// A window being read by one point.
+enum Slot {
+    Building {
+        builder: Box<Builder>,
+        next_check: i64,
+        /// Where its reading began when records before its reach were left
+        /// out (it opened after the point's first record, or a record stepped
+        /// back before it).
+        cut_from: Option<i64>,
+    },
+    Done(Box<Part>),
+}
+
+/// One point's side of a streaming run: every record to the point's tally
+/// (counts, damage, read warnings) and to the windows whose reach holds it.
+struct Reader<'a> {
+    config: &'a Config,
+    plan: Plan,
+    first: bool,
+    label: &'a str,
+    names: &'a str,
+    /// What a window finished before the end of the files is told about them.
+    info: CaptureInfo,
+    tally: Builder,
+    /// Open windows in order.
+    slots: VecDeque<(i64, Slot)>,
+    /// The next window to open (None before the first record).
+    next: Option<i64>,
+    tx: SyncSender<Part>,
+    /// The coordinator stopped listening.
+    gone: bool,
+}
+
+impl Reader<'_> {
+    /// Opens the windows whose reach begins by `t` (skipping those whose
+    /// reach ended before it: nothing of this point is in them).
+    fn open(&mut self, t: i64) {
+        let (from, to) = self.plan.windows_at(t, self.first);
+        let started = self.next.is_some();
+        let mut k = self.next.unwrap_or(from).max(from);
+        while k <= to {
+            let cut_from = started.then(|| self.plan.reach(k, self.first).0);
+            let builder = Box::new(Builder::new(self.config));
+            self.slots.push_back((k, Slot::Building { builder, next_check: i64::MIN, cut_from }));
+            k += 1;
+        }
+        self.next = Some(self.next.map_or(k, |n| n.max(k)));
+    }
+
+    /// Finishes window `k` into the part its reader sends.
+    fn part(&self, k: i64, builder: Builder, cut_from: Option<i64>, info: CaptureInfo) -> Part {
+        let mut result = builder.finish(self.label, self.names, info);
+        // The run says once how many copies it folded, from the windows' own counts.
+        result.warnings.clear();
+        result.cut = crate::shard::Cut { read_from: cut_from, read_until: None };
+        let (start, end) = self.plan.own(k);
+        let copies = (result.points.iter().flat_map(|p| &p.1.flows))
+            .filter(|f| f.first_ns >= start && f.first_ns < end)
+            .map(|f| u64::from(f.copies))
+            .sum();
+        Part { k, result, copies }
+    }
+
+    /// Finishes the windows at `done` (positions in `slots`), or all still
+    /// open, and sends those at the front that are finished, in order.
+    fn finish(&mut self, done: Option<&[usize]>, info: &CaptureInfo) {
+        for i in 0..self.slots.len() {
+            if done.is_some_and(|d| !d.contains(&i)) || matches!(self.slots[i].1, Slot::Done(_)) {
+                continue;
+            }
+            let k = self.slots[i].0;
+            let empty = Slot::Done(Box::new(Part { k, result: empty_result(), copies: 0 }));
+            if let Slot::Building { builder, cut_from, .. } = std::mem::replace(&mut self.slots[i].1, empty) {
+                self.slots[i].1 = Slot::Done(Box::new(self.part(k, *builder, cut_from, info.clone())));
+            }
+        }
+        while matches!(self.slots.front(), Some((_, Slot::Done(_)))) {
+            let Some((_, Slot::Done(part))) = self.slots.pop_front() else { break };
+            if !self.gone && self.tx.send(*part).is_err() {
+                self.gone = true;
+            }
+        }
+    }
+}
+
+impl Sink for Reader<'_> {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        self.tally.tally(rec);
+        if self.gone {
+            return;
+        }
+        let t = rec.ts_ns;
+        self.open(t);
+        let mut done = Vec::new();
+        for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
+            let Slot::Building { builder, next_check, cut_from } = slot else { continue };
+            let (lo, hi) = self.plan.reach(*k, self.first);
+            if t < lo {
+                // A record stepping back before the window's reach: left out, as a shard does.
+                cut_from.get_or_insert(lo);
+                continue;
+            }
+            builder.table().set_closed(t > hi);
+            builder.add_flow(rec);
+            if t > hi && t >= *next_check {
+                *next_check = t.saturating_add(CHECK_EVERY_NS);
+                let idle = self.plan.udp_idle_ns;
+                if !builder.table().flows().iter().any(|f| may_go_on(f, t, idle)) {
+                    done.push(i);
+                }
+            }
+        }
+        if !done.is_empty() {
+            let info = self.info.clone();
+            self.finish(Some(&done), &info);
+        }
+    }
+}
+
+/// A window's part of a point that holds nothing of it.
+fn empty_result() -> CaptureResult {
+    CaptureResult {
+        info: placeholder_info(),
+        points: vec![(None, crate::flows::Flows::default(), 0)],
+        overlays: vec![Vec::new()],
+        undecodable: 0,
+        warnings: Vec::new(),
+        cut: Default::default(),
+    }
+}
+
+/// What windows are told of a file whose beginning could not be peeked (standard input).
+fn placeholder_info() -> CaptureInfo {
+    CaptureInfo {
+        format: crate::read::Format::Pcap,
+        byte_order: crate::read::ByteOrder::Little,
+        gzip: false,
+        interfaces: Vec::new(),
+        packets: 0,
+        bytes: 0,
+        warnings: Vec::new(),
+    }
+}
+
+/// Reads one point's files (`order`: reading order) once, sending each
+/// window's part as soon as it is finished; gives the point's tally (its
+/// read warnings, counts and what its files were).
+#[allow(clippy::too_many_arguments)]
+fn read_point(
+    config: &Config,
+    plan: Plan,
+    capture: usize,
+    order: &[usize],
+    points: usize,
+    (label, names): (&str, &str),
+    progress: &dyn Progress,
+    tx: SyncSender<Part>,
+) -> Result<CaptureResult, ReadError> {
+    let specs = &config.captures;
+    let peeked = order.first().and_then(|&f| crate::read::peek_info(&specs[f]));
+    let mut r = Reader {
+        config,
+        plan,
+        first: capture == 0,
+        label,
+        names,
+        info: peeked.unwrap_or_else(placeholder_info),
+        tally: Builder::new(config),
+        slots: VecDeque::new(),
+        next: None,
+        tx,
+        gone: false,
+    };
+    let limit = config.flows.payload_limit();
+    let mut info = None;
+    let mut files = pipeline::Overlaps::default();
+    for &f in order {
+        let spec = &specs[f];
+        let file_info = pipeline::ingest(spec, f, &config.read, points, limit, progress, &mut r)?;
+        let span = r.tally.end_file(label, &spec.display_name(), &file_info.warnings);
+        files.note(specs, f, span, label);
+        info = Some(pipeline::merge_info(info, file_info));
+    }
+    let info =
+        info.ok_or_else(|| ReadError { file: label.to_string(), kind: crate::read::ReadErrorKind::Empty })?;
+    r.finish(None, &info);
+    let mut tally = r.tally;
+    files.finish(tally.warnings_mut(), order.len());
+    Ok(tally.finish(label, names, info))
+}
+
+/// What the coordinator keeps from window to window.
+struct Run<'a> {
+    config: &'a Config,
+    plan: Plan,
+    names: &'a [(String, String)],
+    /// The clocks the windows use: `--clocks-from`, else those of the first
+    /// window that estimated every point's.
+    pins: Option<PinnedClocks>,
+    /// Requests handed on so far.
+    numbered: u64,
+    /// Per point: copies of flows folded in the windows' own times.
+    copies: Vec<u64>,
+}
+
+impl Run<'_> {
+    /// Correlates window `k` from its parts (None: the point holds nothing of it)
+    /// and gives its requests, numbered on.
+    fn window(&mut self, k: i64, parts: Vec<Option<Part>>) -> Findings {
+        let (start_ns, end_ns) = self.plan.own(k);
+        let shard = Shard { start_ns, end_ns, margin_ns: self.plan.margin_ns };
+        let mut results = Vec::with_capacity(parts.len());
+        for (c, part) in parts.into_iter().enumerate() {
+            results.push(match part {
+                Some(p) => {
+                    self.copies[c] += p.copies;
+                    p.result
+                }
+                None => empty_result(),
+            });
+        }
+        let cut = results.iter().any(|r| r.cut != crate::shard::Cut::default());
+        let config = Config { shard: Some(shard), clocks_from: self.pins.clone(), ..self.config.clone() };
+        let (mut findings, _) = pipeline::conclude(&config, self.names, results, false);
+        if self.pins.is_none() {
+            self.pins = pins_of(&findings);
+            if self.pins.is_none() && cut && self.names.len() > 1 {
+                findings.warnings.push((&unpinned_warning(&self.names[0].0, self.plan.window_ns)).into());
+            }
+        }
+        crate::shard::keep_requests(&mut findings, &shard);
+        for r in &mut findings.requests {
+            self.numbered += 1;
+            r.request = self.numbered;
+        }
+        findings
+    }
+}
+
+/// The clocks of a window's findings, when every point's was found (or given).
+fn pins_of(findings: &Findings) -> Option<PinnedClocks> {
+    use crate::verdict::OffsetMethod;
+    let known = |c: &crate::verdict::CaptureSummary| match c.offset_method {
+        OffsetMethod::None => false,
+        OffsetMethod::RequestReply | OffsetMethod::OneWay => c.offset_samples >= MIN_PIN_SAMPLES,
+        OffsetMethod::Reference | OffsetMethod::Manual | OffsetMethod::SameCapture => true,
+    };
+    if !findings.captures.iter().all(known) {
+        return None;
+    }
+    Some(PinnedClocks {
+        source: PINS_SOURCE.into(),
+        clocks: (findings.captures.iter())
+            .map(|c| (c.label.clone(), c.clock_offset_ns, c.offset_spread_ns))
+            .collect(),
+        delays: (findings.boundaries.iter())
+            .filter_map(|b| {
+                let name = format!("{}->{}", findings.label(b.between.from), findings.label(b.between.to));
+                b.delay_ns.map(|d| (name, Some(d)))
+            })
+            .collect(),
+    })
+}
+
+/// The warning for a window that estimated its own clocks because no window
+/// before gave every point's (too few requests crossed each boundary in one).
+fn unpinned_warning(label: &str, window_ns: i64) -> Warning {
+    Warning {
+        label: label.to_string(),
+        file: String::new(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "no {} s window of the stream had {MIN_PIN_SAMPLES} requests crossing every boundary, so each \
+             window estimated the clocks from its own flows; the run without --stream estimates them from \
+             all flows and may place requests slightly otherwise",
+            window_ns as f64 / 1e9
+        ),
+        consequence:
+            "give --clocks-from REPORT (a JSON report of these captures) or a longer --stream-window".into(),
+    }
+}
+
+/// How warnings name the clocks a streaming run pinned.
+pub const PINS_SOURCE: &str = "the stream's first window";
+
+/// Runs the pipeline streaming (see the module): `emit` gets each window's
+/// findings (its requests, numbered on; its warnings) in time order, windows
+/// without a request included. Gives the run's own warnings (reading, damage,
+/// copies), known only at the end.
+pub fn run(
+    config: &Config,
+    window_ns: i64,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(Findings) -> std::io::Result<()>,
+) -> Result<Vec<Warning>, StreamError> {
+    let plan = Plan::of(config, window_ns);
+    let specs = &config.captures;
+    let points = crate::config::point_files(specs);
+    let orders: Vec<Vec<usize>> =
+        points.iter().map(|files| pipeline::reading_order(specs, files).0).collect();
+    let names: Vec<(String, String)> = (orders.iter())
+        .map(|o| {
+            let files: Vec<String> = o.iter().map(|&f| specs[f].display_name()).collect();
+            (specs[o[0]].label.clone(), files.join(", "))
+        })
+        .collect();
+    let n = points.len();
+    std::thread::scope(|s| {
+        let mut rxs: Vec<Receiver<Part>> = Vec::with_capacity(n);
+        let mut readers = Vec::with_capacity(n);
+        for (c, order) in orders.iter().enumerate() {
+            // A rendezvous: a reader hands a window over only when the
+            // coordinator takes it, so one far ahead of a slow one does not
+            // pile up finished windows (their flows) meanwhile.
+            let (tx, rx) = sync_channel::<Part>(0);
+            rxs.push(rx);
+            let (label, files) = (&names[c].0, &names[c].1);
+            readers.push(Some(
+                s.spawn(move || read_point(config, plan, c, order, n, (label, files), progress, tx)),
+            ));
+        }
+        let mut run = Run {
+            config,
+            plan,
+            names: &names,
+            pins: config.clocks_from.clone(),
+            numbered: 0,
+            copies: vec![0; n],
+        };
+        let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
+        let mut tallies: Vec<Option<CaptureResult>> = (0..n).map(|_| None).collect();
+        let mut emitted = false;
+        loop {
+            for c in 0..n {
+                if pending[c].is_some() || tallies[c].is_some() {
+                    continue;
+                }
+                match rxs[c].recv() {
+                    Ok(part) => pending[c] = Some(part),
+                    Err(_) => {
+                        let reader = readers[c].take().expect("a reader is joined once");
+                        match reader.join() {
+                            Ok(Ok(tally)) => tallies[c] = Some(tally),
+                            Ok(Err(e)) => return Err(StreamError::Read(e)),
+                            Err(panic) => std::panic::resume_unwind(panic),
+                        }
+                    }
+                }
+            }
+            let Some(k) = pending.iter().flatten().map(|p| p.k).min() else { break };
+            let parts: Vec<Option<Part>> = (pending.iter_mut())
+                .map(|p| if p.as_ref().is_some_and(|p| p.k == k) { p.take() } else { None })
+                .collect();
+            // No flow of capture 1 there: no request begins in it.
+            if parts[0].is_none() {
+                continue;
+            }
+            emit(run.window(k, parts)).map_err(StreamError::Emit)?;
+            emitted = true;
+        }
+        if !emitted {
+            // Capture 1 held no record: one empty window, as the run without --stream reports it.
+            emit(run.window(0, (0..n).map(|_| None).collect())).map_err(StreamError::Emit)?;
+        }
+        let mut warnings = Vec::new();
+        for (c, tally) in tallies.into_iter().enumerate() {
+            let Some(tally) = tally else { continue };
+            warnings.extend(tally.warnings);
+            warnings.extend(pipeline::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
+        }
+        Ok(warnings)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_opens_exactly_the_windows_whose_reach_holds_it() {
+        let plan = Plan { window_ns: 300, reach_ns: [140, 200], margin_ns: 140, udp_idle_ns: 10 };
+        for first in [true, false] {
+            for t in -1_000..1_000 {
+                let (from, to) = plan.windows_at(t, first);
+                assert!(from <= to, "t {t}: {from}..{to}");
+                for k in from - 3..=to + 3 {
+                    let (lo, hi) = plan.reach(k, first);
+                    assert_eq!(
+                        (from..=to).contains(&k),
+                        lo <= t && t <= hi,
+                        "t {t}, window {k}: {lo}..={hi}"
+                    );
+                }
+            }
+        }
+        // A window's own times are within its reach on every point, and the
+        // windows' own times tile the clock.
+        for k in -3..3 {
+            let (start, end) = plan.own(k);
+            assert_eq!(plan.own(k + 1).0, end);
+            assert_eq!(plan.reach(k, true), (start - 140, end + 140));
+            assert_eq!(plan.reach(k, false), (start - 200, end + 200));
+        }
+    }
+
+    #[test]
+    fn the_reach_of_other_captures_covers_given_and_pinned_offsets() {
+        let mut config = Config::default();
+        assert_eq!(Plan::of(&config, 300).reach_ns, [140_000_000_000, 200_000_000_000]);
+        config.correlate.offsets_ns = vec![(1, -90_000_000_000)];
+        assert_eq!(Plan::of(&config, 300).reach_ns[1], 230_000_000_000, "a 90 s offset beyond --max-offset");
+        config.correlate.max_offset_ns = Some(5_000_000_000);
+        config.correlate.offsets_ns.clear();
+        assert_eq!(Plan::of(&config, 300).reach_ns[1], 145_000_000_000);
+    }
+
+    #[test]
+    fn a_window_waits_for_its_flows_to_end_or_fall_silent() {
+        use crate::flows::{Endpoint, FlowProto, Ns, Orientation};
+        let ep = |port| Endpoint { addr: "198.18.0.1".parse().unwrap(), port };
+        let s = 1_000_000_000;
+        let mut tcp = Flow::new(FlowProto::Tcp, false, ep(40000), ep(80), Orientation::Syn, 0);
+        tcp.last_ns = 10 * s;
+        // Open and heard from 100 s ago: a SYN retransmission could still come.
+        assert!(may_go_on(&tcp, 110 * s, 10 * s));
+        // Silent for the reach of a SYN retransmission: given up.
+        assert!(!may_go_on(&tcp, 141 * s, 10 * s));
+        // Closed both ways: only the linger.
+        tcp.client_fin_ns = Ns::at(9 * s);
+        tcp.server_fin_ns = Ns::at(10 * s);
+        assert!(may_go_on(&tcp, 69 * s, 10 * s));
+        assert!(!may_go_on(&tcp, 71 * s, 10 * s));
+        let mut udp = Flow::new(FlowProto::Udp, false, ep(5353), ep(53), Orientation::FirstPacket, 0);
+        udp.last_ns = 10 * s;
+        assert!(may_go_on(&udp, 69 * s, 10 * s), "the linger outlasts --udp-idle");
+        assert!(!may_go_on(&udp, 71 * s, 10 * s));
+    }
+}
