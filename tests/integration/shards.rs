@@ -94,19 +94,6 @@ fn boundary_sets(t: &[i64]) -> Vec<Vec<i64>> {
     sets
 }
 
-/// Scenario name and its capture files in path order (testdata/lab/index.tsv).
-fn lab_scenarios() -> Vec<(String, Vec<String>)> {
-    let index = std::fs::read_to_string("testdata/lab/index.tsv").unwrap();
-    (index.lines().skip(1))
-        .map(|l| {
-            let mut cols = l.split('\t');
-            let name = cols.next().unwrap().to_string();
-            let files = cols.next().unwrap().split(',').map(str::to_string).collect();
-            (name, files)
-        })
-        .collect()
-}
-
 fn lab_config(name: &str, files: &[String], shard: Option<Shard>) -> Config {
     let dir = Path::new("testdata/lab").join(name);
     let captures = (files.iter())
@@ -130,7 +117,7 @@ fn report_of(config: &Config) -> Value {
 #[test]
 fn lab_shards_union_to_the_whole_run_for_every_boundary_set() {
     let mut checked = 0;
-    for (name, files) in lab_scenarios() {
+    for (name, files) in crate::util::lab_scenarios() {
         let whole = report_of(&lab_config(&name, &files, None));
         let want = keyed(&whole);
         let t = starts(&whole);

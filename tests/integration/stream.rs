@@ -72,17 +72,14 @@ fn a_stream_of_short_windows_writes_the_whole_runs_requests_over_a_generated_ten
     }
 }
 
-/// Scenario name and its capture files in path order (testdata/lab/index.tsv).
+/// Scenario name and its capture files' paths in path order (testdata/lab/index.tsv).
 fn lab_scenarios() -> Vec<(String, Vec<String>)> {
-    let index = std::fs::read_to_string("testdata/lab/index.tsv").unwrap();
-    (index.lines().skip(1))
-        .map(|l| {
-            let mut cols = l.split('\t');
-            let name = cols.next().unwrap().to_string();
-            let files = (cols.next().unwrap().split(','))
-                .map(|f| Path::new("testdata/lab").join(&name).join(f).display().to_string())
-                .collect();
-            (name, files)
+    (util::lab_scenarios().into_iter())
+        .map(|(name, files)| {
+            let paths =
+                files.iter().map(|f| Path::new("testdata/lab").join(&name).join(f).display().to_string());
+            let paths = paths.collect();
+            (name, paths)
         })
         .collect()
 }

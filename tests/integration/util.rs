@@ -162,3 +162,16 @@ pub fn write_spread_mix_set(dir: &std::path::Path, connections: u32, extra_ns: i
     }
     files
 }
+
+/// Scenario name and its capture files in path order (testdata/lab/index.tsv).
+pub fn lab_scenarios() -> Vec<(String, Vec<String>)> {
+    let index = std::fs::read_to_string("testdata/lab/index.tsv").unwrap();
+    (index.lines().skip(1))
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let name = cols.next().unwrap().to_string();
+            let files = cols.next().unwrap().split(',').map(str::to_string).collect();
+            (name, files)
+        })
+        .collect()
+}
