@@ -14,7 +14,10 @@
 //! reply path, so a benchmark can check that every request was mapped.
 //! `SPREAD_NS=N` in the environment moves connection c N × c ns later (one
 //! connection every 200 µs + N): a set spread over a longer time, as rotated
-//! captures of a day are (scripts/shards.sh).
+//! captures of a day are (scripts/shards.sh). `LONG=N` adds N long-lived
+//! connections (`synth::mix_long_connection`, one a second from the start)
+//! open over the whole set, one response segment every `LONG_GAP_NS` (20 s):
+//! what holds a streaming run's windows open (scripts/scale.sh).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -36,6 +39,13 @@ fn main() -> std::io::Result<()> {
     let seed = number(4, "SEED", 1) as u32;
     let spread: i64 =
         std::env::var("SPREAD_NS").ok().map_or(0, |s| s.parse().expect("SPREAD_NS is a number"));
+    let env_number = |name: &str, default: i64| -> i64 {
+        std::env::var(name)
+            .ok()
+            .map_or(default, |s| s.parse().unwrap_or_else(|_| panic!("{name} is a number")))
+    };
+    let long = env_number("LONG", 0) as u32;
+    let long_gap = env_number("LONG_GAP_NS", 20_000_000_000);
     std::fs::create_dir_all(&out)?;
 
     let points = synth::mix_points();
@@ -52,6 +62,15 @@ fn main() -> std::io::Result<()> {
     // packets no later connection can precede are written, the rest carried over.
     let slice = 2_000u32;
     let mut carry: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); 3];
+    let span = i64::from(connections) * (200_000 + spread);
+    for i in 0..long {
+        let start = synth::MIX_T0 + i64::from(i) * 1_000_000_000;
+        let (caps, row) = synth::mix_long_connection(i, seed, start, span, long_gap);
+        writeln!(truth, "{}\t{}\t{}\t{}", row.proto, row.decap_client, row.backend_client, row.reply_path)?;
+        for (k, pkts) in caps.points.into_iter().enumerate() {
+            carry[k].extend(pkts);
+        }
+    }
     let mut start = 0u32;
     while start < connections {
         let end = (start + slice).min(connections);

@@ -227,9 +227,9 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
     let bars = Bars::new(config.captures.len(), !config.quiet);
-    if let Some(window_ns) = config.stream {
+    if let Some(stream) = config.stream {
         let options = report_options(run, names);
-        return correlate_stream(run, config, window_ns, &target, warnings_target.as_ref(), &options, &bars);
+        return correlate_stream(run, config, stream, &target, warnings_target.as_ref(), &options, &bars);
     }
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
@@ -297,7 +297,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
 fn correlate_stream(
     run: &CorrelateRun,
     config: &Config,
-    window_ns: i64,
+    stream: crate::config::StreamConfig,
     target: &crate::output::Target,
     warnings_target: Option<&crate::output::Target>,
     options: &ReportOptions,
@@ -331,9 +331,9 @@ fn correlate_stream(
             header = false;
             Ok(())
         };
-        match with_threads(config.threads, || crate::stream::run(config, window_ns, bars, &mut emit)) {
-            Ok(Ok(last)) => {
-                let last = last.iter().map(crate::verdict::WarningOut::from).collect();
+        match with_threads(config.threads, || crate::stream::run(config, stream, bars, &mut emit)) {
+            Ok(Ok(finished)) => {
+                let last = finished.warnings.iter().map(crate::verdict::WarningOut::from).collect();
                 note(last, &mut warnings);
                 Ok(())
             }

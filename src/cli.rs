@@ -162,6 +162,11 @@ pub struct CorrelateArgs {
     /// With --stream: the window, seconds of capture 1's time (default 300).
     #[arg(long, value_name = "SECONDS", requires = "stream")]
     pub stream_window: Option<f64>,
+    /// With --stream: how long past a window (and its margin) the stream waits for a connection
+    /// still open before it reports the window's requests with what was seen by then, saying
+    /// which (default 600). Longer waits hold the windows after it in memory meanwhile.
+    #[arg(long, value_name = "SECONDS", requires = "stream")]
+    pub stream_hold: Option<f64>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -542,16 +547,22 @@ impl CorrelateArgs {
         })
     }
 
-    /// `--stream`, `--stream-window`: the window in ns.
-    fn stream(&self) -> Result<Option<i64>, UsageError> {
+    /// `--stream`, `--stream-window`, `--stream-hold`.
+    fn stream(&self) -> Result<Option<crate::config::StreamConfig>, UsageError> {
         if !self.stream {
             return Ok(None);
         }
-        match self.stream_window {
-            None => Ok(Some(crate::stream::DEFAULT_WINDOW_NS)),
-            Some(w) if (1.0..1e9).contains(&w) => Ok(Some(seconds_to_ns(w))),
-            Some(w) => Err(UsageError(format!("--stream-window {w}: expected seconds, 1 or more"))),
-        }
+        let window_ns = match self.stream_window {
+            None => crate::stream::DEFAULT_WINDOW_NS,
+            Some(w) if (1.0..1e9).contains(&w) => seconds_to_ns(w),
+            Some(w) => return Err(UsageError(format!("--stream-window {w}: expected seconds, 1 or more"))),
+        };
+        let hold_ns = match self.stream_hold {
+            None => crate::stream::DEFAULT_HOLD_NS,
+            Some(h) if (0.0..1e9).contains(&h) => seconds_to_ns(h),
+            Some(h) => return Err(UsageError(format!("--stream-hold {h}: expected seconds, 0 or more"))),
+        };
+        Ok(Some(crate::config::StreamConfig { window_ns, hold_ns }))
     }
 
     /// `--shard-start`, `--shard-end`, `--shard-margin` (clap makes the first two

@@ -446,9 +446,19 @@ pub struct Config {
     pub shard: Option<Shard>,
     /// `--clocks-from REPORT`: the clocks and delays to use instead of estimates.
     pub clocks_from: Option<PinnedClocks>,
-    /// `--stream`: correlate in windows of this many ns of capture 1's time,
-    /// reading each capture once (`stream`).
-    pub stream: Option<i64>,
+    /// `--stream`: correlate window by window of capture 1's time, reading
+    /// each capture once (`stream`).
+    pub stream: Option<StreamConfig>,
+}
+
+/// How a streaming run (`--stream`) cuts and waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamConfig {
+    /// `--stream-window`: ns of capture 1's time per window.
+    pub window_ns: i64,
+    /// `--stream-hold`: how long past its reach a window waits for a
+    /// connection still open before it is correlated with what was seen.
+    pub hold_ns: i64,
 }
 
 /// Clocks taken from an earlier report (`--clocks-from`), by label, so that

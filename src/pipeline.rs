@@ -816,7 +816,16 @@ pub(crate) fn conclude(
             warnings.push(crate::shard::estimated_clock_warning(&labels[0]));
         }
         let udp_idle = config.flows.udp_idle_ns;
-        warnings.extend(crate::shard::edge_warnings(shard, &labels, &cuts, &flows, &correlation, udp_idle));
+        let hold = config.stream.map(|s| s.hold_ns);
+        warnings.extend(crate::shard::edge_warnings(
+            shard,
+            &labels,
+            &cuts,
+            &flows,
+            &correlation,
+            udp_idle,
+            hold,
+        ));
     }
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
     let findings = verdict::verdict(&metas, &flows, &correlation, &warnings, &options);

@@ -198,6 +198,7 @@ pub fn edge_warnings(
     flows: &[Flows],
     correlation: &Correlation,
     udp_idle_ns: i64,
+    stream_hold_ns: Option<i64>,
 ) -> Vec<Warning> {
     let Some(first) = flows.first() else { return Vec::new() };
     // Per point: request times at risk from the early cut, from the late cut.
@@ -222,18 +223,34 @@ pub fn edge_warnings(
     let mut out = Vec::new();
     for (label, sides) in labels.iter().zip(at_risk) {
         for (side, ts) in sides.iter().enumerate().filter(|(_, ts)| !ts.is_empty()) {
-            let (how, consequence) = if side == 0 {
-                (
+            let (how, consequence) = match (side, stream_hold_ns) {
+                (0, None) => (
                     "may have begun before what the shard read (in an earlier file it skipped, or \
                      before its window in this file: a connection without its handshake, a SYN or \
-                     datagram soon after the cut)",
+                     datagram soon after the cut)"
+                        .to_string(),
                     "its earlier packets are not counted; widen --shard-margin to read them",
-                )
-            } else {
-                (
-                    "may go on in a later file the shard skipped (a connection open across the cut)",
+                ),
+                (_, None) => (
+                    "may go on in a later file the shard skipped (a connection open across the cut)"
+                        .to_string(),
                     "its later packets are not counted; widen --shard-margin to read them",
-                )
+                ),
+                (0, Some(_)) => (
+                    "may have begun before the stream's window read this capture (a connection \
+                     without its handshake, a SYN or datagram soon after the window's reach began)"
+                        .to_string(),
+                    "its earlier packets are not counted",
+                ),
+                (_, Some(hold)) => (
+                    format!(
+                        "was still open when the stream stopped waiting for it ({} s past its window \
+                         and margin, --stream-hold)",
+                        hold as f64 / 1e9
+                    ),
+                    "its later packets are not counted, and its outcome is as of then; a longer \
+                     --stream-hold waits for them (holding the windows after it in memory meanwhile)",
+                ),
             };
             out.push(Warning {
                 label: label.clone(),
@@ -241,8 +258,9 @@ pub fn edge_warnings(
                 record: None,
                 byte_offset: None,
                 problem: format!(
-                    "{} requests of this shard (the first at {}) hold a flow here that {how}",
+                    "{} requests of this {} (the first at {}) hold a flow here that {how}",
                     ts.len(),
+                    if stream_hold_ns.is_some() { "stream's window" } else { "shard" },
                     crate::time::rfc3339(ts[0])
                 ),
                 consequence: consequence.into(),
@@ -257,9 +275,18 @@ pub fn edge_warnings(
 pub fn clock_warnings(labels: &[String], correlation: &Correlation, source: &str) -> Vec<Warning> {
     let Some(estimated) = &correlation.estimated else { return Vec::new() };
     let mut out = Vec::new();
-    for ((label, used), est) in labels.iter().zip(&correlation.clocks).zip(estimated).skip(1) {
+    for (j, ((label, used), est)) in labels.iter().zip(&correlation.clocks).zip(estimated).enumerate().skip(1)
+    {
+        // An estimate is relative to the points before it: where one of them
+        // had no estimate of its own (it read as capture 1's clock), this one is
+        // off by that point's unknown offset, and says nothing of the pin. (A
+        // stream's last windows can hold only the tail of capture 1.)
+        let based = estimated[..j].iter().all(|e| e.method != crate::correlate::OffsetMethodKind::None);
         let allowed = used.spread_ns.max(0).saturating_mul(5).saturating_add(1_000_000);
-        if est.samples > 0 && (est.offset_ns.saturating_sub(used.offset_ns)).saturating_abs() > allowed {
+        if based
+            && est.samples > 0
+            && (est.offset_ns.saturating_sub(used.offset_ns)).saturating_abs() > allowed
+        {
             out.push(Warning {
                 label: label.clone(),
                 file: source.to_string(),
@@ -390,5 +417,37 @@ mod tests {
         assert!(may_continue_earlier(&udp, from, IDLE));
         udp.first_ns = from + 11 * S;
         assert!(!may_continue_earlier(&udp, from, IDLE));
+    }
+
+    #[test]
+    fn a_pinned_clock_is_questioned_only_by_an_estimate_whose_points_before_it_were_estimated() {
+        use crate::correlate::{ClockEstimate, OffsetMethodKind as M};
+        let est = |offset_ns, samples, method| ClockEstimate { offset_ns, spread_ns: 0, samples, method };
+        let labels: Vec<String> = ["decap", "egress", "backend"].map(String::from).into();
+        let pinned = vec![
+            est(0, 0, M::Reference),
+            est(2_750 * 1_000_000, 40, M::Manual),
+            est(-1_300 * 1_000_000, 40, M::Manual),
+        ];
+        let warned = |estimated: Vec<ClockEstimate>| -> Vec<String> {
+            let correlation = Correlation {
+                clocks: pinned.clone(),
+                delays_ns: vec![None, None],
+                chains: Vec::new(),
+                unmatched: vec![Vec::new(); 3],
+                estimated: Some(estimated),
+            };
+            clock_warnings(&labels, &correlation, "the pins").into_iter().map(|w| w.label).collect()
+        };
+        // Egress estimated nothing (it reads as capture 1's clock): backend's
+        // estimate, made against egress, is off by egress's offset. No warning.
+        let r = est(0, 0, M::Reference);
+        assert!(warned(vec![r, est(0, 0, M::None), est(-4_050 * 1_000_000, 62, M::RequestReply)]).is_empty());
+        // Estimated both: backend's disagreement is real.
+        let e = est(2_750 * 1_000_000, 50, M::RequestReply);
+        assert_eq!(warned(vec![r, e, est(-4_050 * 1_000_000, 62, M::RequestReply)]), ["backend"]);
+        // Within the tolerance, or no samples: no warning.
+        assert!(warned(vec![r, e, est(-1_300 * 1_000_000 + 999_000, 62, M::RequestReply)]).is_empty());
+        assert!(warned(vec![r, e, est(0, 0, M::None)]).is_empty());
     }
 }

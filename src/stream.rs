@@ -18,6 +18,12 @@
 //! [`LINGER_NS`]. So a window holds what a shard run on a whole file holds,
 //! except packets of a flow after such a silence (a connection idle for over
 //! 130 s, then resumed, becomes a second flow, as with a shard's skipped file).
+//! A connection that goes on (a database pool's, a watch) would hold its
+//! window, and every window after it, to its end: so a window waits at most
+//! `--stream-hold` past its reach, then is correlated with what it has, as a
+//! shard whose later file was skipped is, and its requests that hold a flow
+//! still open are counted in a warning. Memory is then bounded by the windows
+//! within window + 2 × reach + hold of the reading, whatever the connections.
 //!
 //! Clocks are estimated from the first window that gives every point an
 //! offset, and pinned for the windows after it (as `--clocks-from` pins them;
@@ -25,7 +31,7 @@
 //! requests are numbered on from the window before: the numbers of the whole
 //! run, whose order is capture 1's time too.
 
-use crate::config::{Config, PinnedClocks, Shard};
+use crate::config::{Config, PinnedClocks, Shard, StreamConfig};
 use crate::flows::Flow;
 use crate::pipeline::{self, Builder, CaptureResult, Ingested, Sink};
 use crate::read::{CaptureInfo, Progress, ReadError};
@@ -36,6 +42,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// Default `--stream-window`: five minutes of capture 1's time.
 pub const DEFAULT_WINDOW_NS: i64 = 300_000_000_000;
+
+/// Default `--stream-hold`: ten minutes past a window's reach, so a connection
+/// shorter than about 15 minutes is always read to its end.
+pub const DEFAULT_HOLD_NS: i64 = 600_000_000_000;
 
 /// A window past its reach is finished only when all its flows have been
 /// silent this long (a final ACK, a retransmitted FIN in TIME-WAIT).
@@ -61,10 +71,12 @@ struct Plan {
     reach_ns: [i64; 2],
     margin_ns: i64,
     udp_idle_ns: i64,
+    /// How long past its reach a window waits for flows that go on.
+    hold_ns: i64,
 }
 
 impl Plan {
-    fn of(config: &Config, window_ns: i64) -> Plan {
+    fn of(config: &Config, stream: StreamConfig) -> Plan {
         let margin_ns = crate::config::DEFAULT_SHARD_MARGIN_NS;
         let max = config.correlate.max_offset_ns.unwrap_or(crate::correlate::clock::DEFAULT_MAX_OFFSET_NS);
         let manual = config.correlate.offsets_ns.iter().map(|(_, o)| o.saturating_abs()).max().unwrap_or(0);
@@ -74,10 +86,11 @@ impl Plan {
             .unwrap_or(0);
         let allowance = max.saturating_abs().max(manual).max(pinned);
         Plan {
-            window_ns: window_ns.max(1),
+            window_ns: stream.window_ns.max(1),
             reach_ns: [margin_ns, margin_ns.saturating_add(allowance)],
             margin_ns,
             udp_idle_ns: config.flows.udp_idle_ns,
+            hold_ns: stream.hold_ns.max(0),
         }
     }
 
@@ -128,6 +141,8 @@ enum Slot {
         /// out (it opened after the point's first record, or a record stepped
         /// back before it).
         cut_from: Option<i64>,
+        /// Where the hold ended its reading while flows went on.
+        cut_until: Option<i64>,
     },
     Done(Box<Part>),
 }
@@ -150,6 +165,8 @@ struct Reader<'a> {
     tx: SyncSender<Part>,
     /// The coordinator stopped listening.
     gone: bool,
+    /// Most windows open or waiting to be sent at once.
+    most_held: usize,
 }
 
 impl Reader<'_> {
@@ -162,18 +179,20 @@ impl Reader<'_> {
         while k <= to {
             let cut_from = started.then(|| self.plan.reach(k, self.first).0);
             let builder = Box::new(Builder::new(self.config));
-            self.slots.push_back((k, Slot::Building { builder, next_check: i64::MIN, cut_from }));
+            let slot = Slot::Building { builder, next_check: i64::MIN, cut_from, cut_until: None };
+            self.slots.push_back((k, slot));
             k += 1;
         }
+        self.most_held = self.most_held.max(self.slots.len());
         self.next = Some(self.next.map_or(k, |n| n.max(k)));
     }
 
     /// Finishes window `k` into the part its reader sends.
-    fn part(&self, k: i64, builder: Builder, cut_from: Option<i64>, info: CaptureInfo) -> Part {
+    fn part(&self, k: i64, builder: Builder, cut: crate::shard::Cut, info: CaptureInfo) -> Part {
         let mut result = builder.finish(self.label, self.names, info);
         // The run says once how many copies it folded, from the windows' own counts.
         result.warnings.clear();
-        result.cut = crate::shard::Cut { read_from: cut_from, read_until: None };
+        result.cut = cut;
         let (start, end) = self.plan.own(k);
         let copies = (result.points.iter().flat_map(|p| &p.1.flows))
             .filter(|f| f.first_ns >= start && f.first_ns < end)
@@ -191,8 +210,11 @@ impl Reader<'_> {
             }
             let k = self.slots[i].0;
             let empty = Slot::Done(Box::new(Part { k, result: empty_result(), copies: 0 }));
-            if let Slot::Building { builder, cut_from, .. } = std::mem::replace(&mut self.slots[i].1, empty) {
-                self.slots[i].1 = Slot::Done(Box::new(self.part(k, *builder, cut_from, info.clone())));
+            if let Slot::Building { builder, cut_from, cut_until, .. } =
+                std::mem::replace(&mut self.slots[i].1, empty)
+            {
+                let cut = crate::shard::Cut { read_from: cut_from, read_until: cut_until };
+                self.slots[i].1 = Slot::Done(Box::new(self.part(k, *builder, cut, info.clone())));
             }
         }
         while matches!(self.slots.front(), Some((_, Slot::Done(_)))) {
@@ -214,7 +236,7 @@ impl Sink for Reader<'_> {
         self.open(t);
         let mut done = Vec::new();
         for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
-            let Slot::Building { builder, next_check, cut_from } = slot else { continue };
+            let Slot::Building { builder, next_check, cut_from, cut_until } = slot else { continue };
             let (lo, hi) = self.plan.reach(*k, self.first);
             if t < lo {
                 // A record stepping back before the window's reach: left out, as a shard does.
@@ -227,6 +249,10 @@ impl Sink for Reader<'_> {
                 *next_check = t.saturating_add(CHECK_EVERY_NS);
                 let idle = self.plan.udp_idle_ns;
                 if !builder.table().flows().iter().any(|f| may_go_on(f, t, idle)) {
+                    done.push(i);
+                } else if t > hi.saturating_add(self.plan.hold_ns) {
+                    // Waited long enough: what it read is what it has.
+                    *cut_until = Some(t);
                     done.push(i);
                 }
             }
@@ -265,7 +291,8 @@ fn placeholder_info() -> CaptureInfo {
 
 /// Reads one point's files (`order`: reading order) once, sending each
 /// window's part as soon as it is finished; gives the point's tally (its
-/// read warnings, counts and what its files were).
+/// read warnings, counts and what its files were) and the most windows it
+/// held at once.
 #[allow(clippy::too_many_arguments)]
 fn read_point(
     config: &Config,
@@ -276,7 +303,7 @@ fn read_point(
     (label, names): (&str, &str),
     progress: &dyn Progress,
     tx: SyncSender<Part>,
-) -> Result<CaptureResult, ReadError> {
+) -> Result<(CaptureResult, usize), ReadError> {
     let specs = &config.captures;
     let peeked = order.first().and_then(|&f| crate::read::peek_info(&specs[f]));
     let mut r = Reader {
@@ -291,6 +318,7 @@ fn read_point(
         next: None,
         tx,
         gone: false,
+        most_held: 0,
     };
     let limit = config.flows.payload_limit();
     let mut info = None;
@@ -305,14 +333,16 @@ fn read_point(
     let info =
         info.ok_or_else(|| ReadError { file: label.to_string(), kind: crate::read::ReadErrorKind::Empty })?;
     r.finish(None, &info);
+    let most_held = r.most_held;
     let mut tally = r.tally;
     files.finish(tally.warnings_mut(), order.len());
-    Ok(tally.finish(label, names, info))
+    Ok((tally.finish(label, names, info), most_held))
 }
 
 /// What the coordinator keeps from window to window.
 struct Run<'a> {
     config: &'a Config,
+    stream: StreamConfig,
     plan: Plan,
     names: &'a [(String, String)],
     /// The clocks the windows use: `--clocks-from`, else those of the first
@@ -340,8 +370,14 @@ impl Run<'_> {
                 None => empty_result(),
             });
         }
-        let cut = results.iter().any(|r| r.cut != crate::shard::Cut::default());
-        let config = Config { shard: Some(shard), clocks_from: self.pins.clone(), ..self.config.clone() };
+        // Read from part-way (not from the files' start): its clocks are its own part's.
+        let cut = results.iter().any(|r| r.cut.read_from.is_some());
+        let config = Config {
+            shard: Some(shard),
+            clocks_from: self.pins.clone(),
+            stream: Some(self.stream),
+            ..self.config.clone()
+        };
         let (mut findings, _) = pipeline::conclude(&config, self.names, results, false);
         if self.pins.is_none() {
             self.pins = pins_of(&findings);
@@ -392,9 +428,10 @@ fn unpinned_warning(label: &str, window_ns: i64) -> Warning {
         record: None,
         byte_offset: None,
         problem: format!(
-            "no {} s window of the stream had {MIN_PIN_SAMPLES} requests crossing every boundary, so each \
-             window estimated the clocks from its own flows; the run without --stream estimates them from \
-             all flows and may place requests slightly otherwise",
+            "{} s windows of the stream estimated the clocks from their own flows until one had \
+             {MIN_PIN_SAMPLES} requests crossing every boundary (its clocks are then pinned for the rest; \
+             maybe none had); the run without --stream estimates them from all flows and may place those \
+             windows' requests slightly otherwise",
             window_ns as f64 / 1e9
         ),
         consequence:
@@ -405,17 +442,26 @@ fn unpinned_warning(label: &str, window_ns: i64) -> Warning {
 /// How warnings name the clocks a streaming run pinned.
 pub const PINS_SOURCE: &str = "the stream's first window";
 
+/// What a streaming run gives at its end.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run's own warnings (reading, damage, copies), known only at the end.
+    pub warnings: Vec<Warning>,
+    /// Per point: the most windows it held at once (being read, or finished and
+    /// waiting for the windows before them): what bounds the run's memory.
+    pub most_held: Vec<usize>,
+}
+
 /// Runs the pipeline streaming (see the module): `emit` gets each window's
 /// findings (its requests, numbered on; its warnings) in time order, windows
-/// without a request included. Gives the run's own warnings (reading, damage,
-/// copies), known only at the end.
+/// without a request included.
 pub fn run(
     config: &Config,
-    window_ns: i64,
+    stream: StreamConfig,
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Findings) -> std::io::Result<()>,
-) -> Result<Vec<Warning>, StreamError> {
-    let plan = Plan::of(config, window_ns);
+) -> Result<Finished, StreamError> {
+    let plan = Plan::of(config, stream);
     let specs = &config.captures;
     let points = crate::config::point_files(specs);
     let orders: Vec<Vec<usize>> =
@@ -443,6 +489,7 @@ pub fn run(
         }
         let mut run = Run {
             config,
+            stream,
             plan,
             names: &names,
             pins: config.clocks_from.clone(),
@@ -451,6 +498,7 @@ pub fn run(
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
         let mut tallies: Vec<Option<CaptureResult>> = (0..n).map(|_| None).collect();
+        let mut most_held = vec![0; n];
         let mut emitted = false;
         loop {
             for c in 0..n {
@@ -462,7 +510,10 @@ pub fn run(
                     Err(_) => {
                         let reader = readers[c].take().expect("a reader is joined once");
                         match reader.join() {
-                            Ok(Ok(tally)) => tallies[c] = Some(tally),
+                            Ok(Ok((tally, held))) => {
+                                tallies[c] = Some(tally);
+                                most_held[c] = held;
+                            }
                             Ok(Err(e)) => return Err(StreamError::Read(e)),
                             Err(panic) => std::panic::resume_unwind(panic),
                         }
@@ -490,7 +541,7 @@ pub fn run(
             warnings.extend(tally.warnings);
             warnings.extend(pipeline::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
         }
-        Ok(warnings)
+        Ok(Finished { warnings, most_held })
     })
 }
 
@@ -500,7 +551,8 @@ mod tests {
 
     #[test]
     fn a_time_opens_exactly_the_windows_whose_reach_holds_it() {
-        let plan = Plan { window_ns: 300, reach_ns: [140, 200], margin_ns: 140, udp_idle_ns: 10 };
+        let plan =
+            Plan { window_ns: 300, reach_ns: [140, 200], margin_ns: 140, udp_idle_ns: 10, hold_ns: 600 };
         for first in [true, false] {
             for t in -1_000..1_000 {
                 let (from, to) = plan.windows_at(t, first);
@@ -528,12 +580,17 @@ mod tests {
     #[test]
     fn the_reach_of_other_captures_covers_given_and_pinned_offsets() {
         let mut config = Config::default();
-        assert_eq!(Plan::of(&config, 300).reach_ns, [140_000_000_000, 200_000_000_000]);
+        let stream = StreamConfig { window_ns: 300, hold_ns: DEFAULT_HOLD_NS };
+        assert_eq!(Plan::of(&config, stream).reach_ns, [140_000_000_000, 200_000_000_000]);
         config.correlate.offsets_ns = vec![(1, -90_000_000_000)];
-        assert_eq!(Plan::of(&config, 300).reach_ns[1], 230_000_000_000, "a 90 s offset beyond --max-offset");
+        assert_eq!(
+            Plan::of(&config, stream).reach_ns[1],
+            230_000_000_000,
+            "a 90 s offset beyond --max-offset"
+        );
         config.correlate.max_offset_ns = Some(5_000_000_000);
         config.correlate.offsets_ns.clear();
-        assert_eq!(Plan::of(&config, 300).reach_ns[1], 145_000_000_000);
+        assert_eq!(Plan::of(&config, stream).reach_ns[1], 145_000_000_000);
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub struct Tcp {
     pub reply_lost_before: Option<usize>,
     /// Seen only at these points (None: all it reaches).
     pub only_at: Option<Vec<usize>>,
+    /// Time between the server's response segments (1 µs; seconds make a
+    /// long-lived connection, e.g. a database pool's or a watch's). The
+    /// client's FIN follows the last one.
+    pub gap_ns: i64,
 }
 
 impl Tcp {
@@ -98,9 +102,13 @@ impl Tcp {
             lost_after: None,
             reply_lost_before: None,
             only_at: None,
+            gap_ns: RESPONSE_GAP_NS,
         }
     }
 }
+
+/// Default [`Tcp::gap_ns`].
+pub const RESPONSE_GAP_NS: i64 = 1_000;
 
 /// One UDP request/response.
 #[derive(Clone, Debug)]
@@ -372,7 +380,7 @@ impl Path {
                     0,
                     chunk,
                 );
-                self.emit(k, base_t + 1_000 * i as i64, pkt);
+                self.emit(k, base_t + c.gap_ns * i as i64, pkt);
                 id = id.wrapping_add(1);
             }
             let pkt = tcp_packet(
@@ -386,10 +394,11 @@ impl Path {
                 0,
                 &[],
             );
-            self.emit(k, base_t + 1_000 * (c.response.len() / seg + 1) as i64, pkt);
+            self.emit(k, base_t + c.gap_ns * (c.response.len() / seg + 1) as i64, pkt);
         }
-        // Client: FIN.
-        let t_fin = t_resp + end + CLIENT_THINK_NS;
+        // Client: FIN (after the response when its segments are spread out).
+        let spread = (c.gap_ns - RESPONSE_GAP_NS).max(0) * (c.response.len() / 1448 + 1) as i64;
+        let t_fin = t_resp + end + CLIENT_THINK_NS + spread;
         for k in (0..n).filter(|&k| visible(k)) {
             let a = addrs[k];
             let (ci, si) = isns[k];
@@ -800,5 +809,44 @@ pub fn mix_connection(c: u32, seed: u32, response_bytes: usize) -> (Captures, Mi
         let bg = Tcp::new((masq, 10_000 + (c % 10_000) as u16), (backend, 9100), t + 50_000, s ^ 0xdead);
         path.background_tcp(2, &bg);
     }
+    (path.finish(), truth)
+}
+
+/// Long-lived connection `i` through the benchmark mix's path (as a database
+/// pool's or a watch's): its SYN at `start_ns` (true time), then one response
+/// segment every `gap_ns` for `span_ns`, then FIN both ways. Every point sees
+/// MSS-sized segments (no GRO: segments seconds apart are never merged).
+/// Clients are 198.18.250.x, masqueraded to 198.19.3.17 with ports from 65001,
+/// so they never share a tuple with [`mix_connection`]'s.
+pub fn mix_long_connection(
+    i: u32,
+    seed: u32,
+    start_ns: i64,
+    span_ns: i64,
+    gap_ns: i64,
+) -> (Captures, MixTruth) {
+    use std::net::Ipv4Addr;
+    let masq = IpAddr::V4(Ipv4Addr::new(198, 19, 3, 17));
+    let backend = IpAddr::V4(Ipv4Addr::new(198, 19, 96, 10));
+    let client = (IpAddr::V4(Ipv4Addr::new(198, 18, 250, (i % 250 + 2) as u8)), 30_000 + (i / 250) as u16);
+    let remap = 65_001 + (i % 500) as u16;
+    let hops = vec![
+        Hop { delay_ns: 40_000, routed: true, ..Hop::default() },
+        Hop { delay_ns: 90_000, routed: true, snat: Some(masq), snat_port: Some(remap), ..Hop::default() },
+    ];
+    let points = mix_points().into_iter().map(|p| Point { segment: 1448, ..p }).collect();
+    let mut path = Path::new(points, hops);
+    let s = mix(i ^ 0x10c6 ^ seed.rotate_left(8));
+    let mut tcp = Tcp::new(client, (backend, 5432), start_ns, s);
+    let gap_ns = gap_ns.max(1);
+    tcp.response = response_body(s, (span_ns / gap_ns).max(1) as usize * 1448);
+    tcp.gap_ns = gap_ns;
+    path.tcp(&tcp);
+    let truth = MixTruth {
+        proto: "tcp",
+        decap_client: format!("{}:{}", client.0, client.1),
+        backend_client: format!("{masq}:{remap}"),
+        reply_path: "same-path",
+    };
     (path.finish(), truth)
 }

@@ -158,3 +158,107 @@ fn fail_on_holds_in_a_stream() {
         assert_same_bytes(&streamed.stdout, &whole.stdout, &format!("{extra:?}"));
     }
 }
+
+/// 1500 connections over 20 minutes (one every 800 ms) and one connection
+/// open over all of it, a response segment every 10 s, from its first second.
+fn write_set_with_a_long_connection(dir: &Path) -> Vec<String> {
+    let files = util::write_spread_mix_set_with_long(dir, 1500, 800_000_000 - 200_000, 1, 10_000_000_000);
+    files.iter().map(|f| dir.join(f).display().to_string()).collect()
+}
+
+/// The long connection's client at capture 1 (`mix_long_connection(0, ..)`).
+const LONG_CLIENT: &str = "198.18.250.2:30000";
+
+#[test]
+fn a_connection_open_past_the_hold_is_reported_as_seen_by_then_and_said_so_the_rest_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_set_with_a_long_connection(dir.path());
+    let caps: Vec<&str> = files.iter().map(String::as_str).collect();
+    let whole = run(&[&["--format", "ndjson"][..], &caps].concat());
+    assert_eq!(whole.status.code(), Some(0));
+    let stream_args = |hold: &'static str| -> Vec<&str> {
+        [&["--stream", "--stream-window", "30", "--stream-hold", hold, "--format", "ndjson"][..], &caps]
+            .concat()
+    };
+    let held = run(&stream_args("60"));
+    assert_eq!(held.status.code(), Some(0), "{}", String::from_utf8_lossy(&held.stderr));
+    let (whole_lines, held_lines) =
+        (String::from_utf8_lossy(&whole.stdout), String::from_utf8_lossy(&held.stdout));
+    let (whole_lines, held_lines): (Vec<&str>, Vec<&str>) =
+        (whole_lines.lines().collect(), held_lines.lines().collect());
+    assert_eq!(held_lines.len(), whole_lines.len());
+    assert!(whole_lines.len() > 1400, "{} requests", whole_lines.len());
+    let mut long = 0;
+    for (h, w) in held_lines.iter().zip(&whole_lines) {
+        let (h, w): (serde_json::Value, serde_json::Value) =
+            (serde_json::from_str(h).unwrap(), serde_json::from_str(w).unwrap());
+        if w["captures"][0]["client"] != LONG_CLIENT {
+            assert_eq!(h, w, "every other request is the run's without --stream");
+            continue;
+        }
+        long += 1;
+        // The same request, matched and judged alike from what was seen in time...
+        for key in ["request", "matches", "source", "destination", "reply", "outcome"] {
+            assert_eq!(h[key], w[key], "{key}");
+        }
+        assert_eq!(w["outcome"]["kind"], "completed");
+        // ... but its later packets are not counted, at any capture.
+        for (hc, wc) in h["captures"].as_array().unwrap().iter().zip(w["captures"].as_array().unwrap()) {
+            let (got, all) =
+                (hc["packets_to_client"].as_u64().unwrap(), wc["packets_to_client"].as_u64().unwrap());
+            assert!(got > 3 && got * 4 < all, "{}: {got} of {all} packets counted", wc["label"]);
+        }
+    }
+    assert_eq!(long, 1, "the long connection is one request");
+    let err = String::from_utf8_lossy(&held.stderr);
+    for label in ["decap", "egress", "backend"] {
+        let line =
+            err.lines().find(|l| l.contains(&format!("{label}.pcap: 1 requests of this stream's window")));
+        let line = line.unwrap_or_else(|| panic!("no hold warning at {label}: {err}"));
+        assert!(
+            line.contains("still open") && line.contains("60 s") && line.contains("--stream-hold"),
+            "{line}"
+        );
+    }
+    assert!(!String::from_utf8_lossy(&whole.stderr).contains("--stream-hold"));
+    // Waiting longer than the connection lasts: the run's bytes again, no warning.
+    let waited = run(&stream_args("100000"));
+    assert_same_bytes(&waited.stdout, &whole.stdout, "--stream-hold past the connection's end");
+    assert_eq!(warnings_of(&waited), warnings_of(&whole));
+}
+
+#[test]
+fn the_hold_bounds_the_windows_a_long_connection_keeps_in_memory() {
+    use tuplecorr::config::{CaptureSpec, Config, Source, StreamConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_set_with_a_long_connection(dir.path());
+    let captures = (files.iter().zip(["decap", "egress", "backend"]))
+        .map(|(f, l)| CaptureSpec { label: l.into(), source: Source::Path(f.into()) })
+        .collect();
+    let config = Config { captures, quiet: true, ..Config::default() };
+    let w = 30_000_000_000;
+    let most_held = |hold_ns: i64| {
+        let stream = StreamConfig { window_ns: w, hold_ns };
+        let config = Config { stream: Some(stream), ..config.clone() };
+        let mut requests = 0;
+        let mut emit = |f: tuplecorr::verdict::Findings| {
+            requests += f.requests.len();
+            Ok(())
+        };
+        let finished =
+            tuplecorr::stream::run(&config, stream, &tuplecorr::read::NoProgress, &mut emit).unwrap();
+        (finished.most_held.into_iter().max().unwrap(), requests)
+    };
+    // A window is open over its reach (the window and 200 s each side at the
+    // later captures), then waits at most the hold: about (30 + 400 + 60) / 30
+    // windows at once, whatever the long connection does.
+    let (bounded, requests) = most_held(60_000_000_000);
+    assert!(bounded <= 18, "{bounded} windows held at once with a 60 s hold");
+    assert!(requests > 1400, "{requests} requests");
+    // Without the hold it keeps its first window, so every window after it, to
+    // its end: the whole twenty minutes (40 windows) and more.
+    let (unbounded, all) = most_held(i64::MAX / 4);
+    eprintln!("windows held at once: {bounded} with a 60 s hold, {unbounded} without");
+    assert!(unbounded >= 40, "{unbounded} windows held at once waiting for the connection");
+    assert_eq!(all, requests);
+}

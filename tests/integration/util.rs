@@ -144,8 +144,29 @@ pub fn write_mix_set(dir: &std::path::Path, connections: u32) -> Vec<String> {
 /// [`write_mix_set`] with connection `c` moved `c × extra_ns` later (the mix
 /// starts one every 200 µs): a set spread over a longer time.
 pub fn write_spread_mix_set(dir: &std::path::Path, connections: u32, extra_ns: i64) -> Vec<String> {
+    write_spread_mix_set_with_long(dir, connections, extra_ns, 0, 0)
+}
+
+/// [`write_spread_mix_set`] plus `long` long-lived connections
+/// (`tuplecorr_synth::mix_long_connection`, one a second from the start),
+/// open over the whole set with a response segment every `gap_ns`.
+pub fn write_spread_mix_set_with_long(
+    dir: &std::path::Path,
+    connections: u32,
+    extra_ns: i64,
+    long: u32,
+    gap_ns: i64,
+) -> Vec<String> {
     let points = tuplecorr_synth::mix_points();
     let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
+    let span = i64::from(connections) * (200_000 + extra_ns);
+    for i in 0..long {
+        let start = tuplecorr_synth::MIX_T0 + i64::from(i) * 1_000_000_000;
+        let (captures, _) = tuplecorr_synth::mix_long_connection(i, 7, start, span, gap_ns);
+        for (k, pkts) in captures.points.into_iter().enumerate() {
+            caps[k].extend(pkts);
+        }
+    }
     for c in 0..connections {
         let (captures, _) = tuplecorr_synth::mix_connection(c, 7, 3000);
         let shift = i64::from(c) * extra_ns;
