@@ -291,9 +291,11 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
 }
 
 /// The main form with `--stream`: each window's requests written as the
-/// stream gives them, its new warnings printed then (each once), and the
-/// run's own warnings at the end. A capture that cannot be read stops the run
-/// (a report file is then not written; standard output holds the windows before).
+/// stream gives them (or put aside, for the formats that open with the run's
+/// totals), its new warnings printed then (each once), and the run's own
+/// warnings and totals at the end. A capture that cannot be read stops the
+/// run (a report file is then not written; standard output holds the windows
+/// before).
 fn correlate_stream(
     run: &CorrelateRun,
     config: &Config,
@@ -304,53 +306,65 @@ fn correlate_stream(
     bars: &Bars,
 ) -> Result<u8, Error> {
     let mut seen = std::collections::HashSet::new();
-    let mut warnings: Vec<crate::verdict::WarningOut> = Vec::new();
+    let mut printed: Vec<crate::verdict::WarningOut> = Vec::new();
     let mut note = |new: Vec<crate::verdict::WarningOut>, all: &mut Vec<crate::verdict::WarningOut>| {
         let new: Vec<_> =
             new.into_iter().filter(|w| seen.insert((w.label.clone(), w.message.clone()))).collect();
         print_warnings(&new, &config.captures);
         all.extend(new);
     };
-    note(crate::checks::same_captures(&config.captures), &mut warnings);
+    let mut checks = Vec::new();
+    note(crate::checks::same_captures(&config.captures), &mut checks);
+    let mut windows = Vec::new();
     let mut failed = false;
     let mut stopped: Option<crate::read::ReadError> = None;
     // `--since`/`--until` in seconds count from the run's first request.
     let mut start_ns: Option<i64> = None;
+    let spill_dir = crate::output::spill_dir(target);
+    let mut report_warnings = Vec::new();
     crate::output::write_to(target, |out| {
-        let mut header = true;
+        let mut report = report::StreamReport::new(options, out, &spill_dir)?;
         let mut emit = |mut findings: Findings| -> io::Result<()> {
             // The clock-mistake checks need the whole run's counts (a window's
             // margins hold flows whose partners lie outside it): not run here.
-            note(std::mem::take(&mut findings.warnings), &mut warnings);
+            note(std::mem::take(&mut findings.warnings), &mut windows);
             start_ns =
                 start_ns.or_else(|| findings.requests.iter().filter_map(report::request_time_ns).min());
             let filter = config.filter.resolved(start_ns.unwrap_or(0));
             report::filter_requests(&mut findings, &filter);
             failed |= report::fail_on_matches(&findings, &run.fail_on);
-            report::write_rows(&findings, options, header, out)?;
-            header = false;
-            Ok(())
+            report.window(&findings)
         };
-        match with_threads(config.threads, || crate::stream::run(config, stream, bars, &mut emit)) {
-            Ok(Ok(finished)) => {
-                let last = finished.warnings.iter().map(crate::verdict::WarningOut::from).collect();
-                note(last, &mut warnings);
-                Ok(())
+        let finished =
+            match with_threads(config.threads, || crate::stream::run(config, stream, bars, &mut emit)) {
+                Ok(Ok(finished)) => finished,
+                Ok(Err(crate::stream::StreamError::Emit(e))) => return Err(e),
+                Ok(Err(crate::stream::StreamError::Read(e))) => {
+                    stopped = Some(e);
+                    return Err(io::Error::other("a capture could not be read"));
+                }
+                Err(e) => return Err(io::Error::other(e.to_string())),
+            };
+        let mut reading = Vec::new();
+        note(finished.warnings.iter().map(crate::verdict::WarningOut::from).collect(), &mut reading);
+        // As the run without --stream orders them: reading, correlation, checks.
+        report_warnings = [reading, std::mem::take(&mut windows), std::mem::take(&mut checks)].concat();
+        let mut totals = finished.findings;
+        totals.warnings = report_warnings.clone();
+        if !config.list_unmatched {
+            for u in &mut totals.unmatched {
+                u.flows.clear();
             }
-            Ok(Err(crate::stream::StreamError::Emit(e))) => Err(e),
-            Ok(Err(crate::stream::StreamError::Read(e))) => {
-                stopped = Some(e);
-                Err(io::Error::other("a capture could not be read"))
-            }
-            Err(e) => Err(io::Error::other(e.to_string())),
         }
+        report.finish(&totals)
     })
     .map_err(|e| match stopped.take() {
         Some(read) => Error::Read(read),
         None => Error::Write(e),
     })?;
+    printed.extend(report_warnings);
     if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
-        crate::output::write_to(target, |out| write_warnings(&warnings, &config.captures, path, out))?;
+        crate::output::write_to(target, |out| write_warnings(&printed, &config.captures, path, out))?;
     }
     Ok(if failed { EXIT_FAIL_ON } else { EXIT_OK })
 }

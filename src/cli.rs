@@ -613,8 +613,9 @@ impl CorrelateArgs {
             ));
         }
         if self.stream {
-            let refused = if !matches!(format, Format::Csv | Format::Ndjson) {
-                Some("--format csv or ndjson (formats written request by request)")
+            let refused = if !matches!(format, Format::Csv | Format::Ndjson | Format::Json | Format::Parquet)
+            {
+                Some("--format csv, ndjson, json or parquet (the table and HTML lay out every request at once)")
             } else if self.shard_start.is_some() {
                 Some("no --shard-start (a stream is all of the captures' windows)")
             } else if self.pcapng.is_some() {

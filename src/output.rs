@@ -267,6 +267,30 @@ fn move_into_place(tmp: &Path, file: &Path) -> io::Result<()> {
     fs::rename(tmp, file)
 }
 
+/// Where a report's spill file goes: beside the report (on its filesystem,
+/// which has room for the report), else the temporary folder.
+pub fn spill_dir(target: &Target) -> PathBuf {
+    match target {
+        Target::Replace { dir, .. } => dir.clone(),
+        Target::Stdout | Target::Direct(_) => std::env::temp_dir(),
+    }
+}
+
+/// A new file in `dir` to write and read back, already removed from the
+/// folder (only its handle holds it, so it goes away with the process,
+/// also when the process is killed).
+pub fn spill_file(dir: &Path) -> io::Result<fs::File> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(".tuplecorr-spill-{}-{n}.tmp", std::process::id()));
+    let file = fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(|e| {
+        io::Error::new(e.kind(), format!("cannot create a spill file in {}: {e}", dir.display()))
+    })?;
+    // Where an open file cannot be removed (not on Linux), it is left behind.
+    let _ = fs::remove_file(&path);
+    Ok(file)
+}
+
 /// Decides the target and writes: all of `-o` at once (for callers that have
 /// nothing to do between the two).
 pub fn write_output(

@@ -37,121 +37,18 @@ pub struct CaptureResult {
 /// Overlays peeled in one point: (overlay, packets), by kind then id.
 pub type OverlayCounts = Vec<(crate::decode::Overlay, u64)>;
 
-/// Records whose IP header is cut short or malformed (zero-length records too):
-/// how many, and the first one's number, offset and problem.
-#[derive(Default)]
-struct Damage {
-    count: u64,
-    first: Option<(u64, u64, DecodeError)>,
-}
-
-impl Damage {
-    fn note(&mut self, rec: &Ingested<'_>, e: &DecodeError) {
-        if matches!(e, DecodeError::Truncated { .. } | DecodeError::Malformed { .. }) {
-            self.count += 1;
-            self.first.get_or_insert((rec.record, rec.byte_offset, e.clone()));
-        }
-    }
-}
-
-/// One record as the per-capture stages see it, in file order: where it is and
-/// what it decoded to.
-pub struct Ingested<'a> {
-    pub ts_ns: i64,
-    pub record: u64,
-    pub byte_offset: u64,
-    pub packet: Result<&'a Packet, &'a DecodeError>,
-    /// The packet's transport payload (at least `FlowConfig::payload_limit` bytes).
-    pub payload: &'a [u8],
-}
-
-/// What is built from one capture's records, in file order.
-pub trait Sink {
-    fn add(&mut self, rec: &Ingested<'_>);
-}
-
-/// Decodes a record and hands it to `sink`.
-fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
-    let decoded = decode::decode(rec);
-    let payload = match &decoded {
-        Ok(p) => p.payload(rec.data),
-        Err(_) => &[],
-    };
-    sink.add(&Ingested {
-        ts_ns: rec.ts_ns,
-        record: rec.record,
-        byte_offset: rec.byte_offset,
-        packet: decoded.as_ref(),
-        payload,
-    });
-}
-
-/// Most interfaces whose decoded packets are counted one by one (the rest
-/// count towards none: a hostile SLL2 capture may name any index).
-const COUNTED_INTERFACES: usize = 64;
-
-/// The flow table of one capture being built, with its decode statistics.
-pub(crate) struct Builder {
-    table: FlowTable,
-    undecodable: u64,
-    damage: Damage,
-    /// Decoded packets per interface (`flows::points`' numbering): (interface,
-    /// incoming, outgoing).
+/// A capture's decoded packets per interface and direction, and the overlays
+/// peeled off them: what gives each of its points its packets, also for points
+/// known only later (a stream's, from its windows' flows).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PointCounts {
+    /// (interface in `flows::points`' numbering, incoming, outgoing).
     counts: Vec<(u32, u64, u64)>,
-    /// Damaged overlay headers and encrypted tunnels of the file being read.
-    tunnels: crate::tunnels::TunnelTally,
-    /// Peeled packets per (interface, outgoing, overlay), for the points.
+    /// Peeled packets per (interface, outgoing, overlay).
     overlays: Vec<(u32, bool, crate::decode::Overlay, u64)>,
-    /// Earliest and latest record time of the file being read.
-    span: Option<(i64, i64)>,
-    /// Warnings of the files read so far, in reading order.
-    warnings: Vec<Warning>,
 }
 
-impl Builder {
-    pub(crate) fn new(config: &Config) -> Builder {
-        Builder {
-            table: FlowTable::new(&config.flows),
-            undecodable: 0,
-            damage: Damage::default(),
-            counts: Vec::new(),
-            tunnels: Default::default(),
-            overlays: Vec::new(),
-            span: None,
-            warnings: Vec::new(),
-        }
-    }
-
-    /// Ends one file of the point: keeps its read warnings and its damage
-    /// warning (naming that file), and gives its earliest and latest record time.
-    pub(crate) fn end_file(
-        &mut self,
-        label: &str,
-        file: &str,
-        read_warnings: &[Warning],
-    ) -> Option<(i64, i64)> {
-        self.warnings.extend_from_slice(read_warnings);
-        let damage = std::mem::take(&mut self.damage);
-        if let Some((record, byte_offset, e)) = damage.first {
-            let damaged = damage.count;
-            self.warnings.push(Warning {
-                label: label.to_string(),
-                file: file.to_string(),
-                record: Some(record),
-                byte_offset: Some(byte_offset),
-                problem: if damaged == 1 {
-                    format!("1 record holds no usable IP header: {e}")
-                } else {
-                    format!("{damaged} records hold no usable IP header (this is the first: {e})")
-                },
-                consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
-            });
-        }
-        // Overlay damage and encrypted tunnels, per file like the damage above.
-        self.warnings.extend(std::mem::take(&mut self.tunnels).warnings(label, file));
-        self.span.take()
-    }
-
+impl PointCounts {
     fn count(&mut self, p: &Packet) {
         let interface = crate::flows::interface_of(p);
         let outgoing = p.sll_packet_type == Some(4);
@@ -226,34 +123,155 @@ impl Builder {
             .sum()
     }
 
+    /// The packets and overlays of each of a capture's points (`keys`, in
+    /// path order: one None for an unsplit capture), of `records` in all:
+    /// records without an IP packet (ARP, damage) count towards the first point.
+    pub(crate) fn of(&self, keys: &[Option<PointKey>], records: u64) -> (Vec<u64>, Vec<OverlayCounts>) {
+        let mut packets: Vec<u64> =
+            keys.iter().map(|k| k.map_or(records, |k| PointCounts::packets(&self.counts, k))).collect();
+        let counted: u64 = packets.iter().sum();
+        if let Some(first) = packets.first_mut() {
+            *first += records.saturating_sub(counted);
+        }
+        let overlays = keys.iter().map(|&k| PointCounts::overlays_of(&self.overlays, k)).collect();
+        (packets, overlays)
+    }
+}
+
+/// Records whose IP header is cut short or malformed (zero-length records too):
+/// how many, and the first one's number, offset and problem.
+#[derive(Default)]
+struct Damage {
+    count: u64,
+    first: Option<(u64, u64, DecodeError)>,
+}
+
+impl Damage {
+    fn note(&mut self, rec: &Ingested<'_>, e: &DecodeError) {
+        if matches!(e, DecodeError::Truncated { .. } | DecodeError::Malformed { .. }) {
+            self.count += 1;
+            self.first.get_or_insert((rec.record, rec.byte_offset, e.clone()));
+        }
+    }
+}
+
+/// One record as the per-capture stages see it, in file order: where it is and
+/// what it decoded to.
+pub struct Ingested<'a> {
+    pub ts_ns: i64,
+    pub record: u64,
+    pub byte_offset: u64,
+    pub packet: Result<&'a Packet, &'a DecodeError>,
+    /// The packet's transport payload (at least `FlowConfig::payload_limit` bytes).
+    pub payload: &'a [u8],
+}
+
+/// What is built from one capture's records, in file order.
+pub trait Sink {
+    fn add(&mut self, rec: &Ingested<'_>);
+}
+
+/// Decodes a record and hands it to `sink`.
+fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
+    let decoded = decode::decode(rec);
+    let payload = match &decoded {
+        Ok(p) => p.payload(rec.data),
+        Err(_) => &[],
+    };
+    sink.add(&Ingested {
+        ts_ns: rec.ts_ns,
+        record: rec.record,
+        byte_offset: rec.byte_offset,
+        packet: decoded.as_ref(),
+        payload,
+    });
+}
+
+/// Most interfaces whose decoded packets are counted one by one (the rest
+/// count towards none: a hostile SLL2 capture may name any index).
+const COUNTED_INTERFACES: usize = 64;
+
+/// The flow table of one capture being built, with its decode statistics.
+pub(crate) struct Builder {
+    table: FlowTable,
+    undecodable: u64,
+    damage: Damage,
+    /// Decoded and peeled packets per interface and direction, for the points.
+    counts: PointCounts,
+    /// Damaged overlay headers and encrypted tunnels of the file being read.
+    tunnels: crate::tunnels::TunnelTally,
+    /// Earliest and latest record time of the file being read.
+    span: Option<(i64, i64)>,
+    /// Warnings of the files read so far, in reading order.
+    warnings: Vec<Warning>,
+}
+
+impl Builder {
+    pub(crate) fn new(config: &Config) -> Builder {
+        Builder {
+            table: FlowTable::new(&config.flows),
+            undecodable: 0,
+            damage: Damage::default(),
+            counts: PointCounts::default(),
+            tunnels: Default::default(),
+            span: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Ends one file of the point: keeps its read warnings and its damage
+    /// warning (naming that file), and gives its earliest and latest record time.
+    pub(crate) fn end_file(
+        &mut self,
+        label: &str,
+        file: &str,
+        read_warnings: &[Warning],
+    ) -> Option<(i64, i64)> {
+        self.warnings.extend_from_slice(read_warnings);
+        let damage = std::mem::take(&mut self.damage);
+        if let Some((record, byte_offset, e)) = damage.first {
+            let damaged = damage.count;
+            self.warnings.push(Warning {
+                label: label.to_string(),
+                file: file.to_string(),
+                record: Some(record),
+                byte_offset: Some(byte_offset),
+                problem: if damaged == 1 {
+                    format!("1 record holds no usable IP header: {e}")
+                } else {
+                    format!("{damaged} records hold no usable IP header (this is the first: {e})")
+                },
+                consequence: format!("counted and skipped {}", if damaged == 1 { "it" } else { "them" }),
+            });
+        }
+        // Overlay damage and encrypted tunnels, per file like the damage above.
+        self.warnings.extend(std::mem::take(&mut self.tunnels).warnings(label, file));
+        self.span.take()
+    }
+
     /// The point's result; `file` names its files, `info` describes them
     /// (each file ended with [`Builder::end_file`]).
     pub(crate) fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
-        let Builder { table, undecodable, counts, mut warnings, overlays, .. } = self;
-        let packets = |key: PointKey| Builder::packets(&counts, key);
-        let points = match points::split(table.finish_unfolded()) {
-            Ok(points) => points
-                .into_iter()
-                .map(|p| {
-                    let packets = packets(p.key);
-                    (Some(p.key), p.flows, packets)
-                })
-                .collect(),
+        let Builder { table, undecodable, counts, mut warnings, .. } = self;
+        let points: Vec<(Option<PointKey>, Flows)> = match points::split(table.finish_unfolded()) {
+            Ok(points) => points.into_iter().map(|p| (Some(p.key), p.flows)).collect(),
             Err(mut flows) => {
                 flows.fold_copies();
-                vec![(None, flows, info.packets)]
+                vec![(None, flows)]
             }
         };
-        // Records without an IP packet (ARP, damage) count towards the first point.
-        let mut points: Vec<(Option<PointKey>, Flows, u64)> = points;
-        let counted: u64 = points.iter().map(|p| p.2).sum();
-        if let Some(first) = points.first_mut() {
-            first.2 += info.packets.saturating_sub(counted);
-        }
+        let keys: Vec<Option<PointKey>> = points.iter().map(|p| p.0).collect();
+        let (packets, overlays) = counts.of(&keys, info.packets);
+        let points: Vec<(Option<PointKey>, Flows, u64)> =
+            points.into_iter().zip(packets).map(|((k, f), n)| (k, f, n)).collect();
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
-        let overlays = points.iter().map(|p| Builder::overlays_of(&overlays, p.0)).collect();
         CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }
+    }
+
+    /// The packet and overlay counts of the files read so far.
+    pub(crate) fn counts(&self) -> &PointCounts {
+        &self.counts
     }
 }
 
@@ -266,7 +284,7 @@ impl Builder {
         *hi = (*hi).max(rec.ts_ns);
         match rec.packet {
             Ok(p) => {
-                self.count(p);
+                self.counts.count(p);
                 self.tunnels.note(p, rec.record, rec.byte_offset);
             }
             Err(e) => {
@@ -755,16 +773,13 @@ fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
     }
 }
 
-/// Correlates the per-capture results (`names`: label and file of each) and
-/// builds the findings (and the ladder data when asked).
-pub(crate) fn conclude(
-    config: &Config,
-    names: &[(String, String)],
-    results: Vec<CaptureResult>,
-    want_ladder: bool,
-) -> (Findings, Option<Ladder>) {
-    let points = expand(names, &results);
-    let metas: Vec<CaptureMeta> = points
+/// What the verdict stage is told of each observation point of `results`.
+pub(crate) fn capture_metas(names: &[(String, String)], results: &[CaptureResult]) -> Vec<CaptureMeta> {
+    metas_of(names, &expand(names, results))
+}
+
+fn metas_of(names: &[(String, String)], points: &[PointOf<'_>]) -> Vec<CaptureMeta> {
+    points
         .iter()
         .map(|p| {
             let r = p.result;
@@ -784,7 +799,32 @@ pub(crate) fn conclude(
                 overlays: r.overlays.get(p.n).cloned().unwrap_or_default(),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Correlates the per-capture results (`names`: label and file of each) and
+/// builds the findings (and the ladder data when asked).
+pub(crate) fn conclude(
+    config: &Config,
+    names: &[(String, String)],
+    results: Vec<CaptureResult>,
+    want_ladder: bool,
+) -> (Findings, Option<Ladder>) {
+    let (findings, ladder, _) = conclude_owning(config, names, results, want_ladder, None);
+    (findings, ladder)
+}
+
+/// [`conclude`], and with `own` (a stream's window on capture 1's clock) what
+/// the window owns of the run's totals (`verdict::window_totals`).
+pub(crate) fn conclude_owning(
+    config: &Config,
+    names: &[(String, String)],
+    results: Vec<CaptureResult>,
+    want_ladder: bool,
+    own: Option<(i64, i64)>,
+) -> (Findings, Option<Ladder>, Option<verdict::WindowTotals>) {
+    let points = expand(names, &results);
+    let metas = metas_of(names, &points);
     let warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
     let ladder_captures = want_ladder.then(|| ladder_captures(names, &points));
     // A manual offset of a capture holds for each of its points (one clock).
@@ -833,7 +873,8 @@ pub(crate) fn conclude(
         let order = verdict::request_order(&flows, &correlation);
         ladder::build(caps, &flows, &correlation, &order)
     });
-    (findings, ladder)
+    let totals = own.map(|own| verdict::window_totals(&flows, &correlation, own, &options));
+    (findings, ladder, totals)
 }
 
 /// The observation points as the ladder data describes them (offsets filled in

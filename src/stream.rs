@@ -32,6 +32,7 @@
 //! run, whose order is capture 1's time too.
 
 use crate::config::{Config, PinnedClocks, Shard, StreamConfig};
+use crate::flows::points::PointKey;
 use crate::flows::Flow;
 use crate::pipeline::{self, Builder, CaptureResult, Ingested, Sink};
 use crate::read::{CaptureInfo, Progress, ReadError};
@@ -303,7 +304,7 @@ fn read_point(
     (label, names): (&str, &str),
     progress: &dyn Progress,
     tx: SyncSender<Part>,
-) -> Result<(CaptureResult, usize), ReadError> {
+) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
     let specs = &config.captures;
     let peeked = order.first().and_then(|&f| crate::read::peek_info(&specs[f]));
     let mut r = Reader {
@@ -336,7 +337,8 @@ fn read_point(
     let most_held = r.most_held;
     let mut tally = r.tally;
     files.finish(tally.warnings_mut(), order.len());
-    Ok((tally.finish(label, names, info), most_held))
+    let counts = tally.counts().clone();
+    Ok((tally.finish(label, names, info), most_held, counts))
 }
 
 /// What the coordinator keeps from window to window.
@@ -352,9 +354,214 @@ struct Run<'a> {
     numbered: u64,
     /// Per point: copies of flows folded in the windows' own times.
     copies: Vec<u64>,
+    /// What the windows owned, summed: the run's captures, boundaries and
+    /// unmatched flows.
+    totals: Totals,
+}
+
+/// The run's totals, window by window.
+#[derive(Default)]
+struct Totals {
+    /// Each capture's observation points, as the first window split them.
+    keys: Option<Vec<Vec<Option<PointKey>>>>,
+    /// The run's findings without requests and warnings: their clocks (those
+    /// pinned, or the first window's), and the windows' sums.
+    findings: Option<Findings>,
+    boundaries: Vec<crate::verdict::BoundaryTally>,
+    /// Windows whose points were split otherwise than the first's (left out of the sums).
+    split_otherwise: Vec<i64>,
+    /// Whose clocks the run reports.
+    clocks_from: ClocksFrom,
+    /// Windows without capture 1 before the first with it (whose clocks they need).
+    early: Vec<EarlyWindow>,
+    list_unmatched: bool,
+}
+
+/// A window's times and, per capture, what it read (None: nothing).
+type EarlyWindow = ((i64, i64), Vec<Option<CaptureResult>>);
+
+/// Which window's clocks a stream's report gives as the run's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ClocksFrom {
+    /// The first window's, until a window with requests comes.
+    #[default]
+    First,
+    /// The window with requests whose estimates had the most samples (this many) so far.
+    Best(u64),
+    /// The window they were pinned from, used by every window after it.
+    Pinned,
+}
+
+impl Totals {
+    /// Adds what a window (`own`: its times) without capture 1 owns (`results`:
+    /// per capture, None where it holds nothing): flows and unmatched flows of
+    /// the later captures, on the run's clocks so far.
+    fn add_without_requests(&mut self, own: (i64, i64), results: Vec<Option<CaptureResult>>, list: bool) {
+        self.list_unmatched = list;
+        let (Some(run), Some(keys)) = (&mut self.findings, &self.keys) else {
+            self.early.push((own, results));
+            return;
+        };
+        // The run's points, each with this window's flows of it.
+        let mut flows: Vec<crate::flows::Flows> = Vec::new();
+        for (result, keys) in results.into_iter().zip(keys) {
+            match result {
+                None => flows.extend(keys.iter().map(|_| crate::flows::Flows::default())),
+                Some(r) if r.points.iter().map(|p| p.0).eq(keys.iter().copied()) => {
+                    flows.extend(r.points.into_iter().map(|p| p.1))
+                }
+                Some(_) => {
+                    self.split_otherwise.push(own.0);
+                    return;
+                }
+            }
+        }
+        if flows.len() != run.captures.len() {
+            self.split_otherwise.push(own.0);
+            return;
+        }
+        let clock = |c: &crate::verdict::CaptureSummary| crate::correlate::ClockEstimate {
+            offset_ns: c.clock_offset_ns,
+            spread_ns: c.offset_spread_ns,
+            samples: c.offset_samples as usize,
+            method: c.offset_method,
+        };
+        let correlation = crate::correlate::Correlation {
+            clocks: run.captures.iter().map(clock).collect(),
+            delays_ns: vec![None; flows.len().saturating_sub(1)],
+            chains: Vec::new(),
+            unmatched: flows.iter().map(|f| (0..f.flows.len()).collect()).collect(),
+            estimated: None,
+        };
+        let options = crate::verdict::VerdictOptions { list_unmatched: list };
+        let owned = crate::verdict::window_totals(&flows, &correlation, own, &options);
+        for (c, n) in run.captures.iter_mut().zip(&owned.flows) {
+            c.flows += n;
+        }
+        for (u, more) in run.unmatched.iter_mut().zip(owned.unmatched) {
+            u.count += more.count;
+            u.flows.extend(more.flows);
+        }
+    }
+
+    /// The run's findings (without requests and warnings) from the windows'
+    /// sums and the captures' own counts (`results`: their tallies); a warning
+    /// for windows left out.
+    fn finish(
+        &mut self,
+        names: &[(String, String)],
+        results: &[CaptureResult],
+        warnings: &mut Vec<Warning>,
+    ) -> Findings {
+        let mut run = self.findings.take().unwrap_or_else(|| Findings {
+            tuplecorr: crate::VERSION.to_string(),
+            captures: Vec::new(),
+            boundaries: Vec::new(),
+            requests: Vec::new(),
+            unmatched: Vec::new(),
+            warnings: Vec::new(),
+        });
+        let metas = pipeline::capture_metas(names, results);
+        if metas.len() == run.captures.len() {
+            for (c, m) in run.captures.iter_mut().zip(metas) {
+                (c.label, c.file, c.format, c.link_types) = (m.label, m.file, m.format, m.link_types);
+                (c.packets, c.overlays) = (m.packets, m.overlays);
+            }
+        }
+        let delays: Vec<Option<i64>> = run.boundaries.iter().map(|b| b.delay_ns).collect();
+        run.boundaries = crate::verdict::finish_boundaries(&self.boundaries, &delays);
+        if let (Some(&first), Some(label)) = (self.split_otherwise.first(), names.first()) {
+            warnings.push(split_warning(&label.0, self.split_otherwise.len(), first));
+        }
+        run
+    }
+
+    /// Adds the window beginning at `start_ns` (its points `keys`, its
+    /// `findings`, what it owned). `pinned`: the clocks were pinned from this
+    /// window; `requests`: it owns requests.
+    fn add(
+        &mut self,
+        start_ns: i64,
+        keys: Vec<Vec<Option<PointKey>>>,
+        findings: &Findings,
+        (pinned, requests): (bool, bool),
+        owned: crate::verdict::WindowTotals,
+    ) {
+        let samples: u64 = findings.captures.iter().map(|c| c.offset_samples).sum();
+        let clocks = match self.clocks_from {
+            _ if pinned => Some(ClocksFrom::Pinned),
+            ClocksFrom::Pinned => None,
+            ClocksFrom::Best(best) => (requests && samples > best).then_some(ClocksFrom::Best(samples)),
+            ClocksFrom::First => requests.then_some(ClocksFrom::Best(samples)),
+        };
+        let Some(run) = &mut self.findings else {
+            let mut run = Findings { requests: Vec::new(), warnings: Vec::new(), ..findings.clone() };
+            for (c, flows) in run.captures.iter_mut().zip(&owned.flows) {
+                c.flows = *flows;
+            }
+            // The windows without capture 1 before this one come first.
+            let unmatched = owned.unmatched;
+            run.unmatched = (unmatched.iter())
+                .map(|u| crate::verdict::Unmatched { capture: u.capture, count: 0, flows: Vec::new() })
+                .collect();
+            self.boundaries = owned.boundaries;
+            self.keys = Some(keys);
+            self.findings = Some(run);
+            self.clocks_from = clocks.unwrap_or_default();
+            for (own, results) in std::mem::take(&mut self.early) {
+                self.add_without_requests(own, results, self.list_unmatched);
+            }
+            if let Some(run) = &mut self.findings {
+                for (u, more) in run.unmatched.iter_mut().zip(unmatched) {
+                    u.count += more.count;
+                    u.flows.extend(more.flows);
+                }
+            }
+            return;
+        };
+        if self.keys.as_ref() != Some(&keys) || run.captures.len() != findings.captures.len() {
+            self.split_otherwise.push(start_ns);
+            return;
+        }
+        if let Some(from) = clocks {
+            self.clocks_from = from;
+            for (c, now) in run.captures.iter_mut().zip(&findings.captures) {
+                (c.clock_offset_ns, c.offset_spread_ns) = (now.clock_offset_ns, now.offset_spread_ns);
+                (c.offset_samples, c.offset_method) = (now.offset_samples, now.offset_method);
+            }
+            for (b, now) in run.boundaries.iter_mut().zip(&findings.boundaries) {
+                b.delay_ns = now.delay_ns;
+            }
+        }
+        for (c, flows) in run.captures.iter_mut().zip(&owned.flows) {
+            c.flows += flows;
+        }
+        for (u, more) in run.unmatched.iter_mut().zip(owned.unmatched) {
+            u.count += more.count;
+            u.flows.extend(more.flows);
+        }
+        for (b, more) in self.boundaries.iter_mut().zip(&owned.boundaries) {
+            b.merge(more);
+        }
+    }
 }
 
 impl Run<'_> {
+    /// Counts what window `k` owns of the later captures when capture 1
+    /// holds nothing of it (so none of its flows is matched).
+    fn without_requests(&mut self, k: i64, parts: Vec<Option<Part>>) {
+        let results = (parts.into_iter().enumerate())
+            .map(|(c, part)| {
+                part.map(|p| {
+                    self.copies[c] += p.copies;
+                    p.result
+                })
+            })
+            .collect();
+        let list = self.config.list_unmatched;
+        self.totals.add_without_requests(self.plan.own(k), results, list);
+    }
+
     /// Correlates window `k` from its parts (None: the point holds nothing of it)
     /// and gives its requests, numbered on.
     fn window(&mut self, k: i64, parts: Vec<Option<Part>>) -> Findings {
@@ -378,14 +585,22 @@ impl Run<'_> {
             stream: Some(self.stream),
             ..self.config.clone()
         };
-        let (mut findings, _) = pipeline::conclude(&config, self.names, results, false);
+        let keys: Vec<Vec<Option<PointKey>>> =
+            results.iter().map(|r| r.points.iter().map(|p| p.0).collect()).collect();
+        let own = Some((start_ns, end_ns));
+        let (mut findings, _, totals) = pipeline::conclude_owning(&config, self.names, results, false, own);
+        let pinned_now = self.pins.is_none();
         if self.pins.is_none() {
             self.pins = pins_of(&findings);
-            if self.pins.is_none() && cut && self.names.len() > 1 {
-                findings.warnings.push((&unpinned_warning(&self.names[0].0, self.plan.window_ns)).into());
-            }
         }
         crate::shard::keep_requests(&mut findings, &shard);
+        if self.pins.is_none() && cut && self.names.len() > 1 && !findings.requests.is_empty() {
+            findings.warnings.push((&unpinned_warning(&self.names[0].0, self.plan.window_ns)).into());
+        }
+        if let Some(totals) = totals {
+            let pinned = pinned_now && self.pins.is_some();
+            self.totals.add(start_ns, keys, &findings, (pinned, !findings.requests.is_empty()), totals);
+        }
         for r in &mut findings.requests {
             self.numbered += 1;
             r.request = self.numbered;
@@ -439,6 +654,26 @@ fn unpinned_warning(label: &str, window_ns: i64) -> Warning {
     }
 }
 
+/// The warning for windows whose captures were split into other observation
+/// points than the first window's (`-i any` captures whose interfaces carried
+/// copies only part of the time).
+fn split_warning(label: &str, windows: usize, first_ns: i64) -> Warning {
+    Warning {
+        label: label.to_string(),
+        file: String::new(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "{windows} windows of the stream (the first beginning at {}) split a capture into other \
+             observation points than the first window did",
+            crate::time::rfc3339(first_ns)
+        ),
+        consequence: "their flows and unmatched flows are left out of the run's counts and boundary \
+                      traits; their requests are reported with their own points"
+            .into(),
+    }
+}
+
 /// How warnings name the clocks a streaming run pinned.
 pub const PINS_SOURCE: &str = "the stream's first window";
 
@@ -450,6 +685,11 @@ pub struct Finished {
     /// Per point: the most windows it held at once (being read, or finished and
     /// waiting for the windows before them): what bounds the run's memory.
     pub most_held: Vec<usize>,
+    /// The run's findings without requests and warnings: each capture's
+    /// packets, flows and clock (the one pinned, else the first window's), the
+    /// boundaries' traits over every request (delays as pinned), the unmatched
+    /// flows: what the run without --stream reports, from the windows' sums.
+    pub findings: Findings,
 }
 
 /// Runs the pipeline streaming (see the module): `emit` gets each window's
@@ -495,9 +735,10 @@ pub fn run(
             pins: config.clocks_from.clone(),
             numbered: 0,
             copies: vec![0; n],
+            totals: Totals::default(),
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
-        let mut tallies: Vec<Option<CaptureResult>> = (0..n).map(|_| None).collect();
+        let mut tallies: Vec<Option<(CaptureResult, pipeline::PointCounts)>> = (0..n).map(|_| None).collect();
         let mut most_held = vec![0; n];
         let mut emitted = false;
         loop {
@@ -510,8 +751,8 @@ pub fn run(
                     Err(_) => {
                         let reader = readers[c].take().expect("a reader is joined once");
                         match reader.join() {
-                            Ok(Ok((tally, held))) => {
-                                tallies[c] = Some(tally);
+                            Ok(Ok((tally, held, counts))) => {
+                                tallies[c] = Some((tally, counts));
                                 most_held[c] = held;
                             }
                             Ok(Err(e)) => return Err(StreamError::Read(e)),
@@ -524,8 +765,10 @@ pub fn run(
             let parts: Vec<Option<Part>> = (pending.iter_mut())
                 .map(|p| if p.as_ref().is_some_and(|p| p.k == k) { p.take() } else { None })
                 .collect();
-            // No flow of capture 1 there: no request begins in it.
+            // No flow of capture 1 there: no request begins in it, and every
+            // flow of the others it owns is unmatched.
             if parts[0].is_none() {
+                run.without_requests(k, parts);
                 continue;
             }
             emit(run.window(k, parts)).map_err(StreamError::Emit)?;
@@ -536,12 +779,22 @@ pub fn run(
             emit(run.window(0, (0..n).map(|_| None).collect())).map_err(StreamError::Emit)?;
         }
         let mut warnings = Vec::new();
+        let mut results = Vec::with_capacity(n);
+        let keys = run.totals.keys.take().unwrap_or_default();
         for (c, tally) in tallies.into_iter().enumerate() {
-            let Some(tally) = tally else { continue };
-            warnings.extend(tally.warnings);
+            let Some((mut tally, counts)) = tally else { continue };
+            warnings.extend(std::mem::take(&mut tally.warnings));
             warnings.extend(pipeline::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
+            // The run's points are the first window's; their packets are the files'.
+            let keys = keys.get(c).cloned().unwrap_or_else(|| vec![None]);
+            let (packets, overlays) = counts.of(&keys, tally.info.packets);
+            tally.points =
+                keys.into_iter().zip(packets).map(|(k, n)| (k, crate::flows::Flows::default(), n)).collect();
+            tally.overlays = overlays;
+            results.push(tally);
         }
-        Ok(Finished { warnings, most_held })
+        let findings = run.totals.finish(&names, &results, &mut warnings);
+        Ok(Finished { warnings, most_held, findings })
     })
 }
 

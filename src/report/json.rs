@@ -28,10 +28,25 @@ pub fn write_json_with(
     findings: &Findings,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    let outer = schema::findings_without_requests(findings);
+    write_json_around(findings, !findings.requests.is_empty(), out, |out| {
+        write_json_requests(words, findings, true, out)
+    })
+}
+
+/// The report of `run` (its requests left out) with the request array's
+/// elements written by `requests` (`any`: there is at least one): what
+/// `--stream --format json` writes at the end, its requests read back from
+/// where [`write_json_requests`] put them window by window.
+pub fn write_json_around(
+    run: &Findings,
+    any: bool,
+    out: &mut (dyn Write + Send),
+    requests: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
+) -> io::Result<()> {
+    let outer = schema::findings_without_requests(run);
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
-        Some(at) if !findings.requests.is_empty() => at + REQUESTS_KEY.len(),
+        Some(at) if any => at + REQUESTS_KEY.len(),
         _ => {
             out.write_all(text.as_bytes())?;
             return writeln!(out);
@@ -39,18 +54,31 @@ pub fn write_json_with(
     };
     // `[]` of the empty array follows the key.
     out.write_all(&text.as_bytes()[..at])?;
-    let first = &findings.requests[0];
-    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
-        let mut wire = None;
-        for r in requests {
-            buf.extend_from_slice(if std::ptr::eq(r, first) { b"\n    " } else { b",\n    " });
-            crate::report::pretty::request(buf, 2, reuse(&mut wire, words, r))?;
-        }
-        Ok(())
-    })?;
+    requests(out)?;
     out.write_all(b"\n  ]")?;
     out.write_all(&text.as_bytes()[at + 1..])?;
     writeln!(out)
+}
+
+/// The request array's elements of `findings` as the report lays them out,
+/// each at its depth (2 levels) after its separator (`first`: these begin the
+/// array), printed pretty across cores.
+pub fn write_json_requests(
+    words: &crate::report::words::Words<'_>,
+    findings: &Findings,
+    first: bool,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    let Some(head) = findings.requests.first() else { return Ok(()) };
+    crate::report::write_parallel(&findings.requests, out, |requests, buf| {
+        let mut wire = None;
+        for r in requests {
+            let opens = first && std::ptr::eq(r, head);
+            buf.extend_from_slice(if opens { b"\n    " } else { b",\n    " });
+            crate::report::pretty::request(buf, 2, reuse(&mut wire, words, r))?;
+        }
+        Ok(())
+    })
 }
 
 /// serde_json's pretty layout (two spaces a level) starting `depth` levels in,

@@ -97,27 +97,92 @@ pub fn write_with_ladder(
     }
 }
 
-/// `--stream`: one window's requests in a format written request by request
-/// (CSV, after its header when `header`; NDJSON); the other formats write nothing.
-pub fn write_rows(
-    findings: &Findings,
-    options: &ReportOptions,
-    header: bool,
-    out: &mut (dyn Write + Send),
-) -> io::Result<()> {
-    let w = options.view.words(findings);
-    match options.format {
-        Format::Csv => {
-            if header {
-                csv::write_csv_header(&w, out)?;
+/// `--stream`'s report, written window by window: CSV and NDJSON rows as
+/// each window comes; the JSON report's requests put aside in a spill file
+/// (the report opens with the run's totals, known only at the end) and
+/// written after them; Parquet row groups appended, the run's totals written
+/// as the file's metadata when it is closed.
+pub struct StreamReport<'o> {
+    options: ReportOptions,
+    sink: StreamSink<'o>,
+}
+
+enum StreamSink<'o> {
+    Rows { out: &'o mut (dyn Write + Send), header: bool },
+    Json { out: &'o mut (dyn Write + Send), spill: io::BufWriter<std::fs::File>, any: bool },
+    Parquet(Box<parquet::ParquetStream<'o>>),
+}
+
+impl<'o> StreamReport<'o> {
+    /// A report in `options.format` to `out`; a JSON report's spill file is
+    /// made in `spill_dir` (and removed at once: only its handle holds it).
+    pub fn new(
+        options: &ReportOptions,
+        out: &'o mut (dyn Write + Send),
+        spill_dir: &std::path::Path,
+    ) -> io::Result<Self> {
+        let sink = match options.format {
+            Format::Csv | Format::Ndjson => StreamSink::Rows { out, header: true },
+            Format::Json => {
+                let spill = io::BufWriter::with_capacity(1 << 20, crate::output::spill_file(spill_dir)?);
+                StreamSink::Json { out, spill, any: false }
             }
-            csv::write_csv_rows(&w, findings, out)
+            Format::Parquet => StreamSink::Parquet(Box::new(parquet::ParquetStream::new(out))),
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{other:?} is not written window by window"),
+                ))
+            }
+        };
+        Ok(StreamReport { options: options.clone(), sink })
+    }
+
+    /// Writes (or puts aside) one window's requests.
+    pub fn window(&mut self, findings: &Findings) -> io::Result<()> {
+        let w = self.options.view.words(findings);
+        match &mut self.sink {
+            StreamSink::Rows { out, header } => {
+                if self.options.format == Format::Csv {
+                    if *header {
+                        csv::write_csv_header(&w, *out)?;
+                    }
+                    csv::write_csv_rows(&w, findings, *out)?;
+                } else {
+                    json::write_ndjson_with(&w, findings, *out)?;
+                }
+                *header = false;
+                Ok(())
+            }
+            StreamSink::Json { spill, any, .. } => {
+                let first = !*any;
+                *any |= !findings.requests.is_empty();
+                json::write_json_requests(&w, findings, first, spill)
+            }
+            StreamSink::Parquet(p) => p.window(&w, &findings.requests),
         }
-        Format::Ndjson => json::write_ndjson_with(&w, findings, out),
-        other => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{other:?} is not written request by request"),
-        )),
+    }
+
+    /// Ends the report with the run's totals (`run`: its findings without requests).
+    pub fn finish(self, run: &Findings) -> io::Result<()> {
+        let w = self.options.view.words(run);
+        match self.sink {
+            StreamSink::Rows { out, header } => {
+                if header && self.options.format == Format::Csv {
+                    csv::write_csv_header(&w, out)?;
+                }
+                Ok(())
+            }
+            StreamSink::Json { out, spill, any } => {
+                let mut spill = spill.into_inner().map_err(|e| e.into_error())?;
+                use std::io::Seek;
+                spill.seek(io::SeekFrom::Start(0))?;
+                json::write_json_around(run, any, out, |out| {
+                    io::copy(&mut io::BufReader::with_capacity(1 << 20, spill), out).map(|_| ())
+                })
+            }
+            StreamSink::Parquet(p) => p.finish(&w, run),
+        }
     }
 }
 

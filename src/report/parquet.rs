@@ -68,15 +68,7 @@ fn write_groups(
     out: &mut (dyn Write + Send),
     group: usize,
 ) -> io::Result<()> {
-    let run = serde_json::to_string(&schema::findings_without_requests(findings))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_dictionary_page_size_limit(DICT_LIMIT)
-        .set_data_page_size_limit(PAGE_LIMIT)
-        .set_max_row_group_row_count(Some(group))
-        .set_created_by(format!("tuplecorr {}", findings.tuplecorr))
-        .set_key_value_metadata(Some(vec![KeyValue::new(METADATA_KEY.to_string(), run)]))
-        .build();
+    let props = properties(&findings.tuplecorr, group, Some(run_metadata(findings)?));
     // The schema is the first batch's (an empty one for no requests): the
     // columns are written in one place only, `batch`. Batches of BATCH
     // requests: the writer encodes one (and closes a row group every `group`
@@ -95,6 +87,72 @@ fn write_groups(
     }
     writer.close().map_err(io_error)?;
     Ok(())
+}
+
+/// How every report's file is written: snappy, small pages, row groups of
+/// `group` requests, the rest of the report as metadata when known up front.
+fn properties(version: &str, group: usize, run: Option<KeyValue>) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_page_size_limit(DICT_LIMIT)
+        .set_data_page_size_limit(PAGE_LIMIT)
+        .set_max_row_group_row_count(Some(group))
+        .set_created_by(format!("tuplecorr {version}"))
+        .set_key_value_metadata(run.map(|kv| vec![kv]))
+        .build()
+}
+
+/// The rest of the report (all but its requests) as the file's metadata.
+fn run_metadata(findings: &v::Findings) -> io::Result<KeyValue> {
+    let run = serde_json::to_string(&schema::findings_without_requests(findings))?;
+    Ok(KeyValue::new(METADATA_KEY.to_string(), run))
+}
+
+/// `--stream --format parquet`: the requests appended window by window (in
+/// row groups of [`ROW_GROUP`], batches of [`BATCH`]); the rest of the report,
+/// the run's totals, is the metadata written when the file is closed.
+pub struct ParquetStream<'o> {
+    /// Until the first batch gives the writer its schema.
+    out: Option<&'o mut (dyn Write + Send)>,
+    writer: Option<ArrowWriter<&'o mut (dyn Write + Send)>>,
+    group: usize,
+}
+
+impl<'o> ParquetStream<'o> {
+    pub fn new(out: &'o mut (dyn Write + Send)) -> ParquetStream<'o> {
+        ParquetStream { out: Some(out), writer: None, group: ROW_GROUP }
+    }
+
+    /// Appends one window's requests.
+    pub fn window(&mut self, w: &Words<'_>, requests: &[v::Request]) -> io::Result<()> {
+        for chunk in requests.chunks(BATCH) {
+            let b = batch(w, chunk).map_err(io_error)?;
+            self.writer(&b)?.write(&b).map_err(io_error)?;
+        }
+        Ok(())
+    }
+
+    /// The writer, opened with `b`'s schema (every batch has the same).
+    fn writer(&mut self, b: &RecordBatch) -> io::Result<&mut ArrowWriter<&'o mut (dyn Write + Send)>> {
+        if self.writer.is_none() {
+            let out = self.out.take().ok_or_else(|| io::Error::other("the Parquet writer is gone"))?;
+            let props = properties(crate::VERSION, self.group, None);
+            self.writer = Some(ArrowWriter::try_new(out, b.schema(), Some(props)).map_err(io_error)?);
+        }
+        self.writer.as_mut().ok_or_else(|| io::Error::other("the Parquet writer is gone"))
+    }
+
+    /// Writes the run's totals (`run`, its requests left out) and closes the file.
+    pub fn finish(mut self, w: &Words<'_>, run: &v::Findings) -> io::Result<()> {
+        let empty = batch(w, &[]).map_err(io_error)?;
+        let kv = run_metadata(run)?;
+        let writer = self.writer(&empty)?;
+        writer.append_key_value_metadata(kv);
+        if let Some(writer) = self.writer.take() {
+            writer.close().map_err(io_error)?;
+        }
+        Ok(())
+    }
 }
 
 /// An arrow or parquet error as an io error; the writer's own io error (a

@@ -14,6 +14,7 @@ mod rewrite;
 mod stray;
 
 pub use model::*;
+pub use rewrite::{finish_boundaries, BoundaryTally};
 
 use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
@@ -265,9 +266,57 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
         .collect()
 }
 
+/// What one window of a stream adds to the run's totals: only what it owns,
+/// so the windows' sums are the run's. A window owns the requests (chains)
+/// whose flow at capture 1 begins in its times as capture 1 recorded them, and
+/// at a later capture the flows that begin in its times on capture 1's clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowTotals {
+    /// Per capture: the flows it owns.
+    pub flows: Vec<u64>,
+    /// Per capture after the first: the unmatched flows it owns (listed with `--all`).
+    pub unmatched: Vec<Unmatched>,
+    /// Per neighbour boundary: the traits of the requests it owns.
+    pub boundaries: Vec<BoundaryTally>,
+}
+
+/// The totals of the window `[start, end)` (ns of capture 1's clock; see
+/// [`WindowTotals`]) of this correlation.
+pub fn window_totals(
+    captures: &[Flows],
+    corr: &Correlation,
+    (start, end): (i64, i64),
+    options: &VerdictOptions,
+) -> WindowTotals {
+    let ctx = Ctx::new(captures.len(), captures, corr);
+    // Capture 1 as recorded (the requests' own rule), the others corrected.
+    let owns = |c: usize, f: &Flow| {
+        let t = if c == 0 { f.first_ns } else { ctx.corrected(c, f.first_ns) };
+        start <= t && t < end
+    };
+    let flows = (captures.iter().enumerate())
+        .map(|(c, f)| f.flows.iter().filter(|f| owns(c, f)).count() as u64)
+        .collect();
+    let mut lists = unmatched_lists(&ctx, &stray_roots(&ctx));
+    for (c, list) in lists.iter_mut().enumerate() {
+        list.retain(|&i| owns(c, ctx.flow(c, i)));
+    }
+    let first = |chain: usize| corr.chains[chain].hops[0].map(|f| ctx.flow(0, f));
+    WindowTotals {
+        flows,
+        unmatched: unmatched_of(&ctx, options, &lists),
+        boundaries: rewrite::boundary_tallies(&ctx, |c| first(c).is_some_and(|f| owns(0, f))),
+    }
+}
+
 /// The flows of each capture after the first in no request: unmatched by the
 /// correlator, or of a chain that is a stray reply reported on another request.
 fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>) -> Vec<Unmatched> {
+    unmatched_of(ctx, options, &unmatched_lists(ctx, strays))
+}
+
+/// Per capture, the indices of its flows in no request (see [`unmatched`]), in order.
+fn unmatched_lists(ctx: &Ctx<'_>, strays: &FxHashSet<usize>) -> Vec<Vec<usize>> {
     let mut lists = ctx.corr.unmatched.clone();
     for &s in strays {
         for (c, hop) in ctx.corr.chains[s].hops.iter().enumerate().skip(1) {
@@ -280,6 +329,11 @@ fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>)
         list.sort_unstable();
         list.dedup();
     }
+    lists
+}
+
+/// The unmatched flows of each capture after the first (`lists`: their indices).
+fn unmatched_of(ctx: &Ctx<'_>, options: &VerdictOptions, lists: &[Vec<usize>]) -> Vec<Unmatched> {
     lists
         .iter()
         .enumerate()
@@ -337,6 +391,91 @@ pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_owns_requests_by_capture_1s_time_and_later_flows_by_corrected_time() {
+        use crate::correlate::{ClockEstimate, Link, OffsetMethodKind, Strength};
+        // Capture 2's clock runs 100 ns ahead. The window is [10, 20) on capture 1's clock.
+        let at = |c: usize, t: i64, port: u16| {
+            let host = if c == 0 { "198.18.90.42" } else { "198.19.3.17" };
+            test_flow((host, port), ("198.19.96.10", 80), t)
+        };
+        let mut first = Flows::default();
+        let mut second = Flows::default();
+        // Requests at 5, 10, 15 and 20 (the last one is the next window's).
+        for (i, t) in [5, 10, 15, 20].into_iter().enumerate() {
+            first.flows.push(at(0, t, 40000 + i as u16));
+            // The first request's port is remapped, the others' kept.
+            second.flows.push(at(1, t + 100, if i == 0 { 20000 } else { 40000 + i as u16 }));
+        }
+        // Unmatched at capture 2: at 8 and 12 on capture 1's clock (108, 112 recorded).
+        second.flows.push(at(1, 108, 30000));
+        second.flows.push(at(1, 112, 30001));
+        let link = Link {
+            from: 0,
+            to: 1,
+            strength: Strength::Strong,
+            evidence: Evidences::new(),
+            kind: LinkKind::Forwarded,
+            candidates: Vec::new(),
+            syn_missed: None,
+        };
+        let chains = (0..4)
+            .map(|i| crate::correlate::Chain {
+                hops: vec![Some(i), Some(i)],
+                links: vec![link.clone()],
+                attempts: Vec::new(),
+            })
+            .collect();
+        let clock = |offset_ns| ClockEstimate {
+            offset_ns,
+            spread_ns: 0,
+            samples: 9,
+            method: OffsetMethodKind::RequestReply,
+        };
+        let corr = Correlation {
+            clocks: vec![clock(0), clock(100)],
+            delays_ns: vec![Some(3)],
+            chains,
+            unmatched: vec![Vec::new(), vec![4, 5]],
+            estimated: None,
+        };
+        let captures = [first, second];
+        let listed = VerdictOptions { list_unmatched: true };
+        let t = window_totals(&captures, &corr, (10, 20), &listed);
+        // Capture 1: 10 and 15; capture 2: 110, 115 and 112 (not 105, 108 or 120).
+        assert_eq!(t.flows, [2, 3]);
+        assert_eq!(t.unmatched.len(), 1);
+        assert_eq!((t.unmatched[0].capture, t.unmatched[0].count), (1, 1));
+        let u = &t.unmatched[0].flows;
+        assert_eq!((u.len(), u[0].time_ns, u[0].client.port), (1, 12, Some(30001)));
+        // The boundary of the owned requests only: ports kept (the remapped one is the window before's).
+        let b = finish_boundaries(&t.boundaries, &corr.delays_ns);
+        assert_eq!((b[0].ports, b[0].delay_ns), (Kept::Kept, Some(3)));
+        // Without --all the unmatched are counted, not listed.
+        let counted = window_totals(&captures, &corr, (10, 20), &VerdictOptions::default());
+        assert_eq!((counted.unmatched[0].count, counted.unmatched[0].flows.len()), (1, 0));
+        // The window before owns the first request and the flow at 8; the
+        // windows' sums are the whole correlation's.
+        let before = window_totals(&captures, &corr, (0, 10), &listed);
+        let after = window_totals(&captures, &corr, (20, 30), &listed);
+        assert_eq!((before.flows, after.flows), (vec![1, 2], vec![1, 1]));
+        assert_eq!((before.unmatched[0].count, after.unmatched[0].count), (1, 0));
+        let mut tallies = before.boundaries;
+        tallies[0].merge(&t.boundaries[0]);
+        tallies[0].merge(&after.boundaries[0]);
+        let meta = |label: &str| CaptureMeta {
+            label: label.into(),
+            file: format!("{label}.pcap"),
+            format: "pcap".into(),
+            link_types: Vec::new(),
+            packets: 0,
+            overlays: Vec::new(),
+        };
+        let all = verdict(&[meta("decap"), meta("backend")], &captures, &corr, &[], &listed);
+        assert_eq!(finish_boundaries(&tallies, &corr.delays_ns), all.boundaries);
+        assert_eq!(all.boundaries[0].ports, Kept::Mixed);
+    }
 
     #[test]
     fn an_attempt_ends_by_what_came_back() {

@@ -56,71 +56,156 @@ pub(crate) fn changes(chain: &Chain, flows: &[Option<&Flow>]) -> (Vec<Change>, V
 
 /// Traits of each neighbour boundary across all requests that crossed it.
 pub(crate) fn boundaries(ctx: &Ctx<'_>) -> Vec<Boundary> {
-    let n = ctx.n;
-    (0..n.saturating_sub(1))
-        .map(|i| {
-            let mut ports = Tally::default();
-            let mut icmp_id = Tally::default();
-            let mut mss_clamped = false;
-            let mut seq_shift = false;
-            let mut ttl: Vec<i64> = Vec::new();
-            let mut smallest_mtu: Option<(u32, std::net::IpAddr)> = None;
-            let mut syn_mss: Option<(u16, u16)> = None;
-            let mut largest_segment: Option<u32> = None;
-            for chain in &ctx.corr.chains {
-                // Path-MTU messages seen at `i` and not at `i + 1` came from beyond `i`.
-                if let Some(s) = chain.hops[i].and_then(|f| ctx.flow(i, f).mtu_signal.as_deref()) {
-                    let further = chain.hops[i + 1].is_some_and(|f| ctx.flow(i + 1, f).mtu_signal.is_some());
-                    if !further && smallest_mtu.is_none_or(|(m, _)| s.mtu < m) {
-                        smallest_mtu = Some((s.mtu, s.sender));
-                    }
-                }
-                for link in chain.links.iter().filter(|l| l.from == i && l.to == i + 1) {
-                    let (Some(fa), Some(fb)) = (chain.hops[i], chain.hops[i + 1]) else { continue };
-                    let (a, b) = (ctx.flow(i, fa), ctx.flow(i + 1, fb));
-                    if link.kind == LinkKind::SeqShift {
-                        seq_shift = true;
-                    }
-                    if link.kind == LinkKind::Proxy {
-                        continue;
-                    }
-                    match a.proto {
-                        FlowProto::Icmp => icmp_id.add(a.client.port == b.client.port),
-                        _ => ports.add(a.client.port == b.client.port),
-                    }
-                    if let (Some(x), Some(y)) = (a.syn_mss, b.syn_mss) {
-                        mss_clamped |= x != y;
-                        syn_mss = Some(syn_mss.map_or((x, y), |(p, q)| (p.min(x), q.min(y))));
-                    }
-                    let crossed = [(a.max_to_server, b.max_to_server), (a.max_to_client, b.max_to_client)]
-                        .iter()
-                        .filter(|(x, y)| x.bytes > 0 && y.bytes > 0)
-                        .map(|(x, y)| x.bytes.min(y.bytes))
-                        .max();
-                    largest_segment = largest_segment.max(crossed);
-                    if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
-                        ttl.push(i64::from(a.client_ttl) - i64::from(b.client_ttl));
-                    }
-                }
-            }
-            let ttl_decrement = (!ttl.is_empty()).then(|| crate::correlate::clock::median_mad(&mut ttl).0);
-            Boundary {
-                between: Between { from: i, to: i + 1 },
-                delay_ns: ctx.corr.delays_ns.get(i).copied().flatten(),
-                ttl_decrement,
-                ports: ports.kept(),
-                icmp_id: icmp_id.kept(),
-                mss_clamped,
-                seq_shift,
-                smallest_mtu,
-                syn_mss,
-                largest_segment,
-            }
-        })
+    let tallies = boundary_tallies(ctx, |_| true);
+    finish_boundaries(&tallies, &ctx.corr.delays_ns)
+}
+
+/// The boundaries of `tallies` (one per neighbour boundary, in path order),
+/// with the boundaries' one-way delays.
+pub fn finish_boundaries(tallies: &[BoundaryTally], delays_ns: &[Option<i64>]) -> Vec<Boundary> {
+    (tallies.iter().enumerate())
+        .map(|(i, t)| t.finish(Between { from: i, to: i + 1 }, delays_ns.get(i).copied().flatten()))
         .collect()
 }
 
-#[derive(Default)]
+/// Per neighbour boundary, the traits of the chains `counted` chooses (by
+/// index): what a stream's window adds for the requests it owns.
+pub(crate) fn boundary_tallies(ctx: &Ctx<'_>, counted: impl Fn(usize) -> bool) -> Vec<BoundaryTally> {
+    let n = ctx.n;
+    let mut tallies = vec![BoundaryTally::default(); n.saturating_sub(1)];
+    for (_, chain) in ctx.corr.chains.iter().enumerate().filter(|(c, _)| counted(*c)) {
+        for (i, t) in tallies.iter_mut().enumerate() {
+            t.add(ctx, chain, i);
+        }
+    }
+    tallies
+}
+
+/// What the requests that crossed one boundary say of it so far; tallies of
+/// disjoint sets of requests merge into the tally of their union, so a
+/// stream's windows give the whole run's traits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoundaryTally {
+    ports: Tally,
+    icmp_id: Tally,
+    mss_clamped: bool,
+    seq_shift: bool,
+    /// TTL decrements and how many links showed each.
+    ttl: std::collections::BTreeMap<i64, u64>,
+    smallest_mtu: Option<(u32, std::net::IpAddr)>,
+    syn_mss: Option<(u16, u16)>,
+    largest_segment: Option<u32>,
+}
+
+impl BoundaryTally {
+    /// What `chain` says of boundary `i -> i + 1`.
+    fn add(&mut self, ctx: &Ctx<'_>, chain: &Chain, i: usize) {
+        // Path-MTU messages seen at `i` and not at `i + 1` came from beyond `i`.
+        if let Some(s) = chain.hops[i].and_then(|f| ctx.flow(i, f).mtu_signal.as_deref()) {
+            let further = chain.hops[i + 1].is_some_and(|f| ctx.flow(i + 1, f).mtu_signal.is_some());
+            if !further {
+                self.smallest_mtu = smaller_mtu(self.smallest_mtu, Some((s.mtu, s.sender)));
+            }
+        }
+        for link in chain.links.iter().filter(|l| l.from == i && l.to == i + 1) {
+            let (Some(fa), Some(fb)) = (chain.hops[i], chain.hops[i + 1]) else { continue };
+            let (a, b) = (ctx.flow(i, fa), ctx.flow(i + 1, fb));
+            if link.kind == LinkKind::SeqShift {
+                self.seq_shift = true;
+            }
+            if link.kind == LinkKind::Proxy {
+                continue;
+            }
+            match a.proto {
+                FlowProto::Icmp => self.icmp_id.add(a.client.port == b.client.port),
+                _ => self.ports.add(a.client.port == b.client.port),
+            }
+            if let (Some(x), Some(y)) = (a.syn_mss, b.syn_mss) {
+                self.mss_clamped |= x != y;
+                self.syn_mss = smaller_mss(self.syn_mss, Some((x, y)));
+            }
+            let crossed = [(a.max_to_server, b.max_to_server), (a.max_to_client, b.max_to_client)]
+                .iter()
+                .filter(|(x, y)| x.bytes > 0 && y.bytes > 0)
+                .map(|(x, y)| x.bytes.min(y.bytes))
+                .max();
+            self.largest_segment = self.largest_segment.max(crossed);
+            if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
+                *self.ttl.entry(i64::from(a.client_ttl) - i64::from(b.client_ttl)).or_default() += 1;
+            }
+        }
+    }
+
+    /// Adds the tally of requests that came after these (`later`: on a tie of
+    /// smallest MTUs the earlier sender stays, as in one pass over all).
+    pub fn merge(&mut self, later: &BoundaryTally) {
+        self.ports.kept += later.ports.kept;
+        self.ports.changed += later.ports.changed;
+        self.icmp_id.kept += later.icmp_id.kept;
+        self.icmp_id.changed += later.icmp_id.changed;
+        self.mss_clamped |= later.mss_clamped;
+        self.seq_shift |= later.seq_shift;
+        for (&d, &n) in &later.ttl {
+            *self.ttl.entry(d).or_default() += n;
+        }
+        self.smallest_mtu = smaller_mtu(self.smallest_mtu, later.smallest_mtu);
+        self.syn_mss = smaller_mss(self.syn_mss, later.syn_mss);
+        self.largest_segment = self.largest_segment.max(later.largest_segment);
+    }
+
+    /// The boundary these requests describe.
+    pub fn finish(&self, between: Between, delay_ns: Option<i64>) -> Boundary {
+        Boundary {
+            between,
+            delay_ns,
+            ttl_decrement: lower_median(&self.ttl),
+            ports: self.ports.kept(),
+            icmp_id: self.icmp_id.kept(),
+            mss_clamped: self.mss_clamped,
+            seq_shift: self.seq_shift,
+            smallest_mtu: self.smallest_mtu,
+            syn_mss: self.syn_mss,
+            largest_segment: self.largest_segment,
+        }
+    }
+}
+
+/// The smaller MTU of two, the first on a tie.
+fn smaller_mtu(
+    a: Option<(u32, std::net::IpAddr)>,
+    b: Option<(u32, std::net::IpAddr)>,
+) -> Option<(u32, std::net::IpAddr)> {
+    match (a, b) {
+        (Some(x), Some(y)) if y.0 < x.0 => Some(y),
+        (None, y) => y,
+        (x, _) => x,
+    }
+}
+
+/// Each side's smaller MSS.
+fn smaller_mss(a: Option<(u16, u16)>, b: Option<(u16, u16)>) -> Option<(u16, u16)> {
+    match (a, b) {
+        (Some((p, q)), Some((x, y))) => Some((p.min(x), q.min(y))),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The median of counted values (the lower one of an even count, as
+/// `clock::median_mad` takes it); None for none.
+fn lower_median(counts: &std::collections::BTreeMap<i64, u64>) -> Option<i64> {
+    let total: u64 = counts.values().sum();
+    let want = total.checked_sub(1)? / 2;
+    let mut seen = 0;
+    for (&value, &n) in counts {
+        seen += n;
+        if seen > want {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Tally {
     kept: usize,
     changed: usize,
@@ -207,6 +292,154 @@ mod tests {
         assert_eq!(source.len(), 1);
         assert_eq!(source[0].kind, ChangeKind::Proxy);
         assert!(destination.is_empty());
+    }
+
+    /// Two points and one request per pair of flows, each linked `kind`.
+    fn two_points(
+        pairs: Vec<(Flow, Flow, LinkKind)>,
+    ) -> (Vec<crate::flows::Flows>, crate::correlate::Correlation) {
+        let mut captures = vec![crate::flows::Flows::default(), crate::flows::Flows::default()];
+        let mut chains = Vec::new();
+        for (i, (a, b, kind)) in pairs.into_iter().enumerate() {
+            captures[0].flows.push(a);
+            captures[1].flows.push(b);
+            chains.push(Chain {
+                hops: vec![Some(i), Some(i)],
+                links: vec![link(0, 1, kind)],
+                attempts: Vec::new(),
+            });
+        }
+        let clock = crate::correlate::ClockEstimate {
+            offset_ns: 0,
+            spread_ns: 0,
+            samples: 0,
+            method: crate::correlate::OffsetMethodKind::Reference,
+        };
+        let correlation = crate::correlate::Correlation {
+            clocks: vec![clock; 2],
+            delays_ns: vec![Some(40_000)],
+            chains,
+            unmatched: vec![Vec::new(); 2],
+            estimated: None,
+        };
+        (captures, correlation)
+    }
+
+    /// A forwarded request `i`: TTL 64 → 64 − `ttl_drop`, SYN MSS `mss` → `mss_after`,
+    /// the client's port kept or not, `segment` IP bytes each way.
+    fn forwarded(
+        i: u16,
+        ttl_drop: u8,
+        (mss, mss_after): (u16, u16),
+        kept: bool,
+        segment: u32,
+    ) -> (Flow, Flow) {
+        let mut a = test_flow(("198.18.90.42", 40000 + i), ("198.19.96.10", 80), i64::from(i));
+        let port = if kept { 40000 + i } else { 20000 + i };
+        let mut b = test_flow(("198.19.3.17", port), ("198.19.96.10", 80), i64::from(i));
+        (a.client_ttl, b.client_ttl) = (64, 64 - ttl_drop);
+        (a.first_client_ns, b.first_client_ns) = (crate::flows::Ns::at(0), crate::flows::Ns::at(1));
+        (a.syn_mss, b.syn_mss) = (Some(mss), Some(mss_after));
+        for f in [&mut a, &mut b] {
+            f.max_to_server = crate::flows::MaxSegment { bytes: segment, count: 1 };
+            f.max_to_client = crate::flows::MaxSegment { bytes: segment / 2, count: 1 };
+        }
+        (a, b)
+    }
+
+    fn mtu(f: &mut Flow, mtu: u32, sender: &str) {
+        f.mtu_signal = Some(Box::new(crate::flows::MtuSignal {
+            mtu,
+            sender: sender.parse().unwrap(),
+            v6: false,
+            count: 1,
+            first_ns: 0,
+        }));
+    }
+
+    #[test]
+    fn tallies_of_requests_split_anyhow_merge_into_the_boundary_of_all() {
+        let mut pairs = Vec::new();
+        for (i, drop, mss, kept, segment) in [
+            (0, 1, (1460, 1460), true, 1500),
+            (1, 1, (1460, 1400), false, 9000),
+            (2, 2, (1380, 1360), true, 600),
+            (3, 3, (1460, 1460), true, 1500),
+            (4, 1, (1460, 1440), true, 1500),
+        ] {
+            let (a, b) = forwarded(i, drop, mss, kept, segment);
+            pairs.push((a, b, if i == 3 { LinkKind::SeqShift } else { LinkKind::Forwarded }));
+        }
+        // Path-MTU messages from beyond the first point: 1400 twice (the first
+        // sender stays), a larger one, and one also seen at the second point.
+        mtu(&mut pairs[1].0, 1400, "198.18.0.7");
+        mtu(&mut pairs[2].0, 1492, "198.18.0.8");
+        mtu(&mut pairs[3].0, 1400, "198.18.0.9");
+        mtu(&mut pairs[4].0, 1200, "198.18.0.10");
+        mtu(&mut pairs[4].1, 1200, "198.18.0.10");
+        let (captures, corr) = two_points(pairs);
+        let ctx = Ctx::new(2, &captures, &corr);
+        let all = boundaries(&ctx);
+        let b = &all[0];
+        assert_eq!(b.delay_ns, Some(40_000));
+        assert_eq!(b.ports, Kept::Mixed);
+        assert_eq!(b.icmp_id, Kept::Unknown);
+        assert!(b.mss_clamped && b.seq_shift);
+        // TTL drops 1, 1, 2, 3, 1: the median is 1; each side's smallest MSS.
+        assert_eq!(b.ttl_decrement, Some(1));
+        assert_eq!(b.syn_mss, Some((1380, 1360)));
+        assert_eq!(b.largest_segment, Some(9000));
+        assert_eq!(b.smallest_mtu, Some((1400, "198.18.0.7".parse().unwrap())));
+        // Any split of the requests, merged in order, is the same boundary.
+        for cut in 0..=5 {
+            let mut early = boundary_tallies(&ctx, |c| c < cut);
+            let late = boundary_tallies(&ctx, |c| c >= cut);
+            early[0].merge(&late[0]);
+            assert_eq!(finish_boundaries(&early, &corr.delays_ns), all, "split at {cut}");
+        }
+        // A tally of none is the unknown boundary.
+        let none = boundary_tallies(&ctx, |_| false);
+        let b = none[0].finish(Between { from: 0, to: 1 }, None);
+        assert_eq!(
+            (b.ports, b.ttl_decrement, b.syn_mss, b.largest_segment),
+            (Kept::Unknown, None, None, None)
+        );
+        assert!(!b.mss_clamped && !b.seq_shift && b.smallest_mtu.is_none());
+    }
+
+    #[test]
+    fn the_median_of_counted_values_is_the_lower_middle_one() {
+        let counts = |v: &[(i64, u64)]| v.iter().copied().collect::<std::collections::BTreeMap<_, _>>();
+        assert_eq!(lower_median(&counts(&[])), None);
+        assert_eq!(lower_median(&counts(&[(3, 1)])), Some(3));
+        // 1 2 (even: the lower), 1 1 2 (odd), 1 2 2 2.
+        assert_eq!(lower_median(&counts(&[(1, 1), (2, 1)])), Some(1));
+        assert_eq!(lower_median(&counts(&[(1, 2), (2, 1)])), Some(1));
+        assert_eq!(lower_median(&counts(&[(1, 1), (2, 3)])), Some(2));
+        assert_eq!(lower_median(&counts(&[(-1, 2), (0, 1), (5, 2)])), Some(0));
+        for values in [vec![4, 1, 3, 2], vec![5, 1, 3], vec![2, 2, 7, 7, 7, 1]] {
+            let mut c = std::collections::BTreeMap::new();
+            for v in &values {
+                *c.entry(*v).or_insert(0) += 1;
+            }
+            let mut v = values.clone();
+            assert_eq!(lower_median(&c), Some(crate::correlate::clock::median_mad(&mut v).0), "{values:?}");
+        }
+    }
+
+    #[test]
+    fn the_smaller_mtu_and_mss_are_taken_side_by_side() {
+        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+        let (a, b) = (Some((1400, ip("198.18.0.1"))), Some((1400, ip("198.18.0.2"))));
+        assert_eq!(smaller_mtu(a, b), a, "a tie keeps the first");
+        assert_eq!(smaller_mtu(b, Some((1300, ip("198.18.0.3")))), Some((1300, ip("198.18.0.3"))));
+        assert_eq!(smaller_mtu(Some((1300, ip("198.18.0.3"))), b), Some((1300, ip("198.18.0.3"))));
+        assert_eq!(smaller_mtu(None, b), b);
+        assert_eq!(smaller_mtu(a, None), a);
+        assert_eq!(smaller_mss(Some((1460, 1400)), Some((1380, 1440))), Some((1380, 1400)));
+        assert_eq!(smaller_mss(None, Some((1380, 1440))), Some((1380, 1440)));
+        assert_eq!(smaller_mss(Some((1380, 1440)), None), Some((1380, 1440)));
+        assert_eq!(smaller_mss(None, None), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ fn write(f: &Findings, format: Format) -> Vec<u8> {
 
 /// Every row of a Parquet file as a JSON object (arrow types → JSON values;
 /// timestamps as microseconds), and the file's key-value metadata.
-fn read_parquet(bytes: Vec<u8>) -> (Vec<Value>, Vec<(String, Option<String>)>) {
+pub(crate) fn read_parquet(bytes: Vec<u8>) -> (Vec<Value>, Vec<(String, Option<String>)>) {
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
     let kv = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
     let rows = builder
@@ -249,7 +249,7 @@ const REQUIRE_DUCKDB: &str = "TUPLECORR_REQUIRE_DUCKDB";
 
 /// Whether `python3 -c 'import duckdb'` works; without it the test skips with
 /// one line, or fails when [`REQUIRE_DUCKDB`] is set.
-fn duckdb_available() -> bool {
+pub(crate) fn duckdb_available() -> bool {
     let ok = Command::new("python3").args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success());
     let required = std::env::var_os(REQUIRE_DUCKDB).is_some_and(|v| !v.is_empty() && v != "0");
     assert!(ok || !required, "{REQUIRE_DUCKDB} is set but python3 cannot import duckdb (pip install duckdb)");

@@ -90,11 +90,113 @@ fn every_lab_scenario_streamed_in_one_second_windows_is_the_run_without_stream()
     assert!(scenarios.len() >= 30, "{} scenarios", scenarios.len());
     for (name, files) in scenarios {
         let caps: Vec<&str> = files.iter().map(String::as_str).collect();
-        let whole = stdout_of(&[&["--format", "ndjson"][..], &caps].concat());
-        assert!(!whole.is_empty(), "{name}: no request");
-        let streamed =
-            stdout_of(&[&["--stream", "--stream-window", "1", "--format", "ndjson"][..], &caps].concat());
-        assert_same_bytes(&streamed, &whole, &name);
+        // NDJSON: the requests; JSON: also the run's captures (packets, flows,
+        // clocks), boundaries' traits, unmatched flows (listed) and warnings,
+        // summed over the windows. Each window of a lab scenario reads all of
+        // it, so even the clocks are the run's.
+        for format in [&["--format", "ndjson"][..], &["--format", "json", "--all"][..]] {
+            let whole = stdout_of(&[format, &caps].concat());
+            assert!(whole.len() > 100, "{name}: no request");
+            let streamed = stdout_of(&[&["--stream", "--stream-window", "1"][..], format, &caps].concat());
+            assert_same_bytes(&streamed, &whole, &format!("{name} {format:?}"));
+        }
+    }
+}
+
+/// Asserts two JSON values are equal, naming the first path where they differ.
+fn assert_same_json(got: &serde_json::Value, want: &serde_json::Value, what: &str) {
+    fn first_difference(g: &serde_json::Value, w: &serde_json::Value, at: String) -> Option<String> {
+        use serde_json::Value::{Array, Object};
+        match (g, w) {
+            (Object(a), Object(b)) => (b.keys().chain(a.keys())).find_map(|k| match (a.get(k), b.get(k)) {
+                (Some(x), Some(y)) => first_difference(x, y, format!("{at}.{k}")),
+                (x, y) => Some(format!("{at}.{k}: {x:?} against {y:?}")),
+            }),
+            (Array(a), Array(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .enumerate()
+                .find_map(|(i, (x, y))| first_difference(x, y, format!("{at}[{i}]"))),
+            (Array(a), Array(b)) => Some(format!("{at}: {} elements against {}", a.len(), b.len())),
+            _ if g == w => None,
+            _ => Some(format!("{at}: {g} against {w}")),
+        }
+    }
+    if let Some(d) = first_difference(got, want, String::new()) {
+        panic!("{what}: first difference at {d}");
+    }
+}
+
+/// A JSON report with each capture's `offset_samples` taken out (a stream
+/// estimates the clocks from one window's samples, pinned for the rest).
+fn without_samples(report: &[u8]) -> (serde_json::Value, Vec<u64>) {
+    let mut v: serde_json::Value = serde_json::from_slice(report).unwrap();
+    let mut samples = Vec::new();
+    for c in v["captures"].as_array_mut().unwrap() {
+        samples.push(c["offset_samples"].as_u64().unwrap());
+        c["offset_samples"] = serde_json::Value::Null;
+    }
+    (v, samples)
+}
+
+#[test]
+fn a_streamed_json_report_is_the_runs_but_for_the_clocks_sample_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    // Twenty minutes, one connection every 800 ms, and capture 1 silent from
+    // 400 s to 1000 s (a tcpdump stopped there): the requests of that time are
+    // unmatched flows of the later captures, in windows capture 1 has no part of.
+    let silent = |point: usize, t: i64| point != 0 || !(400_000_000_000..1_000_000_000_000).contains(&t);
+    let files = util::write_spread_mix_set_keeping(dir.path(), 1500, 800_000_000 - 200_000, 0, 0, &silent);
+    let files: Vec<String> = files.iter().map(|f| dir.path().join(f).display().to_string()).collect();
+    let caps: Vec<&str> = files.iter().map(String::as_str).collect();
+    let whole = stdout_of(&[&["--format", "json", "--all"][..], &caps].concat());
+    let (whole, whole_samples) = without_samples(&whole);
+    let unmatched = whole["unmatched"][0]["count"].as_u64().unwrap();
+    assert!(unmatched > 600, "{unmatched} unmatched at egress: the silence's requests");
+    assert_eq!(whole["unmatched"][0]["flows"].as_array().unwrap().len() as u64, unmatched);
+    for window in ["30", "300"] {
+        let streamed = stdout_of(
+            &[&["--stream", "--stream-window", window, "--format", "json", "--all"][..], &caps].concat(),
+        );
+        let (streamed, samples) = without_samples(&streamed);
+        assert_same_json(&streamed, &whole, &format!("{window} s windows"));
+        // Estimated from one window's requests, at least the 20 a pin needs.
+        for (got, all) in samples.iter().zip(&whole_samples).skip(1) {
+            assert!(*got >= 20 && got < all, "{window} s windows: {got} of {all} samples");
+        }
+    }
+}
+
+#[test]
+fn a_streamed_parquet_file_holds_the_runs_rows_and_totals_and_duckdb_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = util::write_spread_mix_set(dir.path(), 1500, 400_000_000 - 200_000);
+    let files: Vec<String> = files.iter().map(|f| dir.path().join(f).display().to_string()).collect();
+    let caps: Vec<&str> = files.iter().map(String::as_str).collect();
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let (whole, streamed, streamed_json) = (out("whole.parquet"), out("stream.parquet"), out("stream.json"));
+    stdout_of(&[&["-o", &whole][..], &caps].concat());
+    stdout_of(&[&["--stream", "--stream-window", "30", "-o", &streamed][..], &caps].concat());
+    stdout_of(&[&["--stream", "--stream-window", "30", "-o", &streamed_json][..], &caps].concat());
+    let read = |f: &str| crate::parquet::read_parquet(std::fs::read(f).unwrap());
+    let ((rows, kv), (want_rows, want_kv)) = (read(&streamed), read(&whole));
+    assert!(rows.len() > 1400, "{} rows", rows.len());
+    assert_same_json(
+        &serde_json::json!(rows),
+        &serde_json::json!(want_rows),
+        "the rows of the run without --stream",
+    );
+    let totals = |kv: &[(String, Option<String>)]| {
+        let run = kv.iter().find(|(k, _)| k == tuplecorr::report::parquet::METADATA_KEY).unwrap();
+        without_samples(run.1.as_deref().unwrap().as_bytes()).0
+    };
+    assert_same_json(&totals(&kv), &totals(&want_kv), "the run's totals, as the file's metadata");
+    // DuckDB reads the streamed file as the streamed JSON report says.
+    if crate::parquet::duckdb_available() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/parquet_check.py");
+        let out = Command::new("python3").arg(script).args([&streamed, &streamed_json]).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && said.contains(&format!(": {} requests", rows.len())), "{said}");
     }
 }
 
@@ -102,9 +204,9 @@ fn every_lab_scenario_streamed_in_one_second_windows_is_the_run_without_stream()
 fn a_stream_refuses_what_it_cannot_write_window_by_window() {
     let caps = ["testdata/lab/preserved/decap.pcap", "testdata/lab/preserved/egress.pcap"];
     let cases: [(&[&str], &str); 5] = [
-        (&["--format", "json"], "--format csv or ndjson"),
-        (&["--format", "table"], "--format csv or ndjson"),
-        (&["-o", "x.parquet"], "--format csv or ndjson"),
+        (&["--format", "table"], "--format csv, ndjson, json or parquet"),
+        (&["--format", "html", "-o", "x.html"], "--format csv, ndjson, json or parquet"),
+        (&["--summary"], "--format csv, ndjson, json or parquet"),
         (&["--format", "csv", "--shard-start", "0", "--shard-end", "1"], "no --shard-start"),
         (&["--format", "csv", "--pcapng", "x.pcapng"], "no --pcapng"),
     ];

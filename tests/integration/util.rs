@@ -157,6 +157,19 @@ pub fn write_spread_mix_set_with_long(
     long: u32,
     gap_ns: i64,
 ) -> Vec<String> {
+    write_spread_mix_set_keeping(dir, connections, extra_ns, long, gap_ns, &|_, _| true)
+}
+
+/// [`write_spread_mix_set_with_long`] keeping only the packets `keep(point,
+/// time)` chooses (`time`: ns after the mix's start, on that point's clock).
+pub fn write_spread_mix_set_keeping(
+    dir: &std::path::Path,
+    connections: u32,
+    extra_ns: i64,
+    long: u32,
+    gap_ns: i64,
+    keep: &dyn Fn(usize, i64) -> bool,
+) -> Vec<String> {
     let points = tuplecorr_synth::mix_points();
     let mut caps: Vec<Vec<(i64, Vec<u8>, u32)>> = vec![Vec::new(); points.len()];
     let span = i64::from(connections) * (200_000 + extra_ns);
@@ -175,7 +188,10 @@ pub fn write_spread_mix_set_with_long(
         }
     }
     let mut files = Vec::new();
-    for ((label, pkts), p) in ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points) {
+    for (k, ((label, pkts), p)) in
+        ["decap", "egress", "backend"].iter().zip(caps.iter_mut()).zip(&points).enumerate()
+    {
+        pkts.retain(|(ts, _, _)| keep(k, ts - tuplecorr_synth::MIX_T0));
         pkts.sort_by_key(|(ts, _, _)| *ts);
         let mut f = std::fs::File::create(dir.join(format!("{label}.pcap"))).unwrap();
         tuplecorr_synth::write_pcap(&mut f, p.snaplen as u32, pkts).unwrap();
