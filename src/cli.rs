@@ -613,9 +613,8 @@ impl CorrelateArgs {
             ));
         }
         if self.stream {
-            let refused = if !matches!(format, Format::Csv | Format::Ndjson | Format::Json | Format::Parquet)
-            {
-                Some("--format csv, ndjson, json or parquet (the table and HTML lay out every request at once)")
+            let refused = if format == Format::Html {
+                Some("another --format than html (its page draws every request's ladder at once)")
             } else if self.shard_start.is_some() {
                 Some("no --shard-start (a stream is all of the captures' windows)")
             } else if self.pcapng.is_some() {

@@ -108,8 +108,21 @@ pub struct StreamReport<'o> {
 }
 
 enum StreamSink<'o> {
-    Rows { out: &'o mut (dyn Write + Send), header: bool },
-    Json { out: &'o mut (dyn Write + Send), spill: io::BufWriter<std::fs::File>, any: bool },
+    Rows {
+        out: &'o mut (dyn Write + Send),
+        header: bool,
+    },
+    /// The table (None with `--summary`) and the summary's tally of the requests.
+    Table {
+        out: &'o mut (dyn Write + Send),
+        table: Option<table::TableSpill>,
+        tally: summary::RequestTally,
+    },
+    Json {
+        out: &'o mut (dyn Write + Send),
+        spill: io::BufWriter<std::fs::File>,
+        any: bool,
+    },
     Parquet(Box<parquet::ParquetStream<'o>>),
 }
 
@@ -122,6 +135,12 @@ impl<'o> StreamReport<'o> {
         spill_dir: &std::path::Path,
     ) -> io::Result<Self> {
         let sink = match options.format {
+            _ if options.summary_only => StreamSink::Table { out, table: None, tally: Default::default() },
+            Format::Table => {
+                let columns = options.view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
+                let table = table::TableSpill::new(columns, crate::output::spill_file(spill_dir)?);
+                StreamSink::Table { out, table: Some(table), tally: Default::default() }
+            }
             Format::Csv | Format::Ndjson => StreamSink::Rows { out, header: true },
             Format::Json => {
                 let spill = io::BufWriter::with_capacity(1 << 20, crate::output::spill_file(spill_dir)?);
@@ -160,6 +179,10 @@ impl<'o> StreamReport<'o> {
                 json::write_json_requests(&w, findings, first, spill)
             }
             StreamSink::Parquet(p) => p.window(&w, &findings.requests),
+            StreamSink::Table { table, tally, .. } => {
+                tally.add(&w, findings);
+                table.as_mut().map_or(Ok(()), |t| t.add(&w, findings))
+            }
         }
     }
 
@@ -182,6 +205,13 @@ impl<'o> StreamReport<'o> {
                 })
             }
             StreamSink::Parquet(p) => p.finish(&w, run),
+            StreamSink::Table { out, table, tally } => {
+                if let Some(table) = table {
+                    table.finish(&w, run, self.options.color, out)?;
+                    writeln!(out)?;
+                }
+                summary::write_summary_tallied(&w, run, &tally, self.options.color, out)
+            }
         }
     }
 }

@@ -204,69 +204,108 @@ impl PatternKey {
 }
 
 /// A pattern being counted: its requests, the clients it stands for, its first
-/// request (groups come in request order, so the first one in is the first) and
-/// that request's style.
+/// request's number and that request's style.
 struct Shape {
     requests: usize,
     clients: BTreeSet<String>,
-    first: usize,
+    first: u64,
     style: Style,
 }
 
-/// Patterns with their counts and styles, ordered as [`patterns`]. Requests are
-/// grouped by [`PatternKey`] across cores; one request of each group is put
-/// into words; groups whose words differ only by the client's address are one
-/// shape ("source of 250 clients"). A pattern's style is its first request's.
-fn styled_patterns(w: &Words<'_>, findings: &Findings) -> Vec<(usize, String, Style)> {
-    use rayon::prelude::*;
-    let keys: Vec<PatternKey> = findings.requests.par_iter().map(PatternKey::of).collect();
-    // Key → (first request, request count, the clients it stands for), in request order.
-    let mut groups: FxHashMap<&PatternKey, usize> = FxHashMap::default();
-    let mut firsts: Vec<(usize, usize, BTreeSet<IpAddr>)> = Vec::new();
-    for (i, (key, r)) in keys.iter().zip(&findings.requests).enumerate() {
-        let g = *groups.entry(key).or_insert_with(|| {
-            firsts.push((i, 0, BTreeSet::new()));
-            firsts.len() - 1
-        });
-        firsts[g].1 += 1;
-        firsts[g].2.extend(client_of(r));
+/// What the summary says of the requests (their count per protocol, the
+/// time span, the patterns), counted so that the tallies of a stream's
+/// windows merge into the run's.
+#[derive(Default)]
+pub struct RequestTally {
+    requests: usize,
+    by_proto: BTreeMap<&'static str, usize>,
+    /// First and last request's time at capture 1.
+    span: Option<(i64, i64)>,
+    /// Pattern text, the client's address left out where it stands for it.
+    shapes: BTreeMap<String, Shape>,
+}
+
+impl RequestTally {
+    /// The tally of these findings' requests.
+    pub fn of(w: &Words<'_>, findings: &Findings) -> RequestTally {
+        let mut t = RequestTally::default();
+        t.add(w, findings);
+        t
     }
-    let texts: Vec<String> = firsts.par_iter().map(|&(i, _, _)| pattern(w, &findings.requests[i])).collect();
-    let mut shapes: BTreeMap<String, Shape> = BTreeMap::new();
-    for ((first, n, clients), text) in firsts.into_iter().zip(texts) {
-        let r = &findings.requests[first];
-        let shape = match client_of(r) {
-            Some(before) => {
-                text.replacen(&format!("source {} → ", w.addr(before)), &format!("source {CLIENT} → "), 1)
-            }
-            None => text,
-        };
-        let e = shapes.entry(shape).or_insert_with(|| Shape {
-            requests: 0,
-            clients: BTreeSet::new(),
-            first,
-            style: pattern_style(r),
-        });
-        e.requests += n;
-        e.clients.extend(clients.into_iter().map(|a| w.addr(a)));
-    }
-    let mut counts: BTreeMap<String, (usize, usize, Style)> = BTreeMap::new();
-    for (shape, s) in shapes {
-        let text = match s.clients.len() {
-            0 => shape,
-            1 => shape.replacen(CLIENT, s.clients.first().map(String::as_str).unwrap_or(""), 1),
-            k => shape.replacen(&format!("source {CLIENT}"), &format!("source of {k} clients"), 1),
-        };
-        let e = counts.entry(text).or_insert((0, s.first, s.style));
-        e.0 += s.requests;
-        if s.first < e.1 {
-            (e.1, e.2) = (s.first, s.style);
+
+    /// Adds the requests of `findings` (numbered after those added before).
+    /// Requests are grouped by [`PatternKey`] across cores; one request of
+    /// each group is put into words; groups whose words differ only by the
+    /// client's address are one shape ("source of 250 clients").
+    pub fn add(&mut self, w: &Words<'_>, findings: &Findings) {
+        use rayon::prelude::*;
+        self.requests += findings.requests.len();
+        for r in &findings.requests {
+            *self.by_proto.entry(r.proto.wire()).or_default() += 1;
+        }
+        for t in findings.requests.iter().filter_map(crate::report::request_time_ns) {
+            let (lo, hi) = self.span.get_or_insert((t, t));
+            (*lo, *hi) = ((*lo).min(t), (*hi).max(t));
+        }
+        let keys: Vec<PatternKey> = findings.requests.par_iter().map(PatternKey::of).collect();
+        // Key → (first request, request count, the clients it stands for), in request order.
+        let mut groups: FxHashMap<&PatternKey, usize> = FxHashMap::default();
+        let mut firsts: Vec<(usize, usize, BTreeSet<IpAddr>)> = Vec::new();
+        for (i, (key, r)) in keys.iter().zip(&findings.requests).enumerate() {
+            let g = *groups.entry(key).or_insert_with(|| {
+                firsts.push((i, 0, BTreeSet::new()));
+                firsts.len() - 1
+            });
+            firsts[g].1 += 1;
+            firsts[g].2.extend(client_of(r));
+        }
+        let texts: Vec<String> =
+            firsts.par_iter().map(|&(i, _, _)| pattern(w, &findings.requests[i])).collect();
+        for ((first, n, clients), text) in firsts.into_iter().zip(texts) {
+            let r = &findings.requests[first];
+            let shape = match client_of(r) {
+                Some(before) => {
+                    text.replacen(&format!("source {} → ", w.addr(before)), &format!("source {CLIENT} → "), 1)
+                }
+                None => text,
+            };
+            let e = self.shapes.entry(shape).or_insert_with(|| Shape {
+                requests: 0,
+                clients: BTreeSet::new(),
+                first: r.request,
+                style: pattern_style(r),
+            });
+            e.requests += n;
+            e.clients.extend(clients.into_iter().map(|a| w.addr(a)));
         }
     }
-    let mut list: Vec<(usize, String, Style)> =
-        counts.into_iter().map(|(text, (n, _, style))| (n, text, style)).collect();
-    list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    list
+
+    /// Patterns with their counts and styles, ordered as [`patterns`]. A
+    /// pattern's style is its first request's.
+    fn patterns(&self) -> Vec<(usize, String, Style)> {
+        let mut counts: BTreeMap<String, (usize, u64, Style)> = BTreeMap::new();
+        for (shape, s) in &self.shapes {
+            let text = match s.clients.len() {
+                0 => shape.clone(),
+                1 => shape.replacen(CLIENT, s.clients.first().map(String::as_str).unwrap_or(""), 1),
+                k => shape.replacen(&format!("source {CLIENT}"), &format!("source of {k} clients"), 1),
+            };
+            let e = counts.entry(text).or_insert((0, s.first, s.style));
+            e.0 += s.requests;
+            if s.first < e.1 {
+                (e.1, e.2) = (s.first, s.style);
+            }
+        }
+        let mut list: Vec<(usize, String, Style)> =
+            counts.into_iter().map(|(text, (n, _, style))| (n, text, style)).collect();
+        list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        list
+    }
+}
+
+/// Patterns with their counts and styles, ordered as [`patterns`].
+fn styled_patterns(w: &Words<'_>, findings: &Findings) -> Vec<(usize, String, Style)> {
+    RequestTally::of(w, findings).patterns()
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -381,11 +420,10 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
 /// With `--tz`: when the first and the last request began at capture 1, in
 /// that zone (`  first request 2026-11-30T05:29:32.155211000+01:00, last ...
 /// (Europe/Berlin)`); None without `--tz` or without requests.
-fn time_span(w: &Words<'_>, findings: &Findings) -> Option<String> {
+fn time_span(w: &Words<'_>, span: Option<(i64, i64)>) -> Option<String> {
     let style =
         w.time.filter(|t| t.zone != crate::report::when::Zone::Utc || t.format != Default::default())?;
-    let times = findings.requests.iter().filter_map(crate::report::request_time_ns);
-    let (first, last) = (times.clone().min()?, times.max()?);
+    let (first, last) = span?;
     Some(format!(
         "  first request {}, last {} ({})",
         style.rfc3339(first),
@@ -406,21 +444,29 @@ pub fn write_summary_with(
     color: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    write_summary_tallied(w, findings, &RequestTally::of(w, findings), color, out)
+}
+
+/// The summary of a run whose requests `tally` counted (`findings`: the rest
+/// of the run; its requests are not read): what `--stream` writes at the end.
+pub fn write_summary_tallied(
+    w: &Words<'_>,
+    findings: &Findings,
+    tally: &RequestTally,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let labels = &w.labels;
-    let mut by_proto: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &findings.requests {
-        *by_proto.entry(r.proto.wire()).or_default() += 1;
-    }
-    let protos: Vec<String> = by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
-    let mut head = format!("{} across {}", plural(findings.requests.len(), "request"), labels.join(" → "));
+    let protos: Vec<String> = tally.by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
+    let mut head = format!("{} across {}", plural(tally.requests, "request"), labels.join(" → "));
     if !protos.is_empty() {
         head.push_str(&format!(" ({})", protos.join(", ")));
     }
     writeln!(out, "{}", paint(&head, Style::Bold, color))?;
-    if let Some(line) = time_span(w, findings) {
+    if let Some(line) = time_span(w, tally.span) {
         writeln!(out, "{line}")?;
     }
-    let list = styled_patterns(w, findings);
+    let list = tally.patterns();
     let width = list.first().map_or(1, |(n, _, _)| n.to_string().len());
     for (n, text, style) in &list {
         let word = if *n == 1 { "request" } else { "requests" };

@@ -453,6 +453,100 @@ pub fn write_table_with(
     })
 }
 
+/// `--stream --format table`: the rows of each window put aside in a spill
+/// file (a column is as wide as its widest cell of the whole run), laid out
+/// when the run ends. Not fitted to the terminal's width (that would need
+/// every row at every fit).
+pub struct TableSpill {
+    /// As given; expanded (a hop column per capture point) by the first window.
+    given: Vec<Column>,
+    columns: Option<Vec<Column>>,
+    widths: Vec<usize>,
+    spill: io::BufWriter<std::fs::File>,
+    rows: u64,
+}
+
+impl TableSpill {
+    /// Rows of `columns` (as `--columns` gives them), put aside in `spill`.
+    pub fn new(columns: &[Column], spill: std::fs::File) -> TableSpill {
+        let spill = io::BufWriter::with_capacity(1 << 20, spill);
+        TableSpill { given: columns.to_vec(), columns: None, widths: Vec::new(), spill, rows: 0 }
+    }
+
+    /// The columns for these words' capture points (the first window's).
+    fn columns(&mut self, w: &Words<'_>) -> &[Column] {
+        let given = &self.given;
+        let columns = self.columns.get_or_insert_with(|| expand(given, w.labels.len()));
+        self.widths.resize(columns.len(), 0);
+        columns
+    }
+
+    /// Puts one window's rows aside.
+    pub fn add(&mut self, w: &Words<'_>, findings: &Findings) -> io::Result<()> {
+        let rows = cells(findings, w, self.columns(w), FITS[0]);
+        for row in rows.iter().skip(1) {
+            for ((text, style), width) in row.iter().zip(&mut self.widths) {
+                *width = (*width).max(text.chars().count());
+                let len = u32::try_from(text.len()).map_err(io::Error::other)?;
+                self.spill.write_all(&[*style as u8])?;
+                self.spill.write_all(&len.to_le_bytes())?;
+                self.spill.write_all(text.as_bytes())?;
+            }
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the header and every row put aside, padded (`run`: the run's
+    /// findings, for the header's labels).
+    pub fn finish(
+        mut self,
+        w: &Words<'_>,
+        run: &Findings,
+        color: bool,
+        out: &mut (dyn Write + Send),
+    ) -> io::Result<()> {
+        self.columns(w);
+        let TableSpill { columns, mut widths, spill, rows, .. } = self;
+        let columns = columns.unwrap_or_default();
+        let header = cells(run, w, &columns, FITS[0]).swap_remove(0);
+        for ((text, _), width) in header.iter().zip(&mut widths) {
+            *width = (*width).max(text.chars().count());
+        }
+        let mut spill = spill.into_inner().map_err(|e| e.into_error())?;
+        use std::io::{Read, Seek};
+        spill.seek(io::SeekFrom::Start(0))?;
+        let mut spill = io::BufReader::with_capacity(1 << 20, spill);
+        let mut line = String::new();
+        padded_line(&mut line, &header, &columns, &widths, color);
+        let mut row = Vec::with_capacity(columns.len());
+        for _ in 0..rows {
+            row.clear();
+            for _ in 0..columns.len() {
+                let mut head = [0u8; 5];
+                spill.read_exact(&mut head)?;
+                let style = match head[0] {
+                    0 => Style::Plain,
+                    1 => Style::Bold,
+                    2 => Style::Good,
+                    3 => Style::Warn,
+                    _ => Style::Bad,
+                };
+                let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+                let mut text = vec![0u8; len];
+                spill.read_exact(&mut text)?;
+                row.push((String::from_utf8(text).map_err(io::Error::other)?, style));
+            }
+            padded_line(&mut line, &row, &columns, &widths, color);
+            if line.len() >= 1 << 16 {
+                out.write_all(line.as_bytes())?;
+                line.clear();
+            }
+        }
+        out.write_all(line.as_bytes())
+    }
+}
+
 /// One row as a line: cells padded to the column widths (`#` right-aligned,
 /// the last column not padded), arrows between consecutive capture points.
 fn padded_line(
