@@ -637,41 +637,33 @@ fn pins_of(findings: &Findings) -> Option<PinnedClocks> {
 /// The warning for a window that estimated its own clocks because no window
 /// before gave every point's (too few requests crossed each boundary in one).
 fn unpinned_warning(label: &str, window_ns: i64) -> Warning {
-    Warning {
-        label: label.to_string(),
-        file: String::new(),
-        record: None,
-        byte_offset: None,
-        problem: format!(
+    Warning::of_run(
+        label,
+        format!(
             "{} s windows of the stream estimated the clocks from their own flows until one had \
              {MIN_PIN_SAMPLES} requests crossing every boundary (its clocks are then pinned for the rest; \
              maybe none had); the run without --stream estimates them from all flows and may place those \
              windows' requests slightly otherwise",
             window_ns as f64 / 1e9
         ),
-        consequence:
-            "give --clocks-from REPORT (a JSON report of these captures) or a longer --stream-window".into(),
-    }
+        "give --clocks-from REPORT (a JSON report of these captures) or a longer --stream-window",
+    )
 }
 
 /// The warning for windows whose captures were split into other observation
 /// points than the first window's (`-i any` captures whose interfaces carried
 /// copies only part of the time).
 fn split_warning(label: &str, windows: usize, first_ns: i64) -> Warning {
-    Warning {
-        label: label.to_string(),
-        file: String::new(),
-        record: None,
-        byte_offset: None,
-        problem: format!(
+    Warning::of_run(
+        label,
+        format!(
             "{windows} windows of the stream (the first beginning at {}) split a capture into other \
              observation points than the first window did",
             crate::time::rfc3339(first_ns)
         ),
-        consequence: "their flows and unmatched flows are left out of the run's counts and boundary \
-                      traits; their requests are reported with their own points"
-            .into(),
-    }
+        "their flows and unmatched flows are left out of the run's counts and boundary traits; their \
+         requests are reported with their own points",
+    )
 }
 
 /// How warnings name the clocks a streaming run pinned.

@@ -22,6 +22,18 @@ pub struct Warning {
 }
 
 impl Warning {
+    /// A problem of the run at capture `label`, tied to no file or record.
+    pub fn of_run(label: &str, problem: String, consequence: &str) -> Warning {
+        Warning {
+            label: label.to_string(),
+            file: String::new(),
+            record: None,
+            byte_offset: None,
+            problem,
+            consequence: consequence.to_string(),
+        }
+    }
+
     /// `problem; consequence` — the `message` field of the report.
     pub fn message(&self) -> String {
         if self.consequence.is_empty() {

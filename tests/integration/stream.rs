@@ -42,13 +42,18 @@ fn assert_same_bytes(got: &[u8], want: &[u8], what: &str) {
     }
 }
 
+/// 1500 connections, one every 400 ms: ten minutes, with the mix's clock
+/// offsets (egress 2.75 s ahead, backend 1.3 s behind) to be estimated; the
+/// files' paths.
+fn write_ten_minutes(dir: &Path) -> Vec<String> {
+    let files = util::write_spread_mix_set(dir, 1500, 400_000_000 - 200_000);
+    files.iter().map(|f| dir.join(f).display().to_string()).collect()
+}
+
 #[test]
 fn a_stream_of_short_windows_writes_the_whole_runs_requests_over_a_generated_ten_minutes() {
     let dir = tempfile::tempdir().unwrap();
-    // 1500 connections, one every 400 ms: ten minutes, with the mix's clock
-    // offsets (egress 2.75 s ahead, backend 1.3 s behind) estimated, not given.
-    let files = util::write_spread_mix_set(dir.path(), 1500, 400_000_000 - 200_000);
-    let files: Vec<String> = files.iter().map(|f| dir.path().join(f).display().to_string()).collect();
+    let files = write_ten_minutes(dir.path());
     let caps: Vec<&str> = files.iter().map(String::as_str).collect();
     // `--since`/`--until` in seconds count from the run's first request, not the window's.
     for (format, extra) in
@@ -198,8 +203,7 @@ fn a_streamed_json_report_is_the_runs_but_for_the_clocks_sample_counts() {
 #[test]
 fn a_streamed_parquet_file_holds_the_runs_rows_and_totals_and_duckdb_reads_it() {
     let dir = tempfile::tempdir().unwrap();
-    let files = util::write_spread_mix_set(dir.path(), 1500, 400_000_000 - 200_000);
-    let files: Vec<String> = files.iter().map(|f| dir.path().join(f).display().to_string()).collect();
+    let files = write_ten_minutes(dir.path());
     let caps: Vec<&str> = files.iter().map(String::as_str).collect();
     let out = |name: &str| dir.path().join(name).display().to_string();
     let (whole, streamed, streamed_json) = (out("whole.parquet"), out("stream.parquet"), out("stream.json"));
