@@ -294,21 +294,23 @@ mod tests {
         assert!(destination.is_empty());
     }
 
-    /// Two points and one request per pair of flows, each linked `kind`.
+    /// Two points and one request per pair of flows, each linked `kind` (the
+    /// second point's flows in the other order, so no chain has one index at both).
     fn two_points(
         pairs: Vec<(Flow, Flow, LinkKind)>,
     ) -> (Vec<crate::flows::Flows>, crate::correlate::Correlation) {
         let mut captures = vec![crate::flows::Flows::default(), crate::flows::Flows::default()];
         let mut chains = Vec::new();
+        let n = pairs.len();
+        let mut second = Vec::new();
         for (i, (a, b, kind)) in pairs.into_iter().enumerate() {
             captures[0].flows.push(a);
-            captures[1].flows.push(b);
-            chains.push(Chain {
-                hops: vec![Some(i), Some(i)],
-                links: vec![link(0, 1, kind)],
-                attempts: Vec::new(),
-            });
+            second.push(b);
+            let hops = vec![Some(i), Some(n - 1 - i)];
+            chains.push(Chain { hops, links: vec![link(0, 1, kind)], attempts: Vec::new() });
         }
+        second.reverse();
+        captures[1].flows = second;
         let clock = crate::correlate::ClockEstimate {
             offset_ns: 0,
             spread_ns: 0,
@@ -397,6 +399,13 @@ mod tests {
             early[0].merge(&late[0]);
             assert_eq!(finish_boundaries(&early, &corr.delays_ns), all, "split at {cut}");
         }
+        // Segments count only where both sides carried payload: a request
+        // whose first side carried none says nothing of the largest segment.
+        let (mut a, b) = forwarded(9, 1, (1460, 1460), true, 1500);
+        (a.max_to_server, a.max_to_client) = Default::default();
+        let (captures, corr) = two_points(vec![(a, b, LinkKind::Forwarded)]);
+        let only = boundaries(&Ctx::new(2, &captures, &corr));
+        assert_eq!((only[0].largest_segment, only[0].ttl_decrement), (None, Some(1)));
         // A tally of none is the unknown boundary.
         let none = boundary_tallies(&ctx, |_| false);
         let b = none[0].finish(Between { from: 0, to: 1 }, None);
