@@ -252,13 +252,37 @@ impl Builder {
     /// The point's result; `file` names its files, `info` describes them
     /// (each file ended with [`Builder::end_file`]).
     pub(crate) fn finish(self, label: &str, file: &str, info: CaptureInfo) -> CaptureResult {
+        self.finish_as(label, file, info, None).0
+    }
+
+    /// [`Builder::finish`], split into the points `keys` when given (a
+    /// stream's first window's: `[None]`, one point, copies folded), not as
+    /// its own flows would split it; gives how many flows were of none of them.
+    pub(crate) fn finish_as(
+        self,
+        label: &str,
+        file: &str,
+        info: CaptureInfo,
+        keys: Option<&[Option<PointKey>]>,
+    ) -> (CaptureResult, u64) {
         let Builder { table, undecodable, counts, mut warnings, .. } = self;
-        let points: Vec<(Option<PointKey>, Flows)> = match points::split(table.finish_unfolded()) {
-            Ok(points) => points.into_iter().map(|p| (Some(p.key), p.flows)).collect(),
-            Err(mut flows) => {
-                flows.fold_copies();
-                vec![(None, flows)]
+        let one = |mut flows: Flows| {
+            flows.fold_copies();
+            vec![(None, flows)]
+        };
+        let given: Option<Vec<PointKey>> = keys.map(|k| k.iter().flatten().copied().collect());
+        let mut elsewhere = 0;
+        let points: Vec<(Option<PointKey>, Flows)> = match given {
+            Some(keys) if keys.is_empty() => one(table.finish_unfolded()),
+            Some(keys) => {
+                let (points, other) = points::split_as(table.finish_unfolded(), &keys);
+                elsewhere = other;
+                points.into_iter().map(|p| (Some(p.key), p.flows)).collect()
             }
+            None => match points::split(table.finish_unfolded()) {
+                Ok(points) => points.into_iter().map(|p| (Some(p.key), p.flows)).collect(),
+                Err(flows) => one(flows),
+            },
         };
         let keys: Vec<Option<PointKey>> = points.iter().map(|p| p.0).collect();
         let (packets, overlays) = counts.of(&keys, info.packets);
@@ -266,7 +290,7 @@ impl Builder {
             points.into_iter().zip(packets).map(|((k, f), n)| (k, f, n)).collect();
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
-        CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }
+        (CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }, elsewhere)
     }
 
     /// The packet and overlay counts of the files read so far.

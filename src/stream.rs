@@ -168,6 +168,12 @@ struct Reader<'a> {
     gone: bool,
     /// Most windows open or waiting to be sent at once.
     most_held: usize,
+    /// The observation points of the first window finished with flows: every
+    /// window after it is split into them (as the run without --stream splits
+    /// the whole capture once).
+    keys: Option<Vec<Option<PointKey>>>,
+    /// Flows in the windows' own times on interfaces none of those points is.
+    elsewhere: u64,
 }
 
 impl Reader<'_> {
@@ -189,16 +195,27 @@ impl Reader<'_> {
     }
 
     /// Finishes window `k` into the part its reader sends.
-    fn part(&self, k: i64, builder: Builder, cut: crate::shard::Cut, info: CaptureInfo) -> Part {
-        let mut result = builder.finish(self.label, self.names, info);
+    fn part(&mut self, k: i64, builder: Builder, cut: crate::shard::Cut, info: CaptureInfo) -> Part {
+        let (mut result, elsewhere) = builder.finish_as(self.label, self.names, info, self.keys.as_deref());
         // The run says once how many copies it folded, from the windows' own counts.
         result.warnings.clear();
         result.cut = cut;
         let (start, end) = self.plan.own(k);
-        let copies = (result.points.iter().flat_map(|p| &p.1.flows))
-            .filter(|f| f.first_ns >= start && f.first_ns < end)
-            .map(|f| u64::from(f.copies))
-            .sum();
+        let own = |f: &&Flow| f.first_ns >= start && f.first_ns < end;
+        let flows = || result.points.iter().flat_map(|p| &p.1.flows);
+        let copies = flows().filter(own).map(|f| u64::from(f.copies)).sum();
+        if elsewhere > 0 {
+            // Those flows went to the first point (split_as): count the window's own.
+            let first = result.points.first().map(|p| &p.1.flows[..]).unwrap_or_default();
+            let keys = self.keys.as_deref().unwrap_or_default();
+            let foreign = |f: &&Flow| {
+                !keys.iter().flatten().any(|key| key.holds(f.first_interface, f.first_packet_type))
+            };
+            self.elsewhere += first.iter().filter(own).filter(foreign).count() as u64;
+        }
+        if self.keys.is_none() && flows().next().is_some() {
+            self.keys = Some(result.points.iter().map(|p| p.0).collect());
+        }
         Part { k, result, copies }
     }
 
@@ -215,7 +232,8 @@ impl Reader<'_> {
                 std::mem::replace(&mut self.slots[i].1, empty)
             {
                 let cut = crate::shard::Cut { read_from: cut_from, read_until: cut_until };
-                self.slots[i].1 = Slot::Done(Box::new(self.part(k, *builder, cut, info.clone())));
+                let part = self.part(k, *builder, cut, info.clone());
+                self.slots[i].1 = Slot::Done(Box::new(part));
             }
         }
         while matches!(self.slots.front(), Some((_, Slot::Done(_)))) {
@@ -267,10 +285,16 @@ impl Sink for Reader<'_> {
 
 /// A window's part of a point that holds nothing of it.
 fn empty_result() -> CaptureResult {
+    empty_result_with(None)
+}
+
+/// [`empty_result`] with the points `keys` (None: one).
+fn empty_result_with(keys: Option<&[Option<PointKey>]>) -> CaptureResult {
+    let keys = keys.unwrap_or(&[None]);
     CaptureResult {
         info: placeholder_info(),
-        points: vec![(None, crate::flows::Flows::default(), 0)],
-        overlays: vec![Vec::new()],
+        points: keys.iter().map(|&k| (k, crate::flows::Flows::default(), 0)).collect(),
+        overlays: vec![Vec::new(); keys.len()],
         undecodable: 0,
         warnings: Vec::new(),
         cut: Default::default(),
@@ -320,6 +344,8 @@ fn read_point(
         tx,
         gone: false,
         most_held: 0,
+        keys: None,
+        elsewhere: 0,
     };
     let limit = config.flows.payload_limit();
     let mut info = None;
@@ -335,6 +361,9 @@ fn read_point(
         info.ok_or_else(|| ReadError { file: label.to_string(), kind: crate::read::ReadErrorKind::Empty })?;
     r.finish(None, &info);
     let most_held = r.most_held;
+    if r.elsewhere > 0 {
+        r.tally.warnings_mut().push(elsewhere_warning(label, names, r.elsewhere, r.keys.as_deref()));
+    }
     let mut tally = r.tally;
     files.finish(tally.warnings_mut(), order.len());
     let counts = tally.counts().clone();
@@ -357,6 +386,8 @@ struct Run<'a> {
     /// What the windows owned, summed: the run's captures, boundaries and
     /// unmatched flows.
     totals: Totals,
+    /// Per point: its observation points, from the first part with flows.
+    keys: Vec<Option<Vec<Option<PointKey>>>>,
 }
 
 /// The run's totals, window by window.
@@ -572,9 +603,13 @@ impl Run<'_> {
             results.push(match part {
                 Some(p) => {
                     self.copies[c] += p.copies;
+                    if self.keys[c].is_none() && p.result.points.iter().any(|p| !p.1.flows.is_empty()) {
+                        self.keys[c] = Some(p.result.points.iter().map(|p| p.0).collect());
+                    }
                     p.result
                 }
-                None => empty_result(),
+                // Nothing of this point here: its points as its reader splits it, empty.
+                None => empty_result_with(self.keys[c].as_deref()),
             });
         }
         // Read from part-way (not from the files' start): its clocks are its own part's.
@@ -666,6 +701,23 @@ fn split_warning(label: &str, windows: usize, first_ns: i64) -> Warning {
     )
 }
 
+/// The warning for flows on interfaces other than those the first window
+/// split the capture into (they were counted at its first point).
+fn elsewhere_warning(label: &str, file: &str, flows: u64, keys: Option<&[Option<PointKey>]>) -> Warning {
+    let points = keys.map_or(0, <[_]>::len);
+    Warning {
+        file: file.to_string(),
+        ..Warning::of_run(
+            label,
+            format!(
+                "{flows} flows were on interfaces the stream's first window did not split this capture by \
+                 (it split it into {points} observation points, as the first window's flows showed)"
+            ),
+            "they were counted at its first point; the run without --stream splits the capture by all of it",
+        )
+    }
+}
+
 /// How warnings name the clocks a streaming run pinned.
 pub const PINS_SOURCE: &str = "the stream's first window";
 
@@ -728,6 +780,7 @@ pub fn run(
             numbered: 0,
             copies: vec![0; n],
             totals: Totals::default(),
+            keys: vec![None; n],
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
         let mut tallies: Vec<Option<(CaptureResult, pipeline::PointCounts)>> = (0..n).map(|_| None).collect();

@@ -119,6 +119,30 @@ pub fn split(flows: Flows) -> Result<Vec<Point>, Flows> {
     Ok(points)
 }
 
+/// Splits the flows of one capture into the sub-points `keys` (in that
+/// order, as an earlier [`split`] of the same capture gave them: a stream's
+/// windows keep its first window's points). A flow of none of them goes to the
+/// first; their count is given.
+pub fn split_as(flows: Flows, keys: &[PointKey]) -> (Vec<Point>, u64) {
+    let Flows { flows: all, stats } = flows;
+    let mut points: Vec<Point> = keys
+        .iter()
+        .map(|&key| Point { key, flows: Flows { flows: Vec::new(), stats: Default::default() } })
+        .collect();
+    let mut elsewhere = 0;
+    for f in all {
+        let at = keys.iter().position(|k| k.of(&f) == *k);
+        elsewhere += u64::from(at.is_none());
+        if let Some(p) = points.get_mut(at.unwrap_or(0)) {
+            p.flows.flows.push(f);
+        }
+    }
+    if let Some(first) = points.first_mut() {
+        first.flows.stats = stats;
+    }
+    (points, elsewhere)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +156,29 @@ mod tests {
         let mut c = Flow::test_tcp("198.18.0.2:40001", "198.19.0.1:80", 50_000, 8);
         c.first_interface = first_on;
         Flows { flows: vec![a, b, c], stats: Default::default() }
+    }
+
+    #[test]
+    fn flows_split_as_given_points_keep_their_order_and_strays_go_first() {
+        let mut flows = forwarded(2, 3);
+        flows.stats.duplicate_flows = 4;
+        let mut d = Flow::test_tcp("198.18.0.3:40002", "198.19.0.1:80", 60_000, 9);
+        d.first_interface = 5;
+        flows.flows.push(d);
+        // The points as an earlier split gave them: 3 first (it led the path there).
+        let keys = [PointKey::Interface(3), PointKey::Interface(2)];
+        let (points, elsewhere) = split_as(flows, &keys);
+        assert_eq!(points.iter().map(|p| p.key).collect::<Vec<_>>(), keys);
+        let ports = |p: &Point| p.flows.flows.iter().map(|f| f.client.port).collect::<Vec<_>>();
+        // Interface 5 is neither: its flow goes to the first point, counted.
+        assert_eq!(
+            (ports(&points[0]), ports(&points[1]), elsewhere),
+            (vec![40000, 40002], vec![40000, 40001], 1)
+        );
+        assert_eq!((points[0].flows.stats.duplicate_flows, points[1].flows.stats.duplicate_flows), (4, 0));
+        // A point with no flow here stays, empty.
+        let (points, elsewhere) = split_as(forwarded(2, 2), &keys);
+        assert_eq!((points[0].flows.flows.len(), points[1].flows.flows.len(), elsewhere), (0, 3, 0));
     }
 
     #[test]

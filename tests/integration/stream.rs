@@ -395,3 +395,116 @@ fn the_hold_bounds_the_windows_a_long_connection_keeps_in_memory() {
     assert!(unbounded >= 40, "{unbounded} windows held at once waiting for the connection");
     assert_eq!(all, requests);
 }
+
+/// A pcap (ns) of `linktype` with the given records (time, bytes).
+fn write_pcap_linktype(path: &Path, linktype: u32, records: &[(i64, Vec<u8>)]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_3c4d_u32.to_le_bytes());
+    out.extend_from_slice(&[2, 0, 4, 0]);
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&262_144_u32.to_le_bytes());
+    out.extend_from_slice(&linktype.to_le_bytes());
+    for (t, data) in records {
+        out.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+        out.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(data);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// A Linux cooked v2 header (`tcpdump -i any`) in front of an IPv4 packet.
+fn sll2(ifindex: u32, outgoing: bool, ip: &[u8]) -> Vec<u8> {
+    let mut h = vec![0x08, 0x00, 0, 0];
+    h.extend_from_slice(&ifindex.to_be_bytes());
+    h.extend_from_slice(&[0, 1, if outgoing { 4 } else { 0 }, 6]);
+    h.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0, 0]);
+    h.extend_from_slice(ip);
+    h
+}
+
+/// decap, node (`tcpdump -i any` on the NAT node: pod0 ifindex 2 before NAT,
+/// be0 ifindex 3 after it) and backend: 200 requests over the first 200 s,
+/// then from 400 s to 1000 s only node-local flows on be0 (a health check
+/// of the backend), none of them at decap. Files' paths.
+fn write_any_node_set(dir: &Path) -> Vec<String> {
+    use std::net::{IpAddr, Ipv4Addr};
+    use tuplecorr_synth::{Hop, Path as Route, Point, Tcp};
+    let ip = |c: u8, d: u8| IpAddr::V4(Ipv4Addr::new(198, 18, c, d));
+    let (masq, backend) =
+        (IpAddr::V4(Ipv4Addr::new(198, 19, 3, 17)), IpAddr::V4(Ipv4Addr::new(198, 19, 96, 10)));
+    let node_clock = 2_000_000_000;
+    let points = vec![
+        Point::default(),
+        Point { clock_offset_ns: node_clock, ..Point::default() },
+        Point { clock_offset_ns: node_clock, ..Point::default() },
+        Point { clock_offset_ns: -700_000_000, ..Point::default() },
+    ];
+    let hops = vec![
+        Hop { delay_ns: 40_000, routed: true, ..Hop::default() },
+        Hop { delay_ns: 8_000, routed: true, snat: Some(masq), snat_port: None, ..Hop::default() },
+        Hop { delay_ns: 50_000, ..Hop::default() },
+    ];
+    let mut route = Route::new(points, hops);
+    let t0 = tuplecorr_synth::MIX_T0;
+    let s = 1_000_000_000;
+    for c in 0..200u32 {
+        let client = (ip(90, (c % 200 + 2) as u8), 20_000 + c as u16);
+        route.tcp(&Tcp::new(client, (backend, 80), t0 + i64::from(c) * s, c));
+    }
+    for c in 0..300u32 {
+        let check = Tcp::new(
+            (masq, 40_000 + c as u16),
+            (backend, 8080),
+            t0 + 400 * s + i64::from(c) * 2 * s,
+            100_000 + c,
+        );
+        route.background_tcp(2, &check);
+    }
+    let caps = route.finish().points;
+    let raw = |p: &[(i64, Vec<u8>, u32)]| p.iter().map(|(t, d, _)| (*t, d.clone())).collect::<Vec<_>>();
+    let mut node: Vec<(i64, Vec<u8>)> = (caps[1].iter().map(|(t, d, _)| (*t, sll2(2, false, d))))
+        .chain(caps[2].iter().map(|(t, d, _)| (*t, sll2(3, true, d))))
+        .collect();
+    node.sort_by_key(|(t, _)| *t);
+    let files =
+        [("decap.pcap", 101, raw(&caps[0])), ("node.pcap", 276, node), ("backend.pcap", 101, raw(&caps[3]))];
+    (files.iter())
+        .map(|(name, linktype, records)| {
+            let path = dir.join(name);
+            write_pcap_linktype(&path, *linktype, records);
+            path.display().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_stream_splits_an_any_capture_as_its_first_window_did_also_where_one_interface_is_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_any_node_set(dir.path());
+    let caps: Vec<&str> = files.iter().map(String::as_str).collect();
+    let whole = stdout_of(&[&["--format", "json", "--all"][..], &caps].concat());
+    let (whole, _) = without_samples(&whole);
+    let labels: Vec<&str> =
+        whole["captures"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["decap", "node(in if2)", "node(out if3)", "backend"]);
+    assert_eq!(whole["requests"].as_array().unwrap().len(), 200);
+    // The node-local checks are unmatched at the node's second point.
+    assert!(whole["unmatched"][1]["count"].as_u64().unwrap() >= 300, "{}", whole["unmatched"]);
+    for window in ["30", "300"] {
+        let args =
+            [&["--stream", "--stream-window", window, "--format", "json", "--all"][..], &caps].concat();
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{window} s: {}", String::from_utf8_lossy(&out.stderr));
+        let (streamed, _) = without_samples(&out.stdout);
+        assert_same_json(&streamed, &whole, &format!("{window} s windows"));
+        // The CSV's columns: the first window's points, in every row.
+        let csv =
+            stdout_of(&[&["--stream", "--stream-window", window, "--format", "csv"][..], &caps].concat());
+        let csv = String::from_utf8(csv).unwrap();
+        let widths: std::collections::BTreeSet<usize> = csv.lines().map(|l| l.split(',').count()).collect();
+        assert_eq!(widths.len(), 1, "{window} s: rows of {widths:?} cells");
+    }
+}
