@@ -306,7 +306,6 @@ fn correlate_stream(
     bars: &Bars,
 ) -> Result<u8, Error> {
     let mut seen = std::collections::HashSet::new();
-    let mut printed: Vec<crate::verdict::WarningOut> = Vec::new();
     let mut note = |new: Vec<crate::verdict::WarningOut>, all: &mut Vec<crate::verdict::WarningOut>| {
         let new: Vec<_> =
             new.into_iter().filter(|w| seen.insert((w.label.clone(), w.message.clone()))).collect();
@@ -362,9 +361,8 @@ fn correlate_stream(
         Some(read) => Error::Read(read),
         None => Error::Write(e),
     })?;
-    printed.extend(report_warnings);
     if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
-        crate::output::write_to(target, |out| write_warnings(&printed, &config.captures, path, out))?;
+        crate::output::write_to(target, |out| write_warnings(&report_warnings, &config.captures, path, out))?;
     }
     Ok(if failed { EXIT_FAIL_ON } else { EXIT_OK })
 }

@@ -276,10 +276,43 @@ pub fn spill_dir(target: &Target) -> PathBuf {
     }
 }
 
+/// What a streamed report puts aside to write at the end: a buffered file
+/// made by [`spill_file`], written, then read back once.
+pub struct Spill(io::BufWriter<fs::File>);
+
+impl Spill {
+    /// A spill file in `dir` (see [`spill_file`]).
+    pub fn new(dir: &Path) -> io::Result<Spill> {
+        Ok(Spill(io::BufWriter::with_capacity(1 << 20, spill_file(dir)?)))
+    }
+
+    /// Everything written to it, from its start.
+    pub fn read_back(self) -> io::Result<io::BufReader<fs::File>> {
+        use std::io::Seek;
+        let mut file = self.0.into_inner().map_err(|e| e.into_error())?;
+        file.seek(io::SeekFrom::Start(0))?;
+        Ok(io::BufReader::with_capacity(1 << 20, file))
+    }
+}
+
+impl Write for Spill {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// A new file in `dir` to write and read back, already removed from the
 /// folder (only its handle holds it, so it goes away with the process,
 /// also when the process is killed).
-pub fn spill_file(dir: &Path) -> io::Result<fs::File> {
+fn spill_file(dir: &Path) -> io::Result<fs::File> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!(".tuplecorr-spill-{}-{n}.tmp", std::process::id()));

@@ -892,12 +892,11 @@ pub(crate) fn conclude_owning(
         ));
     }
     let options = VerdictOptions { list_unmatched: config.list_unmatched };
-    let findings = verdict::verdict(&metas, &flows, &correlation, &warnings, &options);
+    let (findings, totals) = verdict::verdict_owning(&metas, &flows, &correlation, &warnings, &options, own);
     let ladder = ladder_captures.map(|caps| {
         let order = verdict::request_order(&flows, &correlation);
         ladder::build(caps, &flows, &correlation, &order)
     });
-    let totals = own.map(|own| verdict::window_totals(&flows, &correlation, own, &options));
     (findings, ladder, totals)
 }
 

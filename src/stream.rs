@@ -405,7 +405,19 @@ struct Totals {
     clocks_from: ClocksFrom,
     /// Windows without capture 1 before the first with it (whose clocks they need).
     early: Vec<EarlyWindow>,
+    /// `--all`: the unmatched flows are listed, not only counted.
     list_unmatched: bool,
+}
+
+/// Adds what a window owned to the run's counts of flows and unmatched flows.
+fn add_owned(run: &mut Findings, flows: &[u64], unmatched: Vec<crate::verdict::Unmatched>) {
+    for (c, n) in run.captures.iter_mut().zip(flows) {
+        c.flows += n;
+    }
+    for (u, more) in run.unmatched.iter_mut().zip(unmatched) {
+        u.count += more.count;
+        u.flows.extend(more.flows);
+    }
 }
 
 /// A window's times and, per capture, what it read (None: nothing).
@@ -427,8 +439,7 @@ impl Totals {
     /// Adds what a window (`own`: its times) without capture 1 owns (`results`:
     /// per capture, None where it holds nothing): flows and unmatched flows of
     /// the later captures, on the run's clocks so far.
-    fn add_without_requests(&mut self, own: (i64, i64), results: Vec<Option<CaptureResult>>, list: bool) {
-        self.list_unmatched = list;
+    fn add_without_requests(&mut self, own: (i64, i64), results: Vec<Option<CaptureResult>>) {
         let (Some(run), Some(keys)) = (&mut self.findings, &self.keys) else {
             self.early.push((own, results));
             return;
@@ -464,15 +475,9 @@ impl Totals {
             unmatched: flows.iter().map(|f| (0..f.flows.len()).collect()).collect(),
             estimated: None,
         };
-        let options = crate::verdict::VerdictOptions { list_unmatched: list };
+        let options = crate::verdict::VerdictOptions { list_unmatched: self.list_unmatched };
         let owned = crate::verdict::window_totals(&flows, &correlation, own, &options);
-        for (c, n) in run.captures.iter_mut().zip(&owned.flows) {
-            c.flows += n;
-        }
-        for (u, more) in run.unmatched.iter_mut().zip(owned.unmatched) {
-            u.count += more.count;
-            u.flows.extend(more.flows);
-        }
+        add_owned(run, &owned.flows, owned.unmatched);
     }
 
     /// The run's findings (without requests and warnings) from the windows'
@@ -525,31 +530,20 @@ impl Totals {
             ClocksFrom::Best(best) => (requests && samples > best).then_some(ClocksFrom::Best(samples)),
             ClocksFrom::First => requests.then_some(ClocksFrom::Best(samples)),
         };
-        let Some(run) = &mut self.findings else {
+        if self.findings.is_none() {
+            // The first window: the run's points, clocks and words, nothing counted yet.
             let mut run = Findings { requests: Vec::new(), warnings: Vec::new(), ..findings.clone() };
-            for (c, flows) in run.captures.iter_mut().zip(&owned.flows) {
-                c.flows = *flows;
-            }
-            // The windows without capture 1 before this one come first.
-            let unmatched = owned.unmatched;
-            run.unmatched = (unmatched.iter())
-                .map(|u| crate::verdict::Unmatched { capture: u.capture, count: 0, flows: Vec::new() })
-                .collect();
-            self.boundaries = owned.boundaries;
-            self.keys = Some(keys);
+            run.captures.iter_mut().for_each(|c| c.flows = 0);
+            run.unmatched.iter_mut().for_each(|u| (u.count, u.flows) = (0, Vec::new()));
+            self.boundaries = vec![Default::default(); owned.boundaries.len()];
+            self.keys = Some(keys.clone());
             self.findings = Some(run);
-            self.clocks_from = clocks.unwrap_or_default();
+            // The windows without capture 1 before this one come first.
             for (own, results) in std::mem::take(&mut self.early) {
-                self.add_without_requests(own, results, self.list_unmatched);
+                self.add_without_requests(own, results);
             }
-            if let Some(run) = &mut self.findings {
-                for (u, more) in run.unmatched.iter_mut().zip(unmatched) {
-                    u.count += more.count;
-                    u.flows.extend(more.flows);
-                }
-            }
-            return;
-        };
+        }
+        let Some(run) = &mut self.findings else { return };
         if self.keys.as_ref() != Some(&keys) || run.captures.len() != findings.captures.len() {
             self.split_otherwise.push(start_ns);
             return;
@@ -564,13 +558,7 @@ impl Totals {
                 b.delay_ns = now.delay_ns;
             }
         }
-        for (c, flows) in run.captures.iter_mut().zip(&owned.flows) {
-            c.flows += flows;
-        }
-        for (u, more) in run.unmatched.iter_mut().zip(owned.unmatched) {
-            u.count += more.count;
-            u.flows.extend(more.flows);
-        }
+        add_owned(run, &owned.flows, owned.unmatched);
         for (b, more) in self.boundaries.iter_mut().zip(&owned.boundaries) {
             b.merge(more);
         }
@@ -589,8 +577,7 @@ impl Run<'_> {
                 })
             })
             .collect();
-        let list = self.config.list_unmatched;
-        self.totals.add_without_requests(self.plan.own(k), results, list);
+        self.totals.add_without_requests(self.plan.own(k), results);
     }
 
     /// Correlates window `k` from its parts (None: the point holds nothing of it)
@@ -624,8 +611,8 @@ impl Run<'_> {
             results.iter().map(|r| r.points.iter().map(|p| p.0).collect()).collect();
         let own = Some((start_ns, end_ns));
         let (mut findings, _, totals) = pipeline::conclude_owning(&config, self.names, results, false, own);
-        let pinned_now = self.pins.is_none();
-        if self.pins.is_none() {
+        let unpinned = self.pins.is_none();
+        if unpinned {
             self.pins = pins_of(&findings);
         }
         crate::shard::keep_requests(&mut findings, &shard);
@@ -633,7 +620,7 @@ impl Run<'_> {
             findings.warnings.push((&unpinned_warning(&self.names[0].0, self.plan.window_ns)).into());
         }
         if let Some(totals) = totals {
-            let pinned = pinned_now && self.pins.is_some();
+            let pinned = unpinned && self.pins.is_some();
             self.totals.add(start_ns, keys, &findings, (pinned, !findings.requests.is_empty()), totals);
         }
         for r in &mut findings.requests {
@@ -779,7 +766,7 @@ pub fn run(
             pins: config.clocks_from.clone(),
             numbered: 0,
             copies: vec![0; n],
-            totals: Totals::default(),
+            totals: Totals { list_unmatched: config.list_unmatched, ..Totals::default() },
             keys: vec![None; n],
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();

@@ -120,7 +120,7 @@ enum StreamSink<'o> {
     },
     Json {
         out: &'o mut (dyn Write + Send),
-        spill: io::BufWriter<std::fs::File>,
+        spill: crate::output::Spill,
         any: bool,
     },
     Parquet(Box<parquet::ParquetStream<'o>>),
@@ -138,13 +138,12 @@ impl<'o> StreamReport<'o> {
             _ if options.summary_only => StreamSink::Table { out, table: None, tally: Default::default() },
             Format::Table => {
                 let columns = options.view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
-                let table = table::TableSpill::new(columns, crate::output::spill_file(spill_dir)?);
+                let table = table::TableSpill::new(columns, crate::output::Spill::new(spill_dir)?);
                 StreamSink::Table { out, table: Some(table), tally: Default::default() }
             }
             Format::Csv | Format::Ndjson => StreamSink::Rows { out, header: true },
             Format::Json => {
-                let spill = io::BufWriter::with_capacity(1 << 20, crate::output::spill_file(spill_dir)?);
-                StreamSink::Json { out, spill, any: false }
+                StreamSink::Json { out, spill: crate::output::Spill::new(spill_dir)?, any: false }
             }
             Format::Parquet => StreamSink::Parquet(Box::new(parquet::ParquetStream::new(out))),
             other => {
@@ -197,12 +196,8 @@ impl<'o> StreamReport<'o> {
                 Ok(())
             }
             StreamSink::Json { out, spill, any } => {
-                let mut spill = spill.into_inner().map_err(|e| e.into_error())?;
-                use std::io::Seek;
-                spill.seek(io::SeekFrom::Start(0))?;
-                json::write_json_around(run, any, out, |out| {
-                    io::copy(&mut io::BufReader::with_capacity(1 << 20, spill), out).map(|_| ())
-                })
+                let mut requests = spill.read_back()?;
+                json::write_json_around(run, any, out, |out| io::copy(&mut requests, out).map(|_| ()))
             }
             StreamSink::Parquet(p) => p.finish(&w, run),
             StreamSink::Table { out, table, tally } => {

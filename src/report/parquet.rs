@@ -144,13 +144,15 @@ impl<'o> ParquetStream<'o> {
 
     /// Writes the run's totals (`run`, its requests left out) and closes the file.
     pub fn finish(mut self, w: &Words<'_>, run: &v::Findings) -> io::Result<()> {
-        let empty = batch(w, &[]).map_err(io_error)?;
-        let kv = run_metadata(run)?;
-        let writer = self.writer(&empty)?;
-        writer.append_key_value_metadata(kv);
-        if let Some(writer) = self.writer.take() {
-            writer.close().map_err(io_error)?;
+        if self.writer.is_none() {
+            // No request at all: the file still has every column.
+            self.writer(&batch(w, &[]).map_err(io_error)?)?;
         }
+        let Some(mut writer) = self.writer.take() else {
+            return Err(io::Error::other("the Parquet writer is gone"));
+        };
+        writer.append_key_value_metadata(run_metadata(run)?);
+        writer.close().map_err(io_error)?;
         Ok(())
     }
 }

@@ -462,14 +462,13 @@ pub struct TableSpill {
     given: Vec<Column>,
     columns: Option<Vec<Column>>,
     widths: Vec<usize>,
-    spill: io::BufWriter<std::fs::File>,
+    spill: crate::output::Spill,
     rows: u64,
 }
 
 impl TableSpill {
     /// Rows of `columns` (as `--columns` gives them), put aside in `spill`.
-    pub fn new(columns: &[Column], spill: std::fs::File) -> TableSpill {
-        let spill = io::BufWriter::with_capacity(1 << 20, spill);
+    pub fn new(columns: &[Column], spill: crate::output::Spill) -> TableSpill {
         TableSpill { given: columns.to_vec(), columns: None, widths: Vec::new(), spill, rows: 0 }
     }
 
@@ -513,10 +512,8 @@ impl TableSpill {
         for ((text, _), width) in header.iter().zip(&mut widths) {
             *width = (*width).max(text.chars().count());
         }
-        let mut spill = spill.into_inner().map_err(|e| e.into_error())?;
-        use std::io::{Read, Seek};
-        spill.seek(io::SeekFrom::Start(0))?;
-        let mut spill = io::BufReader::with_capacity(1 << 20, spill);
+        use std::io::Read;
+        let mut spill = spill.read_back()?;
         let mut line = String::new();
         padded_line(&mut line, &header, &columns, &widths, color);
         let mut row = Vec::with_capacity(columns.len());

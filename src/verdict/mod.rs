@@ -48,19 +48,35 @@ pub fn verdict(
     warnings: &[Warning],
     options: &VerdictOptions,
 ) -> Findings {
+    verdict_owning(metas, captures, corr, warnings, options, None).0
+}
+
+/// [`verdict`], and with `own` (a stream's window) what that window owns of
+/// the run's totals ([`window_totals`]), from the same view of the run.
+pub fn verdict_owning(
+    metas: &[CaptureMeta],
+    captures: &[Flows],
+    corr: &Correlation,
+    warnings: &[Warning],
+    options: &VerdictOptions,
+    own: Option<(i64, i64)>,
+) -> (Findings, Option<WindowTotals>) {
     let ctx = Ctx::new(metas.len(), captures, corr);
     let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
         order.par_iter().enumerate().map(|(n, &c)| request(&ctx, c, n as u64 + 1)).collect();
-    Findings {
+    let lists = unmatched_lists(&ctx, &strays);
+    let unmatched = unmatched_of(&ctx, options, &lists);
+    let findings = Findings {
         tuplecorr: crate::VERSION.to_string(),
         captures: capture_summaries(metas, captures, corr),
         boundaries: rewrite::boundaries(&ctx),
         requests,
-        unmatched: unmatched(&ctx, options, &strays),
+        unmatched,
         warnings: warnings.iter().map(WarningOut::from).collect(),
-    }
+    };
+    (findings, own.map(|own| totals_of(&ctx, lists, own, options)))
 }
 
 /// The chains in request order: `order[n]` is the chain of request `n + 1`
@@ -285,10 +301,21 @@ pub struct WindowTotals {
 pub fn window_totals(
     captures: &[Flows],
     corr: &Correlation,
-    (start, end): (i64, i64),
+    own: (i64, i64),
     options: &VerdictOptions,
 ) -> WindowTotals {
     let ctx = Ctx::new(captures.len(), captures, corr);
+    totals_of(&ctx, unmatched_lists(&ctx, &stray_roots(&ctx)), own, options)
+}
+
+/// [`window_totals`] from the run's view and its unmatched flows (`lists`).
+fn totals_of(
+    ctx: &Ctx<'_>,
+    mut lists: Vec<Vec<usize>>,
+    (start, end): (i64, i64),
+    options: &VerdictOptions,
+) -> WindowTotals {
+    let (captures, corr) = (ctx.captures, ctx.corr);
     // Capture 1 as recorded (the requests' own rule), the others corrected.
     let owns = |c: usize, f: &Flow| {
         let t = if c == 0 { f.first_ns } else { ctx.corrected(c, f.first_ns) };
@@ -297,25 +324,20 @@ pub fn window_totals(
     let flows = (captures.iter().enumerate())
         .map(|(c, f)| f.flows.iter().filter(|f| owns(c, f)).count() as u64)
         .collect();
-    let mut lists = unmatched_lists(&ctx, &stray_roots(&ctx));
     for (c, list) in lists.iter_mut().enumerate() {
         list.retain(|&i| owns(c, ctx.flow(c, i)));
     }
     let first = |chain: usize| corr.chains[chain].hops[0].map(|f| ctx.flow(0, f));
     WindowTotals {
         flows,
-        unmatched: unmatched_of(&ctx, options, &lists),
-        boundaries: rewrite::boundary_tallies(&ctx, |c| first(c).is_some_and(|f| owns(0, f))),
+        unmatched: unmatched_of(ctx, options, &lists),
+        boundaries: rewrite::boundary_tallies(ctx, |c| first(c).is_some_and(|f| owns(0, f))),
     }
 }
 
-/// The flows of each capture after the first in no request: unmatched by the
-/// correlator, or of a chain that is a stray reply reported on another request.
-fn unmatched(ctx: &Ctx<'_>, options: &VerdictOptions, strays: &FxHashSet<usize>) -> Vec<Unmatched> {
-    unmatched_of(ctx, options, &unmatched_lists(ctx, strays))
-}
-
-/// Per capture, the indices of its flows in no request (see [`unmatched`]), in order.
+/// Per capture, the indices of its flows in no request, in order: unmatched
+/// by the correlator, or of a chain that is a stray reply reported on another
+/// request.
 fn unmatched_lists(ctx: &Ctx<'_>, strays: &FxHashSet<usize>) -> Vec<Vec<usize>> {
     let mut lists = ctx.corr.unmatched.clone();
     for &s in strays {
