@@ -150,6 +150,15 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     out
 }
 
+/// `1 flow`, `2 flows`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// Nanoseconds as milliseconds.
 fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
@@ -167,13 +176,117 @@ fn method_name(m: OffsetMethod) -> &'static str {
         OffsetMethod::OneWay => "estimated one way",
         OffsetMethod::Manual => "given with --offset",
         OffsetMethod::SameCapture => "the clock of its capture's first point",
+        OffsetMethod::TimeFree => "estimated beyond --max-offset from pairs found without time",
         OffsetMethod::None => "not estimated",
     }
+}
+
+/// Premises of the verdicts that fail for a whole capture (issue 29), each
+/// named with what to do:
+/// - a capture without packets, or without any flow: it is blind to every
+///   request, and where a RST or ICMP error entered next to it is unknown;
+/// - a capture whose recorded times (on capture 1's clock) do not overlap
+///   capture 1's: no request can be matched there;
+/// - a capture that recorded flows while capture 1 did but saw no request;
+/// - a boundary whose TTL rises and whose requests arrive before they left:
+///   the two captures look given in reverse path order.
+pub fn premises(findings: &Findings) -> Vec<WarningOut> {
+    let mut out = Vec::new();
+    let captures = &findings.captures;
+    let first = captures.first();
+    let reference = first.map_or("capture 1", |c| c.label.as_str());
+    for (i, c) in captures.iter().enumerate() {
+        let label = c.label.as_str();
+        if c.packets == 0 {
+            out.push(warning(
+                label,
+                format!(
+                    "{label} holds no packets (its capture filter matched nothing, or it was taken at another \
+                     time or place): it is blind to every request, so where a reset or an ICMP error entered next \
+                     to it is reported as unknown; capture there again while the requests run"
+                ),
+            ));
+            continue;
+        }
+        let Some((from, to)) = c.recorded else {
+            out.push(warning(
+                label,
+                format!(
+                    "{label} holds {} packets but no TCP, UDP or ICMP flow: it is blind to every request, so \
+                     where a reset or an ICMP error entered next to it is reported as unknown",
+                    c.packets
+                ),
+            ));
+            continue;
+        };
+        if i == 0 {
+            continue;
+        }
+        let Some((start, end)) = first.and_then(|f| f.recorded) else { continue };
+        let (from, to) = (from.saturating_sub(c.clock_offset_ns), to.saturating_sub(c.clock_offset_ns));
+        if to < start || from > end {
+            // Positive: this capture's clock runs ahead (its flows come later).
+            let gap_s = if to < start { -((start - to) as f64 / 1e9) } else { (from - end) as f64 / 1e9 };
+            let clock = match c.offset_method {
+                OffsetMethod::None => "its clock offset could not be estimated".to_string(),
+                m => {
+                    format!("with its clock offset of {:+.3} ms ({})", ms(c.clock_offset_ns), method_name(m))
+                }
+            };
+            out.push(warning(
+                label,
+                format!(
+                    "{label}'s flows ({} to {}) and {reference}'s ({} to {}, on {reference}'s clock; {clock}) do \
+                     not overlap in time: no request can be matched at {label}, and it is blind to every \
+                     request; if both were taken while the requests ran, {label}'s clock is off by \
+                     {gap_s:+.3} s or more: give --offset {label}=SECONDS",
+                    crate::time::rfc3339(from),
+                    crate::time::rfc3339(to),
+                    crate::time::rfc3339(start),
+                    crate::time::rfc3339(end),
+                ),
+            ));
+            continue;
+        }
+        let reached = findings.requests.iter().filter(|r| r.captures.get(i).is_some_and(|h| h.seen)).count();
+        if reached == 0 && !findings.requests.is_empty() {
+            out.push(warning(
+                label,
+                format!(
+                    "none of the {} seen at {reference} was matched at {label}, though {label} recorded {} at \
+                     the same time: either every request stopped before {label}, or {label} was \
+                     taken at another place, or its clock is off by more than --max-offset; the verdicts take \
+                     its silence as evidence",
+                    plural(findings.requests.len(), "request"),
+                    plural(c.flows as usize, "flow"),
+                ),
+            ));
+        }
+    }
+    for b in &findings.boundaries {
+        let (Some(ttl), Some(delay)) = (b.ttl_decrement, b.delay_ns) else { continue };
+        if ttl < 0 && delay < 0 {
+            let (a, z) = (findings.label(b.between.from), findings.label(b.between.to));
+            out.push(warning(
+                z,
+                format!(
+                    "{a} and {z} look given in reverse path order: the TTL rises by {} from {a} to {z} and requests \
+                     appear at {z} before they appear at {a} (median delay {:.3} ms); captures go in path order, client \
+                     side first, so source and destination changes and where a reply was lost read the wrong \
+                     way round here: give {z} before {a}",
+                    -ttl,
+                    ms(delay),
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Every check of this module, for the main form.
 pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     let mut w = same_captures(&config.captures);
+    w.extend(premises(findings));
     w.extend(clock_mistakes(config, findings));
     w
 }

@@ -409,10 +409,22 @@ struct Totals {
     list_unmatched: bool,
 }
 
-/// Adds what a window owned to the run's counts of flows and unmatched flows.
-fn add_owned(run: &mut Findings, flows: &[u64], unmatched: Vec<crate::verdict::Unmatched>) {
+/// Adds what a window owned to the run's counts of flows and unmatched flows,
+/// and its captures' recorded times to the run's.
+fn add_owned(
+    run: &mut Findings,
+    flows: &[u64],
+    unmatched: Vec<crate::verdict::Unmatched>,
+    recorded: &[Option<(i64, i64)>],
+) {
     for (c, n) in run.captures.iter_mut().zip(flows) {
         c.flows += n;
+    }
+    for (c, more) in run.captures.iter_mut().zip(recorded) {
+        c.recorded = match (c.recorded, *more) {
+            (Some((a, b)), Some((x, y))) => Some((a.min(x), b.max(y))),
+            (mine, theirs) => mine.or(theirs),
+        };
     }
     for (u, more) in run.unmatched.iter_mut().zip(unmatched) {
         u.count += more.count;
@@ -475,9 +487,11 @@ impl Totals {
             unmatched: flows.iter().map(|f| (0..f.flows.len()).collect()).collect(),
             estimated: None,
         };
-        let options = crate::verdict::VerdictOptions { list_unmatched: self.list_unmatched };
+        let options = crate::verdict::VerdictOptions { list_unmatched: self.list_unmatched, part: true };
         let owned = crate::verdict::window_totals(&flows, &correlation, own, &options);
-        add_owned(run, &owned.flows, owned.unmatched);
+        let recorded: Vec<Option<(i64, i64)>> =
+            flows.iter().map(|f| crate::verdict::recorded(&f.flows)).collect();
+        add_owned(run, &owned.flows, owned.unmatched, &recorded);
     }
 
     /// The run's findings (without requests and warnings) from the windows'
@@ -533,7 +547,7 @@ impl Totals {
         if self.findings.is_none() {
             // The first window: the run's points, clocks and words, nothing counted yet.
             let mut run = Findings { requests: Vec::new(), warnings: Vec::new(), ..findings.clone() };
-            run.captures.iter_mut().for_each(|c| c.flows = 0);
+            run.captures.iter_mut().for_each(|c| (c.flows, c.recorded) = (0, None));
             run.unmatched.iter_mut().for_each(|u| (u.count, u.flows) = (0, Vec::new()));
             self.boundaries = vec![Default::default(); owned.boundaries.len()];
             self.keys = Some(keys.clone());
@@ -558,7 +572,8 @@ impl Totals {
                 b.delay_ns = now.delay_ns;
             }
         }
-        add_owned(run, &owned.flows, owned.unmatched);
+        let recorded: Vec<Option<(i64, i64)>> = findings.captures.iter().map(|c| c.recorded).collect();
+        add_owned(run, &owned.flows, owned.unmatched, &recorded);
         for (b, more) in self.boundaries.iter_mut().zip(&owned.boundaries) {
             b.merge(more);
         }
@@ -636,7 +651,9 @@ fn pins_of(findings: &Findings) -> Option<PinnedClocks> {
     use crate::verdict::OffsetMethod;
     let known = |c: &crate::verdict::CaptureSummary| match c.offset_method {
         OffsetMethod::None => false,
-        OffsetMethod::RequestReply | OffsetMethod::OneWay => c.offset_samples >= MIN_PIN_SAMPLES,
+        OffsetMethod::RequestReply | OffsetMethod::OneWay | OffsetMethod::TimeFree => {
+            c.offset_samples >= MIN_PIN_SAMPLES
+        }
         OffsetMethod::Reference | OffsetMethod::Manual | OffsetMethod::SameCapture => true,
     };
     if !findings.captures.iter().all(known) {

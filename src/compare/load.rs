@@ -391,6 +391,11 @@ fn csv_request(
         attempts: attempts_of(labels, t(23))?,
         data: None,
         identity: identity_of(labels, &captures, [t(24), t(25), t(26)])?.map(Box::new),
+        blind: t(27)
+            .split(';')
+            .filter(|l| !l.is_empty())
+            .map(|l| index_of(labels, l))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -472,8 +477,25 @@ mod tests {
     }
 
     #[test]
+    fn csv_blind_captures_read_back_and_a_csv_before_them_reads_none() {
+        let mut typed = findings();
+        typed.requests[2].blind = vec![1, 2];
+        let mut out = Vec::new();
+        crate::report::csv::write_csv(&typed, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let f = findings_from_csv(&text, "blind.csv").unwrap();
+        assert_eq!(f.requests[2].blind, [1, 2]);
+        assert!(f.requests[0].blind.is_empty());
+        let old = without_last_columns(&text, 1);
+        assert!(!old.contains("blind") && old.contains("identity_client_set"));
+        let f = findings_from_csv(&old, "old.csv").unwrap();
+        assert!(f.requests.iter().all(|r| r.blind.is_empty()));
+        assert_eq!(f.requests[2].outcome, typed.requests[2].outcome);
+    }
+
+    #[test]
     fn csv_of_the_version_before_the_identity_columns_reads_back() {
-        let old = without_last_columns(&csv_text(), 3);
+        let old = without_last_columns(&csv_text(), 4);
         assert!(!old.contains("identity") && old.contains("reply_unexpected_source"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert!(f.requests.iter().all(|r| r.identity.is_none()));
@@ -483,8 +505,8 @@ mod tests {
     #[test]
     fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
         // the last columns: reply_lost_cause, reply_unexpected_source,
-        // earlier_attempts, the identity ones
-        let old = without_last_columns(&csv_text(), 6);
+        // earlier_attempts, the identity ones, blind
+        let old = without_last_columns(&csv_text(), 7);
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());

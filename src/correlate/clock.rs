@@ -20,8 +20,18 @@ pub enum OffsetMethodKind {
     /// A later sub-point of a split capture: the clock of the capture's first
     /// point (one file, one clock).
     SameCapture,
+    /// Beyond `--max-offset`: from pairs found without time (the same TCP
+    /// ISN, first datagram or echo), at least [`FAR_SAMPLES`] of them agreeing
+    /// within [`FAR_SPREAD_NS`].
+    TimeFree,
     None,
 }
+
+/// Pairs needed for an estimate beyond `--max-offset`.
+pub const FAR_SAMPLES: usize = 2;
+
+/// Largest spread (MAD) of an estimate beyond `--max-offset`.
+pub const FAR_SPREAD_NS: i64 = 100_000_000;
 
 /// A capture's clock relative to capture 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +95,14 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
                     break 'points;
                 }
             }
+        }
+        // Nothing within --max-offset: pairs found without time may still
+        // show a clock off by minutes or days (a host without NTP, a capture
+        // from another run), when several agree.
+        if found.is_none() && manual.is_none() {
+            found = (j..=last)
+                .flat_map(|m| (0..j).rev().map(move |k| (k, m)))
+                .find_map(|(k, m)| far_estimate(&captures[k].flows, &captures[m].flows).map(|e| (k, m, e)));
         }
         match (manual, found) {
             (Some(offset), est) => {
@@ -218,6 +236,14 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
     }
 }
 
+/// [`pair_estimate`] with no bound on the offset, kept only when at least
+/// [`FAR_SAMPLES`] pairs agree within [`FAR_SPREAD_NS`]: then `time-free`.
+pub fn far_estimate(a: &[Flow], b: &[Flow]) -> Option<PairEstimate> {
+    let est = pair_estimate(a, b, i64::MAX);
+    (est.samples >= FAR_SAMPLES && est.spread_ns <= FAR_SPREAD_NS)
+        .then_some(PairEstimate { method: OffsetMethodKind::TimeFree, ..est })
+}
+
 /// Median and median absolute deviation (lower median for even counts, so the
 /// result is one of the samples and deterministic).
 pub fn median_mad(v: &mut [i64]) -> (i64, i64) {
@@ -298,6 +324,77 @@ mod tests {
         );
         assert_eq!(clocks[2], est(9, OffsetMethodKind::OneWay), "not pinned: estimated");
         assert_eq!(delays, vec![None, Some(90)], "a pinned unknown delay is unknown");
+    }
+
+    /// `n` requests (ISNs 1..=n, 1 s apart) at a point whose clock reads
+    /// `offset` ns ahead, arriving `at` ns after they left, each reply `at`
+    /// ns back; `jitter(i)` ns more on request i's arrival.
+    fn requests(n: u32, at: i64, offset: i64, jitter: impl Fn(u32) -> i64) -> Flows {
+        let flows = (1..=n)
+            .map(|i| {
+                let t = i64::from(i) * 1_000_000_000;
+                let client = format!("198.18.0.1:{}", 40000 + i);
+                let mut f = Flow::test_tcp(&client, "198.19.0.1:80", t + at + offset + jitter(i), i);
+                f.first_server_ns = Ns::at(t + 1_000_000 - at + offset);
+                f
+            })
+            .collect();
+        Flows { flows, stats: Default::default() }
+    }
+
+    #[test]
+    fn a_clock_beyond_max_offset_is_found_from_two_pairs_that_agree() {
+        let hours = 9 * 3_600_000_000_000;
+        let points = [requests(2, 0, 0, |_| 0), requests(2, 10_000, hours, |_| 0)];
+        let (clocks, delays) = estimate(&points, &CorrelateConfig::default());
+        assert_eq!(clocks[1].method, OffsetMethodKind::TimeFree);
+        assert_eq!((clocks[1].offset_ns, clocks[1].samples), (hours, 2));
+        assert_eq!(delays[0], Some(10_000), "the hop's delay, on the found clock");
+        // One pair alone: not estimated.
+        let one = [requests(1, 0, 0, |_| 0), requests(1, 10_000, hours, |_| 0)];
+        let (clocks, delays) = estimate(&one, &CorrelateConfig::default());
+        assert_eq!((clocks[1].method, clocks[1].samples), (OffsetMethodKind::None, 0));
+        assert_eq!(delays[0], None);
+        // Within --max-offset the time-based estimate is used, as before.
+        let near = [requests(2, 0, 0, |_| 0), requests(2, 10_000, 5_000_000_000, |_| 0)];
+        assert_eq!(estimate(&near, &CorrelateConfig::default()).0[1].method, OffsetMethodKind::RequestReply);
+    }
+
+    #[test]
+    fn a_time_free_estimate_needs_its_pairs_to_agree_within_the_spread() {
+        let far = 3_600_000_000_000;
+        // Three pairs, one of them off by 2 × the spread (NTP halves it): the MAD
+        // is that spread, accepted at FAR_SPREAD_NS and refused 2 ns beyond.
+        for (extra, found) in [(2 * FAR_SPREAD_NS, true), (2 * FAR_SPREAD_NS + 4, false)] {
+            let a = requests(3, 0, 0, |_| 0);
+            let b = requests(3, 10_000, far, |i| {
+                if i == 3 {
+                    extra
+                } else if i == 2 {
+                    -extra
+                } else {
+                    0
+                }
+            });
+            let est = far_estimate(&a.flows, &b.flows);
+            assert_eq!(est.is_some(), found, "{extra}: {est:?}");
+            if let Some(e) = est {
+                assert_eq!((e.method, e.samples, e.spread_ns), (OffsetMethodKind::TimeFree, 3, extra / 2));
+            }
+        }
+    }
+
+    #[test]
+    fn a_given_offset_is_not_replaced_by_a_time_free_estimate() {
+        let hours = 9 * 3_600_000_000_000;
+        let points = [requests(2, 0, 0, |_| 0), requests(2, 10_000, hours, |_| 0)];
+        let config = CorrelateConfig { offsets_ns: vec![(1, 1_000)], ..CorrelateConfig::default() };
+        let (clocks, delays) = estimate(&points, &config);
+        assert_eq!(
+            clocks[1],
+            ClockEstimate { offset_ns: 1_000, spread_ns: 0, samples: 0, method: OffsetMethodKind::Manual }
+        );
+        assert_eq!(delays[0], None);
     }
 
     #[test]

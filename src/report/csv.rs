@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 27] = [
+pub const TRAILING_COLUMNS: [&str; 28] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -50,13 +50,16 @@ pub const TRAILING_COLUMNS: [&str; 27] = [
     "identity",
     "identity_preserved",
     "identity_client_set",
+    // Appended: `egress;backend`, the captures that recorded no flow while the
+    // request lived (their silence about it is no evidence).
+    "blind",
 ];
 
 /// How many of [`TRAILING_COLUMNS`] reports of earlier versions had, newest
-/// first: before the identity columns, before `earlier_attempts`, before
+/// first: before `blind`, before the identity columns, before `earlier_attempts`, before
 /// `reply_unexpected_source`, before `reply_lost_cause` (read back by
 /// `compare` with the newer columns empty).
-pub const EARLIER_TRAILING_COLUMNS: [usize; 4] = [24, 23, 22, 21];
+pub const EARLIER_TRAILING_COLUMNS: [usize; 5] = [27, 24, 23, 22, 21];
 
 /// The `identity` cell: `carrier carried added boundary`, or `none`.
 pub fn identity_cell(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
@@ -234,6 +237,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     if let Some(a) = identity.and_then(|i| i.client_set) {
         let _ = write!(set, "{a}");
     }
+    join_into(next(), &request.blind, ";", |c, &b| c.push_str(w.label(b)));
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -314,7 +318,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 27);
+        assert_eq!(h.len(), 5 + 6 + 28);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -332,7 +336,8 @@ mod tests {
                 "earlier_attempts",
                 "identity",
                 "identity_preserved",
-                "identity_client_set"
+                "identity_client_set",
+                "blind"
             ]
         );
     }
@@ -378,11 +383,23 @@ mod tests {
     #[test]
     fn earlier_attempts_follow_the_reply_cells() {
         let r = &rows()[0];
-        assert_eq!(r.len(), 41);
+        assert_eq!(r.len(), 42);
         assert_eq!(
             &r[37],
             "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"
         );
+    }
+
+    #[test]
+    fn blind_captures_are_the_last_fixed_column_in_path_order() {
+        assert_eq!(&rows()[0][41], "", "every capture recorded: empty");
+        let mut f = findings();
+        f.requests[2].blind = vec![1, 2];
+        let mut out = Vec::new();
+        write_csv(&f, &mut out).unwrap();
+        let rows: Vec<csv::StringRecord> =
+            csv::Reader::from_reader(out.as_slice()).records().map(|r| r.unwrap()).collect();
+        assert_eq!(&rows[2][41], "egress;backend");
     }
 
     #[test]

@@ -161,6 +161,16 @@ pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
     text
 }
 
+/// `b` or `b and c`, or `b, c and d`: the labels of blind captures.
+pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
+    let labels: Vec<&str> = blind.iter().map(|&c| w.label(c)).collect();
+    match labels.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
+}
+
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in &r.source {
@@ -192,7 +202,14 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             parts.push(format!("source {client} unchanged through {}", seen.join(", ")));
         } else {
             let next = w.labels.get(1).copied().unwrap_or("the next capture");
-            parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
+            if r.blind.contains(&1) {
+                parts.push(format!(
+                    "request from {client} seen only at {}; {next} recorded nothing while it ran",
+                    seen.join(", ")
+                ));
+            } else {
+                parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
+            }
         }
     }
     if let Some(i) = r.identity.as_deref() {
@@ -222,10 +239,19 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             r.reply.bypassed.map_or("", |c| w.label(c))
         ),
         ReplyPath::NoReply => {
-            format!(
+            let mut text = format!(
                 "no reply at any capture; the request got as far as {}",
                 r.reply.reached.map_or("?", |c| w.label(c))
-            )
+            );
+            let after: Vec<usize> =
+                (r.blind.iter().copied()).filter(|&b| r.reply.reached.is_some_and(|c| b > c)).collect();
+            if !after.is_empty() {
+                text.push_str(&format!(
+                    ", and whether it went further is unknown: {} recorded nothing while it ran",
+                    blind_labels(w, &after)
+                ));
+            }
+            text
         }
     });
     if let Some(l) = r.reply.lost_cause {
@@ -243,6 +269,10 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         || match r.outcome.origin {
             Some(Origin::Between(b)) => format!("entering {}", between_read(w, b)),
             Some(Origin::Capture(c)) => format!("first seen at {}", w.label(c)),
+            None if !r.blind.is_empty() => format!(
+                "where it entered the path is unknown: {} recorded nothing while this request ran",
+                blind_labels(w, &r.blind)
+            ),
             None => "first seen at ?".to_string(),
         },
         matches!(r.outcome.origin, Some(Origin::Between(_))),

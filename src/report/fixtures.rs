@@ -115,6 +115,7 @@ pub fn findings() -> Findings {
         }],
         data: None,
         identity: None,
+        blind: Vec::new(),
     };
     let r2 = Request {
         request: 2,
@@ -148,6 +149,7 @@ pub fn findings() -> Findings {
         attempts: Vec::new(),
         data: None,
         identity: None,
+        blind: Vec::new(),
     };
     let r3 = Request {
         request: 3,
@@ -172,6 +174,7 @@ pub fn findings() -> Findings {
         attempts: Vec::new(),
         data: None,
         identity: None,
+        blind: Vec::new(),
     };
     let r4 = Request {
         request: 4,
@@ -217,6 +220,7 @@ pub fn findings() -> Findings {
         attempts: Vec::new(),
         data: None,
         identity: None,
+        blind: Vec::new(),
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -242,6 +246,7 @@ pub fn findings() -> Findings {
         attempts: Vec::new(),
         data: None,
         identity: None,
+        blind: Vec::new(),
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
@@ -256,6 +261,7 @@ pub fn findings() -> Findings {
             offset_spread_ns: spread_ns,
             offset_samples: samples,
             offset_method: method,
+            recorded: Some((T0_NS - 1_000_000_000 + offset_ns, T0_NS + 60_000_000_000 + offset_ns)),
         };
     let boundary = |b: Between, ports: Kept| Boundary {
         between: b,

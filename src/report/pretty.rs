@@ -52,6 +52,10 @@ pub fn request(buf: &mut Vec<u8>, depth: usize, q: &Request) -> io::Result<()> {
         o.key("identity");
         o.serde(i)?;
     }
+    if !q.blind.is_empty() {
+        o.key("blind");
+        o.serde(&q.blind)?;
+    }
     o.key("explanation");
     o.text(&q.explanation)?;
     o.close();

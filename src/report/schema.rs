@@ -78,7 +78,7 @@ wire_names! {
     v::Proto { Tcp => "tcp", Udp => "udp", Icmp => "icmp" }
     v::OffsetMethod {
         Reference => "reference", RequestReply => "request-reply", OneWay => "one-way",
-        Manual => "manual", SameCapture => "same-capture", None => "none",
+        Manual => "manual", SameCapture => "same-capture", TimeFree => "time-free", None => "none",
     }
     v::ChangeKind { Snat => "snat", Dnat => "dnat", PortOnly => "port-only", Proxy => "proxy" }
     v::CarrierKind {
@@ -171,6 +171,13 @@ pub struct CaptureSummary {
     pub offset_spread_ms: f64,
     pub offset_samples: u64,
     pub offset_method: v::OffsetMethod,
+    /// The first packet of its earliest flow and the last packet of its
+    /// latest, as this capture recorded them (RFC 3339, its own clock); absent
+    /// when it holds no flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_to: Option<String>,
 }
 
 /// One overlay peeled off a point's packets: `overlay` (`vxlan`, `geneve`,
@@ -259,6 +266,11 @@ pub struct Request {
     /// Only when some capture saw an identity carrier: who the backend thinks the client is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<IdentityOut>,
+    /// Only when some capture recorded no flow while the request lived at
+    /// capture 1 (empty, begun after it, stopped before it): their labels, in
+    /// path order. Their silence about the request is no evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blind: Vec<String>,
     pub explanation: String,
 }
 
@@ -635,6 +647,8 @@ fn capture(c: &v::CaptureSummary) -> CaptureSummary {
         offset_spread_ms: ms(c.offset_spread_ns),
         offset_samples: c.offset_samples,
         offset_method: c.offset_method,
+        recorded_from: c.recorded.map(|(a, _)| crate::time::rfc3339(a)),
+        recorded_to: c.recorded.map(|(_, b)| crate::time::rfc3339(b)),
     }
 }
 
@@ -803,6 +817,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
             .collect(),
         data: r.data.as_ref().map(|d| data(w, d)),
         identity: r.identity.as_deref().map(|i| identity(w, i)),
+        blind: r.blind.iter().map(|&c| w.label(c).to_string()).collect(),
         explanation: crate::report::explain::explain(w, r),
     }
 }
@@ -982,6 +997,11 @@ impl Findings {
                     offset_spread_ns: ns(c.offset_spread_ms),
                     offset_samples: c.offset_samples,
                     offset_method: c.offset_method,
+                    recorded: c
+                        .recorded_from
+                        .as_deref()
+                        .and_then(crate::time::parse_rfc3339)
+                        .zip(c.recorded_to.as_deref().and_then(crate::time::parse_rfc3339)),
                 })
                 .collect()
         };
@@ -1029,6 +1049,7 @@ pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary 
         offset_spread_ns: 0,
         offset_samples: 0,
         offset_method: v::OffsetMethod::None,
+        recorded: None,
     }
 }
 
@@ -1125,6 +1146,7 @@ impl Request {
             attempts: self.attempts.into_iter().map(|a| a.into_typed(labels)).collect::<Result<_, _>>()?,
             data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
             identity: self.identity.map(|i| i.into_typed(labels).map(Box::new)).transpose()?,
+            blind: self.blind.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
         })
     }
 }

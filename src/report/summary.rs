@@ -65,6 +65,10 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
         match o.origin {
             Some(Origin::Between(b)) => s.push_str(&format!(", injected between {}", w.between_words(b))),
             Some(Origin::Capture(c)) => s.push_str(&format!(", sent at {}", w.label(c))),
+            None if !r.blind.is_empty() => s.push_str(&format!(
+                ", where it entered unknown ({} recorded nothing then)",
+                crate::report::explain::blind_labels(w, &r.blind)
+            )),
             None => {}
         }
         s
@@ -347,6 +351,10 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
         OffsetMethod::SameCapture => {
             format!("{} (same capture as the point before: one clock)", signed_ms(offset))
         }
+        OffsetMethod::TimeFree => format!(
+            "{} ± {spread:.3} ms (beyond --max-offset, from {samples} paired without time: the same ISN or first bytes)",
+            signed_ms(offset)
+        ),
         OffsetMethod::None => "not estimated (no strong matches)".to_string(),
     }
 }

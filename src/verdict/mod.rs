@@ -9,11 +9,13 @@ mod data;
 mod identity;
 mod model;
 mod outcome;
+mod premise;
 mod reply;
 mod rewrite;
 mod stray;
 
 pub use model::*;
+pub use premise::recorded;
 pub use rewrite::{finish_boundaries, BoundaryTally};
 
 use crate::correlate::{Correlation, LinkKind};
@@ -38,6 +40,9 @@ pub struct CaptureMeta {
 pub struct VerdictOptions {
     /// List the unmatched flows (`--all`), not only count them.
     pub list_unmatched: bool,
+    /// Part of the captures only (a time shard, a stream's window): when a
+    /// capture recorded is not known, so no capture is taken as blind.
+    pub part: bool,
 }
 
 /// Builds the findings of a run.
@@ -61,7 +66,7 @@ pub fn verdict_owning(
     options: &VerdictOptions,
     own: Option<(i64, i64)>,
 ) -> (Findings, Option<WindowTotals>) {
-    let ctx = Ctx::new(metas.len(), captures, corr);
+    let ctx = Ctx { part: options.part, ..Ctx::new(metas.len(), captures, corr) };
     let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
@@ -127,6 +132,10 @@ pub(crate) struct Ctx<'a> {
     /// Per capture, its flows by the receiver of their first packet (built on
     /// first use: only requests without a reply look).
     by_receiver: Vec<std::sync::OnceLock<stray::ByReceiver>>,
+    /// Per capture, when it recorded flows on capture 1's clock.
+    spans: Vec<Option<(i64, i64)>>,
+    /// [`VerdictOptions::part`].
+    part: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -136,7 +145,13 @@ impl<'a> Ctx<'a> {
 
     /// The view of `n` captures, no index built yet.
     fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
-        Ctx { n, captures, corr, by_receiver: (0..n).map(|_| std::sync::OnceLock::new()).collect() }
+        let spans = (captures.iter().enumerate())
+            .map(|(c, f)| {
+                premise::recorded(&f.flows).map(|(a, b)| (corrected(corr, c, a), corrected(corr, c, b)))
+            })
+            .collect();
+        let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
+        Ctx { n, captures, corr, by_receiver, spans, part: false }
     }
 
     pub(crate) fn by_receiver(&self, capture: usize) -> &stray::ByReceiver {
@@ -145,8 +160,13 @@ impl<'a> Ctx<'a> {
 
     /// Recorded time → capture 1's clock.
     pub fn corrected(&self, capture: usize, ts_ns: i64) -> i64 {
-        ts_ns.saturating_sub(self.corr.clocks[capture].offset_ns)
+        corrected(self.corr, capture, ts_ns)
     }
+}
+
+/// Recorded time at `capture` → capture 1's clock.
+fn corrected(corr: &Correlation, capture: usize, ts_ns: i64) -> i64 {
+    ts_ns.saturating_sub(corr.clocks[capture].offset_ns)
 }
 
 /// A flow endpoint as findings hold it: ICMP endpoints carry no port (theirs is the echo id).
@@ -183,6 +203,16 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         .collect();
     let (source, destination) = rewrite::changes(chain, &flows);
     let data = data::data_path(&flows).map(Box::new);
+    let blind =
+        if ctx.part { Vec::new() } else { premise::blind(&ctx.spans, (first.first_ns, first.last_ns)) };
+    let mut outcome = outcome::outcome(&flows, data.as_deref());
+    // A RST or ICMP error missing at a capture that was not recording then
+    // did not enter before it: where it entered is unknown.
+    if let Some(Origin::Between(b)) = outcome.origin {
+        if blind.contains(&b.to) {
+            outcome.origin = None;
+        }
+    }
     Request {
         request: number,
         proto: first.proto,
@@ -194,7 +224,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             unexpected_source: stray::unexpected_source(ctx, chain_ix, &flows),
             ..reply::reply(&flows)
         },
-        outcome: outcome::outcome(&flows, data.as_deref()),
+        outcome,
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
         syn_missed: chain
             .links
@@ -214,6 +244,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             .collect(),
         data,
         identity: identity::identity(&flows).map(Box::new),
+        blind,
     }
 }
 
@@ -278,6 +309,7 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             offset_spread_ns: clock.spread_ns,
             offset_samples: clock.samples as u64,
             offset_method: clock.method,
+            recorded: premise::recorded(&f.flows),
         })
         .collect()
 }
@@ -463,7 +495,7 @@ mod tests {
             estimated: None,
         };
         let captures = [first, second];
-        let listed = VerdictOptions { list_unmatched: true };
+        let listed = VerdictOptions { list_unmatched: true, part: false };
         let t = window_totals(&captures, &corr, (10, 20), &listed);
         // Capture 1: 10 and 15; capture 2: 110, 115 and 112 (not 105, 108 or 120).
         assert_eq!(t.flows, [2, 3]);

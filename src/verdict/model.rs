@@ -60,6 +60,9 @@ pub struct CaptureSummary {
     pub offset_spread_ns: i64,
     pub offset_samples: u64,
     pub offset_method: OffsetMethod,
+    /// First packet of its earliest flow and last packet of its latest, as
+    /// this capture recorded them; None when it holds no flow.
+    pub recorded: Option<(i64, i64)>,
 }
 
 /// How a capture's clock offset was found (the correlate stage's own enum, not a copy).
@@ -125,6 +128,10 @@ pub struct Request {
     /// Only when some capture saw an identity carrier (PROXY protocol or a
     /// forwarding header) in the request: who the backend thinks the client is.
     pub identity: Option<Box<Identity>>,
+    /// Captures that recorded no flow while this request lived at capture 1
+    /// (empty, or begun after it, or stopped before it): their silence about
+    /// it is no evidence. In path order.
+    pub blind: Vec<usize>,
 }
 
 /// Kind of an identity carrier (the flow stage's own enum, not a copy).

@@ -486,28 +486,6 @@ fn any_interface_capture_is_split_and_locates_the_translation_inside_the_node() 
     }
 }
 
-/// A pcap's records shifted by `secs` seconds (as `editcap -t`).
-fn shift_pcap(bytes: &[u8], secs: u32) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    let le = matches!(out[..4], [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
-    let word = |b: &[u8]| {
-        let b: [u8; 4] = b.try_into().unwrap();
-        if le {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
-    };
-    let mut at = 24;
-    while at + 16 <= out.len() {
-        let ts = word(&out[at..at + 4]) + secs;
-        out[at..at + 4].copy_from_slice(&if le { ts.to_le_bytes() } else { ts.to_be_bytes() });
-        at += 16 + word(&out[at + 8..at + 12]) as usize;
-    }
-    assert_eq!(at, out.len(), "whole records");
-    out
-}
-
 /// One file is one clock: the node's `-i any` capture shifted by +2 s (its clock
 /// runs ahead) gives both of its sub-points one offset, estimated once, and the
 /// change stays inside the node.
@@ -515,7 +493,7 @@ fn shift_pcap(bytes: &[u8], secs: u32) -> Vec<u8> {
 fn the_sub_points_of_a_shifted_capture_share_its_one_clock() {
     let dir = lab_dir().join("any-node");
     let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
-    let node = shift_pcap(&read("node.pcap"), 2);
+    let node = crate::util::shift_pcap(&read("node.pcap"), 2);
     assert_ne!(node, read("node.pcap"));
     let (decap, egress, backend) = (read("decap.pcap"), read("egress.pcap"), read("backend.pcap"));
     let config = Config { quiet: true, ..Config::default() };

@@ -32,6 +32,7 @@ mod output;
 mod overlays;
 mod parquet;
 mod pictures;
+mod premises;
 mod properties;
 mod read;
 mod regression;

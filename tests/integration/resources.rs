@@ -209,6 +209,15 @@ fn lengths_claiming_4_gib_cost_no_memory_and_are_named() {
             "tuplecorr: warning: near-cap.pcapng: record 2 at byte 112: record is cut short: its header says \
              16777212 bytes, the file ends after 72 (tcpdump stopped mid-write?); dropped it, kept the 1 record \
              before it",
+            // Each file's one datagram is another: the premise check says so.
+            "tuplecorr: warning: huge-block.pcapng: none of the 1 request seen at huge-record was matched at \
+             huge-block, though huge-block recorded 1 flow at the same time: either every request stopped before \
+             huge-block, or huge-block was taken at another place, or its clock is off by more than --max-offset; \
+             the verdicts take its silence as evidence",
+            "tuplecorr: warning: near-cap.pcapng: none of the 1 request seen at huge-record was matched at \
+             near-cap, though near-cap recorded 1 flow at the same time: either every request stopped before \
+             near-cap, or near-cap was taken at another place, or its clock is off by more than --max-offset; the \
+             verdicts take its silence as evidence",
         ]
     );
     eprintln!("peak RSS of tuplecorr on 4 GiB / 16 MiB length claims: {kib} KiB");

@@ -212,3 +212,26 @@ pub fn lab_scenarios() -> Vec<(String, Vec<String>)> {
         })
         .collect()
 }
+
+/// A classic pcap's records shifted by `secs` seconds (as `editcap -t`; the
+/// seconds field wraps as a u32 does).
+pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let le = matches!(out[..4], [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
+    let word = |b: &[u8]| {
+        let b: [u8; 4] = b.try_into().unwrap();
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let mut at = 24;
+    while at + 16 <= out.len() {
+        let ts = word(&out[at..at + 4]).wrapping_add_signed(secs as i32);
+        out[at..at + 4].copy_from_slice(&if le { ts.to_le_bytes() } else { ts.to_be_bytes() });
+        at += 16 + word(&out[at + 8..at + 12]) as usize;
+    }
+    assert_eq!(at, out.len(), "whole records");
+    out
+}

@@ -581,7 +581,17 @@ fn samples_beyond_max_offset_are_not_used() {
     let v = run(&caps, &[]);
     assert_eq!(offset_ms(&v, 1), 5000.0);
     assert_corrected_path(&v);
+    // Beyond --max-offset the time-based estimate has no sample; the three
+    // requests' ISNs pair them without time (issue 29): the same clock.
     let v = run(&caps, &["--max-offset", "2"]);
+    assert_eq!(method(&v, 1), "time-free", "{v:#}");
+    assert_eq!(capture(&v, 1)["offset_samples"], 3);
+    assert_eq!(offset_ms(&v, 1), 5000.0);
+    assert_corrected_path(&v);
+    // One request alone is no time-free estimate: nothing is matched at b.
+    let mut p = path(&[0, 5_000_000_000], Hop::default());
+    tcp_requests(&mut p, 1, 1_000_000_000, |_, _| {});
+    let v = run(&p.finish(), &["--max-offset", "2"]);
     assert_eq!(method(&v, 1), "none", "{v:#}");
     assert_eq!(capture(&v, 1)["offset_samples"], 0);
     for r in requests(&v) {
@@ -1033,8 +1043,9 @@ fn a_sample_exactly_at_max_offset_is_used() {
     assert_eq!(method(&v, 1), "request-reply", "{v:#}");
     assert_eq!(offset_ms(&v, 1), 1999.9, "{v:#}");
     assert_corrected_path(&v);
+    // Just beyond it: no time-based sample; the ISNs pair them without time.
     let v = run(&caps, &["--max-offset", "1.999999999"]);
-    assert_eq!(method(&v, 1), "none", "{v:#}");
+    assert_eq!(method(&v, 1), "time-free", "{v:#}");
 }
 
 #[test]
