@@ -203,9 +203,9 @@ Expectations are checked on the after run and may be combined:
   --expect-unchanged (eviction retest)         --expect-reply same-path         --expect-outcome completed
 
 A service and client got worse (a regression) when a request of it completed before and one after
-ended no-reply, reset, icmp-error, handshake-only or data-stopped, or when its replies came back on
-the same path before and after were lost, missing or bypassed a capture (midstream is not ranked;
-a failure already seen before is a regression only when nothing of the pairing succeeds after).
+ended no-reply, reset, icmp-error, handshake-only or data-stopped, or a reply came back on the same
+path before and one after was lost, missing or went around a capture. midstream is not ranked; a
+failure already seen before counts only when nothing of the pairing succeeds after.
 
 Exit status: 0 every expectation holds for every matching request (or none was given) and nothing
 got worse (or --allow-regressions);

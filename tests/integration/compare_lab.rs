@@ -411,8 +411,14 @@ fn usage_errors_exit_2() {
 fn compare_help_describes_every_option_and_the_exit_statuses() {
     let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(["compare", "--help"]).output().unwrap();
     let help = text(&o);
-    for line in ["--format <FORMAT>", "-o, --output <FILE>", "-q, --quiet", "--expect-source", "--at <LABEL>"]
-    {
+    for line in [
+        "--format <FORMAT>",
+        "-o, --output <FILE>",
+        "-q, --quiet",
+        "--expect-source",
+        "--at <LABEL>",
+        "--allow-regressions",
+    ] {
         let at = help.find(line).unwrap_or_else(|| panic!("{line} missing: {help}"));
         let rest = &help[at + line.len()..];
         let described = rest.lines().next().unwrap().trim();
@@ -423,6 +429,8 @@ fn compare_help_describes_every_option_and_the_exit_statuses() {
     }
     assert!(help.contains("Output format: table (the change-record block as text"), "{help}");
     assert!(help.contains("Exit status: 0 every expectation holds"), "{help}");
+    assert!(help.contains("1 an expectation does not hold, or a regression"), "{help}");
+    assert!(help.contains("A service and client got worse (a regression) when"), "{help}");
 }
 
 /// Writes `scenario`'s report in `format` with the binary into `dir`.
