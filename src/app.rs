@@ -16,7 +16,7 @@ use std::io::{self, IsTerminal};
 
 /// Report written (warnings allowed).
 pub const EXIT_OK: u8 = 0;
-/// `--fail-on` matched, or an expectation of `compare` did not hold.
+/// `--fail-on` matched, or an expectation of `compare` did not hold or a regression was found.
 pub const EXIT_FAIL_ON: u8 = 1;
 /// Usage error, or a capture that cannot be opened or is not a capture.
 pub const EXIT_ERROR: u8 = 2;
@@ -415,13 +415,15 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
 }
 
 /// `tuplecorr compare`: load or analyse each side, compare, check the
-/// expectations, write; exit status 1 when one does not hold.
+/// expectations, write; exit status 1 when one does not hold or a service and
+/// client got worse (unless `--allow-regressions`).
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
     let inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
     let target = crate::output::target(run.path.as_deref(), &inputs)?;
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
     let mut comparison = crate::compare::compare(&before, &after);
+    comparison.regressions_allowed = run.allow_regressions;
     crate::compare::expect::check(&mut comparison, &after, &run.expectations)
         .map_err(|e| Error::Usage(UsageError(e.0)))?;
     crate::output::write_to(&target, |out| crate::compare::write(&comparison, run.format, out))?;
@@ -439,7 +441,15 @@ pub fn compare(run: &CompareRun) -> Result<u8, Error> {
         };
         eprintln!("tuplecorr: expectation not met: {}: {which}", e.expectation);
     }
-    Ok(if crate::compare::expect::all_hold(&comparison) { EXIT_OK } else { EXIT_FAIL_ON })
+    let head = if comparison.regressions_allowed { "note: regression (allowed)" } else { "regression" };
+    let listed = crate::compare::write::REGRESSIONS_LISTED;
+    for r in comparison.regressions.iter().take(listed) {
+        eprintln!("tuplecorr: {head}: {}", crate::compare::write::regression_text(r));
+    }
+    if comparison.regressions.len() > listed {
+        eprintln!("tuplecorr: {head}: and {} more", comparison.regressions.len() - listed);
+    }
+    Ok(if crate::compare::passes(&comparison) { EXIT_OK } else { EXIT_FAIL_ON })
 }
 
 /// One side of `compare`: a report read back, or captures run through the pipeline.

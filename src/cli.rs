@@ -202,8 +202,14 @@ Expectations are checked on the after run and may be combined:
   --expect-source 198.19.3.17 --at backend    --expect-source 198.19.0.0/16    --expect-source preserved
   --expect-unchanged (eviction retest)         --expect-reply same-path         --expect-outcome completed
 
-Exit status: 0 every expectation holds for every matching request (or none was given);
-1 an expectation does not hold (the requests that break it are listed in the report and on stderr);
+A service and client got worse (a regression) when a request of it completed before and one after
+ended no-reply, reset, icmp-error, handshake-only or data-stopped, or a reply came back on the same
+path before and one after was lost, missing or went around a capture. midstream is not ranked; a
+failure already seen before counts only when nothing of the pairing succeeds after.
+
+Exit status: 0 every expectation holds for every matching request (or none was given) and nothing
+got worse (or --allow-regressions);
+1 an expectation does not hold, or a regression (the requests are listed in the report and on stderr);
 2 usage error, or a side that cannot be read.";
 
 /// Options of `tuplecorr compare`.
@@ -240,6 +246,10 @@ pub struct CompareArgs {
     /// Expect every request after the change to end this way.
     #[arg(long, value_name = "OUTCOME", value_parser = PossibleValuesParser::new(wire_names::<OutcomeKind>()))]
     pub expect_outcome: Option<String>,
+    /// Report a service and client whose outcome or reply path got worse as a note only: it no
+    /// longer makes the exit status 1 (by default it does, with or without expectations).
+    #[arg(long)]
+    pub allow_regressions: bool,
 }
 
 /// The wire names of a verdict enum (the values its option accepts).
@@ -306,6 +316,7 @@ impl Args {
                 before: compare_side(&a.before)?,
                 after: compare_side(&a.after)?,
                 expectations: a.expectations()?,
+                allow_regressions: a.allow_regressions,
                 path: a.output,
                 quiet: a.quiet,
             })),

@@ -414,6 +414,9 @@ pub struct CompareRun {
     pub quiet: bool,
     /// `--expect-*`, in command-line order: exit status 1 when one does not hold.
     pub expectations: Vec<crate::compare::Expectation>,
+    /// `--allow-regressions`: a service and client that got worse is reported
+    /// as a note and does not make the exit status 1.
+    pub allow_regressions: bool,
 }
 
 /// A command line that parsed but makes no sense (exit status 2).

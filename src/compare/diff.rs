@@ -24,6 +24,12 @@ pub struct Comparison {
     pub pairings: Vec<Pairing>,
     /// One entry per expectation given, in command-line order.
     pub expectations: Vec<super::expect::ExpectationResult>,
+    /// Services and clients whose outcome or reply path got worse, in pairing order.
+    #[serde(default)]
+    pub regressions: Vec<super::regress::Regression>,
+    /// `--allow-regressions`: regressions are reported but do not fail the comparison.
+    #[serde(default)]
+    pub regressions_allowed: bool,
 }
 
 /// The captures of one run, and when its requests were seen.
@@ -85,6 +91,9 @@ pub struct Pairing {
     /// The identities the backend saw differ (written only when true).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identity_changed: bool,
+    /// What got worse (`outcome`, `reply-path`): empty unless the pairing regressed.
+    #[serde(default)]
+    pub regressed: Vec<super::regress::Worse>,
     /// One line for the change record.
     pub statement: String,
     /// Expectations (their text) that a request of this pairing breaks.
@@ -256,17 +265,37 @@ pub fn compare(before: &Findings, after: &Findings) -> Comparison {
     };
     let (b_services, a_services) = (services(&b_groups), services(&a_groups));
     let keys: BTreeSet<&PairKey> = b_groups.keys().chain(a_groups.keys()).collect();
+    let mut regressions = Vec::new();
     let pairings = keys
         .into_iter()
         .map(|key| {
             let service = (key.0, key.1.clone());
             let in_both = b_services.contains(&service) && a_services.contains(&service);
-            let b = b_groups.get(key).map(|rs| summarize(&b_words, rs));
-            let a = a_groups.get(key).map(|rs| summarize(&a_words, rs));
-            pairing(key, in_both, b, a, &labels)
+            let (b_reqs, a_reqs) = (b_groups.get(key), a_groups.get(key));
+            let b = b_reqs.map(|rs| summarize(&b_words, rs));
+            let a = a_reqs.map(|rs| summarize(&a_words, rs));
+            let mut p = pairing(key, in_both, b, a, &labels);
+            if let (Some(b), Some(a)) = (b_reqs, a_reqs) {
+                if let Some(r) = super::regress::regression(key, (&b_words, b), (&a_words, a)) {
+                    p.statement.push_str(&format!(
+                        "; a regression: {} worse after",
+                        super::regress::worse_words(&r.worse)
+                    ));
+                    p.regressed = r.worse.clone();
+                    regressions.push(r);
+                }
+            }
+            p
         })
         .collect();
-    Comparison { before: b_info, after: a_info, pairings, expectations: Vec::new() }
+    Comparison {
+        before: b_info,
+        after: a_info,
+        pairings,
+        expectations: Vec::new(),
+        regressions,
+        regressions_allowed: false,
+    }
 }
 
 fn pairing(
@@ -300,6 +329,7 @@ fn pairing(
             reply_path_changed: false,
             outcome_changed: false,
             identity_changed: false,
+            regressed: Vec::new(),
             expectations_broken: Vec::new(),
         }
     };
@@ -371,6 +401,7 @@ fn pairing(
         reply_path_changed,
         outcome_changed,
         identity_changed,
+        regressed: Vec::new(),
         expectations_broken: Vec::new(),
     }
 }

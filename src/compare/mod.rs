@@ -1,6 +1,7 @@
 //! `tuplecorr compare BEFORE AFTER`: pairs requests of two runs by service and
 //! client and states how the source address, reply path and outcome changed,
-//! and whether the expectations of the change record hold. Each side is a
+//! which services and clients got worse (regressions), and whether the
+//! expectations of the change record hold. Each side is a
 //! tuplecorr report (JSON, NDJSON or CSV, detected) or a comma-separated list
 //! of captures, which the caller runs through `pipeline::analyze`. Takes
 //! findings or report files; gives a `Comparison` and its bytes.
@@ -8,11 +9,13 @@
 pub mod diff;
 pub mod expect;
 pub mod load;
+pub mod regress;
 pub mod write;
 
 pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};
 pub use expect::{Expectation, ExpectationResult, SourceWant};
 pub use load::{load_report, LoadError};
+pub use regress::{passes, Regression, Worse};
 pub use write::write;
 
 use std::path::{Path, PathBuf};

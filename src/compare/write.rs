@@ -4,6 +4,7 @@
 //! object), NDJSON (one pairing a line). Takes a `Comparison`; gives bytes.
 
 use super::diff::{Comparison, Pairing, RunCaptures, SideSummary, Sides};
+use super::regress::{Regression, Worse};
 use crate::config::CompareFormat;
 use crate::report::schema::WireName;
 use std::io::{self, Write};
@@ -140,6 +141,12 @@ pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<
     for p in &c.pairings {
         writeln!(out, "- {}", p.statement)?;
     }
+    writeln!(out)?;
+    writeln!(out, "{}", heading("Regressions"))?;
+    writeln!(out)?;
+    for line in regression_lines(c) {
+        writeln!(out, "{line}")?;
+    }
     if c.expectations.is_empty() {
         return Ok(());
     }
@@ -170,6 +177,74 @@ pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<
     Ok(())
 }
 
+/// At most this many regressions are listed in the block (and on stderr); JSON
+/// and CSV carry every one.
+pub const REGRESSIONS_LISTED: usize = 20;
+/// At most this many request numbers are listed per regression in the block.
+const REQUESTS_LISTED: usize = 10;
+
+/// `1, 2, 3` or `1, 2, ..., 10 and 5 more`.
+fn bounded_ids(ids: &[u64]) -> String {
+    let shown: Vec<String> = ids.iter().take(REQUESTS_LISTED).map(u64::to_string).collect();
+    match ids.len().saturating_sub(REQUESTS_LISTED) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// One regression in words: `tcp 198.19.96.10:80 from 198.18.90.42 (requests 1, 2 after):
+/// outcome completed → no-reply; reply path same-path → reply-lost egress->backend`.
+pub fn regression_text(r: &Regression) -> String {
+    let what = if r.requests_after.len() == 1 { "request" } else { "requests" };
+    let mut parts = Vec::new();
+    if r.worse.contains(&Worse::Outcome) {
+        parts.push(format!("outcome {} → {}", r.outcome_before.join(" or "), r.outcome_after.join(" or ")));
+    }
+    if r.worse.contains(&Worse::ReplyPath) {
+        parts.push(format!(
+            "reply path {} → {}",
+            r.reply_path_before.join(" or "),
+            r.reply_path_after.join(" or ")
+        ));
+    }
+    format!(
+        "{} {} from {} ({what} {} after): {}",
+        r.proto.wire(),
+        r.service,
+        r.client,
+        bounded_ids(&r.requests_after),
+        parts.join("; ")
+    )
+}
+
+/// The block's regression lines: ✘ per regression (`note:` when allowed), at
+/// most `REGRESSIONS_LISTED`, or ✔ when no pairing in both runs got worse.
+pub fn regression_lines(c: &Comparison) -> Vec<String> {
+    let both = c.pairings.iter().filter(|p| p.sides == Sides::Both).count();
+    let noun = if both == 1 { "service/client" } else { "services/clients" };
+    if c.regressions.is_empty() {
+        return vec![format!("- ✔ nothing got worse ({both} {noun} in both runs checked)")];
+    }
+    let n = c.regressions.len();
+    let mark = if c.regressions_allowed { "note:" } else { "✘" };
+    let mut lines = vec![format!(
+        "- {mark} {n} of {both} {noun} in both runs got worse{}",
+        if c.regressions_allowed {
+            " (allowed by --allow-regressions: the exit status ignores them)"
+        } else {
+            ""
+        }
+    )];
+    for r in c.regressions.iter().take(REGRESSIONS_LISTED) {
+        lines.push(format!("  - {mark} {}", regression_text(r)));
+    }
+    if n > REGRESSIONS_LISTED {
+        lines
+            .push(format!("  - and {} more (every one is in --format json and csv)", n - REGRESSIONS_LISTED));
+    }
+    lines
+}
+
 /// The CSV header for these labels.
 pub fn csv_header(labels: &[String]) -> Vec<String> {
     let mut h: Vec<String> = ["proto", "service", "client", "sides", "requests_before", "requests_after"]
@@ -191,6 +266,7 @@ pub fn csv_header(labels: &[String]) -> Vec<String> {
             "outcome_changed",
             "statement",
             "expectations_broken",
+            "regressed",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -226,6 +302,7 @@ pub fn csv_row(p: &Pairing, labels: &[String]) -> Vec<String> {
     row.push(yes_no(p.outcome_changed).to_string());
     row.push(p.statement.clone());
     row.push(p.expectations_broken.join(";"));
+    row.push(p.regressed.iter().map(|w| w.wire()).collect::<Vec<_>>().join(";"));
     row
 }
 
@@ -300,14 +377,58 @@ mod tests {
         let mut reader = csv::Reader::from_reader(csv.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header[..6], ["proto", "service", "client", "sides", "requests_before", "requests_after"]);
-        assert_eq!(header.last().unwrap(), "expectations_broken");
+        assert_eq!(header[header.len() - 2..], ["expectations_broken", "regressed"]);
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
         assert_eq!(rows.len(), c.pairings.len());
         let icmp = rows.iter().find(|r| &r[0] == "icmp").unwrap();
         assert_eq!((&icmp[3], &icmp[4], &icmp[5]), ("only-before", "5", ""));
-        assert!(icmp[header.len() - 1].starts_with("unchanged"), "{icmp:?}");
+        assert!(icmp[header.len() - 2].starts_with("unchanged"), "{icmp:?}");
         let tcp = rows.iter().find(|r| &r[1] == "198.19.96.10:80").unwrap();
-        assert_eq!((&tcp[3], &tcp[4], &tcp[header.len() - 1]), ("both", "1;2", ""));
+        assert_eq!((&tcp[3], &tcp[4], &tcp[header.len() - 2]), ("both", "1;2", ""));
+    }
+
+    #[test]
+    fn regressions_are_listed_bounded_with_their_requests_bounded() {
+        use crate::compare::regress::{Regression, Worse};
+        use crate::verdict::Proto;
+        let mut c = super::super::compare(&findings(), &findings());
+        let regression = |i: usize| Regression {
+            proto: Proto::Udp,
+            service: format!("198.19.96.{i}:53"),
+            client: "198.18.90.42".into(),
+            worse: vec![Worse::Outcome],
+            requests_before: vec![1],
+            requests_after: (1..=12).collect(),
+            outcome_before: vec!["completed".into()],
+            outcome_after: vec!["icmp-error 3/3 by 198.19.96.9".into(), "no-reply".into()],
+            reply_path_before: vec!["same-path".into()],
+            reply_path_after: vec!["same-path".into()],
+        };
+        c.regressions = (0..REGRESSIONS_LISTED + 3).map(regression).collect();
+        let lines = regression_lines(&c);
+        assert_eq!(lines.len(), 1 + REGRESSIONS_LISTED + 1);
+        assert_eq!(lines[0], "- ✘ 23 of 4 services/clients in both runs got worse");
+        assert_eq!(
+            lines[1],
+            "  - ✘ udp 198.19.96.0:53 from 198.18.90.42 (requests 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more after): \
+             outcome completed → icmp-error 3/3 by 198.19.96.9 or no-reply"
+        );
+        assert_eq!(lines.last().unwrap(), "  - and 3 more (every one is in --format json and csv)");
+        c.regressions.truncate(1);
+        c.regressions[0].requests_after = vec![7];
+        c.regressions[0].worse = vec![Worse::ReplyPath];
+        c.regressions_allowed = true;
+        assert_eq!(
+            regression_lines(&c),
+            [
+                "- note: 1 of 4 services/clients in both runs got worse (allowed by --allow-regressions: the exit status ignores them)",
+                "  - note: udp 198.19.96.0:53 from 198.18.90.42 (request 7 after): reply path same-path → same-path",
+            ]
+        );
+        c.regressions.clear();
+        assert_eq!(regression_lines(&c), ["- ✔ nothing got worse (4 services/clients in both runs checked)"]);
+        let md = text(&c, CompareFormat::Markdown);
+        assert!(md.contains("\n#### Regressions\n\n- ✔ nothing got worse"), "{md}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! `decap`, `egress`, `backend`. Takes a typed request and the run's labels;
 //! gives the `explanation` text of CSV and JSON. Never decides a verdict.
 
+use crate::report::icmp::IcmpCause;
 use crate::report::words::Words;
 use crate::verdict::{
     Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, Identity, LostCause, Origin, OutcomeKind,
@@ -285,23 +286,20 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             parts.push(format!("reset by {by}, {entered}{forged}"));
         }
         OutcomeKind::IcmpError => {
-            // The ICMPv6 names apply when the client endpoint is IPv6 with a port
-            // (TCP/UDP); an ICMP echo client has no port and reads as IPv4 here,
-            // as it always has (the goldens pin it).
-            let v6 = r
-                .captures
-                .iter()
-                .find_map(|h| h.client)
-                .is_some_and(|c| c.addr.is_ipv6() && c.port.is_some());
-            let name = match (r.outcome.icmp.map(|i| (i.ty, i.code)), v6) {
-                (Some((3, 13)), false) | (Some((1, 1)), true) => "ICMP admin-prohibited".to_string(),
-                (Some((3, 3)), false) | (Some((1, 4)), true) => "ICMP port unreachable".to_string(),
-                (Some((3, 1)), false) | (Some((1, 3)), true) => "ICMP host unreachable".to_string(),
-                (Some((3, 10)), false) => "ICMP host prohibited".to_string(),
-                (Some((t, c)), _) => format!("ICMP {t}/{c}"),
-                (None, _) => "ICMP ?".to_string(),
-            };
-            parts.push(format!("rejected by {name} from {}, {}: policy, not path", by(), entered()));
+            // The name, the lead and the closing words come from the typed cause
+            // (type/code, sender, origin, the request's server), never from text.
+            let (by, entered) = (by(), entered());
+            parts.push(match crate::report::icmp::IcmpFacts::of(r) {
+                Some(f) => {
+                    let (name, cause) = (f.name(), f.cause());
+                    let lead = if cause == IcmpCause::Policy { "rejected by" } else { "answered with" };
+                    match cause.words() {
+                        Some(why) => format!("{lead} {name} from {by}, {entered}: {why}"),
+                        None => format!("{lead} {name} from {by}, {entered}"),
+                    }
+                }
+                None => format!("answered with ICMP ? from {by}, {entered}"),
+            });
         }
         OutcomeKind::HandshakeOnly => parts.push("handshake completed but the server sent nothing".into()),
         OutcomeKind::Midstream => parts.push("connection began before the capture (midstream)".into()),
@@ -580,5 +578,59 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("stopped") && !text.contains("black hole"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod icmp_tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+    use crate::verdict::{IcmpCode, Outcome};
+
+    /// The fixtures' request 3 (UDP 198.18.90.43:5353 → 198.19.96.11:53, seen
+    /// at decap and egress) ended by this ICMP error; its explanation's last part.
+    fn ending(by: &str, origin: Origin, ty: u8, code: u8) -> String {
+        let mut f = findings();
+        let r = f.requests.iter_mut().find(|r| r.request == 3).unwrap();
+        r.outcome = Outcome {
+            kind: OutcomeKind::IcmpError,
+            by: Some(by.parse().unwrap()),
+            origin: Some(origin),
+            icmp: Some(IcmpCode { ty, code }),
+        };
+        let text = explain(&Words::new(&f), &f.requests[2]);
+        text.rsplit("; ").next().unwrap().to_string()
+    }
+
+    #[test]
+    fn each_icmp_cause_has_its_sentence_and_only_policy_says_policy() {
+        let eb = Origin::Between(Between { from: 1, to: 2 });
+        let last = Origin::Capture(2);
+        let entering = "entering between egress and backend (downstream of the pod)";
+        for (by, origin, ty, code, want) in [
+            ("198.19.3.1", eb, 3, 13, format!("rejected by ICMP admin-prohibited from 198.19.3.1, {entering}: policy, not path")),
+            ("198.19.3.1", eb, 3, 10, format!("rejected by ICMP host prohibited from 198.19.3.1, {entering}: policy, not path")),
+            ("198.19.3.1", eb, 3, 9, format!("rejected by ICMP net prohibited from 198.19.3.1, {entering}: policy, not path")),
+            // the server's own address: a closed port, not a policy
+            ("198.19.96.11", eb, 3, 3, format!("answered with ICMP port unreachable from 198.19.96.11, {entering}: nothing listening on that port")),
+            ("198.19.3.9", last, 3, 3, "answered with ICMP port unreachable from 198.19.3.9, first seen at backend: nothing listening on that port".to_string()),
+            ("198.19.3.1", eb, 3, 3, format!("answered with ICMP port unreachable from 198.19.3.1, {entering}: sent by a host other than the server (a filter answering in its place)")),
+            ("198.19.3.1", eb, 3, 0, format!("answered with ICMP net unreachable from 198.19.3.1, {entering}: path: no route")),
+            ("198.19.3.1", eb, 3, 1, format!("answered with ICMP host unreachable from 198.19.3.1, {entering}: path: no route")),
+            ("198.19.96.11", eb, 3, 2, format!("answered with ICMP protocol unreachable from 198.19.96.11, {entering}: protocol not supported by the server")),
+            ("198.19.3.1", eb, 11, 0, format!("answered with ICMP TTL exceeded from 198.19.3.1, {entering}: path: TTL exceeded (a routing loop, or a TTL too small)")),
+            // no rule: the type/code named, no cause
+            ("198.19.3.1", eb, 3, 5, format!("answered with ICMP 3/5 from 198.19.3.1, {entering}")),
+            ("198.19.96.11", eb, 3, 1, format!("answered with ICMP host unreachable from 198.19.96.11, {entering}")),
+            // ICMPv6 numbers for an IPv6 sender
+            ("2001:db8::1", eb, 1, 1, format!("rejected by ICMPv6 admin-prohibited from 2001:db8::1, {entering}: policy, not path")),
+            ("2001:db8::1", eb, 1, 5, format!("rejected by ICMPv6 source address failed policy from 2001:db8::1, {entering}: policy, not path")),
+            ("2001:db8::1", eb, 1, 6, format!("rejected by ICMPv6 reject route from 2001:db8::1, {entering}: policy, not path")),
+            ("2001:db8::1", last, 1, 4, "answered with ICMPv6 port unreachable from 2001:db8::1, first seen at backend: nothing listening on that port".to_string()),
+            ("2001:db8::1", eb, 1, 0, format!("answered with ICMPv6 no route from 2001:db8::1, {entering}: path: no route")),
+            ("2001:db8::1", eb, 3, 0, format!("answered with ICMPv6 hop limit exceeded from 2001:db8::1, {entering}: path: TTL exceeded (a routing loop, or a TTL too small)")),
+        ] {
+            assert_eq!(ending(by, origin, ty, code), want, "{ty}/{code} from {by}");
+        }
     }
 }

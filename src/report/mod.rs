@@ -8,6 +8,7 @@ pub mod csv;
 pub mod endpoint;
 pub mod explain;
 pub mod html;
+pub mod icmp;
 pub mod json;
 pub mod parquet;
 mod pretty;

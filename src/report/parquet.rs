@@ -416,6 +416,7 @@ fn outcome(rows: &Rows<'_>) -> Result<ArrayRef> {
             ("by_name", strs(o.iter().map(|o| o.by_name.as_deref()))),
             ("origin", strs(o.iter().map(|o| o.origin.as_deref()))),
             ("icmp", strs(o.iter().map(|o| o.icmp.as_deref()))),
+            ("icmp_cause", strs(o.iter().map(|o| o.icmp_cause.map(|c| c.wire())))),
         ],
         None,
     )

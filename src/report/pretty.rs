@@ -173,6 +173,10 @@ fn outcome(buf: &mut Vec<u8>, depth: usize, r: &schema::Outcome) -> io::Result<(
         Some(icmp) => o.plain(icmp),
         None => o.null(),
     }
+    if let Some(cause) = r.icmp_cause {
+        o.key("icmp_cause");
+        o.word(cause.wire());
+    }
     o.close();
     Ok(())
 }

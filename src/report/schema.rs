@@ -95,6 +95,11 @@ wire_names! {
         IcmpError => "icmp-error", NoReply => "no-reply", Midstream => "midstream",
         DataStopped => "data-stopped",
     }
+    crate::report::icmp::IcmpCause {
+        Policy => "policy", PortClosed => "port-closed", OtherHost => "other-host", NoRoute => "no-route",
+        ProtocolUnsupported => "protocol-unsupported", TtlExceeded => "ttl-exceeded",
+        Unclassified => "unclassified",
+    }
 }
 
 // `Strength` and `Evidence` come from `correlate` with their serde names; the
@@ -576,6 +581,10 @@ pub struct Outcome {
     pub origin: Option<String>,
     /// `type/code` of the ICMP error.
     pub icmp: Option<String>,
+    /// Why the ICMP error came back (only for `icmp-error`): derived from
+    /// `icmp`, `by`, `origin` and the server, so never read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icmp_cause: Option<crate::report::icmp::IcmpCause>,
 }
 
 /// Flows of a later capture that matched no request.
@@ -800,6 +809,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
             by_name: r.outcome.by.and_then(|a| w.name_of(a)).map(str::to_string),
             origin: r.outcome.origin.map(|o| w.origin(o)),
             icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
+            icmp_cause: crate::report::icmp::icmp_cause(r),
         },
         syn_missed: r.syn_missed.map(|m| SynMissed {
             at: w.label(m.at).to_string(),

@@ -84,10 +84,17 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
             Some(b) => format!("client data stopped between {}", w.between_words(b)),
             None => "client data stopped".to_string(),
         }),
-        OutcomeKind::IcmpError => Some(from(match o.icmp {
-            Some(i) => format!("ICMP error {}/{}", i.ty, i.code),
-            None => "ICMP error ?".to_string(),
-        })),
+        OutcomeKind::IcmpError => {
+            let mut s = from(match o.icmp {
+                Some(i) => format!("ICMP error {}/{}", i.ty, i.code),
+                None => "ICMP error ?".to_string(),
+            });
+            if let Some(why) = crate::report::icmp::icmp_cause(r).and_then(|c| c.words()) {
+                s.push_str(": ");
+                s.push_str(why);
+            }
+            Some(s)
+        }
     }
 }
 
@@ -164,6 +171,8 @@ struct PatternKey {
     identity: Option<IdentityKey>,
     reply: (ReplyPath, Option<Between>, Option<usize>, Option<usize>),
     outcome: (OutcomeKind, Option<IpAddr>, Option<Origin>, Option<IcmpCode>, Option<Between>),
+    /// Why the ICMP error came back: it depends on the server, which the key has not.
+    icmp_cause: Option<crate::report::icmp::IcmpCause>,
 }
 
 /// The first source change's address when the pattern stands for it: a
@@ -203,6 +212,7 @@ impl PatternKey {
                 r.outcome.icmp,
                 r.data.as_ref().and_then(|d| d.stopped),
             ),
+            icmp_cause: crate::report::icmp::icmp_cause(r),
         }
     }
 }
@@ -747,7 +757,37 @@ mod tests {
         );
         assert_eq!(
             pattern(&w, &f.requests[2]),
-            "addresses unchanged, replies on the same path, ICMP error 3/13 from 198.19.3.1, injected between egress and backend"
+            "addresses unchanged, replies on the same path, ICMP error 3/13 from 198.19.3.1, injected between egress and backend: policy, not path"
+        );
+    }
+
+    #[test]
+    fn a_port_unreachable_reads_by_who_sent_it_and_splits_patterns_by_cause() {
+        // One sender (198.19.96.11), two services: it is the server of the first
+        // (a closed port), another host for the second (a filter answering).
+        let mut f = findings();
+        let r3 = f.requests.iter_mut().find(|r| r.request == 3).unwrap();
+        r3.outcome.by = Some("198.19.96.11".parse().unwrap());
+        r3.outcome.icmp = Some(IcmpCode { ty: 3, code: 3 });
+        let mut other = r3.clone();
+        other.request = 6;
+        for h in other.captures.iter_mut().filter(|h| h.seen) {
+            h.server = Some(crate::report::fixtures::ep("198.19.96.12:53"));
+        }
+        f.requests.push(other);
+        let w = Words::new(&f);
+        let closed = "addresses unchanged, replies on the same path, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: nothing listening on that port";
+        let filter = "addresses unchanged, replies on the same path, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: sent by a host other than the server (a filter answering in its place)";
+        assert_eq!(pattern(&w, &f.requests[2]), closed);
+        assert_eq!(pattern(&w, &f.requests[5]), filter);
+        let texts: Vec<String> = patterns(&f).into_iter().map(|(_, t)| t).collect();
+        assert!(texts.iter().any(|t| t.ends_with("nothing listening on that port")), "{texts:?}");
+        assert!(texts.iter().any(|t| t.ends_with("(a filter answering in its place)")), "{texts:?}");
+        // a type/code without a rule is named without a cause
+        f.requests[2].outcome.icmp = Some(IcmpCode { ty: 3, code: 5 });
+        assert_eq!(
+            pattern(&Words::new(&f), &f.requests[2]),
+            "addresses unchanged, replies on the same path, ICMP error 3/5 from 198.19.96.11, injected between egress and backend"
         );
     }
 

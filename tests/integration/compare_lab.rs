@@ -2,7 +2,8 @@
 //! switched on at the node, a removed return route, an eviction drill (the same
 //! test repeated, and one that hit the restart), a second client only after, a
 //! service only before. Every expectation passing and failing with its exit
-//! status, and reports (JSON, NDJSON, CSV) read back losslessly. What each
+//! status, regressions (a botched change whose expectation holds) failing
+//! unless allowed, and reports (JSON, NDJSON, CSV) read back losslessly. What each
 //! case expects comes from the scenarios' configuration (testdata/lab/index.tsv,
 //! testdata/lab-compare/README.md), never from tuplecorr's own output.
 
@@ -247,12 +248,141 @@ fn eviction_drill_unchanged_holds_for_a_repeat_and_breaks_for_the_request_that_h
         (Some("198.18.90.43"), Some("198.19.96.10:80"))
     );
     assert_eq!(b[0]["found"], "reply path changed, outcome changed");
-    assert_eq!(pairing(&v, "198.19.96.10:80", "198.18.90.43")["statement"], "request to 198.19.96.10:80 from 198.18.90.43: not seen at egress, backend after; replies on the same path before, no reply after; outcome completed before, no-reply after");
+    assert_eq!(pairing(&v, "198.19.96.10:80", "198.18.90.43")["statement"], "request to 198.19.96.10:80 from 198.18.90.43: not seen at egress, backend after; replies on the same path before, no reply after; outcome completed before, no-reply after; a regression: outcome and reply path worse after");
+    // that request is also a regression (completed → no-reply): exit status 1 even without the expectations
+    let r = &v["regressions"];
+    assert_eq!(r.as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(
+        (r[0]["client"].as_str(), r[0]["requests_after"].clone()),
+        (Some("198.18.90.43"), serde_json::json!([3]))
+    );
+    assert_eq!(r[0]["worse"], serde_json::json!(["outcome", "reply-path"]));
+    assert_eq!(
+        (r[0]["outcome_after"].clone(), r[0]["reply_path_after"].clone()),
+        (serde_json::json!(["no-reply"]), serde_json::json!(["no-reply"]))
+    );
+    let plain = compare(&before, &side("lab-compare/eviction-during"), &[]);
+    assert_eq!(plain.status.code(), Some(1), "{}", stderr(&plain));
     assert_eq!(broken(&v, 1), [3]);
     assert_eq!(v["expectations"][1]["broken_by"][0]["found"], "outcome no-reply");
     let p = pairing(&v, "198.19.96.10:80", "198.18.90.43");
     assert_eq!(p["after"]["sources"][1]["sources"], serde_json::json!([]), "not seen at egress");
     assert_eq!(pairing(&v, "198.19.96.10:80", "198.18.90.42")["expectations_broken"], serde_json::json!([]));
+}
+
+#[test]
+fn a_botched_change_is_a_regression_although_its_source_expectation_holds() {
+    // SNAT removed (masquerade-node → no-return-route) but no return route added: the source at
+    // backend is the client's own as the record says, yet every request went from completed to
+    // no-reply with its reply lost between egress and backend
+    let (b, a) = (side("lab/masquerade-node"), side("lab/no-return-route"));
+    let o = compare(&b, &a, &["--format", "json", "--expect-source", "preserved", "--at", "backend"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        (v["expectations"][0]["holds"].as_bool(), v["expectations"][0]["checked"].as_u64()),
+        (Some(true), Some(3))
+    );
+    assert_eq!(v["regressions_allowed"], false);
+    let r = v["regressions"].as_array().unwrap();
+    assert_eq!(r.len(), 2, "{r:?}");
+    for (reg, service, proto, before, after) in
+        [(&r[0], "198.19.96.10:80", "tcp", &[1, 2][..], 1), (&r[1], "198.19.96.10:9000", "udp", &[4][..], 2)]
+    {
+        assert_eq!(
+            (reg["proto"].as_str(), reg["service"].as_str(), reg["client"].as_str()),
+            (Some(proto), Some(service), Some("198.18.90.42"))
+        );
+        assert_eq!(reg["worse"], serde_json::json!(["outcome", "reply-path"]));
+        assert_eq!(reg["requests_before"], serde_json::json!(before));
+        assert_eq!(reg["requests_after"], serde_json::json!([after]));
+        assert_eq!(reg["outcome_before"], serde_json::json!(["completed"]));
+        assert_eq!(reg["outcome_after"], serde_json::json!(["no-reply"]));
+        assert_eq!(reg["reply_path_before"], serde_json::json!(["same-path"]));
+        assert_eq!(reg["reply_path_after"], serde_json::json!(["reply-lost egress->backend"]));
+        assert_eq!(
+            pairing(&v, service, "198.18.90.42")["regressed"],
+            serde_json::json!(["outcome", "reply-path"])
+        );
+    }
+    // the client 198.18.90.43 (only before) and the ICMP echo (only after) are no regression
+    assert_eq!(pairing(&v, "198.19.96.10:80", "198.18.90.43")["regressed"], serde_json::json!([]));
+    assert!(stderr(&o).contains("tuplecorr: regression: tcp 198.19.96.10:80 from 198.18.90.42 (request 1 after): outcome completed → no-reply; reply path same-path → reply-lost egress->backend\n"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("expectation not met"), "{}", stderr(&o));
+    // the text block names the regressed requests with the ✔ of the expectation
+    let o = compare(&b, &a, &["--expect-source", "preserved", "--at", "backend"]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(t.contains("\nRegressions\n\n- ✘ 2 of 2 services/clients in both runs got worse\n  - ✘ tcp 198.19.96.10:80 from 198.18.90.42 (request 1 after): outcome completed → no-reply; reply path same-path → reply-lost egress->backend\n  - ✘ udp 198.19.96.10:9000 from 198.18.90.42 (request 2 after): outcome completed → no-reply; reply path same-path → reply-lost egress->backend\n"), "{t}");
+    assert!(
+        t.contains(
+            "- ✔ source at backend preserved (the client's own address) (3 requests checked, 0 broken)"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "outcome completed before, no-reply after; a regression: outcome and reply path worse after\n"
+        ),
+        "{t}"
+    );
+    // no expectation at all: still exit status 1
+    assert_eq!(compare(&b, &a, &[]).status.code(), Some(1));
+    // CSV: the pairing's row says what got worse
+    let o = compare(&b, &a, &["--format", "csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    let mut reader = csv::Reader::from_reader(o.stdout.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let col = header.iter().position(|h| h == "regressed").unwrap();
+    let cells: Vec<(String, String, String)> = reader
+        .records()
+        .map(|r| r.unwrap())
+        .map(|r| (r[1].to_string(), r[2].to_string(), r[col].to_string()))
+        .collect();
+    assert!(
+        cells.contains(&("198.19.96.10:9000".into(), "198.18.90.42".into(), "outcome;reply-path".into())),
+        "{cells:?}"
+    );
+    assert!(cells.contains(&("198.19.96.10:80".into(), "198.18.90.43".into(), String::new())), "{cells:?}");
+}
+
+#[test]
+fn allow_regressions_reports_them_as_a_note_and_exits_0() {
+    let (b, a) = (side("lab/masquerade-node"), side("lab/no-return-route"));
+    let o = compare(&b, &a, &["--allow-regressions", "--format", "json", "--expect-source", "preserved"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["regressions_allowed"], true);
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 2);
+    assert!(stderr(&o).contains("tuplecorr: note: regression (allowed): udp 198.19.96.10:9000 from 198.18.90.42 (request 2 after): outcome completed → no-reply"), "{}", stderr(&o));
+    let o = compare(&b, &a, &["--allow-regressions", "--format", "markdown"]);
+    assert_eq!(o.status.code(), Some(0));
+    let md = text(&o);
+    assert!(md.contains("#### Regressions\n\n- note: 2 of 2 services/clients in both runs got worse (allowed by --allow-regressions: the exit status ignores them)\n  - note: tcp 198.19.96.10:80 from 198.18.90.42 (request 1 after):"), "{md}");
+    assert!(!md.contains('✘'), "{md}");
+    // an expectation that does not hold still fails
+    let o = compare(&b, &a, &["--allow-regressions", "--expect-reply", "same-path"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_change_without_regression_exits_0_and_its_fix_is_not_one() {
+    // masquerade switched on: every request still completes on the same path
+    let o = compare(&side("lab/preserved"), &side("lab/masquerade-node"), &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["regressions"], serde_json::json!([]));
+    assert!(v["pairings"].as_array().unwrap().iter().all(|p| p["regressed"] == serde_json::json!([])));
+    let t = text(&compare(&side("lab/preserved"), &side("lab/masquerade-node"), &[]));
+    assert!(
+        t.contains("\nRegressions\n\n- ✔ nothing got worse (2 services/clients in both runs checked)\n"),
+        "{t}"
+    );
+    // the return route restored: no-reply → completed is better, not worse
+    let o = compare(&side("lab/no-return-route"), &side("lab/masquerade-node"), &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["regressions"], serde_json::json!([]));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
 
 #[test]
@@ -281,8 +411,14 @@ fn usage_errors_exit_2() {
 fn compare_help_describes_every_option_and_the_exit_statuses() {
     let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(["compare", "--help"]).output().unwrap();
     let help = text(&o);
-    for line in ["--format <FORMAT>", "-o, --output <FILE>", "-q, --quiet", "--expect-source", "--at <LABEL>"]
-    {
+    for line in [
+        "--format <FORMAT>",
+        "-o, --output <FILE>",
+        "-q, --quiet",
+        "--expect-source",
+        "--at <LABEL>",
+        "--allow-regressions",
+    ] {
         let at = help.find(line).unwrap_or_else(|| panic!("{line} missing: {help}"));
         let rest = &help[at + line.len()..];
         let described = rest.lines().next().unwrap().trim();
@@ -293,6 +429,8 @@ fn compare_help_describes_every_option_and_the_exit_statuses() {
     }
     assert!(help.contains("Output format: table (the change-record block as text"), "{help}");
     assert!(help.contains("Exit status: 0 every expectation holds"), "{help}");
+    assert!(help.contains("1 an expectation does not hold, or a regression"), "{help}");
+    assert!(help.contains("A service and client got worse (a regression) when"), "{help}");
 }
 
 /// Writes `scenario`'s report in `format` with the binary into `dir`.
@@ -318,15 +456,18 @@ fn reports_in_every_format_read_back_to_the_same_comparison_as_the_captures() {
         [("preserved", "masquerade-node"), ("masquerade-node", "proxy"), ("preserved", "asymmetric")]
     {
         let want = compare(&side(&format!("lab/{b}")), &side(&format!("lab/{a}")), &["--format", "json"]);
-        assert!(want.status.success(), "{}", stderr(&want));
+        // asymmetric's replies bypass egress (same-path → bypassed): a regression, exit status 1
+        let status = if a == "asymmetric" { 1 } else { 0 };
+        assert_eq!(want.status.code(), Some(status), "{}", stderr(&want));
         for format in ["json", "ndjson", "csv"] {
             let got = compare(
                 &report(dir.path(), b, format),
                 &report(dir.path(), a, format),
                 &["--format", "json"],
             );
-            assert!(got.status.success(), "{format}: {}", stderr(&got));
+            assert_eq!(got.status.code(), Some(status), "{format}: {}", stderr(&got));
             assert_eq!(pairings(&got), pairings(&want), "{b} → {a} from {format} reports");
+            assert_eq!(json(&got)["regressions"], json(&want)["regressions"], "{b} → {a} from {format}");
         }
     }
 }

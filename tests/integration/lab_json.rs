@@ -329,3 +329,37 @@ fn lab_lost_replies_name_the_icmp_error_that_quotes_them() {
     }
     assert_eq!(named, 3, "the three requests of no-return-route (tcp, udp, icmp)");
 }
+
+/// ICMP errors by code and sender (issue 30): the lab's `reject` scenario
+/// rejects 198.18.90.43 with icmp-admin-prohibited (3/13, expected.json's
+/// `outcome_icmp`), a policy; no other scenario ends a request with an ICMP
+/// error (no-return-route's 3/0 quotes a reply, reply-elsewhere's 3/3 comes
+/// from the client), so nothing else has an `icmp_cause` or says "policy".
+#[test]
+fn lab_icmp_errors_name_their_cause_and_only_policy_says_policy() {
+    let mut policies = 0;
+    for dir in scenarios() {
+        let exp = expected(&dir);
+        let (_, report) = run_json(&dir, &exp);
+        for r in report["requests"].as_array().unwrap() {
+            let text = r["explanation"].as_str().unwrap();
+            let Some(want) = expected_request(&exp, "decap", r) else { continue };
+            if want["outcome"] != "icmp-error" {
+                assert!(
+                    !r["outcome"].as_object().unwrap().contains_key("icmp_cause"),
+                    "{}: request {}: {r}",
+                    dir.display(),
+                    r["request"]
+                );
+                assert!(!text.contains("policy"), "{}: {text}", dir.display());
+                continue;
+            }
+            assert_eq!(want["outcome_icmp"], "3/13", "the lab's only ICMP error outcome");
+            assert_eq!(r["outcome"]["icmp"], "3/13");
+            assert_eq!(r["outcome"]["icmp_cause"], "policy", "{r}");
+            assert!(text.ends_with(": policy, not path"), "{text}");
+            policies += 1;
+        }
+    }
+    assert_eq!(policies, 2, "reject's requests 2 (tcp) and 4 (udp) from 198.18.90.43");
+}
