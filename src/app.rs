@@ -227,6 +227,15 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
     let bars = Bars::new(config.captures.len(), !config.quiet);
+    let one_point = crate::config::point_files(&config.captures).len() < 2;
+    if one_point && config.stream.is_some() {
+        return Err(UsageError(
+            "--stream needs 2 to 8 capture points: a single capture that holds several observation points (tcpdump -i \
+             any on a forwarding host) is read without --stream"
+                .into(),
+        )
+        .into());
+    }
     if let Some(stream) = config.stream {
         let options = report_options(run, names);
         return correlate_stream(run, config, stream, &target, warnings_target.as_ref(), &options, &bars);
@@ -234,6 +243,19 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
         with_threads(config.threads, || crate::pipeline::analyze_full(config, &bars, want_ladder))??;
+    if findings.captures.len() < 2 {
+        let label = findings.captures.first().map_or("the capture", |c| c.label.as_str());
+        return Err(UsageError(format!(
+            "{label} holds one observation point (one interface, one direction): give 2 to 8 capture points in path \
+             order, client side first; a single capture is enough only when it holds several interfaces or both \
+             directions of forwarded traffic (tcpdump -i any on a forwarding host){}",
+            match config.captures.len() {
+                1 => String::new(),
+                n => format!(" (got 1 from {n} files: the files of one LABEL= are one point)"),
+            }
+        ))
+        .into());
+    }
     findings.warnings.extend(crate::checks::all(config, &findings));
     print_warnings(&findings.warnings, &config.captures);
     if let (Some(target), Some(path)) = (&warnings_target, &run.warnings_to) {

@@ -19,7 +19,9 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
-Captures are given in path order, client side first (2 to 8): LABEL=PATH, PATH, or - for standard input.
+Captures are given in path order, client side first (2 to 8; one alone when it holds several
+observation points, as tcpdump -i any on a forwarding host does): LABEL=PATH, PATH, or - for
+standard input.
 Labels default to the file name without .gz/.pcap/.pcapng/.cap.
 
 Time shards: --shard-start/--shard-end report the requests whose first packet at capture 1 lies in
@@ -352,7 +354,7 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
     match crate::compare::side_of(arg) {
         crate::compare::Side::Report(path) => Ok(CompareSide::Report(path)),
         crate::compare::Side::Captures(list) => {
-            let specs = capture_points(&list).map_err(|e| UsageError(format!("{arg}: {}", e.0)))?;
+            let specs = capture_points(&list, 2).map_err(|e| UsageError(format!("{arg}: {}", e.0)))?;
             Ok(CompareSide::Captures(specs))
         }
     }
@@ -402,11 +404,14 @@ pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
     Ok(specs)
 }
 
-/// The capture specs as observation points, checked to be 2 to 8 of them.
-fn capture_points(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
+/// The capture specs as observation points, checked to be `min` (1 or 2) to 8
+/// of them. One is enough for the main form when that capture splits into
+/// several observation points (`tcpdump -i any` on a forwarding host); whether
+/// it does is known once it is read (`app` refuses it then otherwise).
+fn capture_points(args: &[String], min: usize) -> Result<Vec<CaptureSpec>, UsageError> {
     let specs = capture_specs(args)?;
     let points = crate::config::point_files(&specs).len();
-    if !(2..=8).contains(&points) {
+    if !(min..=8).contains(&points) {
         let got = match specs.len() {
             f if f == points => format!("got {points}"),
             f => format!("got {points} from {f} files: the files of one LABEL= are one point"),
@@ -500,7 +505,7 @@ fn seconds_to_ns(s: f64) -> i64 {
 impl CorrelateArgs {
     /// The plain settings of the main form.
     pub fn to_config(&self) -> Result<Config, UsageError> {
-        let captures = capture_points(&self.captures)?;
+        let captures = capture_points(&self.captures, 1)?;
         let points = crate::config::point_files(&captures);
         let mut offsets_ns = Vec::new();
         for o in &self.offset {
@@ -711,7 +716,7 @@ mod tests {
         assert_eq!(labels, ["d", "x", "d", "x-2", "y", "d-2"]);
         assert_eq!(crate::config::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
         let one_point: Vec<String> = ["d=a.pcap", "d=b.pcap"].iter().map(|s| s.to_string()).collect();
-        let e = capture_points(&one_point).unwrap_err().0;
+        let e = capture_points(&one_point, 2).unwrap_err().0;
         assert!(e.contains("got 1 from 2 files"), "{e}");
         let stdin: Vec<String> = ["d=a.pcap", "d=-"].iter().map(|s| s.to_string()).collect();
         assert!(capture_specs(&stdin).unwrap_err().0.contains("standard input"));

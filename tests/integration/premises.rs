@@ -190,3 +190,26 @@ fn captures_given_in_reverse_order_are_named() {
     assert!(w[0].1.ends_with("give egress before backend"), "{w:?}");
     assert!(w[1].1.starts_with("egress and decap look given in reverse path order"), "{w:?}");
 }
+
+#[test]
+fn a_single_any_capture_of_a_forwarding_host_is_a_run_of_its_own() {
+    let node = lab("any-node").join("node.pcap");
+    let v = json(&[("node", &node)]);
+    let labels: Vec<&str> =
+        v["captures"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["node(in if2)", "node(out if3)"]);
+    let requests = v["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 4);
+    for r in requests {
+        assert_eq!(r["source"]["changed"][0]["between"], "node(in if2)->node(out if3)", "{r:#}");
+        assert_eq!(r["outcome"]["kind"], "completed", "{r:#}");
+    }
+    // One interface, one direction: one point, refused once read.
+    let decap = lab("reject").join("decap.pcap");
+    let (code, out, err) = run(&[("decap", &decap)], &[]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("decap holds one observation point (one interface, one direction)"), "{err}");
+    let (code, _, err) = run(&[("node", &node)], &["--stream"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--stream needs 2 to 8 capture points"), "{err}");
+}
