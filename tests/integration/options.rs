@@ -1,0 +1,61 @@
+//! Every option checked at parse time (issue 29): numbers in range, outputs
+//! that cannot collide, messages that say which option and why. Runs the built
+//! binary on the lab's captures.
+
+use std::process::Output;
+
+fn run(args: &[&str]) -> Output {
+    let lab = crate::util::testdata("lab");
+    std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(lab)
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const MASQ: [&str; 2] = ["masquerade-node/decap.pcap", "masquerade-node/backend.pcap"];
+
+/// `args` after `--quiet` and the two captures.
+fn masq(args: &[&str]) -> Output {
+    run(&[&["--quiet"][..], &MASQ[..], args].concat())
+}
+
+#[test]
+fn numbers_out_of_range_nan_and_infinities_are_usage_errors_naming_option_value_and_range() {
+    for (args, says) in [
+        (&["--threads", "0"][..], "tuplecorr: error: --threads 0: expected 1 to 1024 worker threads"),
+        (&["--threads", "100000"], "tuplecorr: error: --threads 100000: expected 1 to 1024 worker threads"),
+        (&["--tolerance", "1e9"], "tuplecorr: error: --tolerance 1000000000: expected milliseconds, 0 to 60000"),
+        (&["--tolerance", "NaN"], "tuplecorr: error: --tolerance NaN: expected milliseconds, 0 to 60000"),
+        (&["--max-offset", "inf"], "tuplecorr: error: --max-offset inf: expected seconds, 0 to 31536000"),
+        (&["--max-offset", "-5"], "tuplecorr: error: --max-offset -5: expected seconds, 0 to 31536000"),
+        (&["--udp-idle", "inf"], "tuplecorr: error: --udp-idle inf: expected seconds, more than 0, at most 31536000"),
+        (
+            &["--offset", "backend=1e12"],
+            "tuplecorr: error: --offset backend=1e12: expected a clock offset in seconds within ±315360000 (10 years)",
+        ),
+        (&["--offset", "backend=inf"], "tuplecorr: error: --offset backend=inf: expected a clock offset"),
+        (&["--offset", "backend=NaN"], "tuplecorr: error: --offset backend=NaN: expected a clock offset"),
+        (
+            &["--shard-start", "0", "--shard-end", "1", "--shard-margin", "-10"],
+            "tuplecorr: error: --shard-margin -10: expected seconds, 0 to 31536000",
+        ),
+        (&["--stream", "--stream-hold", "-1"], "tuplecorr: error: --stream-hold -1: expected seconds, 0 to 31536000"),
+        (&["--stream", "--stream-window", "NaN"], "tuplecorr: error: --stream-window NaN: expected seconds, 1 to"),
+    ] {
+        let o = masq(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // the ends of the ranges are accepted
+    let o = masq(&["--format", "csv", "--threads", "1", "--tolerance", "60000", "--offset", "backend=-0.5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = masq(&["--format", "csv", "--shard-start", "0", "--shard-end", "1", "--shard-margin", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
