@@ -193,6 +193,7 @@ fn file_name_of(path: &str) -> String {
 
 /// The main form: correlate the captures and write the report.
 pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
+    let (target, pcapng_target, warnings_target) = output_targets(run)?;
     // `--clocks-from` is read before any capture: a wrong report is a usage error at once.
     let pinned;
     let config = match &run.clocks_from {
@@ -215,11 +216,6 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         }
         None => &run.config,
     };
-    let inputs = crate::output::capture_inputs(&config.captures);
-    let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
-    let pcapng_target = run.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
-    let warnings_target =
-        run.warnings_to.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
     // Names are read before any capture: a wrong file is a usage error at once.
     let names = if run.names.is_empty() {
         None
@@ -271,6 +267,31 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     // measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
     std::mem::forget(findings);
     Ok(code)
+}
+
+/// The targets of `-o`, `--pcapng` and `--warnings-to`, checked before
+/// anything is read: against every input (the captures, `--clocks-from`,
+/// `--names`) and against each other.
+type Targets = (crate::output::Target, Option<crate::output::Target>, Option<crate::output::Target>);
+
+fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
+    use crate::output::{Input, Out};
+    let mut inputs = crate::output::capture_inputs(&run.config.captures);
+    let other = |option: &str, path: &std::path::PathBuf| Input { label: option.into(), path: path.clone() };
+    inputs.extend(run.clocks_from.iter().map(|p| other("--clocks-from", p)));
+    inputs.extend(run.names.iter().map(|p| other("--names", p)));
+    let mut outs = vec![Out::report(run.output.path.as_deref())];
+    if let Some(p) = &run.pcapng {
+        outs.push(Out { option: "--pcapng", holds: "the merged pcapng", path: Some(p) });
+    }
+    if let Some(p) = &run.warnings_to {
+        outs.push(Out { option: "--warnings-to", holds: "the warnings", path: Some(p) });
+    }
+    let mut targets = crate::output::targets(&outs, &inputs)?.into_iter();
+    let report = targets.next().expect("the report has a target");
+    let pcapng = run.pcapng.as_ref().and_then(|_| targets.next());
+    let warnings = run.warnings_to.as_ref().and_then(|_| targets.next());
+    Ok((report, pcapng, warnings))
 }
 
 /// How the main form writes its report.

@@ -663,11 +663,6 @@ impl CorrelateArgs {
                     .into(),
             ));
         }
-        if self.warnings_to.is_some() && self.warnings_to == self.output {
-            return Err(UsageError(
-                "--warnings-to names the report's own file (-o); give another file".into(),
-            ));
-        }
         if self.stream {
             let refused = if format == Format::Html {
                 Some("another --format than html (its page draws every request's ladder at once)")
@@ -685,6 +680,14 @@ impl CorrelateArgs {
             }
         }
         let config = self.to_config()?;
+        if let (Some(path), true) = (&self.pcapng, config.captures.iter().any(|c| c.source == Source::Stdin))
+        {
+            return Err(UsageError(format!(
+                "--pcapng {}: the merged pcapng reads every capture again, and a capture from standard \
+                 input (-) cannot be read twice; give that capture as a file",
+                path.display()
+            )));
+        }
         let time = match (&self.tz, self.time_format) {
             (None, None) => None,
             (tz, format) => Some(TimeStyle {
@@ -850,7 +853,6 @@ mod tests {
         assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
         assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
-        assert!(run(&["-o", "r.csv", "--warnings-to", "r.csv"]).unwrap_err().0.contains("--warnings-to"));
     }
 
     #[test]

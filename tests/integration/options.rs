@@ -59,3 +59,74 @@ fn numbers_out_of_range_nan_and_infinities_are_usage_errors_naming_option_value_
     let o = masq(&["--format", "csv", "--shard-start", "0", "--shard-end", "1", "--shard-margin", "0"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn outputs_are_checked_against_each_other_and_every_input_before_any_work_naming_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (x, w) = (path("x"), path("w.txt"));
+    for (args, says) in [
+        (
+            vec!["--pcapng", &x, "-o", &x],
+            format!("tuplecorr: error: --pcapng {x}: -o {x} already writes the report there; give the merged pcapng a file of its own"),
+        ),
+        (
+            vec!["--format", "csv", "--pcapng", "-"],
+            "tuplecorr: error: --pcapng -: standard output already takes the report (-o (left out)); give the merged pcapng a file of its own".to_string(),
+        ),
+        (
+            vec!["-o", "-", "--warnings-to", "/dev/stdout"],
+            "tuplecorr: error: --warnings-to /dev/stdout: standard output already takes the report (-o -)".to_string(),
+        ),
+        (
+            vec!["-o", &w, "--pcapng", &x, "--warnings-to", &x],
+            format!("tuplecorr: error: --warnings-to {x}: --pcapng {x} already writes the merged pcapng there"),
+        ),
+        (
+            vec!["--pcapng", "masquerade-node/decap.pcap"],
+            "tuplecorr: error: --pcapng masquerade-node/decap.pcap: is the input decap (masquerade-node/decap.pcap); refusing to write the merged pcapng over it".to_string(),
+        ),
+        (
+            vec!["-o", &w, "--warnings-to", "masquerade-node/../masquerade-node/backend.pcap"],
+            "tuplecorr: error: --warnings-to masquerade-node/../masquerade-node/backend.pcap: is the input backend".to_string(),
+        ),
+    ] {
+        let o = masq(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&says), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{args:?} wrote a file");
+    }
+    // --names and --clocks-from are inputs too
+    let names = path("hosts");
+    std::fs::write(&names, "198.18.90.42 client\n").unwrap();
+    let o = masq(&["--names", &names, "-o", &names]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(&format!("-o {names}: is the input --names ({names})")), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&names).unwrap(), "198.18.90.42 client\n");
+    std::fs::remove_file(&names).unwrap();
+    // a capture on standard input cannot be read again for --pcapng: refused before the report
+    let report = path("r.csv");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(crate::util::testdata("lab"))
+        .args(["--quiet", "-", "masquerade-node/backend.pcap", "-o", &report, "--pcapng", &x])
+        .stdin(std::fs::File::open(crate::util::testdata("lab/masquerade-node/decap.pcap")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "tuplecorr: error: --pcapng {x}: the merged pcapng reads every capture again, and a capture from \
+             standard input (-) cannot be read twice; give that capture as a file\n"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "the report was written");
+    // /dev/null takes any number of outputs; distinct files are fine
+    let o = masq(&["-o", "/dev/null", "--pcapng", "/dev/null", "--warnings-to", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = masq(&["-o", &report, "--pcapng", &x, "--warnings-to", &w]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&report).unwrap().starts_with("request,proto,"));
+}
