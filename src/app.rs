@@ -262,7 +262,9 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             Ok(())
         })?;
     }
-    let code = if report::fail_on_matches(&findings, &run.fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
+    let mut hits = report::FailOnHits::default();
+    hits.add(&findings, &run.fail_on);
+    let code = fail_on_exit(&hits, &run.fail_on);
     // The process ends right after this: freeing every request one by one
     // measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
     std::mem::forget(findings);
@@ -336,7 +338,7 @@ fn correlate_stream(
     let mut checks = Vec::new();
     note(crate::checks::same_captures(&config.captures), &mut checks);
     let mut windows = Vec::new();
-    let mut failed = false;
+    let mut hits = report::FailOnHits::default();
     let mut stopped: Option<crate::read::ReadError> = None;
     // `--since`/`--until` in seconds count from the run's first request.
     let mut start_ns: Option<i64> = None;
@@ -352,7 +354,7 @@ fn correlate_stream(
                 start_ns.or_else(|| findings.requests.iter().filter_map(report::request_time_ns).min());
             let filter = config.filter.resolved(start_ns.unwrap_or(0));
             report::filter_requests(&mut findings, &filter);
-            failed |= report::fail_on_matches(&findings, &run.fail_on);
+            hits.add(&findings, &run.fail_on);
             report.window(&findings)
         };
         let finished =
@@ -385,7 +387,17 @@ fn correlate_stream(
     if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
         crate::output::write_to(target, |out| write_warnings(&report_warnings, &config.captures, path, out))?;
     }
-    Ok(if failed { EXIT_FAIL_ON } else { EXIT_OK })
+    Ok(fail_on_exit(&hits, &run.fail_on))
+}
+
+/// The exit status `--fail-on` gives; when it matched, which requests and why
+/// are said on stderr (`tuplecorr: --fail-on ...: 2 requests matched: ...`).
+fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::config::FailOn]) -> u8 {
+    if !hits.matched() {
+        return EXIT_OK;
+    }
+    eprintln!("tuplecorr: {}", hits.message(fail_on));
+    EXIT_FAIL_ON
 }
 
 /// `--color`: `always`, `never`, or (auto) only on a terminal and when

@@ -130,3 +130,24 @@ fn outputs_are_checked_against_each_other_and_every_input_before_any_work_naming
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(std::fs::read_to_string(&report).unwrap().starts_with("request,proto,"));
 }
+
+#[test]
+fn fail_on_says_which_requests_matched_and_why() {
+    let reject = ["reject/decap.pcap", "reject/egress.pcap", "reject/backend.pcap"];
+    let want = "tuplecorr: --fail-on no-reply,reset,icmp-error: 3 requests matched: request 2 (icmp-error), \
+                request 3 (reset), request 4 (icmp-error)\n";
+    for stream in [&[][..], &["--stream"][..]] {
+        let o = run(&[
+            &["--quiet", "--format", "csv", "--fail-on", "no-reply,reset,icmp-error"][..],
+            stream,
+            &reject[..],
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(1), "{stream:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), want, "{stream:?}");
+        assert!(!o.stdout.is_empty(), "the report is still written");
+    }
+    // nothing matched: exit 0 and nothing said
+    let o = run(&[&["--quiet", "--format", "csv", "--fail-on", "bypassed"][..], &reject[..]].concat());
+    assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
+}
