@@ -309,6 +309,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
             time: run.time.clone(),
             columns: run.columns.clone(),
             width: to_terminal.then(terminal_width).flatten(),
+            clocks_from: run.clocks_from.as_ref().map(|p| p.display().to_string()),
         },
     }
 }

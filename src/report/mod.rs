@@ -56,12 +56,17 @@ pub struct View {
     pub columns: Option<Vec<table::Column>>,
     /// The terminal's width: the table shortens cells to fit it.
     pub width: Option<usize>,
+    /// `--clocks-from REPORT` as given: the summary says the clocks came from it.
+    pub clocks_from: Option<String>,
 }
 
 impl View {
     /// The words of these findings in the reader's terms.
     pub fn words<'a>(&'a self, findings: &'a Findings) -> words::Words<'a> {
-        words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
+        words::Words {
+            clocks_from: self.clocks_from.as_deref(),
+            ..words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
+        }
     }
 }
 

@@ -151,3 +151,28 @@ fn fail_on_says_which_requests_matched_and_why() {
     let o = run(&[&["--quiet", "--format", "csv", "--fail-on", "bypassed"][..], &reject[..]].concat());
     assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
 }
+
+#[test]
+fn clocks_from_a_report_are_said_to_come_from_it_not_from_offset() {
+    let shift = ["clock-shift/decap.pcap", "clock-shift/egress.pcap", "clock-shift/backend.pcap"];
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("run.json").to_string_lossy().into_owned();
+    let o = run(&[&["--quiet", "-o", &report][..], &shift[..]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o =
+        run(&[&["--quiet", "--summary", "--color", "never", "--clocks-from", &report][..], &shift[..]]
+            .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("  egress   +2750.006 ms ± 0.002 ms (from --clocks-from {report})\n")),
+        "{text}"
+    );
+    assert!(!text.contains("--offset"), "{text}");
+    // an --offset still says so
+    let o =
+        run(&[&["--quiet", "--summary", "--color", "never", "--offset", "egress=2.75"][..], &shift[..]]
+            .concat());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("  egress   +2750.000 ms (set with --offset)\n"), "{text}");
+}
