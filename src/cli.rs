@@ -70,7 +70,8 @@ pub struct CorrelateArgs {
     #[arg(long)]
     pub summary: bool,
     /// Also write one pcapng of all captures merged in corrected-time order, each
-    /// packet of a request annotated with a comment (`frame.comment contains "request 17"`).
+    /// packet of a request annotated with a comment: `frame.comment contains "request 17 at "`
+    /// shows request 17 at every point (the ` at ` keeps out requests 170-179).
     #[arg(long, value_name = "FILE")]
     pub pcapng: Option<PathBuf>,
     /// With --pcapng: leave out packets that belong to no reported request.
@@ -158,7 +159,7 @@ pub struct CorrelateArgs {
     pub clocks_from: Option<PathBuf>,
     /// Read each capture once and correlate window by window of capture 1's time, writing each
     /// window's requests as soon as they are known: memory grows with a window's flows, not with
-    /// the captures' length (for hours of captures). CSV or NDJSON only; the same requests and
+    /// the captures' length (for hours of captures). Every format but HTML; the same requests and
     /// numbers as without it, clocks estimated from the first window.
     #[arg(long)]
     pub stream: bool,

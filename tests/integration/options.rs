@@ -176,3 +176,18 @@ fn clocks_from_a_report_are_said_to_come_from_it_not_from_offset() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("  egress   +2750.000 ms (set with --offset)\n"), "{text}");
 }
+
+#[test]
+fn help_says_what_stream_writes_and_a_filter_that_finds_one_request_only() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("Every format but HTML"), "{help}");
+    assert!(!help.contains("CSV or NDJSON only"), "{help}");
+    assert!(help.contains(r#"`frame.comment contains "request 17 at "`"#), "{help}");
+    assert!(!help.contains(r#""request 17")"#), "{help}");
+    // the bounds of the numbers are said where the options are
+    for bound in ["Worker threads, 1 to 1024", "within ±315360000 seconds (10 years)", "0 to 60000"] {
+        assert!(help.contains(bound), "{bound}: {help}");
+    }
+}
