@@ -474,6 +474,10 @@ fn read_point(
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
     let mut dropped_before = false;
+    // Capture 1 under a shard: the span of its packets read, and whether one lay in the shard.
+    let mut seen: Option<(i64, i64)> = None;
+    let mut in_shard = false;
+    let shard_span = config.shard.as_ref().map(|s| (s.start_ns, s.end_ns)).filter(|_| capture == 0);
     let mut info: Option<CaptureInfo> = None;
     let mut files = Overlaps::default();
     let mut k = 0;
@@ -482,9 +486,11 @@ fn read_point(
         let spec = &specs[f];
         let file_info = match window {
             Some((lo, hi)) => {
-                let mut w = Windowed { inner: &mut b, lo, hi, before: false };
+                let mut w =
+                    Windowed { inner: &mut b, lo, hi, before: false, shard: shard_span, seen, in_shard };
                 let info = ingest(spec, f, &config.read, points, limit, progress, &mut w)?;
                 dropped_before |= w.before;
+                (seen, in_shard) = (w.seen, w.in_shard);
                 b.table.set_closed(false);
                 info
             }
@@ -517,6 +523,9 @@ fn read_point(
         cut.read_until = late.first().and_then(|&i| firsts[i]);
         if let (true, Some((lo, _))) = (dropped_before, window) {
             cut.read_from = Some(cut.read_from.map_or(lo, |from| from.max(lo)));
+        }
+        if capture == 0 && !in_shard {
+            b.warnings.push(crate::shard::no_packet_warning(label, shard, seen));
         }
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
@@ -583,10 +592,19 @@ struct Windowed<'a> {
     hi: i64,
     /// A record before the window was dropped.
     before: bool,
+    /// Capture 1's shard `[start, end)`, to say when no packet lies in it.
+    shard: Option<(i64, i64)>,
+    /// The first and last time of every record seen (kept or not).
+    seen: Option<(i64, i64)>,
+    /// A record lay in `shard`.
+    in_shard: bool,
 }
 
 impl Sink for Windowed<'_> {
     fn add(&mut self, rec: &Ingested<'_>) {
+        let t = rec.ts_ns;
+        self.seen = Some(self.seen.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        self.in_shard |= self.shard.is_some_and(|(start, end)| t >= start && t < end);
         if rec.ts_ns < self.lo {
             self.before = true;
             return;

@@ -434,6 +434,19 @@ fn a_shard_with_no_request_is_an_empty_valid_report() {
     let (json, err, code) = tuplecorr(&a);
     assert_eq!(code, 0, "{err}");
     assert_eq!(json["requests"].as_array().map(Vec::len), Some(0));
+    // ... and says why: capture 1 has no packet in it (the shard is before the captures)
+    let why = "tuplecorr: warning: testdata/lab/masquerade-node/decap.pcap: shard 2001-01-01T00:00:00.000000000Z \
+               to 2001-01-01T00:00:01.000000000Z: no packet of this capture (capture 1) lies in it: the shard ends \
+               before its first packet read (2026-";
+    assert!(err.contains(why), "{err}");
+    assert!(
+        err.contains("the shard has no request; check --shard-start/--shard-end against the captures' times")
+    );
+    let warned = json["warnings"].as_array().unwrap().iter().any(|w| {
+        w["label"] == "decap"
+            && w["message"].as_str().is_some_and(|m| m.contains("no packet of this capture"))
+    });
+    assert!(warned, "{}", json["warnings"]);
     assert_eq!(json["captures"].as_array().map(Vec::len), Some(3), "captures are still described");
     // The same empty shard as CSV: the header only.
     let csv_args: Vec<String> =
