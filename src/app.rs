@@ -246,6 +246,12 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             u.flows.clear();
         }
     }
+    if let (Some(columns), Format::Table) = (&run.columns, run.output.format) {
+        let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+        if let Some(e) = report::table::unknown_point(columns, &labels) {
+            return Err(Error::Usage(UsageError(e)));
+        }
+    }
     let options = report_options(run, names);
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)

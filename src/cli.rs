@@ -90,7 +90,8 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub threads: Option<i64>,
     /// Clock offset of a capture relative to capture 1 (positive: it runs ahead), within ±315360000
-    /// seconds (10 years); overrides the estimate.
+    /// seconds (10 years); overrides the estimate. LABEL may be a sub-point's (node(out if3)): its
+    /// capture's one clock.
     #[arg(long, value_name = "LABEL=SECONDS")]
     pub offset: Vec<String>,
     /// Largest clock offset searched, seconds (0 to 31536000, a year).
@@ -137,6 +138,7 @@ pub struct CorrelateArgs {
     pub time_format: Option<TimeFormat>,
     /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
     /// hops, reply, outcome, match, identity, or a capture label (default request,service,hops,reply,outcome,match).
+    /// A `tcpdump -i any` capture split into sub-points: node(out if3) names one, node all of them.
     #[arg(long, value_name = "LIST")]
     pub columns: Option<String>,
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
@@ -233,6 +235,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "ADDR|CIDR|preserved")]
     pub expect_source: Vec<String>,
     /// The capture label --expect-source looks at: once for all of them, or once per --expect-source in order.
+    /// A sub-point of a split capture by its label, node(out if3).
     #[arg(long, value_name = "LABEL", requires = "expect_source")]
     pub at: Vec<String>,
     /// Expect every service and client to have the same source, reply path and outcome before and after.
@@ -553,10 +556,13 @@ impl CorrelateArgs {
                     "--offset {o}: expected a clock offset in seconds within ±{MAX_CLOCK_OFFSET_S} (10 years)"
                 )));
             }
-            let index = points.iter().position(|p| captures[p[0]].label == label).ok_or_else(|| {
+            // A sub-point (`node(out if3)`) reads its capture's clock: the offset is the capture's.
+            let capture = |l: &str| points.iter().position(|p| captures[p[0]].label == l);
+            let index = capture(label).or_else(|| capture(crate::config::capture_of_point(label))).ok_or_else(|| {
                 let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
                 UsageError(format!(
-                    "--offset {o}: no capture is labelled {label} (labels: {})",
+                    "--offset {o}: no capture is labelled {label} (labels: {}; a sub-point of a split capture, \
+                     node(out if3), stands for its capture)",
                     labels.join(", ")
                 ))
             })?;
@@ -851,7 +857,7 @@ mod tests {
         assert_eq!(r.time.unwrap().rfc3339(0), "1969-12-31T19:00:00.000000000-05:00");
         assert_eq!(r.columns.unwrap()[1], Column::Time);
         let r = run(&["--tz", "UTC", "--columns", "b,#", "--names", "x", "--names", "y"]).unwrap();
-        assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
+        assert_eq!(r.columns.unwrap(), [Column::Label("b"), Column::Request]);
         assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
     }

@@ -191,3 +191,56 @@ fn help_says_what_stream_writes_and_a_filter_that_finds_one_request_only() {
         assert!(help.contains(bound), "{bound}: {help}");
     }
 }
+
+#[test]
+fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
+    let any = ["any-node/decap.pcap", "any-node/egress.pcap", "any-node/node.pcap", "any-node/backend.pcap"];
+    let table = |args: &[&str]| {
+        let o = run(&[&["--quiet", "--color", "never"][..], args, &any[..]].concat());
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o))
+    };
+    // a sub-point's label names its column; the capture's label every sub-point's;
+    // a label after a split capture names its own point (it showed node(out if3) under "backend")
+    let (code, out, err) = table(&["--columns", "request,node(out if3),backend"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("#  node(out if3)      →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        "{out}"
+    );
+    let (code, out, err) = table(&["--columns", "request,node,backend"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("#  node(in if2)        →  node(out if3)      →  backend\n"), "{out}");
+    let (code, _, err) = table(&["--columns", "request,node(out if9)"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--columns: no capture point is labelled node(out if9) (the points: decap, egress, node(in if2), node(out if3), backend)"),
+        "{err}"
+    );
+    let (code, _, err) = table(&["--columns", "request,vpn(out if3)"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--columns: no column \"vpn(out if3)\""), "{err}");
+    // --offset: a sub-point stands for its capture (one clock), as the bare label does
+    for label in ["node(out if3)", "node"] {
+        let (code, out, err) = table(&["--summary", "--offset", &format!("{label}=0.001")]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.contains("  node(in if2)   +1.000 ms (set with --offset)\n"), "{label}: {out}");
+    }
+    // compare --at: a sub-point's label, or a capture's when it is one point
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("any.json").to_string_lossy().into_owned();
+    assert_eq!(run(&[&["--quiet", "-o", &report][..], &any[..]].concat()).status.code(), Some(0));
+    let at = |label: &str| {
+        let o = run(&["compare", "-q", &report, &report, "--expect-source", "198.19.3.17", "--at", label]);
+        (o.status.code(), stderr(&o))
+    };
+    assert_eq!(at("node(out if3)"), (Some(0), String::new()));
+    assert_eq!(at("backend"), (Some(0), String::new()));
+    let (code, err) = at("node");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(
+            "--at node: node is split into node(in if2), node(out if3) in the after run; name one of them"
+        ),
+        "{err}"
+    );
+}
