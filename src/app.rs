@@ -347,6 +347,7 @@ fn correlate_stream(
     let mut windows = Vec::new();
     let mut hits = report::FailOnHits::default();
     let mut stopped: Option<crate::read::ReadError> = None;
+    let (mut checked_columns, mut bad_columns) = (false, None);
     // `--since`/`--until` in seconds count from the run's first request.
     let mut start_ns: Option<i64> = None;
     let spill_dir = crate::output::spill_dir(target);
@@ -354,6 +355,16 @@ fn correlate_stream(
     crate::output::write_to(target, |out| {
         let mut report = report::StreamReport::new(options, out, &spill_dir)?;
         let mut emit = |mut findings: Findings| -> io::Result<()> {
+            // --columns names points known from the first window on
+            if let (Some(columns), Format::Table, false) = (&run.columns, run.output.format, checked_columns)
+            {
+                checked_columns = true;
+                let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+                if let Some(e) = report::table::unknown_point(columns, &labels) {
+                    bad_columns = Some(UsageError(e));
+                    return Err(io::Error::other("--columns names no point of the run"));
+                }
+            }
             // The clock-mistake checks need the whole run's counts (a window's
             // margins hold flows whose partners lie outside it): not run here.
             note(std::mem::take(&mut findings.warnings), &mut windows);
@@ -387,9 +398,10 @@ fn correlate_stream(
         }
         report.finish(&totals)
     })
-    .map_err(|e| match stopped.take() {
-        Some(read) => Error::Read(read),
-        None => Error::Write(e),
+    .map_err(|e| match (stopped.take(), bad_columns.take()) {
+        (Some(read), _) => Error::Read(read),
+        (None, Some(usage)) => Error::Usage(usage),
+        (None, None) => Error::Write(e),
     })?;
     if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
         crate::output::write_to(target, |out| write_warnings(&report_warnings, &config.captures, path, out))?;

@@ -216,6 +216,16 @@ fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
         err.contains("--columns: no capture point is labelled node(out if9) (the points: decap, egress, node(in if2), node(out if3), backend)"),
         "{err}"
     );
+    // also in a stream, whose points are known from its first window
+    let (code, out, err) = table(&["--stream", "--columns", "request,node(out if3),backend"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("#  node(out if3)      →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        "{out}"
+    );
+    let (code, out, err) = table(&["--stream", "--columns", "request,node(out if9)"]);
+    assert_eq!((code, out.as_str()), (Some(2), ""));
+    assert!(err.contains("--columns: no capture point is labelled node(out if9) (the points: "), "{err}");
     let (code, _, err) = table(&["--columns", "request,vpn(out if3)"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("--columns: no column \"vpn(out if3)\""), "{err}");
