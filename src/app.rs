@@ -193,6 +193,7 @@ fn file_name_of(path: &str) -> String {
 
 /// The main form: correlate the captures and write the report.
 pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
+    let (target, pcapng_target, warnings_target) = output_targets(run)?;
     // `--clocks-from` is read before any capture: a wrong report is a usage error at once.
     let pinned;
     let config = match &run.clocks_from {
@@ -215,11 +216,6 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         }
         None => &run.config,
     };
-    let inputs = crate::output::capture_inputs(&config.captures);
-    let target = crate::output::target(run.output.path.as_deref(), &inputs)?;
-    let pcapng_target = run.pcapng.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
-    let warnings_target =
-        run.warnings_to.as_deref().map(|p| crate::output::target(Some(p), &inputs)).transpose()?;
     // Names are read before any capture: a wrong file is a usage error at once.
     let names = if run.names.is_empty() {
         None
@@ -272,6 +268,12 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             u.flows.clear();
         }
     }
+    if let (Some(columns), Format::Table) = (&run.columns, run.output.format) {
+        let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+        if let Some(e) = report::table::unknown_point(columns, &labels) {
+            return Err(Error::Usage(UsageError(e)));
+        }
+    }
     let options = report_options(run, names);
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
@@ -288,11 +290,38 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             Ok(())
         })?;
     }
-    let code = if report::fail_on_matches(&findings, &run.fail_on) { EXIT_FAIL_ON } else { EXIT_OK };
+    let mut hits = report::FailOnHits::default();
+    hits.add(&findings, &run.fail_on);
+    let code = fail_on_exit(&hits, &run.fail_on);
     // The process ends right after this: freeing every request one by one
     // measured 5-9% of a run (scripts/BENCH.md), for memory the OS reclaims anyway.
     std::mem::forget(findings);
     Ok(code)
+}
+
+/// The targets of `-o`, `--pcapng` and `--warnings-to`, checked before
+/// anything is read: against every input (the captures, `--clocks-from`,
+/// `--names`) and against each other.
+type Targets = (crate::output::Target, Option<crate::output::Target>, Option<crate::output::Target>);
+
+fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
+    use crate::output::{Input, Out};
+    let mut inputs = crate::output::capture_inputs(&run.config.captures);
+    let other = |option: &str, path: &std::path::PathBuf| Input { label: option.into(), path: path.clone() };
+    inputs.extend(run.clocks_from.iter().map(|p| other("--clocks-from", p)));
+    inputs.extend(run.names.iter().map(|p| other("--names", p)));
+    let mut outs = vec![Out::report(run.output.path.as_deref())];
+    if let Some(p) = &run.pcapng {
+        outs.push(Out { option: "--pcapng", holds: "the merged pcapng", path: Some(p) });
+    }
+    if let Some(p) = &run.warnings_to {
+        outs.push(Out { option: "--warnings-to", holds: "the warnings", path: Some(p) });
+    }
+    let mut targets = crate::output::targets(&outs, &inputs)?.into_iter();
+    let report = targets.next().expect("the report has a target");
+    let pcapng = run.pcapng.as_ref().and_then(|_| targets.next());
+    let warnings = run.warnings_to.as_ref().and_then(|_| targets.next());
+    Ok((report, pcapng, warnings))
 }
 
 /// How the main form writes its report.
@@ -308,6 +337,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
             time: run.time.clone(),
             columns: run.columns.clone(),
             width: to_terminal.then(terminal_width).flatten(),
+            clocks_from: run.clocks_from.as_ref().map(|p| p.display().to_string()),
         },
     }
 }
@@ -337,8 +367,9 @@ fn correlate_stream(
     let mut checks = Vec::new();
     note(crate::checks::same_captures(&config.captures), &mut checks);
     let mut windows = Vec::new();
-    let mut failed = false;
+    let mut hits = report::FailOnHits::default();
     let mut stopped: Option<crate::read::ReadError> = None;
+    let (mut checked_columns, mut bad_columns) = (false, None);
     // `--since`/`--until` in seconds count from the run's first request.
     let mut start_ns: Option<i64> = None;
     let spill_dir = crate::output::spill_dir(target);
@@ -346,6 +377,16 @@ fn correlate_stream(
     crate::output::write_to(target, |out| {
         let mut report = report::StreamReport::new(options, out, &spill_dir)?;
         let mut emit = |mut findings: Findings| -> io::Result<()> {
+            // --columns names points known from the first window on
+            if let (Some(columns), Format::Table, false) = (&run.columns, run.output.format, checked_columns)
+            {
+                checked_columns = true;
+                let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+                if let Some(e) = report::table::unknown_point(columns, &labels) {
+                    bad_columns = Some(UsageError(e));
+                    return Err(io::Error::other("--columns names no point of the run"));
+                }
+            }
             // The clock-mistake checks need the whole run's counts (a window's
             // margins hold flows whose partners lie outside it): not run here.
             note(std::mem::take(&mut findings.warnings), &mut windows);
@@ -353,7 +394,7 @@ fn correlate_stream(
                 start_ns.or_else(|| findings.requests.iter().filter_map(report::request_time_ns).min());
             let filter = config.filter.resolved(start_ns.unwrap_or(0));
             report::filter_requests(&mut findings, &filter);
-            failed |= report::fail_on_matches(&findings, &run.fail_on);
+            hits.add(&findings, &run.fail_on);
             report.window(&findings)
         };
         let finished =
@@ -379,14 +420,25 @@ fn correlate_stream(
         }
         report.finish(&totals)
     })
-    .map_err(|e| match stopped.take() {
-        Some(read) => Error::Read(read),
-        None => Error::Write(e),
+    .map_err(|e| match (stopped.take(), bad_columns.take()) {
+        (Some(read), _) => Error::Read(read),
+        (None, Some(usage)) => Error::Usage(usage),
+        (None, None) => Error::Write(e),
     })?;
     if let (Some(target), Some(path)) = (warnings_target, &run.warnings_to) {
         crate::output::write_to(target, |out| write_warnings(&report_warnings, &config.captures, path, out))?;
     }
-    Ok(if failed { EXIT_FAIL_ON } else { EXIT_OK })
+    Ok(fail_on_exit(&hits, &run.fail_on))
+}
+
+/// The exit status `--fail-on` gives; when it matched, which requests and why
+/// are said on stderr (`tuplecorr: --fail-on ...: 2 requests matched: ...`).
+fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::config::FailOn]) -> u8 {
+    if !hits.matched() {
+        return EXIT_OK;
+    }
+    eprintln!("tuplecorr: {}", hits.message(fail_on));
+    EXIT_FAIL_ON
 }
 
 /// `--color`: `always`, `never`, or (auto) only on a terminal and when

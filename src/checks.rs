@@ -110,7 +110,10 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
                 -delay,
                 between,
                 offset_ms,
-                method_name(c.offset_method),
+                match (&config.clocks_from, c.offset_method) {
+                    (Some(pinned), OffsetMethod::Manual) => format!("from --clocks-from {}", pinned.source),
+                    (_, m) => method_name(m).to_string(),
+                },
             )
         } else if manual && delay > LONGEST_HOP_MS {
             format!(

@@ -72,7 +72,8 @@ pub struct CorrelateArgs {
     #[arg(long)]
     pub summary: bool,
     /// Also write one pcapng of all captures merged in corrected-time order, each
-    /// packet of a request annotated with a comment (`frame.comment contains "request 17"`).
+    /// packet of a request annotated with a comment: `frame.comment contains "request 17 at "`
+    /// shows request 17 at every point (the ` at ` keeps out requests 170-179).
     #[arg(long, value_name = "FILE")]
     pub pcapng: Option<PathBuf>,
     /// With --pcapng: leave out packets that belong to no reported request.
@@ -87,20 +88,23 @@ pub struct CorrelateArgs {
     /// Colour the table: auto honours NO_COLOR and terminals.
     #[arg(long, value_parser = choice::<ColorChoice>(), default_value = "auto")]
     pub color: Option<ColorChoice>,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// Clock offset of a capture relative to capture 1 (positive: it runs ahead); overrides the estimate.
+    /// Worker threads, 1 to 1024 (default: one per core).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub threads: Option<i64>,
+    /// Clock offset of a capture relative to capture 1 (positive: it runs ahead), within ±315360000
+    /// seconds (10 years); overrides the estimate. LABEL may be a sub-point's (node(out if3)): its
+    /// capture's one clock.
     #[arg(long, value_name = "LABEL=SECONDS")]
     pub offset: Vec<String>,
-    /// Largest clock offset searched, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    /// Largest clock offset searched, seconds (0 to 31536000, a year).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, allow_negative_numbers = true)]
     pub max_offset: f64,
-    /// Time tolerance after clock correction, ms (default: 5 × offset spread + 1 ms, at most 200 ms).
-    #[arg(long, value_name = "MS")]
+    /// Time tolerance after clock correction, ms, 0 to 60000 (default: 5 × offset spread + 1 ms, at
+    /// most 200 ms).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
-    /// A UDP exchange silent for longer than this is split, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    /// A UDP exchange silent for longer than this is split, seconds (more than 0, at most 31536000).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, allow_negative_numbers = true)]
     pub udp_idle: f64,
     /// Exit 1 when any reported request has one of these (comma-separated).
     #[arg(long, value_parser = choice::<FailOn>(), value_delimiter = ',', value_name = "LIST")]
@@ -136,6 +140,7 @@ pub struct CorrelateArgs {
     pub time_format: Option<TimeFormat>,
     /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
     /// hops, reply, outcome, match, identity, or a capture label (default request,service,hops,reply,outcome,match).
+    /// A `tcpdump -i any` capture split into sub-points: node(out if3) names one, node all of them.
     #[arg(long, value_name = "LIST")]
     pub columns: Option<String>,
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
@@ -148,8 +153,9 @@ pub struct CorrelateArgs {
     /// ... and before TIME (RFC 3339 or epoch seconds); with --shard-start.
     #[arg(long, value_name = "TIME", requires = "shard_start")]
     pub shard_end: Option<String>,
-    /// With --shard-start/--shard-end: how far outside the shard files are still read, seconds.
-    #[arg(long, value_name = "SECONDS", requires = "shard_start")]
+    /// With --shard-start/--shard-end: how far outside the shard files are still read, seconds
+    /// (0 to 31536000).
+    #[arg(long, value_name = "SECONDS", requires = "shard_start", allow_negative_numbers = true)]
     pub shard_margin: Option<f64>,
     /// Use the clock offsets, spreads and boundary delays of this tuplecorr JSON report (of the
     /// same captures) instead of estimating them: shards then union exactly to that run.
@@ -157,17 +163,17 @@ pub struct CorrelateArgs {
     pub clocks_from: Option<PathBuf>,
     /// Read each capture once and correlate window by window of capture 1's time, writing each
     /// window's requests as soon as they are known: memory grows with a window's flows, not with
-    /// the captures' length (for hours of captures). CSV or NDJSON only; the same requests and
+    /// the captures' length (for hours of captures). Every format but HTML; the same requests and
     /// numbers as without it, clocks estimated from the first window.
     #[arg(long)]
     pub stream: bool,
-    /// With --stream: the window, seconds of capture 1's time (default 300).
-    #[arg(long, value_name = "SECONDS", requires = "stream")]
+    /// With --stream: the window, seconds of capture 1's time, 1 to 31536000 (default 300).
+    #[arg(long, value_name = "SECONDS", requires = "stream", allow_negative_numbers = true)]
     pub stream_window: Option<f64>,
     /// With --stream: how long past a window (and its margin) the stream waits for a connection
     /// still open before it reports the window's requests with what was seen by then, saying
-    /// which (default 600). Longer waits hold the windows after it in memory meanwhile.
-    #[arg(long, value_name = "SECONDS", requires = "stream")]
+    /// which, 0 to 31536000 (default 600). Longer waits hold the windows after it in memory meanwhile.
+    #[arg(long, value_name = "SECONDS", requires = "stream", allow_negative_numbers = true)]
     pub stream_hold: Option<f64>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
@@ -237,6 +243,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "ADDR|CIDR|preserved")]
     pub expect_source: Vec<String>,
     /// The capture label --expect-source looks at: once for all of them, or once per --expect-source in order.
+    /// A sub-point of a split capture by its label, node(out if3).
     #[arg(long, value_name = "LABEL", requires = "expect_source")]
     pub at: Vec<String>,
     /// Expect every service and client to have the same source, reply path and outcome before and after.
@@ -502,6 +509,50 @@ fn seconds_to_ns(s: f64) -> i64 {
     (s * 1e9).round() as i64
 }
 
+/// The longest duration an option in seconds takes (`--max-offset`, `--udp-idle`,
+/// `--shard-margin`, `--stream-window`, `--stream-hold`): a year.
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+/// The largest `--tolerance`, ms: a minute.
+pub const MAX_TOLERANCE_MS: f64 = 60_000.0;
+/// The largest `--offset` either way, seconds: 10 years.
+pub const MAX_CLOCK_OFFSET_S: f64 = 315_360_000.0;
+/// The most `--threads` (more threads than cores only cost: each is a stack
+/// and a share of every parallel step).
+pub const MAX_THREADS: i64 = 1024;
+
+/// The lower end of an option's range.
+#[derive(Clone, Copy)]
+enum Bound {
+    /// This value or more.
+    From(f64),
+    /// More than this value.
+    Above(f64),
+}
+
+/// `value` of `option` when it is a finite number in its range, else a usage
+/// error that names the option, the value and the range.
+fn in_range(option: &str, value: f64, low: Bound, max: f64, unit: &str) -> Result<f64, UsageError> {
+    let (fits, from) = match low {
+        Bound::From(min) => (value >= min, format!("{min} to {max}")),
+        Bound::Above(min) => (value > min, format!("more than {min}, at most {max}")),
+    };
+    // NaN fails both comparisons; infinities fail the upper bound
+    if fits && value <= max {
+        return Ok(value);
+    }
+    Err(UsageError(format!("{option} {value}: expected {unit}, {from}")))
+}
+
+/// `--threads N`: 1 to [`MAX_THREADS`].
+fn threads(n: i64) -> Result<usize, UsageError> {
+    match usize::try_from(n) {
+        Ok(n @ 1..) if n as i64 <= MAX_THREADS => Ok(n),
+        _ => Err(UsageError(format!(
+            "--threads {n}: expected 1 to {MAX_THREADS} worker threads (leave it out for one per core)"
+        ))),
+    }
+}
+
 impl CorrelateArgs {
     /// The plain settings of the main form.
     pub fn to_config(&self) -> Result<Config, UsageError> {
@@ -516,19 +567,30 @@ impl CorrelateArgs {
                 .trim()
                 .parse()
                 .map_err(|_| UsageError(format!("--offset {o}: {secs} is not a number of seconds")))?;
-            let index = points.iter().position(|p| captures[p[0]].label == label).ok_or_else(|| {
+            if !(secs.is_finite() && secs.abs() <= MAX_CLOCK_OFFSET_S) {
+                return Err(UsageError(format!(
+                    "--offset {o}: expected a clock offset in seconds within ±{MAX_CLOCK_OFFSET_S} (10 years)"
+                )));
+            }
+            // A sub-point (`node(out if3)`) reads its capture's clock: the offset is the capture's.
+            let capture = |l: &str| points.iter().position(|p| captures[p[0]].label == l);
+            let index = capture(label).or_else(|| capture(crate::config::capture_of_point(label))).ok_or_else(|| {
                 let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
                 UsageError(format!(
-                    "--offset {o}: no capture is labelled {label} (labels: {})",
+                    "--offset {o}: no capture is labelled {label} (labels: {}; a sub-point of a split capture, \
+                     node(out if3), stands for its capture)",
                     labels.join(", ")
                 ))
             })?;
             offsets_ns.push((index, seconds_to_ns(secs)));
         }
         let nets = self.net.iter().map(|n| parse_cidr(n)).collect::<Result<Vec<_>, _>>()?;
-        if self.udp_idle.is_nan() || self.udp_idle <= 0.0 {
-            return Err(UsageError("--udp-idle must be a positive number of seconds".into()));
-        }
+        let udp_idle = in_range("--udp-idle", self.udp_idle, Bound::Above(0.0), MAX_SECONDS, "seconds")?;
+        let max_offset = in_range("--max-offset", self.max_offset, Bound::From(0.0), MAX_SECONDS, "seconds")?;
+        let tolerance = (self.tolerance)
+            .map(|ms| in_range("--tolerance", ms, Bound::From(0.0), MAX_TOLERANCE_MS, "milliseconds"))
+            .transpose()?;
+        let threads = self.threads.map(threads).transpose()?;
         let shard = self.shard()?;
         let mut read = ReadConfig::default();
         if let Some(c) = self.chunk_bytes {
@@ -538,11 +600,11 @@ impl CorrelateArgs {
         Ok(Config {
             captures,
             read,
-            flows: FlowConfig { udp_idle_ns: seconds_to_ns(self.udp_idle), ..FlowConfig::default() },
+            flows: FlowConfig { udp_idle_ns: seconds_to_ns(udp_idle), ..FlowConfig::default() },
             correlate: CorrelateConfig {
                 offsets_ns,
-                max_offset_ns: Some(seconds_to_ns(self.max_offset.abs())),
-                tolerance_ns: self.tolerance.map(|ms| (ms * 1e6).round() as i64),
+                max_offset_ns: Some(seconds_to_ns(max_offset)),
+                tolerance_ns: tolerance.map(|ms| (ms * 1e6).round() as i64),
                 clock_of: Vec::new(),
                 pinned: None,
             },
@@ -554,7 +616,7 @@ impl CorrelateArgs {
                 since: self.since.as_deref().map(|t| time_bound("--since", t)).transpose()?,
                 until: self.until.as_deref().map(|t| time_bound("--until", t)).transpose()?,
             },
-            threads: self.threads,
+            threads,
             quiet: self.quiet,
             list_unmatched: self.all,
             shard,
@@ -570,13 +632,13 @@ impl CorrelateArgs {
         }
         let window_ns = match self.stream_window {
             None => crate::stream::DEFAULT_WINDOW_NS,
-            Some(w) if (1.0..1e9).contains(&w) => seconds_to_ns(w),
-            Some(w) => return Err(UsageError(format!("--stream-window {w}: expected seconds, 1 or more"))),
+            Some(w) => {
+                seconds_to_ns(in_range("--stream-window", w, Bound::From(1.0), MAX_SECONDS, "seconds")?)
+            }
         };
         let hold_ns = match self.stream_hold {
             None => crate::stream::DEFAULT_HOLD_NS,
-            Some(h) if (0.0..1e9).contains(&h) => seconds_to_ns(h),
-            Some(h) => return Err(UsageError(format!("--stream-hold {h}: expected seconds, 0 or more"))),
+            Some(h) => seconds_to_ns(in_range("--stream-hold", h, Bound::From(0.0), MAX_SECONDS, "seconds")?),
         };
         Ok(Some(crate::config::StreamConfig { window_ns, hold_ns }))
     }
@@ -601,8 +663,9 @@ impl CorrelateArgs {
         }
         let margin_ns = match self.shard_margin {
             None => crate::config::DEFAULT_SHARD_MARGIN_NS,
-            Some(m) if (0.0..1e9).contains(&m) => seconds_to_ns(m),
-            Some(m) => return Err(UsageError(format!("--shard-margin {m}: expected seconds, 0 or more"))),
+            Some(m) => {
+                seconds_to_ns(in_range("--shard-margin", m, Bound::From(0.0), MAX_SECONDS, "seconds")?)
+            }
         };
         Ok(Some(Shard { start_ns, end_ns, margin_ns }))
     }
@@ -623,11 +686,6 @@ impl CorrelateArgs {
                     .into(),
             ));
         }
-        if self.warnings_to.is_some() && self.warnings_to == self.output {
-            return Err(UsageError(
-                "--warnings-to names the report's own file (-o); give another file".into(),
-            ));
-        }
         if self.stream {
             let refused = if format == Format::Html {
                 Some("another --format than html (its page draws every request's ladder at once)")
@@ -645,6 +703,14 @@ impl CorrelateArgs {
             }
         }
         let config = self.to_config()?;
+        if let (Some(path), true) = (&self.pcapng, config.captures.iter().any(|c| c.source == Source::Stdin))
+        {
+            return Err(UsageError(format!(
+                "--pcapng {}: the merged pcapng reads every capture again, and a capture from standard \
+                 input (-) cannot be read twice; give that capture as a file",
+                path.display()
+            )));
+        }
         let time = match (&self.tz, self.time_format) {
             (None, None) => None,
             (tz, format) => Some(TimeStyle {
@@ -807,10 +873,58 @@ mod tests {
         assert_eq!(r.time.unwrap().rfc3339(0), "1969-12-31T19:00:00.000000000-05:00");
         assert_eq!(r.columns.unwrap()[1], Column::Time);
         let r = run(&["--tz", "UTC", "--columns", "b,#", "--names", "x", "--names", "y"]).unwrap();
-        assert_eq!(r.columns.unwrap(), [Column::Hop(1), Column::Request]);
+        assert_eq!(r.columns.unwrap(), [Column::Label("b"), Column::Request]);
         assert_eq!(r.names, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(run(&["--tz", "Nowhere/Special"]).unwrap_err().0.contains("--tz Nowhere/Special"));
-        assert!(run(&["-o", "r.csv", "--warnings-to", "r.csv"]).unwrap_err().0.contains("--warnings-to"));
+    }
+
+    #[test]
+    fn numbers_out_of_range_nan_and_infinity_are_refused_naming_option_value_and_range() {
+        let run = |args: &[&str]| {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap", "--shard-start", "0", "--shard-end", "1"];
+            all.extend(args);
+            Args::try_parse_from(all).map_err(|e| e.to_string())?.correlate.to_run().map_err(|e| e.0)
+        };
+        for (args, says) in [
+            (&["--threads", "0"][..], "--threads 0: expected 1 to 1024 worker threads"),
+            (&["--threads", "100000"], "--threads 100000: expected 1 to 1024"),
+            (&["--threads", "-1"], "--threads -1: expected 1 to 1024"),
+            (&["--tolerance", "1e9"], "--tolerance 1000000000: expected milliseconds, 0 to 60000"),
+            (&["--tolerance", "NaN"], "--tolerance NaN: expected milliseconds, 0 to 60000"),
+            (&["--tolerance", "-1"], "--tolerance -1: expected milliseconds"),
+            (&["--max-offset", "inf"], "--max-offset inf: expected seconds, 0 to 31536000"),
+            (&["--max-offset", "-5"], "--max-offset -5: expected seconds, 0 to 31536000"),
+            (&["--udp-idle", "0"], "--udp-idle 0: expected seconds, more than 0, at most 31536000"),
+            (&["--udp-idle", "NaN"], "--udp-idle NaN: expected seconds"),
+            (&["--shard-margin", "-10"], "--shard-margin -10: expected seconds, 0 to 31536000"),
+            (&["--shard-margin", "1e12"], "--shard-margin 1000000000000: expected seconds"),
+            (
+                &["--offset", "b=1e12"],
+                "--offset b=1e12: expected a clock offset in seconds within ±315360000",
+            ),
+            (&["--offset", "b=inf"], "--offset b=inf: expected a clock offset"),
+            (&["--offset", "b=NaN"], "--offset b=NaN: expected a clock offset"),
+            (&["--offset", "b=-1e12"], "--offset b=-1e12: expected a clock offset"),
+        ] {
+            let e = run(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        let r = run(&["--threads", "1024", "--tolerance", "0", "--max-offset", "0", "--offset", "b=-2.5"])
+            .unwrap();
+        assert_eq!(r.config.threads, Some(1024));
+        assert_eq!(r.config.correlate.offsets_ns, [(1, -2_500_000_000)]);
+        let stream = |args: &[&str]| {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap", "--stream"];
+            all.extend(args);
+            Args::try_parse_from(all).unwrap().correlate.to_run().map_err(|e| e.0)
+        };
+        assert!(stream(&["--stream-window", "0.5"])
+            .unwrap_err()
+            .contains("--stream-window 0.5: expected seconds, 1 to"));
+        assert!(stream(&["--stream-hold", "-1"])
+            .unwrap_err()
+            .contains("--stream-hold -1: expected seconds, 0 to"));
+        assert!(stream(&["--stream-hold", "0", "--stream-window", "1"]).is_ok());
     }
 
     #[test]

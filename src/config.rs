@@ -509,3 +509,48 @@ pub fn parse_instant_ns(text: &str) -> Option<i64> {
     }
     parse_rfc3339_ns(t)
 }
+
+/// The capture a point's name belongs to: `node` for `node(out if3)` (a
+/// sub-point of a `tcpdump -i any` capture), the name itself otherwise.
+pub fn capture_of_point(name: &str) -> &str {
+    match name.find('(') {
+        Some(i) if i > 0 && name.ends_with(')') => &name[..i],
+        _ => name,
+    }
+}
+
+/// Whether a name given on the command line can stand for points of a run of
+/// these captures (`capture_labels`): a capture label, or one with a sub-point
+/// in parentheses (`node(out if3)`; which sub-points there are is known only
+/// once the capture is read).
+pub fn names_a_capture(name: &str, capture_labels: &[&str]) -> bool {
+    capture_labels.contains(&name) || capture_labels.contains(&capture_of_point(name))
+}
+
+/// The points of a run (`point_labels`, in path order) a name stands for: the
+/// point so labelled, else every sub-point of the capture so labelled (`node`
+/// for `node(in if2)` and `node(out if3)`); empty when none.
+pub fn points_named(name: &str, point_labels: &[&str]) -> Vec<usize> {
+    if let Some(i) = point_labels.iter().position(|l| *l == name) {
+        return vec![i];
+    }
+    (0..point_labels.len()).filter(|&i| capture_of_point(point_labels[i]) == name).collect()
+}
+
+#[cfg(test)]
+mod point_name_tests {
+    use super::*;
+
+    #[test]
+    fn a_name_stands_for_its_point_or_every_sub_point_of_its_capture() {
+        let points = ["decap", "node(in if2)", "node(out if3)", "backend"];
+        assert_eq!(points_named("node(out if3)", &points), [2]);
+        assert_eq!(points_named("node", &points), [1, 2]);
+        assert_eq!(points_named("backend", &points), [3]);
+        assert!(points_named("node(out if9)", &points).is_empty());
+        assert!(points_named("nod", &points).is_empty());
+        let captures = ["decap", "node", "backend"];
+        assert!(names_a_capture("node(out if3)", &captures) && names_a_capture("node", &captures));
+        assert!(!names_a_capture("vpn(out if3)", &captures) && !names_a_capture("(x)", &captures));
+    }
+}

@@ -384,7 +384,9 @@ struct Run<'a> {
 fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeStats> {
     let Run { specs, ladder, findings, reported, options } = *run;
     if specs.iter().any(|s| matches!(s.source, Source::Stdin)) {
-        return Err(io::Error::other("--pcapng reads every capture again: a capture from stdin cannot be"));
+        return Err(io::Error::other(
+            "--pcapng reads every capture again: a capture from standard input cannot be read twice",
+        ));
     }
     let lookup = Lookup::new(ladder, findings, reported);
     let (blocks, base) = interfaces(&ladder.captures);

@@ -92,6 +92,28 @@ pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
 
 /// Decides where `-o PATH` writes, refusing a directory and any input.
 pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageError> {
+    target_of(&Out::report(path), inputs)
+}
+
+/// One output of a run: the option that names it, what it holds (for
+/// messages) and its path (`None`: standard output).
+#[derive(Clone, Copy, Debug)]
+pub struct Out<'a> {
+    pub option: &'a str,
+    pub holds: &'a str,
+    pub path: Option<&'a Path>,
+}
+
+impl<'a> Out<'a> {
+    /// The report, `-o`.
+    pub fn report(path: Option<&'a Path>) -> Out<'a> {
+        Out { option: "-o", holds: "the report", path }
+    }
+}
+
+/// [`target`] of any output, its messages naming its own option.
+pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, UsageError> {
+    let Out { option, holds, path } = *out;
     let Some(path) = path else { return Ok(Target::Stdout) };
     if path.as_os_str() == "-" {
         return Ok(Target::Stdout);
@@ -101,12 +123,12 @@ pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageErro
         Ok(meta) => {
             if meta.is_dir() {
                 return Err(UsageError(format!(
-                    "-o {shown}: is a directory; give a file name for the report"
+                    "{option} {shown}: is a directory; give a file name for {holds}"
                 )));
             }
             if let Some(input) = inputs.iter().find(|i| same_file(&meta, &i.path)) {
                 return Err(UsageError(format!(
-                    "-o {shown}: is the input {} ({}); refusing to write the report over it",
+                    "{option} {shown}: is the input {} ({}); refusing to write {holds} over it",
                     input.label,
                     input.path.display()
                 )));
@@ -121,8 +143,82 @@ pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageErro
         }
         // A new file, or a link pointing at one not yet made.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(replace_at(&final_path(path))),
-        Err(e) => Err(UsageError(format!("-o {shown}: cannot write the report: {e}"))),
+        Err(e) => Err(UsageError(format!("{option} {shown}: cannot write {holds}: {e}"))),
     }
+}
+
+/// The targets of every output of a run, in their order, each checked as
+/// [`target_of`] does and then against the ones before it: two outputs on
+/// standard output (also by `/dev/stdout`), or two naming one file (also by
+/// another path or a link), would mix or lose one of them and are refused,
+/// naming both options. `/dev/null` may take any number of them.
+pub fn targets(outs: &[Out<'_>], inputs: &[Input]) -> Result<Vec<Target>, UsageError> {
+    let mut targets = Vec::with_capacity(outs.len());
+    let mut places: Vec<(Place, &Out<'_>, bool)> = Vec::new();
+    for out in outs {
+        let target = target_of(out, inputs)?;
+        let stdout = target == Target::Stdout;
+        if let Some(place) = place(&target) {
+            if let Some((_, first, first_stdout)) = places.iter().find(|(p, _, _)| *p == place) {
+                let shown = |o: &Out<'_>| match o.path {
+                    None => format!("{} (left out)", o.option),
+                    Some(p) => format!("{} {}", o.option, p.display()),
+                };
+                let why = if stdout || *first_stdout {
+                    format!("standard output already takes {} ({})", first.holds, shown(first))
+                } else {
+                    format!("{} already writes {} there", shown(first), first.holds)
+                };
+                return Err(UsageError(format!(
+                    "{}: {why}; give {} a file of its own",
+                    shown(out),
+                    out.holds
+                )));
+            }
+            places.push((place, out, stdout));
+        }
+        targets.push(target);
+    }
+    Ok(targets)
+}
+
+/// Where a target's bytes end up, to find two outputs writing one place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Place {
+    Stdout,
+    File((u64, u64)),
+    New(PathBuf),
+}
+
+/// The place of a target; `None` for `/dev/null` (any number of outputs may go there).
+fn place(target: &Target) -> Option<Place> {
+    let id = |p: &Path| fs::metadata(p).ok().as_ref().and_then(file_id);
+    let null = id(Path::new("/dev/null"));
+    let of = |p: &Path| match id(p) {
+        Some(i) if Some(i) == null => None,
+        Some(i) => Some(Place::File(i)),
+        None => Some(Place::New(absolute(p))),
+    };
+    match target {
+        // what standard output is open on, when the system says
+        Target::Stdout => match id(Path::new("/dev/stdout")) {
+            Some(i) if Some(i) == null => None,
+            Some(i) => Some(Place::File(i)),
+            None => Some(Place::Stdout),
+        },
+        Target::Direct(p) => of(p),
+        Target::Replace { file, .. } => of(file),
+    }
+}
+
+/// A path not yet made, absolute: its folder made canonical, its name kept.
+fn absolute(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+    fs::canonicalize(dir).map_or_else(|_| path.to_path_buf(), |d| d.join(name))
 }
 
 /// The file a path finally names: symlinks followed (at most 40, as the kernel
@@ -363,6 +459,28 @@ mod tests {
 
     fn input(label: &str, path: &Path) -> Input {
         Input { label: label.into(), path: path.to_path_buf() }
+    }
+
+    #[test]
+    fn two_outputs_on_one_file_or_on_standard_output_are_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path().join("r.csv");
+        let again = dir.path().join(".").join("r.csv");
+        let warnings = |p| Out { option: "--warnings-to", holds: "the warnings", path: Some(p) };
+        let e = targets(&[Out::report(Some(&r)), warnings(&again)], &[]).unwrap_err().0;
+        assert!(
+            e.starts_with(&format!("--warnings-to {}: -o {} already writes", again.display(), r.display())),
+            "{e}"
+        );
+        let e = targets(&[Out::report(None), warnings(Path::new("-"))], &[]).unwrap_err().0;
+        assert!(
+            e.contains("--warnings-to -: standard output already takes the report (-o (left out))"),
+            "{e}"
+        );
+        let null = Path::new("/dev/null");
+        assert_eq!(targets(&[Out::report(Some(null)), warnings(null)], &[]).unwrap().len(), 2);
+        let other = dir.path().join("w.txt");
+        assert_eq!(targets(&[Out::report(Some(&r)), warnings(&other)], &[]).unwrap().len(), 2);
     }
 
     #[test]

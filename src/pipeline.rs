@@ -474,6 +474,10 @@ fn read_point(
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
     let mut dropped_before = false;
+    // Capture 1 under a shard: the span of its packets read, and whether one lay in the shard.
+    let mut seen: Option<(i64, i64)> = None;
+    let mut in_shard = false;
+    let shard_span = config.shard.as_ref().map(|s| (s.start_ns, s.end_ns)).filter(|_| capture == 0);
     let mut info: Option<CaptureInfo> = None;
     let mut files = Overlaps::default();
     let mut k = 0;
@@ -482,9 +486,11 @@ fn read_point(
         let spec = &specs[f];
         let file_info = match window {
             Some((lo, hi)) => {
-                let mut w = Windowed { inner: &mut b, lo, hi, before: false };
+                let mut w =
+                    Windowed { inner: &mut b, lo, hi, before: false, shard: shard_span, seen, in_shard };
                 let info = ingest(spec, f, &config.read, points, limit, progress, &mut w)?;
                 dropped_before |= w.before;
+                (seen, in_shard) = (w.seen, w.in_shard);
                 b.table.set_closed(false);
                 info
             }
@@ -518,6 +524,9 @@ fn read_point(
         if let (true, Some((lo, _))) = (dropped_before, window) {
             cut.read_from = Some(cut.read_from.map_or(lo, |from| from.max(lo)));
         }
+        if capture == 0 && !in_shard {
+            b.warnings.push(crate::shard::no_packet_warning(label, shard, seen));
+        }
     }
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
@@ -525,7 +534,22 @@ fn read_point(
     b.warnings.extend(shard_warning);
     // `files` is never empty (a point has a label because a file gave it).
     let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
-    let mut result = b.finish(label, &names, info);
+    // A shard splits a `tcpdump -i any` capture as the run its --clocks-from
+    // report came from: also where its own flows are too few (or none) to.
+    let keys = config.shard.as_ref().and_then(|_| pinned_keys(config, label, &info));
+    let (mut result, elsewhere) = b.finish_as(label, &names, info, keys.as_deref());
+    if elsewhere > 0 {
+        result.warnings.push(Warning {
+            label: label.to_string(),
+            file: names.clone(),
+            record: None,
+            byte_offset: None,
+            problem: format!(
+                "{elsewhere} flows were on interfaces the --clocks-from report did not split this capture by"
+            ),
+            consequence: "they were counted at its first point".into(),
+        });
+    }
     result.cut = cut;
     Ok((result, names))
 }
@@ -583,10 +607,19 @@ struct Windowed<'a> {
     hi: i64,
     /// A record before the window was dropped.
     before: bool,
+    /// Capture 1's shard `[start, end)`, to say when no packet lies in it.
+    shard: Option<(i64, i64)>,
+    /// The first and last time of every record seen (kept or not).
+    seen: Option<(i64, i64)>,
+    /// A record lay in `shard`.
+    in_shard: bool,
 }
 
 impl Sink for Windowed<'_> {
     fn add(&mut self, rec: &Ingested<'_>) {
+        let t = rec.ts_ns;
+        self.seen = Some(self.seen.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        self.in_shard |= self.shard.is_some_and(|(start, end)| t >= start && t < end);
         if rec.ts_ns < self.lo {
             self.before = true;
             return;
@@ -775,6 +808,56 @@ fn expand<'a>(names: &[(String, String)], results: &'a [CaptureResult]) -> Vec<P
     out
 }
 
+/// The sub-points (as keys, in path order) the `--clocks-from` report split
+/// capture `label` into: its labels read back as [`point_name`] wrote them.
+/// None when the report names fewer than two sub-points of it, or one this
+/// capture cannot have.
+fn pinned_keys(config: &Config, label: &str, info: &CaptureInfo) -> Option<Vec<Option<PointKey>>> {
+    let pinned = config.clocks_from.as_ref()?;
+    let names: Vec<&str> = (pinned.clocks.iter())
+        .map(|(l, _, _)| l.as_str())
+        .filter(|l| *l != label && crate::config::capture_of_point(l) == label)
+        .map(|l| &l[label.len() + 1..l.len() - 1])
+        .collect();
+    if names.len() < 2 {
+        return None;
+    }
+    names.iter().map(|n| point_key_named(n, info).map(Some)).collect()
+}
+
+/// The key of a sub-point named `in if4`, `out eth0`, `in` (see [`point_name`]).
+fn point_key_named(name: &str, info: &CaptureInfo) -> Option<PointKey> {
+    let (role, interface) = match name.split_once(' ') {
+        Some((role, i)) => (role, Some(i)),
+        None => (name, None),
+    };
+    if !matches!(role, "in" | "out") {
+        return None;
+    }
+    let Some(interface) = interface else {
+        // `in`: the flows whose first packet came in (where requests enter the host)
+        return Some(PointKey::Direction { outgoing: role == "out" });
+    };
+    let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
+    let by_name = (!sll2)
+        .then(|| {
+            (info.interfaces.iter())
+                .position(|itf| itf.name.as_deref().and_then(interface_name).as_deref() == Some(interface))
+        })
+        .flatten();
+    match by_name {
+        Some(i) => u32::try_from(i).ok().map(PointKey::Interface),
+        None => interface.strip_prefix("if")?.parse().ok().map(PointKey::Interface),
+    }
+}
+
+/// A pcapng `if_name` as a sub-point's label shows it: without control
+/// characters and parentheses, at most 32 characters; None when blank.
+fn interface_name(name: &str) -> Option<String> {
+    let n: String = name.chars().filter(|c| !c.is_control() && !matches!(c, '(' | ')')).take(32).collect();
+    (!n.trim().is_empty()).then_some(n)
+}
+
 /// `in if4`, `out eth0`, `in`: see [`expand`].
 fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
     let role = if first { "in" } else { "out" };
@@ -785,13 +868,7 @@ fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
             let name = (!sll2)
                 .then(|| info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()))
                 .flatten()
-                .map(|n| {
-                    n.chars()
-                        .filter(|c| !c.is_control() && !matches!(c, '(' | ')'))
-                        .take(32)
-                        .collect::<String>()
-                })
-                .filter(|n| !n.trim().is_empty());
+                .and_then(interface_name);
             format!("{role} {}", name.unwrap_or_else(|| format!("if{i}")))
         }
     }

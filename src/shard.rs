@@ -120,6 +120,33 @@ pub fn skipped_warning(label: &str, skipped: &[String], shard: &Shard) -> Warnin
     }
 }
 
+/// The warning for a shard in which capture 1 (`label`) has no packet, so
+/// no request: its packets read span `seen` (None: none at all).
+pub fn no_packet_warning(label: &str, shard: &Shard, seen: Option<(i64, i64)>) -> Warning {
+    let rfc = crate::time::rfc3339;
+    let (start, end) = (rfc(shard.start_ns), rfc(shard.end_ns));
+    let span = match seen {
+        Some((_, last)) if last < shard.start_ns => {
+            format!("the shard begins after its last packet read ({})", rfc(last))
+        }
+        Some((first, _)) if first >= shard.end_ns => {
+            format!("the shard ends before its first packet read ({})", rfc(first))
+        }
+        Some((first, last)) => format!("its packets read run from {} to {}", rfc(first), rfc(last)),
+        None => "no packet was read".to_string(),
+    };
+    Warning {
+        label: label.to_string(),
+        file: String::new(),
+        record: None,
+        byte_offset: None,
+        problem: format!("shard {start} to {end}: no packet of this capture (capture 1) lies in it: {span}"),
+        consequence: "the shard has no request; check --shard-start/--shard-end against the captures' \
+                      times (capture 1's own clock)"
+            .into(),
+    }
+}
+
 /// The pinned clocks of `--clocks-from` for the run's points (`labels`), by
 /// label; a point or boundary the report does not name is estimated, and said so.
 pub fn resolve_pins(pinned: &PinnedClocks, labels: &[String]) -> (Pinned, Vec<Warning>) {

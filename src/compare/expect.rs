@@ -103,12 +103,23 @@ pub fn check(c: &mut Comparison, after: &Findings, expectations: &[Expectation])
             Expectation::Source { want, at } => {
                 let i = match at {
                     None => labels.len().saturating_sub(1),
-                    Some(l) => labels.iter().position(|x| x == l).ok_or_else(|| {
-                        UnknownLabel(format!(
-                            "--at {l}: the after run has no capture {l} (it has {})",
-                            labels.join(", ")
-                        ))
-                    })?,
+                    // a point's label, or a capture's that is one point
+                    Some(l) => match crate::config::points_named(l, &labels)[..] {
+                        [i] => i,
+                        [] => {
+                            return Err(UnknownLabel(format!(
+                                "--at {l}: the after run has no capture {l} (it has {})",
+                                labels.join(", ")
+                            )))
+                        }
+                        ref several => {
+                            let names: Vec<&str> = several.iter().map(|&i| labels[i]).collect();
+                            return Err(UnknownLabel(format!(
+                                "--at {l}: {l} is split into {} in the after run; name one of them",
+                                names.join(", ")
+                            )));
+                        }
+                    },
                 };
                 at_label = labels.get(i).copied().unwrap_or("?").to_string();
                 after.requests.iter().filter_map(|r| source_breach(r, i, &at_label, *want)).collect()

@@ -37,11 +37,14 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// Records that are read as they are but counted for one summary warning each
-/// per capture: a timestamp earlier than the record before it (clock steps,
-/// several interfaces merged), a captured length above the interface's snaplen.
+/// per capture: a timestamp earlier than the record before it on the same
+/// interface (clock steps, several captures merged into one interface; a
+/// pcapng's interfaces interleave by design, as dumpcap writes them), a
+/// captured length above the interface's snaplen.
 #[derive(Default)]
 pub(crate) struct OddRecords {
-    last_ts_ns: Option<i64>,
+    /// The last timestamp of each interface, by its number in the capture.
+    last_ts_ns: Vec<Option<i64>>,
     backwards: u64,
     /// First such record: number, byte offset, how far back (ns).
     first_backwards: Option<(u64, u64, i64)>,
@@ -58,6 +61,8 @@ pub(crate) struct OddRecords {
 pub(crate) struct Noted {
     pub(crate) record: u64,
     pub(crate) byte_offset: u64,
+    /// Its interface's number in the capture (0 in a pcap file).
+    pub(crate) interface: u32,
     pub(crate) ts_ns: i64,
     pub(crate) caplen: usize,
     /// Its interface's snaplen (0: none).
@@ -69,12 +74,16 @@ impl OddRecords {
     /// Notes one record's timestamp, captured, snap and original lengths.
     #[inline]
     pub(crate) fn note(&mut self, r: Noted) {
-        let Noted { record, byte_offset, ts_ns, caplen, snaplen, orig_len } = r;
-        if let Some(last) = self.last_ts_ns.filter(|&last| ts_ns < last) {
+        let Noted { record, byte_offset, interface, ts_ns, caplen, snaplen, orig_len } = r;
+        let i = interface as usize;
+        if self.last_ts_ns.len() <= i {
+            self.last_ts_ns.resize(i + 1, None);
+        }
+        if let Some(last) = self.last_ts_ns[i].filter(|&last| ts_ns < last) {
             self.backwards += 1;
             self.first_backwards.get_or_insert((record, byte_offset, last.saturating_sub(ts_ns)));
         }
-        self.last_ts_ns = Some(ts_ns);
+        self.last_ts_ns[i] = Some(ts_ns);
         if snaplen != 0 && caplen > snaplen as usize {
             self.over_snaplen += 1;
             self.first_over_snaplen.get_or_insert((record, byte_offset, caplen, snaplen));
@@ -254,11 +263,17 @@ impl<'a> Ctx<'a> {
         }
         if let Some((record, offset, back_ns)) = self.odd.first_backwards {
             let back = ms(back_ns);
+            // several interfaces: each is checked on its own
+            let (it, them) = if self.odd.last_ts_ns.iter().flatten().count() > 1 {
+                ("it on its interface", "them on their interface")
+            } else {
+                ("it", "them")
+            };
             self.summarize(
                 self.odd.backwards,
                 (record, offset),
-                format!("1 record has a timestamp earlier than the record before it ({back} ms back)"),
-                format!("have a timestamp earlier than the record before them (this is the first, {back} ms back)"),
+                format!("1 record has a timestamp earlier than the record before {it} ({back} ms back)"),
+                format!("have a timestamp earlier than the record before {them} (this is the first, {back} ms back)"),
                 |them| format!("kept {them}; flows use each packet's own time"),
             );
         }

@@ -187,6 +187,7 @@ pub(crate) fn read_records(
         ctx.odd.note(Noted {
             record,
             byte_offset: offset,
+            interface: 0,
             ts_ns,
             caplen: caplen as usize,
             snaplen,

@@ -241,11 +241,16 @@ pub(crate) fn read_blocks(
                 _ => None,
             };
             let Some(order) = order else {
-                let found = win.get(field::SHB_BYTE_ORDER..field::SHB_BYTE_ORDER + 4).unwrap_or(&[]);
-                let hex: Vec<String> = found.iter().map(|b| format!("{b:02x}")).collect();
+                // fill() gives fewer bytes only at the end of the file
+                let rest = win.get(field::SHB_BYTE_ORDER..avail.min(win.len())).unwrap_or(&[]);
+                let hex: Vec<String> = rest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                let found = match hex.len() {
+                    4 => hex.join(" "),
+                    0 => "the end of the file".to_string(),
+                    n => format!("only {} ({n} of its 4 bytes), then the end of the file", hex.join(" ")),
+                };
                 let what = format!(
-                    "section header block has no byte-order magic: expected 1a2b3c4d or 4d3c2b1a, found {}",
-                    hex.join(" ")
+                    "section header block has no byte-order magic: expected 1a2b3c4d or 4d3c2b1a, found {found}"
                 );
                 if first {
                     return Err(bad(what));
@@ -493,7 +498,7 @@ fn packet(
     };
     st.last_ts_ns = ts_ns;
     let snaplen = if btype == BT_SPB { 0 } else { iface.snaplen };
-    ctx.odd.note(Noted { record, byte_offset: offset, ts_ns, caplen, snaplen, orig_len });
+    ctx.odd.note(Noted { record, byte_offset: offset, interface: global, ts_ns, caplen, snaplen, orig_len });
     let data = body.get(data_at..data_at + caplen).unwrap_or(&[]);
     on_record(&RawRecord {
         ts_ns,

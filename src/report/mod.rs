@@ -21,7 +21,7 @@ pub mod words;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-use crate::config::Filter;
+use crate::config::{Choice, Filter};
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use schema::WireName;
 use std::io::{self, Write};
@@ -57,12 +57,17 @@ pub struct View {
     pub columns: Option<Vec<table::Column>>,
     /// The terminal's width: the table shortens cells to fit it.
     pub width: Option<usize>,
+    /// `--clocks-from REPORT` as given: the summary says the clocks came from it.
+    pub clocks_from: Option<String>,
 }
 
 impl View {
     /// The words of these findings in the reader's terms.
     pub fn words<'a>(&'a self, findings: &'a Findings) -> words::Words<'a> {
-        words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
+        words::Words {
+            clocks_from: self.clocks_from.as_deref(),
+            ..words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
+        }
     }
 }
 
@@ -289,6 +294,58 @@ pub fn fail_on_matches(findings: &Findings, fail_on: &[FailOn]) -> bool {
     findings.requests.iter().any(|r| fail_on.iter().any(|k| has_problem(*k, r)))
 }
 
+/// The requests `--fail-on` matched, for the line that says so on stderr: the
+/// first [`FailOnHits::SHOWN`] with their problems, and how many in all
+/// (added to window by window in a stream).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailOnHits {
+    pub first: Vec<(u64, Vec<FailOn>)>,
+    pub count: u64,
+}
+
+impl FailOnHits {
+    /// How many requests the line names before it only counts.
+    pub const SHOWN: usize = 10;
+
+    /// Adds the reported requests of `findings` that have any of the problems.
+    pub fn add(&mut self, findings: &Findings, fail_on: &[FailOn]) {
+        for r in &findings.requests {
+            let problems: Vec<FailOn> = fail_on.iter().copied().filter(|k| has_problem(*k, r)).collect();
+            if problems.is_empty() {
+                continue;
+            }
+            self.count += 1;
+            if self.first.len() < Self::SHOWN {
+                self.first.push((r.request, problems));
+            }
+        }
+    }
+
+    /// True when any request matched.
+    pub fn matched(&self) -> bool {
+        self.count > 0
+    }
+
+    /// `--fail-on no-reply,reset: 2 requests matched: request 3 (no-reply), request 5 (reset)`,
+    /// then `, and N more` past the first [`FailOnHits::SHOWN`].
+    pub fn message(&self, fail_on: &[FailOn]) -> String {
+        let name = |k: &FailOn| FailOn::NAMES.iter().find(|(_, v)| v == k).map_or("?", |(n, _)| n);
+        let option: Vec<&str> = fail_on.iter().map(name).collect();
+        let listed: Vec<String> = (self.first.iter())
+            .map(|(n, ks)| format!("request {n} ({})", ks.iter().map(name).collect::<Vec<_>>().join(", ")))
+            .collect();
+        let more = self.count.saturating_sub(self.first.len() as u64);
+        let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+        let requests = if self.count == 1 { "request" } else { "requests" };
+        format!(
+            "--fail-on {}: {} {requests} matched: {}{more}",
+            option.join(","),
+            self.count,
+            listed.join(", ")
+        )
+    }
+}
+
 /// Time of the request at capture 1 (ns since the Unix epoch on capture 1's
 /// clock): when the client's first packet was seen there.
 pub fn request_time_ns(r: &Request) -> Option<i64> {
@@ -455,6 +512,28 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(kept(f), [2, 3]);
+    }
+
+    #[test]
+    fn fail_on_hits_name_the_first_requests_and_their_problems_then_count_the_rest() {
+        let f = fixtures::findings();
+        let mut hits = FailOnHits::default();
+        hits.add(&f, &[FailOn::ReplyLost, FailOn::NoReply, FailOn::Reset]);
+        assert!(hits.matched());
+        let m = hits.message(&[FailOn::ReplyLost, FailOn::NoReply, FailOn::Reset]);
+        assert!(m.starts_with("--fail-on reply-lost,no-reply,reset: "), "{m}");
+        assert!(m.contains(" matched: request "), "{m}");
+        let mut many = FailOnHits::default();
+        for _ in 0..12 {
+            many.add(&f, &[FailOn::ReplyLost]);
+        }
+        assert_eq!(many.first.len(), FailOnHits::SHOWN);
+        let per_run = hits.first.iter().filter(|(_, k)| k.contains(&FailOn::ReplyLost)).count() as u64;
+        assert_eq!(many.count, 12 * per_run);
+        assert!(many.message(&[FailOn::ReplyLost]).ends_with(&format!(", and {} more", 12 * per_run - 10)));
+        let mut none = FailOnHits::default();
+        none.add(&f, &[FailOn::Bypassed]);
+        assert!(!none.matched());
     }
 
     #[test]

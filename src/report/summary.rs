@@ -344,8 +344,9 @@ fn signed_ms(ms: f64) -> String {
     format!("{:+.3} ms", round_ms(ms))
 }
 
-/// The clock offset line of one capture.
-pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
+/// The clock offset line of one capture; `clocks_from`: the report of
+/// `--clocks-from`, where an offset not estimated then came from.
+pub fn offset_text(c: &crate::verdict::CaptureSummary, clocks_from: Option<&str>) -> String {
     let spread = crate::report::schema::ms(c.offset_spread_ns);
     let offset = crate::report::schema::ms(c.clock_offset_ns);
     let samples = plural(c.offset_samples as usize, "sample");
@@ -357,7 +358,10 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary) -> String {
         OffsetMethod::OneWay => {
             format!("{} ± {spread:.3} ms (one-way, includes the path delay; {samples})", signed_ms(offset))
         }
-        OffsetMethod::Manual => format!("{} (set with --offset)", signed_ms(offset)),
+        OffsetMethod::Manual => match clocks_from {
+            Some(report) => format!("{} ± {spread:.3} ms (from --clocks-from {report})", signed_ms(offset)),
+            None => format!("{} (set with --offset)", signed_ms(offset)),
+        },
         OffsetMethod::SameCapture => {
             format!("{} (same capture as the point before: one clock)", signed_ms(offset))
         }
@@ -496,7 +500,7 @@ pub fn write_summary_tallied(
         writeln!(out)?;
         writeln!(out, "{}", paint(&format!("Clock offsets (relative to {first}):"), Style::Bold, color))?;
         let rows: Vec<(String, String)> =
-            findings.captures.iter().map(|c| (c.label.clone(), offset_text(c))).collect();
+            findings.captures.iter().map(|c| (c.label.clone(), offset_text(c, w.clocks_from))).collect();
         for line in aligned(&rows) {
             writeln!(out, "{line}")?;
         }

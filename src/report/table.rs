@@ -194,8 +194,12 @@ pub enum Column {
     Time,
     /// Every capture point, in path order.
     Hops,
-    /// One capture point (by label).
+    /// One capture point (by its position in the run).
     Hop(usize),
+    /// The points a name of `--columns` stands for, known once the captures
+    /// are read: one point (`node(out if3)`), or every sub-point of a capture
+    /// split into several (`node`). Expanded to [`Column::Hop`]s before use.
+    Label(&'static str),
     Reply,
     Outcome,
     Match,
@@ -225,7 +229,9 @@ pub const DEFAULT_COLUMNS_WITH_TIME: [Column; 7] = [
 
 impl Column {
     /// `--columns request,service,hops,...` (a capture label names its own
-    /// column; `#` is `request`); says which names are read otherwise.
+    /// column, or its sub-points' columns when it is split into several; a
+    /// sub-point's label, `node(out if3)`, names that one; `#` is `request`);
+    /// says which names are read otherwise. `labels`: the captures' labels.
     pub fn parse_list(text: &str, labels: &[&str]) -> Result<Vec<Column>, String> {
         let mut out = Vec::new();
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -243,16 +249,19 @@ impl Column {
             let column = match COLUMN_NAMES.iter().position(|c| c.eq_ignore_ascii_case(name)) {
                 Some(i) => fixed[i],
                 None if name == "#" => Column::Request,
-                None => match labels.iter().position(|l| *l == name) {
-                    Some(i) => Column::Hop(i),
-                    None => {
-                        return Err(format!(
-                            "--columns: no column {name:?}; columns are {} or a capture label ({})",
-                            COLUMN_NAMES.join(", "),
-                            labels.join(", ")
-                        ))
-                    }
-                },
+                // Parsed once per run: the few names live as long as the process.
+                None if crate::config::names_a_capture(name, labels) => {
+                    Column::Label(Box::leak(name.to_string().into_boxed_str()))
+                }
+                None => {
+                    return Err(format!(
+                    "--columns: no column {name:?}; columns are {}, a capture label ({}) or a sub-point's \
+                         label such as {}(out if3)",
+                    COLUMN_NAMES.join(", "),
+                    labels.join(", "),
+                    labels.last().unwrap_or(&"node")
+                ))
+                }
             };
             out.push(column);
         }
@@ -341,16 +350,33 @@ fn time_cell(w: &Words<'_>, r: &Request) -> String {
         .map_or_else(|| "-".into(), |t| style.spreadsheet(t))
 }
 
-/// The columns expanded: `Hops` becomes one hop per capture.
-fn expand(columns: &[Column], captures: usize) -> Vec<Column> {
+/// The columns expanded for the run's points (`labels`): `Hops` becomes one
+/// hop per point, a name the points it stands for.
+fn expand(columns: &[Column], labels: &[&str]) -> Vec<Column> {
+    let captures = labels.len();
     columns
         .iter()
         .flat_map(|c| match c {
             Column::Hops => (0..captures).map(Column::Hop).collect::<Vec<_>>(),
             Column::Hop(i) if *i >= captures => Vec::new(),
+            Column::Label(name) => {
+                crate::config::points_named(name, labels).into_iter().map(Column::Hop).collect()
+            }
             other => vec![*other],
         })
         .collect()
+}
+
+/// The first name of `columns` that stands for no point of the run
+/// (`labels`), as a usage error's message.
+pub fn unknown_point(columns: &[Column], labels: &[&str]) -> Option<String> {
+    columns.iter().find_map(|c| match c {
+        Column::Label(name) if crate::config::points_named(name, labels).is_empty() => Some(format!(
+            "--columns: no capture point is labelled {name} (the points: {})",
+            labels.join(", ")
+        )),
+        _ => None,
+    })
 }
 
 /// The table's cells, header first.
@@ -367,6 +393,7 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Reply => "reply",
                 Column::Outcome => "outcome",
                 Column::Match | Column::Hops => "match",
+                Column::Label(name) => name,
                 Column::Identity => "identity",
             };
             (title.to_string(), Style::Bold)
@@ -388,6 +415,8 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Service => (service_cell(w, r, fit), Style::Plain),
                 Column::Time => (time_cell(w, r), Style::Plain),
                 Column::Hop(i) => hops.get(*i).cloned().unwrap_or_else(|| ("-".into(), Style::Plain)),
+                // expanded before (`expand`): never a cell of its own
+                Column::Label(_) => ("-".into(), Style::Plain),
                 Column::Reply => (reply_text(w, r), reply_style(r)),
                 Column::Outcome => (outcome_text(w, r), outcome_style(r)),
                 Column::Match | Column::Hops => (match_text(r).to_string(), match_style(r)),
@@ -431,7 +460,7 @@ pub fn write_table_with(
     color: bool,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    let columns = expand(columns, w.labels.len());
+    let columns = expand(columns, &w.labels);
     let mut rows = cells(findings, w, &columns, FITS[0]);
     if let Some(limit) = width {
         for fit in &FITS[1..] {
@@ -475,7 +504,7 @@ impl TableSpill {
     /// The columns for these words' capture points (the first window's).
     fn columns(&mut self, w: &Words<'_>) -> &[Column] {
         let given = &self.given;
-        let columns = self.columns.get_or_insert_with(|| expand(given, w.labels.len()));
+        let columns = self.columns.get_or_insert_with(|| expand(given, &w.labels));
         self.widths.resize(columns.len(), 0);
         columns
     }
@@ -599,7 +628,7 @@ mod tests {
             let mut out = Vec::new();
             write_table(&f, color, &mut out).unwrap();
             let w = Words::new(&f);
-            let columns = expand(&DEFAULT_COLUMNS, w.labels.len());
+            let columns = expand(&DEFAULT_COLUMNS, &w.labels);
             let rows = cells(&f, &w, &columns, FITS[0]);
             let widths = widths(&rows);
             let mut want = String::new();
@@ -702,11 +731,19 @@ mod tests {
         let labels = ["decap", "egress", "backend"];
         assert_eq!(
             Column::parse_list("#,time,backend,hops", &labels).unwrap(),
-            [Column::Request, Column::Time, Column::Hop(2), Column::Hops]
+            [Column::Request, Column::Time, Column::Label("backend"), Column::Hops]
         );
         let e = Column::parse_list("request,bogus", &labels).unwrap_err();
         assert!(e.contains("\"bogus\"") && e.contains("decap, egress, backend"), "{e}");
         assert!(Column::parse_list(" , ", &labels).is_err());
+        // a sub-point's label parses; which points there are is known once the captures are read
+        let c = Column::parse_list("egress(out if3),egress", &labels).unwrap();
+        let points = ["decap", "egress(in if2)", "egress(out if3)", "backend"];
+        assert_eq!(expand(&c, &points), [Column::Hop(2), Column::Hop(1), Column::Hop(2)]);
+        assert_eq!(expand(&[Column::Label("backend")], &points), [Column::Hop(3)]);
+        assert_eq!(unknown_point(&c, &points), None);
+        let e = unknown_point(&[Column::Label("egress(x)")], &points).unwrap();
+        assert!(e.starts_with("--columns: no capture point is labelled egress(x)"), "{e}");
     }
 
     #[test]

@@ -16,11 +16,18 @@ pub struct Words<'a> {
     pub names: Option<&'a Names>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
     pub time: Option<&'a TimeStyle>,
+    /// `--clocks-from REPORT`: where the clocks not estimated came from (else `--offset`).
+    pub clocks_from: Option<&'a str>,
 }
 
 impl<'a> Words<'a> {
     pub fn new(f: &'a Findings) -> Words<'a> {
-        Words { labels: f.captures.iter().map(|c| c.label.as_str()).collect(), names: None, time: None }
+        Words {
+            labels: f.captures.iter().map(|c| c.label.as_str()).collect(),
+            names: None,
+            time: None,
+            clocks_from: None,
+        }
     }
 
     /// [`Words::new`] with the names and time style of `--names`, `--tz`, `--time-format`.
@@ -87,7 +94,8 @@ mod tests {
 
     #[test]
     fn indices_read_as_labels_and_out_of_range_as_a_question_mark() {
-        let w = Words { labels: vec!["decap", "egress", "backend"], names: None, time: None };
+        let w =
+            Words { labels: vec!["decap", "egress", "backend"], names: None, time: None, clocks_from: None };
         assert_eq!(w.between(Between { from: 1, to: 2 }), "egress->backend");
         assert_eq!(w.between_words(Between { from: 0, to: 2 }), "decap and backend");
         assert_eq!(w.origin(Origin::Capture(2)), "backend");

@@ -28,6 +28,7 @@ mod matching;
 mod messages;
 mod mistakes;
 mod names;
+mod options;
 mod output;
 mod overlays;
 mod parquet;

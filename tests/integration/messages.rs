@@ -149,6 +149,52 @@ fn timestamps_going_backwards_are_one_summary_warning_per_capture() {
 }
 
 #[test]
+fn a_pcapng_s_interfaces_interleave_without_a_warning_and_each_is_checked_on_its_own() {
+    // dumpcap -i a -i b: each interface in time order, the two interleaved
+    let iface = writer::Iface { link_type: 101, snaplen: 65535, tsresol: None };
+    let syn = two_point_tcp().points[0][0].1.clone();
+    let p = |interface, secs: u64| Packet {
+        interface,
+        ts_units: secs * 1_000_000,
+        data: syn.clone(),
+        orig_len: 60,
+    };
+    let ifaces = [iface.clone(), iface];
+    let bytes = writer::pcapng(false, 1, &ifaces, &[p(0, 10), p(1, 5), p(0, 11), p(1, 6), p(1, 7)]).bytes;
+    let (recs, info) = read_mem("two.pcapng", &bytes).unwrap();
+    assert_eq!(recs.len(), 5);
+    assert!(info.warnings.is_empty(), "{:?}", info.warnings);
+    // a step back on one interface is still counted, and said to be on its interface
+    let bytes = writer::pcapng(false, 1, &ifaces, &[p(0, 10), p(1, 5), p(0, 11), p(1, 4), p(0, 12)]).bytes;
+    let (_, info) = read_mem("two.pcapng", &bytes).unwrap();
+    let messages: Vec<String> = info.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        messages,
+        ["two.pcapng: record 4 at byte 296: 1 record has a timestamp earlier than the record before it on its \
+          interface (1000 ms back); kept it; flows use each packet's own time"]
+    );
+}
+
+#[test]
+fn a_pcapng_cut_short_before_its_byte_order_magic_says_where_the_file_ends() {
+    for (bytes, found) in [
+        (
+            &[0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c][..],
+            "found only 4d 3c (2 of its 4 bytes), then the end of the file",
+        ),
+        (&[0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0], "found the end of the file"),
+    ] {
+        let e = read_mem("short.pcapng", bytes).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "short.pcapng: section header block has no byte-order magic: expected 1a2b3c4d or 4d3c2b1a, {found}"
+            )
+        );
+    }
+}
+
+#[test]
 fn zero_length_records_are_counted_and_skipped_not_fatal() {
     let mut caps = two_point_tcp();
     let first = caps.points[0][0].0;

@@ -434,6 +434,19 @@ fn a_shard_with_no_request_is_an_empty_valid_report() {
     let (json, err, code) = tuplecorr(&a);
     assert_eq!(code, 0, "{err}");
     assert_eq!(json["requests"].as_array().map(Vec::len), Some(0));
+    // ... and says why: capture 1 has no packet in it (the shard is before the captures)
+    let why = "tuplecorr: warning: testdata/lab/masquerade-node/decap.pcap: shard 2001-01-01T00:00:00.000000000Z \
+               to 2001-01-01T00:00:01.000000000Z: no packet of this capture (capture 1) lies in it: the shard ends \
+               before its first packet read (2026-";
+    assert!(err.contains(why), "{err}");
+    assert!(
+        err.contains("the shard has no request; check --shard-start/--shard-end against the captures' times")
+    );
+    let warned = json["warnings"].as_array().unwrap().iter().any(|w| {
+        w["label"] == "decap"
+            && w["message"].as_str().is_some_and(|m| m.contains("no packet of this capture"))
+    });
+    assert!(warned, "{}", json["warnings"]);
     assert_eq!(json["captures"].as_array().map(Vec::len), Some(3), "captures are still described");
     // The same empty shard as CSV: the header only.
     let csv_args: Vec<String> =
@@ -504,4 +517,58 @@ fn a_files_first_timestamp_is_its_first_records() {
     std::fs::write(&path, &big).unwrap();
     let (recs, _) = crate::util::read_file(&path).unwrap();
     assert_eq!(tuplecorr::read::first_timestamp(&crate::util::spec(&path)), Some(recs[0].ts_ns));
+}
+
+#[test]
+fn a_split_capture_is_split_as_the_clocks_from_report_in_every_shard_also_an_empty_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for (scenario, middle) in [
+        ("any-node", "node"),
+        ("any-node-sll", "node"),
+        ("any-router", "router"),
+        ("any-router-sll", "router"),
+    ] {
+        let caps: Vec<String> = ["decap", "egress", middle, "backend"]
+            .iter()
+            .map(|l| format!("testdata/lab/{scenario}/{l}.pcap"))
+            .collect();
+        let report = dir.path().join(format!("{scenario}.json")).to_string_lossy().into_owned();
+        let with = |args: &[&str]| [&caps[..], &strings(args)[..]].concat();
+        let (_, err, code) = tuplecorr(&with(&["-o", &report]));
+        assert_eq!(code, 0, "{err}");
+        let csv_header = |args: &[&str]| {
+            let out =
+                Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(with(args)).arg("-q").output().unwrap();
+            String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string()
+        };
+        // an empty shard's CSV header is the whole run's (it named the capture, not its sub-points)
+        let whole = csv_header(&["--format", "csv"]);
+        assert!(whole.contains(&format!(",{middle}(out")), "{whole}");
+        let empty = csv_header(&[
+            "--format",
+            "csv",
+            "--clocks-from",
+            &report,
+            "--shard-start",
+            "0",
+            "--shard-end",
+            "1",
+        ]);
+        assert_eq!(empty, whole, "{scenario}");
+        // a shard of everything is the whole run, point by point
+        let (pinned, err, _) = tuplecorr(&with(&["--format", "json", "--clocks-from", &report]));
+        let (shard, _, code) = tuplecorr(&with(&[
+            "--format",
+            "json",
+            "--clocks-from",
+            &report,
+            "--shard-start",
+            "0",
+            "--shard-end",
+            "2000000000",
+        ]));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(shard["captures"].as_array().map(Vec::len), Some(5), "{scenario}");
+        assert_eq!(shard["requests"], pinned["requests"], "{scenario}");
+    }
 }
