@@ -268,6 +268,7 @@ pub fn findings() -> Findings {
         delay_ns: Some(80_000),
         ttl_decrement: Some(1),
         ports,
+        server_ports: Kept::Kept,
         icmp_id: Kept::Kept,
         mss_clamped: false,
         seq_shift: false,

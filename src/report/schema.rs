@@ -225,6 +225,9 @@ pub struct Boundary {
     pub ttl_decrement: Option<i64>,
     /// `kept`, `remapped`, `mixed` or `unknown`.
     pub ports: String,
+    /// The server's port: `kept`, `remapped`, `mixed` or `unknown`.
+    #[serde(default)]
+    pub server_ports: String,
     /// `kept`, `rewritten`, `mixed` or `unknown`.
     pub icmp_id: String,
     pub mss_clamped: bool,
@@ -668,6 +671,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         delay_ms: b.delay_ns.map(ms),
         ttl_decrement: b.ttl_decrement,
         ports: kept_word(b.ports, PORTS_CHANGED).to_string(),
+        server_ports: kept_word(b.server_ports, PORTS_CHANGED).to_string(),
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),
         mss_clamped: b.mss_clamped,
         seq_shift: b.seq_shift,

@@ -413,7 +413,16 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
             _ => format!("TTL +{}", t.unsigned_abs()),
         });
     }
-    parts.push(format!("ports {}", kept_word(b.ports, PORTS_CHANGED)));
+    // One word when client and server ports fared alike, else each.
+    if b.ports == b.server_ports {
+        parts.push(format!("ports {}", kept_word(b.ports, PORTS_CHANGED)));
+    } else {
+        parts.push(format!(
+            "client ports {}, server ports {}",
+            kept_word(b.ports, PORTS_CHANGED),
+            kept_word(b.server_ports, PORTS_CHANGED)
+        ));
+    }
     parts.push(format!("ICMP id {}", kept_word(b.icmp_id, ICMP_ID_CHANGED)));
     if b.mss_clamped {
         parts.push("MSS clamped".to_string());
@@ -580,6 +589,26 @@ mod tests {
         let mut out = Vec::new();
         write_summary(&findings(), false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn client_and_server_ports_are_one_word_when_alike_else_each_is_said() {
+        use crate::verdict::Kept;
+        let mut b = findings().boundaries[1].clone();
+        (b.ports, b.server_ports) = (Kept::Kept, Kept::Kept);
+        assert!(boundary_text(&b).contains(", ports kept,"), "{}", boundary_text(&b));
+        (b.ports, b.server_ports) = (Kept::Kept, Kept::Changed);
+        assert!(
+            boundary_text(&b).contains(", client ports kept, server ports remapped,"),
+            "{}",
+            boundary_text(&b)
+        );
+        (b.ports, b.server_ports) = (Kept::Mixed, Kept::Unknown);
+        assert!(
+            boundary_text(&b).contains("client ports mixed, server ports unknown"),
+            "{}",
+            boundary_text(&b)
+        );
     }
 
     #[test]
@@ -802,7 +831,7 @@ mod tests {
         assert!(s.contains("  decap    reference clock\n"), "{s}");
         assert!(s.contains("  backend  +2750.012 ms ± 0.004 ms (request-reply, 24 samples)\n"), "{s}");
         assert!(
-            s.contains("  egress->backend  delay 0.080 ms, TTL -1, ports remapped, ICMP id kept\n"),
+            s.contains("  egress->backend  delay 0.080 ms, TTL -1, client ports remapped, server ports kept, ICMP id kept\n"),
             "{s}"
         );
         assert!(s.contains("Unmatched flows: egress 0, backend 3\n"));

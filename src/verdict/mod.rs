@@ -132,6 +132,8 @@ pub(crate) struct Ctx<'a> {
     /// Per capture, its flows by the receiver of their first packet (built on
     /// first use: only requests without a reply look).
     by_receiver: Vec<std::sync::OnceLock<stray::ByReceiver>>,
+    /// Which chain claims each stray flow (built on first use).
+    claims: std::sync::OnceLock<rustc_hash::FxHashMap<(u32, u32), u32>>,
     /// Per capture, when it recorded flows on capture 1's clock.
     spans: Vec<Option<(i64, i64)>>,
     /// [`VerdictOptions::part`].
@@ -151,7 +153,11 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
-        Ctx { n, captures, corr, by_receiver, spans, part: false }
+        Ctx { n, captures, corr, by_receiver, claims: std::sync::OnceLock::new(), spans, part: false }
+    }
+
+    pub(crate) fn claims(&self) -> &rustc_hash::FxHashMap<(u32, u32), u32> {
+        self.claims.get_or_init(|| stray::claims(self))
     }
 
     pub(crate) fn by_receiver(&self, capture: usize) -> &stray::ByReceiver {
@@ -446,6 +452,18 @@ pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
 mod tests {
     use super::*;
 
+    /// A capture of no packets, labelled `label`.
+    fn meta(label: &str) -> CaptureMeta {
+        CaptureMeta {
+            label: label.into(),
+            file: format!("{label}.pcap"),
+            format: "pcap".into(),
+            link_types: Vec::new(),
+            packets: 0,
+            overlays: Vec::new(),
+        }
+    }
+
     #[test]
     fn a_window_owns_requests_by_capture_1s_time_and_later_flows_by_corrected_time() {
         use crate::correlate::{ClockEstimate, Link, OffsetMethodKind, Strength};
@@ -518,17 +536,49 @@ mod tests {
         let mut tallies = before.boundaries;
         tallies[0].merge(&t.boundaries[0]);
         tallies[0].merge(&after.boundaries[0]);
-        let meta = |label: &str| CaptureMeta {
-            label: label.into(),
-            file: format!("{label}.pcap"),
-            format: "pcap".into(),
-            link_types: Vec::new(),
-            packets: 0,
-            overlays: Vec::new(),
-        };
         let all = verdict(&[meta("decap"), meta("backend")], &captures, &corr, &[], &listed);
         assert_eq!(finish_boundaries(&tallies, &corr.delays_ns), all.boundaries);
         assert_eq!(all.boundaries[0].ports, Kept::Mixed);
+    }
+
+    #[test]
+    fn a_capture_without_flows_is_blind_unless_the_run_reads_part_of_the_captures() {
+        use crate::correlate::{ClockEstimate, OffsetMethodKind};
+        let mut first = Flows::default();
+        let mut f = test_flow(("198.18.90.42", 40000), ("198.19.96.10", 80), 10);
+        f.rst_to_client = Some(Box::new(crate::flows::TcpEvent {
+            ts_ns: 12,
+            to_client: true,
+            sender: f.server.addr,
+            ttl: 64,
+        }));
+        first.flows.push(f);
+        let captures = [first, Flows::default()];
+        let clock = ClockEstimate { offset_ns: 0, spread_ns: 0, samples: 0, method: OffsetMethodKind::None };
+        let corr = Correlation {
+            clocks: vec![clock; 2],
+            delays_ns: vec![None],
+            chains: vec![crate::correlate::Chain {
+                hops: vec![Some(0), None],
+                links: Vec::new(),
+                attempts: Vec::new(),
+            }],
+            unmatched: vec![Vec::new(), Vec::new()],
+            estimated: None,
+        };
+        let metas = [meta("decap"), meta("backend")];
+        let whole = verdict(&metas, &captures, &corr, &[], &VerdictOptions::default());
+        let r = &whole.requests[0];
+        assert_eq!((r.blind.clone(), r.outcome.kind, r.outcome.origin), (vec![1], OutcomeKind::Reset, None));
+        assert_eq!(whole.captures[0].recorded, Some((10, 10)));
+        assert_eq!(whole.captures[1].recorded, None);
+        // A shard or a stream window: when backend recorded is not known, so the
+        // RST missing there entered between the captures, as before.
+        let part =
+            verdict(&metas, &captures, &corr, &[], &VerdictOptions { list_unmatched: false, part: true });
+        let r = &part.requests[0];
+        assert!(r.blind.is_empty());
+        assert_eq!(r.outcome.origin, Some(Origin::Between(Between { from: 0, to: 1 })));
     }
 
     #[test]

@@ -84,7 +84,10 @@ pub struct Boundary {
     pub between: Between,
     pub delay_ns: Option<i64>,
     pub ttl_decrement: Option<i64>,
+    /// The client's port (TCP, UDP).
     pub ports: Kept,
+    /// The server's port (TCP, UDP): a DNAT to another port changes it.
+    pub server_ports: Kept,
     pub icmp_id: Kept,
     pub mss_clamped: bool,
     pub seq_shift: bool,

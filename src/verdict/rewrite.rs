@@ -87,6 +87,7 @@ pub(crate) fn boundary_tallies(ctx: &Ctx<'_>, counted: impl Fn(usize) -> bool) -
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BoundaryTally {
     ports: Tally,
+    server_ports: Tally,
     icmp_id: Tally,
     mss_clamped: bool,
     seq_shift: bool,
@@ -118,7 +119,10 @@ impl BoundaryTally {
             }
             match a.proto {
                 FlowProto::Icmp => self.icmp_id.add(a.client.port == b.client.port),
-                _ => self.ports.add(a.client.port == b.client.port),
+                _ => {
+                    self.ports.add(a.client.port == b.client.port);
+                    self.server_ports.add(a.server.port == b.server.port);
+                }
             }
             if let (Some(x), Some(y)) = (a.syn_mss, b.syn_mss) {
                 self.mss_clamped |= x != y;
@@ -141,6 +145,8 @@ impl BoundaryTally {
     pub fn merge(&mut self, later: &BoundaryTally) {
         self.ports.kept += later.ports.kept;
         self.ports.changed += later.ports.changed;
+        self.server_ports.kept += later.server_ports.kept;
+        self.server_ports.changed += later.server_ports.changed;
         self.icmp_id.kept += later.icmp_id.kept;
         self.icmp_id.changed += later.icmp_id.changed;
         self.mss_clamped |= later.mss_clamped;
@@ -160,6 +166,7 @@ impl BoundaryTally {
             delay_ns,
             ttl_decrement: lower_median(&self.ttl),
             ports: self.ports.kept(),
+            server_ports: self.server_ports.kept(),
             icmp_id: self.icmp_id.kept(),
             mss_clamped: self.mss_clamped,
             seq_shift: self.seq_shift,
@@ -369,7 +376,10 @@ mod tests {
             (3, 3, (1460, 1460), true, 1500),
             (4, 1, (1460, 1440), true, 1500),
         ] {
-            let (a, b) = forwarded(i, drop, mss, kept, segment);
+            let (a, mut b) = forwarded(i, drop, mss, kept, segment);
+            if i == 2 {
+                b.server.port = 8080; // a DNAT to another port
+            }
             pairs.push((a, b, if i == 3 { LinkKind::SeqShift } else { LinkKind::Forwarded }));
         }
         // Path-MTU messages from beyond the first point: 1400 twice (the first
@@ -384,7 +394,7 @@ mod tests {
         let all = boundaries(&ctx);
         let b = &all[0];
         assert_eq!(b.delay_ns, Some(40_000));
-        assert_eq!(b.ports, Kept::Mixed);
+        assert_eq!((b.ports, b.server_ports), (Kept::Mixed, Kept::Mixed));
         assert_eq!(b.icmp_id, Kept::Unknown);
         assert!(b.mss_clamped && b.seq_shift);
         // TTL drops 1, 1, 2, 3, 1: the median is 1; each side's smallest MSS.
@@ -406,6 +416,13 @@ mod tests {
         let (captures, corr) = two_points(vec![(a, b, LinkKind::Forwarded)]);
         let only = boundaries(&Ctx::new(2, &captures, &corr));
         assert_eq!((only[0].largest_segment, only[0].ttl_decrement), (None, Some(1)));
+        assert_eq!((only[0].ports, only[0].server_ports), (Kept::Kept, Kept::Kept));
+        // The server's port moved alone: client ports kept, server ports remapped.
+        let (a, mut b) = forwarded(9, 1, (1460, 1460), true, 1500);
+        b.server.port = 8080;
+        let (captures, corr) = two_points(vec![(a, b, LinkKind::Forwarded)]);
+        let moved = boundaries(&Ctx::new(2, &captures, &corr));
+        assert_eq!((moved[0].ports, moved[0].server_ports), (Kept::Kept, Kept::Changed));
         // A tally of none is the unknown boundary.
         let none = boundary_tallies(&ctx, |_| false);
         let b = none[0].finish(Between { from: 0, to: 1 }, None);

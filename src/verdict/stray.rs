@@ -108,21 +108,83 @@ pub(crate) fn unexpected_source(
 }
 
 /// The flow of the first stray reply (capture, flow) at the capture nearest
-/// the client that saw one.
+/// the client that saw one. A flow is claimed by one request only: of the
+/// requests whose candidate it is at that capture, the one that began last
+/// before it (then the lower chain).
 pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -> Option<(usize, usize)> {
     flows.iter().enumerate().find_map(|(c, f)| {
-        let f = (*f).filter(|f| !f.reply_seen())?;
-        let own = ctx.corr.chains[chain].hops[c].map(|i| i as u32);
-        let index = ctx.by_receiver(c);
-        let until = f.last_ns.saturating_add(STRAY_AFTER_NS);
-        index
-            .flows_to(Receiver::new(f.proto, f.client))
-            .filter(|&i| Some(i) != own)
-            .map(|i| (i as usize, ctx.flow(c, i as usize)))
-            .filter(|(_, g)| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
-            .min_by_key(|&(i, g)| (g.first_ns, i))
-            .map(|(i, _)| (c, i))
+        let i = candidate(ctx, chain, c, (*f)?)?;
+        (ctx.claims().get(&(c as u32, i as u32)) == Some(&(chain as u32))).then_some((c, i))
     })
+}
+
+/// Every claim of a stray flow: (capture, flow) → the chain that claims it.
+pub(crate) fn claims(ctx: &Ctx<'_>) -> FxHashMap<(u32, u32), u32> {
+    use std::collections::hash_map::Entry;
+    let mut best: FxHashMap<(u32, u32), (i64, u32)> = FxHashMap::default();
+    // Chains in order: on a tie the lower chain, claiming first, keeps it.
+    for (k, chain) in ctx.corr.chains.iter().enumerate() {
+        for (c, hop) in chain.hops.iter().enumerate() {
+            let Some(f) = hop.map(|i| ctx.flow(c, i)) else { continue };
+            let Some(i) = candidate(ctx, k, c, f) else { continue };
+            match best.entry((c as u32, i as u32)) {
+                Entry::Vacant(v) => {
+                    v.insert((f.first_ns, k as u32));
+                }
+                // The request that began last before the stray flow.
+                Entry::Occupied(mut o) => {
+                    if f.first_ns > o.get().0 {
+                        o.insert((f.first_ns, k as u32));
+                    }
+                }
+            }
+        }
+    }
+    best.into_iter().map(|(key, (_, k))| (key, k)).collect()
+}
+
+/// Whether an address reaches a group: IPv4 multicast or the limited
+/// broadcast, IPv6 multicast. Answers to a group come from each responder's
+/// own address: they are no stray replies.
+fn group(a: std::net::IpAddr) -> bool {
+    match a {
+        std::net::IpAddr::V4(a) => a.is_multicast() || a.is_broadcast(),
+        std::net::IpAddr::V6(a) => a.is_multicast(),
+    }
+}
+
+/// The flow at capture `c` that request `chain` (its flow `f` there, with no
+/// reply) would name as its stray reply: the earliest flow whose first packet
+/// went to the request's client endpoint from another endpoint than its
+/// server, within the request's time, that is not a conversation of its own
+/// (the client sent it no payload: only a rejection, a RST or an ICMP error,
+/// or nothing). A request sent to a group names none.
+fn candidate(ctx: &Ctx<'_>, chain: usize, c: usize, f: &Flow) -> Option<usize> {
+    if f.reply_seen() || group(f.server.addr) {
+        return None;
+    }
+    let own = ctx.corr.chains[chain].hops[c].map(|i| i as u32);
+    let until = f.last_ns.saturating_add(STRAY_AFTER_NS);
+    ctx.by_receiver(c)
+        .flows_to(Receiver::new(f.proto, f.client))
+        .filter(|&i| Some(i) != own)
+        .map(|i| (i as usize, ctx.flow(c, i as usize)))
+        .filter(|(_, g)| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
+        .filter(|(_, g)| !answered_by_receiver(g))
+        .min_by_key(|&(i, g)| (g.first_ns, i))
+        .map(|(i, _)| i)
+}
+
+/// Whether the receiver of a flow's first packet sent payload back in it
+/// (TCP data, any UDP datagram or echo): a conversation, not a stray packet.
+fn answered_by_receiver(g: &Flow) -> bool {
+    let receiver_is_client = first_packet(g).0 == g.client;
+    match g.proto {
+        FlowProto::Tcp if receiver_is_client => g.client_data_ns.is_some(),
+        FlowProto::Tcp => g.server_data_ns.is_some(),
+        _ if receiver_is_client => g.packets_to_server > 0,
+        _ => g.packets_to_client > 0,
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +251,117 @@ mod tests {
             Receiver::new(FlowProto::Tcp, ep("0.0.0.1:81"))
         );
         assert_eq!(of(FlowProto::Icmp, "198.19.96.10:80"), Vec::<u32>::new());
+    }
+
+    /// A UDP flow from `from` to `to` at `t`, nothing back.
+    fn datagram(from: &str, to: &str, t: i64) -> Flow {
+        let mut f = Flow::test_tcp(from, to, t, 1);
+        (f.proto, f.client_isn, f.server_isn, f.syn_count, f.seq_pair) =
+            (FlowProto::Udp, None, None, 0, None);
+        (f.first_server_ns, f.synack_ns, f.packets_to_client, f.bytes_to_client) = (Ns::NONE, Ns::NONE, 0, 0);
+        (f.packets_to_server, f.last_ns) = (1, t);
+        f
+    }
+
+    /// The stray flows the requests (every flow is a chain of one capture) name.
+    fn named(flows: Vec<Flow>) -> Vec<Option<usize>> {
+        use crate::correlate::{Chain, ClockEstimate, Correlation, OffsetMethodKind};
+        let chains = (0..flows.len())
+            .map(|i| Chain { hops: vec![Some(i)], links: Vec::new(), attempts: Vec::new() })
+            .collect();
+        let clock =
+            ClockEstimate { offset_ns: 0, spread_ns: 0, samples: 0, method: OffsetMethodKind::Reference };
+        let corr = Correlation {
+            clocks: vec![clock],
+            delays_ns: Vec::new(),
+            chains,
+            unmatched: vec![Vec::new()],
+            estimated: None,
+        };
+        let captures = [crate::flows::Flows { flows, stats: Default::default() }];
+        let ctx = Ctx::new(1, &captures, &corr);
+        (0..captures[0].flows.len())
+            .map(|k| {
+                stray_flow(&ctx, k, &[Some(ctx.flow(0, k))]).map(|(c, i)| {
+                    assert_eq!(c, 0);
+                    i
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_datagram_from_another_address_to_the_client_is_named_but_never_for_a_group() {
+        // Sent to 198.19.96.11, answered from 198.19.96.10: a stray reply.
+        let flows = vec![
+            datagram("198.18.90.42:5353", "198.19.96.11:9000", 10),
+            datagram("198.19.96.10:9000", "198.18.90.42:5353", 20),
+        ];
+        assert_eq!(named(flows), [Some(1), None]);
+        // Sent to a multicast group or the broadcast address: an answer comes
+        // from the responder's own address, no stray reply.
+        for group in ["224.0.0.251:5353", "255.255.255.255:67", "[ff02::fb]:5353"] {
+            let client = if group.starts_with('[') { "[2001:db8::42]:5353" } else { "198.18.90.42:5353" };
+            let responder = if group.starts_with('[') { "[2001:db8::7]:5353" } else { "198.18.90.7:5353" };
+            let flows = vec![datagram(client, group, 10), datagram(responder, client, 20)];
+            assert_eq!(named(flows), [None, None], "{group}");
+        }
+    }
+
+    #[test]
+    fn a_stray_flow_is_named_by_one_request_the_last_before_it() {
+        // Two datagrams from one client endpoint to two peers, unanswered, then
+        // one from a third peer: the later request names it, the earlier none.
+        let flows = vec![
+            datagram("198.18.90.42:4000", "198.19.0.1:4000", 10),
+            datagram("198.18.90.42:4000", "198.19.0.2:4000", 12),
+            datagram("198.19.0.3:4000", "198.18.90.42:4000", 20),
+        ];
+        assert_eq!(named(flows), [None, Some(2), None]);
+        // At the same instant: the lower chain.
+        let flows = vec![
+            datagram("198.18.90.42:4000", "198.19.0.1:4000", 10),
+            datagram("198.18.90.42:4000", "198.19.0.2:4000", 10),
+            datagram("198.19.0.3:4000", "198.18.90.42:4000", 20),
+        ];
+        assert_eq!(named(flows), [Some(2), None, None]);
+    }
+
+    #[test]
+    fn a_flow_the_client_answered_with_payload_is_a_conversation_not_a_stray() {
+        let mut media = datagram("198.19.0.3:4000", "198.18.90.42:4000", 20);
+        media.packets_to_client = 36; // the client sent it datagrams back
+        let flows = vec![datagram("198.18.90.42:4000", "198.19.0.1:4000", 10), media];
+        assert_eq!(named(flows), [None, None]);
+        // TCP: a SYN-ACK the client answered with data is its own connection;
+        // one it reset is a stray.
+        let request = || {
+            let mut f = Flow::test_tcp("198.18.90.42:40001", "198.19.200.10:80", 10, 1);
+            (f.first_server_ns, f.synack_ns, f.packets_to_client, f.server_isn) =
+                (Ns::NONE, Ns::NONE, 0, None);
+            f
+        };
+        let mut synack = Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:8080", 20, 1);
+        (synack.first_client_ns, synack.first_server_ns) = (Ns::NONE, Ns::at(20));
+        assert_eq!(named(vec![request(), synack.clone()]), [Some(1), None]);
+        synack.client_data_ns = Ns::at(30);
+        assert_eq!(named(vec![request(), synack]), [None, None]);
+        // TCP whose first packet came from the stray's sender as its client:
+        // the receiver (its server) sending data back makes it a conversation.
+        let mut pushed = Flow::test_tcp("198.19.0.3:4000", "198.18.90.42:40001", 20, 9);
+        (pushed.synack_ns, pushed.first_server_ns, pushed.packets_to_client) = (Ns::NONE, Ns::NONE, 1);
+        (pushed.client_data_ns, pushed.server_data_ns) = (Ns::at(20), Ns::NONE);
+        assert_eq!(named(vec![request(), pushed.clone()]), [Some(1), None]);
+        pushed.server_data_ns = Ns::at(25);
+        assert_eq!(named(vec![request(), pushed]), [None, None]);
+        // UDP the other way round: the stray's receiver is its flow's client.
+        let mut back = datagram("198.18.90.42:4000", "198.19.0.3:4000", 20);
+        (back.first_client_ns, back.first_server_ns, back.packets_to_client) = (Ns::NONE, Ns::at(20), 1);
+        back.packets_to_server = 0;
+        let first = || datagram("198.18.90.42:4000", "198.19.0.1:4000", 10);
+        assert_eq!(named(vec![first(), back.clone()]), [Some(1), None]);
+        back.packets_to_server = 1;
+        assert_eq!(named(vec![first(), back]), [None, None]);
     }
 
     #[test]

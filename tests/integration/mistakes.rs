@@ -2,21 +2,7 @@
 //! same capture given twice, a wrong `--offset`, `--summary` with a machine
 //! format. Runs the built binary on the lab's captures.
 
-use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    let lab = crate::util::testdata("lab");
-    std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
-        .current_dir(lab)
-        .args(args)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::util::{run_in_lab as run, stderr_of as stderr};
 
 const REJECT: [&str; 3] = ["reject/decap.pcap", "reject/egress.pcap", "reject/backend.pcap"];
 

@@ -2,21 +2,8 @@
 //! that cannot collide, messages that say which option and why. Runs the built
 //! binary on the lab's captures.
 
+use crate::util::{run_in_lab as run, stderr_of as stderr};
 use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    let lab = crate::util::testdata("lab");
-    std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
-        .current_dir(lab)
-        .args(args)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 const MASQ: [&str; 2] = ["masquerade-node/decap.pcap", "masquerade-node/backend.pcap"];
 

@@ -235,3 +235,18 @@ pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
     assert_eq!(at, out.len(), "whole records");
     out
 }
+
+/// The built tuplecorr run in testdata/lab with `args` (NO_COLOR unset).
+pub fn run_in_lab(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(testdata("lab"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap()
+}
+
+/// A finished process's standard error as text.
+pub fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
