@@ -219,7 +219,10 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if r.seq_shift {
         parts.push("sequence numbers shifted by a middlebox".into());
     }
+    let seen_at: Vec<usize> = (0..r.captures.len()).filter(|&i| r.captures[i].seen).collect();
     parts.push(match r.reply.path {
+        // Seen at one capture only: a reply there, no path to speak of.
+        ReplyPath::SamePath if seen_at.len() == 1 => format!("reply seen at {}", w.label(seen_at[0])),
         ReplyPath::SamePath => "reply returned on the same path".to_string(),
         ReplyPath::ReplyLost => match r.reply.lost_between {
             Some(b) => {

@@ -259,3 +259,30 @@ fn golden_parquet_schema() {
     parquet::schema::printer::print_schema(&mut text, reader.metadata().file_metadata().schema());
     report(check("parquet-schema.txt", &text).into_iter().collect());
 }
+
+/// Every golden report's explanations agree with their own fields (issue 30:
+/// the consistency checker finds nothing).
+#[test]
+fn every_golden_explanation_agrees_with_its_fields() {
+    use tuplecorr::report::consistency::contradictions;
+    use tuplecorr::report::schema::Findings;
+    let mut checked = 0;
+    let mut found = Vec::new();
+    for dir in ["testdata/golden/lab", "testdata/golden/generated"] {
+        let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for path in files {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".json") || name.ends_with(".ladder.json") {
+                continue;
+            }
+            let report: Findings = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            for r in &report.requests {
+                checked += 1;
+                found.extend(contradictions(r).into_iter().map(|c| format!("{name}: {c}")));
+            }
+        }
+    }
+    assert!(checked > 400, "{checked} requests checked");
+    assert!(found.is_empty(), "{} contradictions:\n{}", found.len(), found.join("\n"));
+}

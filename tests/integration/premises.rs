@@ -25,9 +25,14 @@ fn run(captures: &[(&str, &Path)], extra: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }
 
+/// The JSON report of a run, its explanations checked against its fields.
 fn json(captures: &[(&str, &Path)]) -> Value {
     let (code, out, err) = run(captures, &["--format", "json"]);
     assert_eq!(code, 0, "{err}");
+    let typed: tuplecorr::report::schema::Findings = serde_json::from_str(&out).unwrap();
+    let found: Vec<String> =
+        typed.requests.iter().flat_map(tuplecorr::report::consistency::contradictions).collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
     serde_json::from_str(&out).unwrap()
 }
 

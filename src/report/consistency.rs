@@ -1,0 +1,233 @@
+//! The consistency checker (issue 30): reads a finished request as the JSON
+//! shows it and lists every clause of its explanation that its own fields do
+//! not bear out. Tests run it over every report they produce (goldens, lab
+//! scenarios, premise checks); an empty list is the only right answer. Each
+//! rule names the clause it reads and the fields it checks.
+
+use crate::report::icmp::IcmpCause;
+use crate::report::schema::Request;
+use crate::verdict::{OutcomeKind, ReplyPath, Strength};
+
+/// `A->B` as the explanation reads it: `between A and B`, or the arrow form.
+fn read_between(part: &str, between: &str) -> bool {
+    match between.split_once("->") {
+        Some((a, b)) => part.contains(&format!("between {a} and {b}")) || part.contains(between),
+        None => false,
+    }
+}
+
+/// Every disagreement between the explanation of `r` and its fields.
+pub fn contradictions(r: &Request) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut say = |part: &str, why: &str| out.push(format!("request {}: \"{part}\": {why}", r.request));
+    let seen: Vec<&str> = r.captures.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
+    let no_reply_anywhere = r.captures.iter().all(|h| !h.reply_seen);
+    let origin = r.outcome.origin.as_deref();
+    for part in r.explanation.split("; ") {
+        if part.starts_with("source ") && part.contains(" unchanged through ") {
+            if !r.source.changed.is_empty() || !r.destination.changed.is_empty() {
+                say(part, "an address changed");
+            }
+            let listed = part.split(" unchanged through ").nth(1).unwrap_or_default();
+            if listed != seen.join(", ") {
+                say(part, &format!("the captures that saw it are {}", seen.join(", ")));
+            }
+        } else if part.starts_with("source ") && part.contains(" -> ") {
+            let found = r.source.changed.iter().any(|c| {
+                read_between(part, &c.between) && part.contains(&c.before) && part.contains(&c.after)
+            });
+            if !found {
+                say(part, "no such source change");
+            }
+        } else if part.starts_with("destination ") && part.contains(" -> ") {
+            let found = r.destination.changed.iter().any(|c| {
+                read_between(part, &c.between) && part.contains(&c.before) && part.contains(&c.after)
+            });
+            if !found {
+                say(part, "no such destination change");
+            }
+        } else if part.starts_with("a proxy opened a new connection") {
+            if !r
+                .source
+                .changed
+                .iter()
+                .any(|c| c.kind == crate::verdict::ChangeKind::Proxy && read_between(part, &c.between))
+            {
+                say(part, "no proxy change there");
+            }
+        } else if part.starts_with("request from ") && part.contains(" seen only at ") {
+            if seen.len() != 1 || !part.contains(&format!(" seen only at {}", seen[0])) {
+                say(part, &format!("seen at {}", seen.join(", ")));
+            }
+            if let Some(next) = part.split(", not at ").nth(1) {
+                if r.captures.iter().any(|h| h.label == next && h.seen) || r.blind.iter().any(|b| b == next) {
+                    say(part, "the next capture saw it or recorded nothing then");
+                }
+            }
+            if let Some(rest) =
+                part.split("; ").nth(1).and_then(|p| p.strip_suffix(" recorded nothing while it ran"))
+            {
+                if !r.blind.iter().any(|b| b == rest) {
+                    say(part, "that capture is not blind to it");
+                }
+            }
+        } else if part == "reply returned on the same path" {
+            if r.reply.path != ReplyPath::SamePath {
+                say(part, "reply.path is not same-path");
+            }
+            if seen.len() < 2 {
+                say(part, "only one capture saw the request: there is no path to speak of");
+            }
+        } else if let Some(rest) = part.strip_prefix("reply seen at ") {
+            if let Some((at, rest)) = rest.split_once(" but not at ") {
+                let before = rest.split(':').next().unwrap_or_default();
+                let lost = format!("{before}->{at}");
+                if r.reply.path != ReplyPath::ReplyLost
+                    || r.reply.lost_between.as_deref() != Some(lost.as_str())
+                {
+                    say(part, "reply.path/lost_between say otherwise");
+                }
+            } else if seen.len() != 1 || !rest.starts_with(seen[0]) || no_reply_anywhere {
+                say(part, "not the one capture that saw the request and a reply");
+            }
+        } else if let Some(rest) = part.strip_prefix("reply bypassed ") {
+            let at = rest.split(' ').next().unwrap_or_default();
+            if r.reply.path != ReplyPath::Bypassed || r.reply.bypassed.as_deref() != Some(at) {
+                say(part, "reply.path/bypassed say otherwise");
+            }
+        } else if let Some(rest) = part.strip_prefix("no reply at any capture") {
+            if !no_reply_anywhere || r.reply.path != ReplyPath::NoReply {
+                say(part, "a capture saw a reply");
+            }
+            if let Some(at) = rest
+                .strip_prefix("; the request got as far as ")
+                .or(rest.strip_prefix(", the request got as far as "))
+            {
+                let at = at.split(',').next().unwrap_or_default();
+                if r.reply.reached.as_deref() != Some(at) {
+                    say(part, "reply.reached says otherwise");
+                }
+            }
+        }
+        // Where a RST or an ICMP error entered, in whichever clause says it.
+        if part.contains("forged in between") || part.contains(", entering ") {
+            match origin {
+                Some(o) if o.contains("->") && read_between(part, o) => {}
+                _ => say(part, "outcome.origin is no boundary named here"),
+            }
+        }
+        if let Some(rest) = part.split(", first seen at ").nth(1) {
+            let at = rest.split([':', ',']).next().unwrap_or_default();
+            if origin != Some(at) {
+                say(part, "outcome.origin says otherwise");
+            }
+        }
+        if let Some(rest) = part.split("where it entered the path is unknown: ").nth(1) {
+            let blind_all = r.blind.iter().all(|b| rest.contains(b.as_str()));
+            if origin.is_some() || r.blind.is_empty() || !blind_all {
+                say(part, "outcome.origin is known, or blind says otherwise");
+            }
+        }
+        if part.starts_with("reset by ") && r.outcome.kind != OutcomeKind::Reset {
+            say(part, "outcome.kind is not reset");
+        }
+        if part.ends_with(": policy, not path") && r.outcome.icmp_cause != Some(IcmpCause::Policy) {
+            say(part, "outcome.icmp_cause is not policy");
+        }
+        for (word, strength) in [(" is weak", Strength::Weak), (" is ambiguous", Strength::Ambiguous)] {
+            if let Some(at) = part
+                .strip_prefix("match at ")
+                .and_then(|p| p.split(word).next())
+                .filter(|_| part.contains(word))
+            {
+                for b in at.split(", ") {
+                    if !r.matches.iter().any(|m| m.between == b && m.strength == strength) {
+                        say(part, &format!("no{word} match at {b}"));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::findings;
+    use crate::report::schema;
+
+    fn wire() -> Vec<Request> {
+        schema::findings(&findings()).requests
+    }
+
+    #[test]
+    fn the_fixtures_explanations_agree_with_their_fields() {
+        let requests = wire();
+        assert!(requests.len() >= 5);
+        for r in &requests {
+            assert_eq!(contradictions(r), Vec::<String>::new(), "{}", r.explanation);
+        }
+    }
+
+    #[test]
+    fn a_field_changed_under_its_sentence_is_found() {
+        let requests = wire();
+        let with = |pick: &dyn Fn(&Request) -> bool| requests.iter().find(|r| pick(r)).cloned().unwrap();
+        // "reply returned on the same path" with another path.
+        let mut r = with(&|r| r.explanation.contains("reply returned on the same path"));
+        r.reply.path = ReplyPath::NoReply;
+        assert_eq!(contradictions(&r).len(), 1, "{r:?}");
+        // A source change the fields do not hold.
+        let mut r = with(&|r| {
+            !r.source.changed.is_empty() && r.source.changed[0].kind != crate::verdict::ChangeKind::Proxy
+        });
+        r.source.changed[0].between = "decap->egress".into();
+        assert!(contradictions(&r)[0].contains("no such source change"), "{:?}", contradictions(&r));
+        // A blamed boundary the origin does not name.
+        let mut r = with(&|r| r.explanation.contains(", entering between"));
+        r.outcome.origin = None;
+        assert!(contradictions(&r).iter().any(|c| c.contains("outcome.origin")), "{r:?}");
+        // "reply seen at B but not at A" without the lost reply.
+        let mut r = with(&|r| r.explanation.contains("but not at"));
+        r.reply.lost_between = Some("decap->egress".into());
+        assert!(contradictions(&r).iter().any(|c| c.contains("lost_between")), "{r:?}");
+        // "unchanged through" when an address changed, or other captures saw it.
+        let mut r = with(&|r| r.explanation.contains(" unchanged through "));
+        r.captures.iter_mut().for_each(|h| h.seen = false);
+        r.captures[0].seen = true;
+        assert!(!contradictions(&r).is_empty(), "{r:?}");
+        // "where it entered the path is unknown" with an origin known.
+        let mut r =
+            with(&|r| r.outcome.kind == OutcomeKind::Reset || r.outcome.kind == OutcomeKind::IcmpError);
+        r.explanation =
+            "reset by 198.19.96.10, where it entered the path is unknown: backend recorded nothing while \
+                         this request ran"
+                .into();
+        r.outcome.kind = OutcomeKind::Reset;
+        r.blind = vec!["backend".into()];
+        r.outcome.origin = Some("egress->backend".into());
+        assert!(contradictions(&r).iter().any(|c| c.contains("known")), "{r:?}");
+        r.outcome.origin = None;
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        r.blind.clear();
+        assert_eq!(contradictions(&r).len(), 1);
+    }
+
+    #[test]
+    fn a_request_seen_at_one_capture_with_a_reply_there_names_that_capture_not_a_path() {
+        let mut f = findings();
+        let r = &mut f.requests[0];
+        for h in r.captures.iter_mut().skip(1) {
+            *h = crate::verdict::Hop::unseen();
+        }
+        (r.source, r.destination, r.matches) = (Vec::new(), Vec::new(), Vec::new());
+        r.reply.path = ReplyPath::SamePath;
+        r.identity = None;
+        r.data = None;
+        let wire = schema::findings(&f).requests.remove(0);
+        assert!(wire.explanation.contains("; reply seen at decap"), "{}", wire.explanation);
+        assert!(!wire.explanation.contains("same path"), "{}", wire.explanation);
+        assert_eq!(contradictions(&wire), Vec::<String>::new(), "{}", wire.explanation);
+    }
+}
