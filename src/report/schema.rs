@@ -763,7 +763,7 @@ fn fill(slot: &mut Option<String>, write: impl FnOnce(&mut String) -> bool) {
 
 /// The wire view of the request with its hops already made.
 fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: Vec<Hop>) -> Request {
-    Request {
+    let q = Request {
         request: r.request,
         proto: r.proto,
         captures,
@@ -833,7 +833,14 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
         identity: r.identity.as_deref().map(|i| identity(w, i)),
         blind: r.blind.iter().map(|&c| w.label(c).to_string()).collect(),
         explanation: crate::report::explain::explain(w, r),
+    };
+    // Every report a test build writes is checked: its words against its fields.
+    #[cfg(debug_assertions)]
+    {
+        let found = crate::report::consistency::contradictions(&q);
+        assert!(found.is_empty(), "the explanation contradicts the fields: {}", found.join("; "));
     }
+    q
 }
 
 fn segment(s: v::Segment) -> Segment {
