@@ -268,6 +268,9 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
     }
     for b in &findings.boundaries {
         let (Some(ttl), Some(delay)) = (b.ttl_decrement, b.delay_ns) else { continue };
+        if b.ttl_set_to.is_some() {
+            continue; // a middlebox sets the TTL: its rise says nothing of the order
+        }
         if ttl < 0 && delay < 0 {
             let (a, z) = (findings.label(b.between.from), findings.label(b.between.to));
             out.push(warning(

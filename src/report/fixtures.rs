@@ -267,6 +267,7 @@ pub fn findings() -> Findings {
         between: b,
         delay_ns: Some(80_000),
         ttl_decrement: Some(1),
+        ttl_set_to: None,
         ports,
         server_ports: Kept::Kept,
         icmp_id: Kept::Kept,

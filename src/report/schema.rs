@@ -223,6 +223,9 @@ pub struct Boundary {
     #[serde(serialize_with = "ser_opt_ms")]
     pub delay_ms: Option<f64>,
     pub ttl_decrement: Option<i64>,
+    /// Only when a middlebox set the TTL: the value every request arrived with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_set_to: Option<u8>,
     /// `kept`, `remapped`, `mixed` or `unknown`.
     pub ports: String,
     /// The server's port: `kept`, `remapped`, `mixed` or `unknown`.
@@ -670,6 +673,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         between: w.between(b.between),
         delay_ms: b.delay_ns.map(ms),
         ttl_decrement: b.ttl_decrement,
+        ttl_set_to: b.ttl_set_to,
         ports: kept_word(b.ports, PORTS_CHANGED).to_string(),
         server_ports: kept_word(b.server_ports, PORTS_CHANGED).to_string(),
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),

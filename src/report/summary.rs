@@ -406,7 +406,9 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     if let Some(d) = b.delay_ns {
         parts.push(format!("delay {:.3} ms", crate::report::schema::ms(d)));
     }
-    if let Some(t) = b.ttl_decrement {
+    if let Some(n) = b.ttl_set_to {
+        parts.push(format!("TTL set to {n}"));
+    } else if let Some(t) = b.ttl_decrement {
         parts.push(match t {
             0 => "TTL kept".to_string(),
             1.. => format!("TTL -{t}"),
@@ -589,6 +591,15 @@ mod tests {
         let mut out = Vec::new();
         write_summary(&findings(), false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_ttl_set_by_a_middlebox_is_said_instead_of_a_drop() {
+        let mut b = findings().boundaries[1].clone();
+        b.ttl_set_to = Some(58);
+        b.ttl_decrement = Some(197);
+        assert!(boundary_text(&b).contains(", TTL set to 58,"), "{}", boundary_text(&b));
+        assert!(!boundary_text(&b).contains("197"));
     }
 
     #[test]

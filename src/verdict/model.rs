@@ -84,6 +84,9 @@ pub struct Boundary {
     pub between: Between,
     pub delay_ns: Option<i64>,
     pub ttl_decrement: Option<i64>,
+    /// The TTL every request arrived with when a middlebox sets it rather
+    /// than routers decrementing it (see `rewrite::ttl_set`).
+    pub ttl_set_to: Option<u8>,
     /// The client's port (TCP, UDP).
     pub ports: Kept,
     /// The server's port (TCP, UDP): a DNAT to another port changes it.

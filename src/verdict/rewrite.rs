@@ -93,6 +93,8 @@ pub struct BoundaryTally {
     seq_shift: bool,
     /// TTL decrements and how many links showed each.
     ttl: std::collections::BTreeMap<i64, u64>,
+    /// The client's TTLs on arrival at the later capture.
+    ttl_after: std::collections::BTreeSet<u8>,
     smallest_mtu: Option<(u32, std::net::IpAddr)>,
     syn_mss: Option<(u16, u16)>,
     largest_segment: Option<u32>,
@@ -136,6 +138,7 @@ impl BoundaryTally {
             self.largest_segment = self.largest_segment.max(crossed);
             if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
                 *self.ttl.entry(i64::from(a.client_ttl) - i64::from(b.client_ttl)).or_default() += 1;
+                self.ttl_after.insert(b.client_ttl);
             }
         }
     }
@@ -154,6 +157,7 @@ impl BoundaryTally {
         for (&d, &n) in &later.ttl {
             *self.ttl.entry(d).or_default() += n;
         }
+        self.ttl_after.extend(&later.ttl_after);
         self.smallest_mtu = smaller_mtu(self.smallest_mtu, later.smallest_mtu);
         self.syn_mss = smaller_mss(self.syn_mss, later.syn_mss);
         self.largest_segment = self.largest_segment.max(later.largest_segment);
@@ -165,6 +169,7 @@ impl BoundaryTally {
             between,
             delay_ns,
             ttl_decrement: lower_median(&self.ttl),
+            ttl_set_to: ttl_set(&self.ttl, &self.ttl_after),
             ports: self.ports.kept(),
             server_ports: self.server_ports.kept(),
             icmp_id: self.icmp_id.kept(),
@@ -199,6 +204,25 @@ fn smaller_mss(a: Option<(u16, u16)>, b: Option<(u16, u16)>) -> Option<(u16, u16
 
 /// The median of counted values (the lower one of an even count, as
 /// `clock::median_mad` takes it); None for none.
+/// Most router hops a TTL change across one boundary is taken to be (a
+/// drop; a rise of a few hops is captures given in reverse order, which
+/// `checks` names).
+const MOST_HOPS: i64 = 32;
+
+/// The TTL a middlebox sets on every packet (a proxy, a normalizer,
+/// `tcprewrite --ttl`): one value on arrival over all links, and a median
+/// change no count of hops explains (more than [`MOST_HOPS`] either way).
+/// Drops that merely differ are no sign: flows opened from the server side
+/// cross a boundary the other way, and their TTL rises. None where routers
+/// only decrement it.
+fn ttl_set(
+    drops: &std::collections::BTreeMap<i64, u64>,
+    after: &std::collections::BTreeSet<u8>,
+) -> Option<u8> {
+    let only = after.first().copied().filter(|_| after.len() == 1)?;
+    lower_median(drops).filter(|d| !(-MOST_HOPS..=MOST_HOPS).contains(d)).map(|_| only)
+}
+
 fn lower_median(counts: &std::collections::BTreeMap<i64, u64>) -> Option<i64> {
     let total: u64 = counts.values().sum();
     let want = total.checked_sub(1)? / 2;
@@ -364,6 +388,53 @@ mod tests {
             count: 1,
             first_ns: 0,
         }));
+    }
+
+    #[test]
+    fn a_ttl_is_set_when_every_request_arrives_with_one_value_the_drops_do_not_explain() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let drops = |d: &[(i64, u64)]| d.iter().copied().collect::<BTreeMap<i64, u64>>();
+        let after = |a: &[u8]| a.iter().copied().collect::<BTreeSet<u8>>();
+        // Routers: one drop of 1 (or 32 hops at most), whatever arrives; a
+        // rise of 32 at most is captures in reverse order, not a setter.
+        assert_eq!(ttl_set(&drops(&[(1, 5)]), &after(&[63])), None);
+        assert_eq!(ttl_set(&drops(&[(32, 5)]), &after(&[32])), None);
+        assert_eq!(ttl_set(&drops(&[(0, 5)]), &after(&[64])), None);
+        assert_eq!(ttl_set(&drops(&[(-1, 5)]), &after(&[64])), None);
+        assert_eq!(ttl_set(&drops(&[(-32, 5)]), &after(&[96])), None);
+        assert_eq!(ttl_set(&drops(&[(33, 5)]), &after(&[31])), Some(31));
+        assert_eq!(ttl_set(&drops(&[(-33, 5)]), &after(&[97])), Some(97));
+        // Clients of 64 and 128 all arriving with 58: the median drop (6) is
+        // hops, so no claim; requests one way and flows opened the other way
+        // (drops 1 and -1) arriving with one TTL are no setter either.
+        assert_eq!(ttl_set(&drops(&[(6, 3), (70, 2)]), &after(&[58])), None);
+        assert_eq!(ttl_set(&drops(&[(6, 2), (70, 3)]), &after(&[58])), Some(58));
+        assert_eq!(ttl_set(&drops(&[(-1, 2), (1, 3)]), &after(&[63])), None);
+        // A drop of 197 (255 -> 58) or a rise (64 -> 122): no hops explain it.
+        assert_eq!(ttl_set(&drops(&[(197, 4)]), &after(&[58])), Some(58));
+        assert_eq!(ttl_set(&drops(&[(-58, 4)]), &after(&[122])), Some(122));
+        // Several values on arrival: routers on paths of several lengths.
+        assert_eq!(ttl_set(&drops(&[(1, 3), (2, 2)]), &after(&[62, 63])), None);
+        assert_eq!(ttl_set(&drops(&[(-58, 4)]), &after(&[122, 123])), None);
+        assert_eq!(ttl_set(&drops(&[]), &after(&[])), None);
+        // Through the tally: 255 and 128 both arrive as 58; merged halves say the same.
+        let (mut a1, mut b1) = forwarded(1, 6, (1460, 1460), true, 1500);
+        let (mut a2, mut b2) = forwarded(2, 6, (1460, 1460), true, 1500);
+        (a1.client_ttl, b1.client_ttl, a2.client_ttl, b2.client_ttl) = (128, 58, 255, 58);
+        let (captures, corr) = two_points(vec![(a1, b1, LinkKind::Forwarded), (a2, b2, LinkKind::Forwarded)]);
+        let ctx = Ctx::new(2, &captures, &corr);
+        assert_eq!(boundaries(&ctx)[0].ttl_set_to, Some(58));
+        let mut early = boundary_tallies(&ctx, |c| c < 1);
+        early[0].merge(&boundary_tallies(&ctx, |c| c >= 1)[0]);
+        assert_eq!(finish_boundaries(&early, &corr.delays_ns)[0].ttl_set_to, Some(58));
+        let first = boundary_tallies(&ctx, |c| c < 1);
+        assert_eq!(finish_boundaries(&first, &corr.delays_ns)[0].ttl_set_to, Some(58), "128 -> 58 alone");
+        // Two arrival values: none.
+        let (mut a3, mut b3) = forwarded(3, 6, (1460, 1460), true, 1500);
+        (a3.client_ttl, b3.client_ttl) = (255, 59);
+        let (a1, b1) = (captures[0].flows[0].clone(), captures[1].flows[1].clone());
+        let (captures, corr) = two_points(vec![(a1, b1, LinkKind::Forwarded), (a3, b3, LinkKind::Forwarded)]);
+        assert_eq!(boundaries(&Ctx::new(2, &captures, &corr))[0].ttl_set_to, None);
     }
 
     #[test]

@@ -218,3 +218,34 @@ fn a_single_any_capture_of_a_forwarding_host_is_a_run_of_its_own() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--stream needs 2 to 8 capture points"), "{err}");
 }
+
+/// A TTL set by a rewriter (`tcprewrite --ttl`, as a proxy or normalizer
+/// does) is said as set, not as a drop of -137 hops; nor does its rise read
+/// as captures in reverse order.
+#[test]
+fn a_ttl_set_by_a_rewriter_is_said_as_set_not_as_a_drop() {
+    if std::process::Command::new("tcprewrite").arg("--version").output().is_err() {
+        eprintln!("skipped: tcprewrite (Debian tcpreplay) is needed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab("masquerade-node");
+    let set = dir.path().join("backend.pcap");
+    let status = std::process::Command::new("tcprewrite")
+        .arg("--ttl=200")
+        .arg("-i")
+        .arg(lab.join("backend.pcap"))
+        .arg("-o")
+        .arg(&set)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (d, e) = (lab.join("decap.pcap"), lab.join("egress.pcap"));
+    let v = json(&[("decap", &d), ("egress", &e), ("backend", &set)]);
+    let b = &v["boundaries"];
+    assert_eq!(b[0]["ttl_set_to"], Value::Null, "{b:#}");
+    assert_eq!(b[1]["ttl_set_to"], 200, "{b:#}");
+    assert!(warnings(&v).is_empty(), "{:?}", warnings(&v));
+    let (_, table, _) = run(&[("decap", &d), ("egress", &e), ("backend", &set)], &[]);
+    assert!(table.contains("egress->backend  delay") && table.contains("TTL set to 200"), "{table}");
+}
