@@ -144,9 +144,15 @@ if [ "$budget" -gt 0 ]; then
 else
     cargo mutants "${args[@]}" || status=$?
 fi
-echo "mutants.sh: $(( ($(date +%s) - start) / 60 )) min" >&2
+elapsed=$(( $(date +%s) - start ))
+echo "mutants.sh: $(( elapsed / 60 )) min" >&2
 # cargo-mutants exits 2 when mutants were missed, 3 on timeouts, 4 when the
-# unmutated tree fails its tests; the summary decides for 2 and 3.
+# unmutated tree fails its tests; the summary decides for 2 and 3. Stopped by
+# the budget it exits 124/130, or 5 when the interrupt lands inside a
+# mutant's build or tests ("scenario execution internal error: interrupted").
+if [ "$budget" -gt 0 ] && [ "$elapsed" -ge "$budget" ] && [ "$status" = 5 ]; then
+    status=130
+fi
 case "$status" in
     0|2|3) ;;
     124|130)
