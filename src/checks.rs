@@ -229,7 +229,11 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
         let (from, to) = (from.saturating_sub(c.clock_offset_ns), to.saturating_sub(c.clock_offset_ns));
         if to < start || from > end {
             // Positive: this capture's clock runs ahead (its flows come later).
-            let gap_s = if to < start { -((start - to) as f64 / 1e9) } else { (from - end) as f64 / 1e9 };
+            let gap_s = if to < start {
+                -(start.saturating_sub(to) as f64 / 1e9)
+            } else {
+                from.saturating_sub(end) as f64 / 1e9
+            };
             let clock = match c.offset_method {
                 OffsetMethod::None => "its clock offset could not be estimated".to_string(),
                 m => {
