@@ -383,12 +383,15 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
                 score += 1000;
             } else if a.client_isn.is_some() && b.client_isn.is_some() && !isn_equal {
                 // A new sequence space: an ISN-randomizing middlebox keeps the
-                // packets (IP ID, TTL − 1, timing); a terminating proxy does not.
+                // packets (IP ID, timing, and it routes them — TTL − 1 — or
+                // keeps both ports: a SYN proxy, a load balancer, a rewriter on
+                // the wire); a terminating proxy opens its own connection.
                 if !(client_strong || server_strong || same_id) {
                     return None;
                 }
                 let ttl_routed = b.client_ttl < a.client_ttl;
-                if ip_id && ttl_routed && gate.tight(a, b) {
+                let ports_kept = a.client.port == b.client.port && a.server.port == b.server.port;
+                if ip_id && (ttl_routed || ports_kept) && gate.tight(a, b) {
                     kind = LinkKind::SeqShift;
                     ev.push(Evidence::SeqShift);
                     score += 800;
@@ -773,6 +776,19 @@ mod tests {
         let (ev, kind, sc) = score(&a, &b).unwrap();
         assert_eq!((ev[0], kind), (Evidence::SeqShift, LinkKind::SeqShift));
         assert_eq!(sc, 800 + 1000 + c + TIGHT_BONUS + 50 + ports);
+        // ... or one on the wire that keeps the TTL and both ports (a SYN proxy,
+        // tcprewrite --tcp-sequence): the same packets, shifted.
+        b.client_ttl = a.client_ttl;
+        assert_eq!(score(&a, &b).unwrap().1, LinkKind::SeqShift, "ports kept, TTL kept");
+        // The TTL kept and a port moved: a proxy's own connection (which IP ID
+        // the proxy's kernel gave its SYN says nothing then).
+        for (client, server) in [(1, 0), (0, 1)] {
+            let (mut c2, mut d2) = (a.clone(), b.clone());
+            d2.client.port += client;
+            d2.server.port += server;
+            c2.client_ttl = d2.client_ttl;
+            assert_eq!(score(&c2, &d2).map(|s| s.1), Some(LinkKind::Proxy), "port moved {client} {server}");
+        }
         // no handshake at one side, the same sequence space
         let (mut a, b) = pair();
         (a.client_isn, a.server_isn) = (None, None);

@@ -219,27 +219,34 @@ fn a_single_any_capture_of_a_forwarding_host_is_a_run_of_its_own() {
     assert!(err.contains("--stream needs 2 to 8 capture points"), "{err}");
 }
 
+/// masquerade-node's backend capture rewritten by `tcprewrite` with `options`
+/// into `dir`; None (said) where tcprewrite is missing.
+fn rewritten_backend(dir: &Path, options: &[&str]) -> Option<std::path::PathBuf> {
+    if std::process::Command::new("tcprewrite").arg("--version").output().is_err() {
+        eprintln!("skipped: tcprewrite (Debian tcpreplay) is needed");
+        return None;
+    }
+    let out = dir.join("backend.pcap");
+    let status = std::process::Command::new("tcprewrite")
+        .args(options)
+        .arg("-i")
+        .arg(lab("masquerade-node").join("backend.pcap"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    Some(out)
+}
+
 /// A TTL set by a rewriter (`tcprewrite --ttl`, as a proxy or normalizer
 /// does) is said as set, not as a drop of -137 hops; nor does its rise read
 /// as captures in reverse order.
 #[test]
 fn a_ttl_set_by_a_rewriter_is_said_as_set_not_as_a_drop() {
-    if std::process::Command::new("tcprewrite").arg("--version").output().is_err() {
-        eprintln!("skipped: tcprewrite (Debian tcpreplay) is needed");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let lab = lab("masquerade-node");
-    let set = dir.path().join("backend.pcap");
-    let status = std::process::Command::new("tcprewrite")
-        .arg("--ttl=200")
-        .arg("-i")
-        .arg(lab.join("backend.pcap"))
-        .arg("-o")
-        .arg(&set)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let Some(set) = rewritten_backend(dir.path(), &["--ttl=200"]) else { return };
     let (d, e) = (lab.join("decap.pcap"), lab.join("egress.pcap"));
     let v = json(&[("decap", &d), ("egress", &e), ("backend", &set)]);
     let b = &v["boundaries"];
@@ -248,4 +255,32 @@ fn a_ttl_set_by_a_rewriter_is_said_as_set_not_as_a_drop() {
     assert!(warnings(&v).is_empty(), "{:?}", warnings(&v));
     let (_, table, _) = run(&[("decap", &d), ("egress", &e), ("backend", &set)], &[]);
     assert!(table.contains("egress->backend  delay") && table.contains("TTL set to 200"), "{table}");
+}
+
+/// A constant sequence shift on the wire that keeps the TTL and both ports
+/// (`tcprewrite --tcp-sequence`, as a SYN proxy or a load balancer does) is
+/// a shift of the same packets, not a proxy's new connection (issue 30).
+#[test]
+fn a_sequence_shift_that_keeps_the_ttl_and_ports_is_a_shift_not_a_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab("masquerade-node");
+    let Some(shifted) = rewritten_backend(dir.path(), &["--tcp-sequence=12345", "--ttl=+1"]) else { return };
+    let (d, e) = (lab.join("decap.pcap"), lab.join("egress.pcap"));
+    let v = json(&[("decap", &d), ("egress", &e), ("backend", &shifted)]);
+    let b = &v["boundaries"][1];
+    assert_eq!((b["seq_shift"].as_bool(), b["ttl_decrement"].as_i64()), (Some(true), Some(0)), "{b:#}");
+    let tcp: Vec<&Value> = v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "tcp").collect();
+    assert_eq!(tcp.len(), 3);
+    for r in tcp {
+        let change = &r["source"]["changed"][0];
+        assert_eq!(
+            (change["between"].as_str(), change["kind"].as_str()),
+            (Some("egress->backend"), Some("snat"))
+        );
+        assert_eq!(r["matches"][1]["evidence"][0], "seq-shift", "{r:#}");
+        assert!(
+            r["explanation"].as_str().unwrap().contains("sequence numbers shifted by a middlebox"),
+            "{r:#}"
+        );
+    }
 }
