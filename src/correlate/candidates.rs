@@ -788,6 +788,9 @@ mod tests {
             d2.server.port += server;
             c2.client_ttl = d2.client_ttl;
             assert_eq!(score(&c2, &d2).map(|s| s.1), Some(LinkKind::Proxy), "port moved {client} {server}");
+            // Routed (TTL − 1) by a box that also remaps the port: still a shift.
+            d2.client_ttl = c2.client_ttl - 1;
+            assert_eq!(score(&c2, &d2).map(|s| s.1), Some(LinkKind::SeqShift), "routed {client} {server}");
         }
         // no handshake at one side, the same sequence space
         let (mut a, b) = pair();
