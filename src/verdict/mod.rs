@@ -75,7 +75,7 @@ pub fn verdict_owning(
     let unmatched = unmatched_of(&ctx, options, &lists);
     let findings = Findings {
         tuplecorr: crate::VERSION.to_string(),
-        captures: capture_summaries(metas, captures, corr),
+        captures: capture_summaries(metas, &ctx),
         boundaries: rewrite::boundaries(&ctx),
         requests,
         unmatched,
@@ -111,7 +111,7 @@ fn stray_roots(ctx: &Ctx<'_>) -> FxHashSet<usize> {
     // (naming chain, named flow at capture 1), looked up only for chains without a reply there
     let named: Vec<(usize, usize)> = (0..corr.chains.len())
         .filter(|&c| root(c).is_some_and(|f| !f.reply_seen()))
-        .filter_map(|c| stray::stray_flow(ctx, c, &[root(c)]).map(|(_, f)| (c, f)))
+        .filter_map(|c| stray::stray_flow(ctx, c).filter(|&(at, _)| at == 0).map(|(_, f)| (c, f)))
         .collect();
     if named.is_empty() {
         return FxHashSet::default();
@@ -133,9 +133,11 @@ pub(crate) struct Ctx<'a> {
     /// first use: only requests without a reply look).
     by_receiver: Vec<std::sync::OnceLock<stray::ByReceiver>>,
     /// Which chain claims each stray flow (built on first use).
-    claims: std::sync::OnceLock<rustc_hash::FxHashMap<(u32, u32), u32>>,
-    /// Per capture, when it recorded flows on capture 1's clock.
-    spans: Vec<Option<(i64, i64)>>,
+    claims: std::sync::OnceLock<rustc_hash::FxHashMap<u32, (u32, u32)>>,
+    /// Per capture, when it recorded flows as it recorded them, and on
+    /// capture 1's clock (both built on first use).
+    recorded: std::sync::OnceLock<Vec<Option<(i64, i64)>>>,
+    spans: std::sync::OnceLock<Vec<Option<(i64, i64)>>>,
     /// [`VerdictOptions::part`].
     part: bool,
 }
@@ -147,16 +149,26 @@ impl<'a> Ctx<'a> {
 
     /// The view of `n` captures, no index built yet.
     fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
-        let spans = (captures.iter().enumerate())
-            .map(|(c, f)| {
-                premise::recorded(&f.flows).map(|(a, b)| (corrected(corr, c, a), corrected(corr, c, b)))
-            })
-            .collect();
         let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
-        Ctx { n, captures, corr, by_receiver, claims: std::sync::OnceLock::new(), spans, part: false }
+        let (claims, recorded, spans) = Default::default();
+        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false }
     }
 
-    pub(crate) fn claims(&self) -> &rustc_hash::FxHashMap<(u32, u32), u32> {
+    /// Per capture, when it recorded flows (see [`premise::recorded`]).
+    fn recorded(&self) -> &[Option<(i64, i64)>] {
+        self.recorded.get_or_init(|| self.captures.iter().map(|f| premise::recorded(&f.flows)).collect())
+    }
+
+    /// [`Ctx::recorded`] on capture 1's clock.
+    fn spans(&self) -> &[Option<(i64, i64)>] {
+        self.spans.get_or_init(|| {
+            (self.recorded().iter().enumerate())
+                .map(|(c, r)| r.map(|(a, b)| (self.corrected(c, a), self.corrected(c, b))))
+                .collect()
+        })
+    }
+
+    pub(crate) fn claims(&self) -> &rustc_hash::FxHashMap<u32, (u32, u32)> {
         self.claims.get_or_init(|| stray::claims(self))
     }
 
@@ -166,13 +178,8 @@ impl<'a> Ctx<'a> {
 
     /// Recorded time → capture 1's clock.
     pub fn corrected(&self, capture: usize, ts_ns: i64) -> i64 {
-        corrected(self.corr, capture, ts_ns)
+        ts_ns.saturating_sub(self.corr.clocks[capture].offset_ns)
     }
-}
-
-/// Recorded time at `capture` → capture 1's clock.
-fn corrected(corr: &Correlation, capture: usize, ts_ns: i64) -> i64 {
-    ts_ns.saturating_sub(corr.clocks[capture].offset_ns)
 }
 
 /// A flow endpoint as findings hold it: ICMP endpoints carry no port (theirs is the echo id).
@@ -210,7 +217,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let (source, destination) = rewrite::changes(chain, &flows);
     let data = data::data_path(&flows).map(Box::new);
     let blind =
-        if ctx.part { Vec::new() } else { premise::blind(&ctx.spans, (first.first_ns, first.last_ns)) };
+        if ctx.part { Vec::new() } else { premise::blind(ctx.spans(), (first.first_ns, first.last_ns)) };
     let mut outcome = outcome::outcome(&flows, data.as_deref());
     // A RST or ICMP error missing at a capture that was not recording then
     // did not enter before it: where it entered is unknown.
@@ -226,10 +233,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         matches,
         source,
         destination,
-        reply: Reply {
-            unexpected_source: stray::unexpected_source(ctx, chain_ix, &flows),
-            ..reply::reply(&flows)
-        },
+        reply: Reply { unexpected_source: stray::unexpected_source(ctx, chain_ix), ..reply::reply(&flows) },
         outcome,
         seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
         syn_missed: chain
@@ -298,12 +302,13 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
     }
 }
 
-fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlation) -> Vec<CaptureSummary> {
+fn capture_summaries(metas: &[CaptureMeta], ctx: &Ctx<'_>) -> Vec<CaptureSummary> {
     metas
         .iter()
-        .zip(captures)
-        .zip(&corr.clocks)
-        .map(|((m, f), clock)| CaptureSummary {
+        .zip(ctx.captures)
+        .zip(&ctx.corr.clocks)
+        .zip(ctx.recorded())
+        .map(|(((m, f), clock), &recorded)| CaptureSummary {
             label: m.label.clone(),
             file: m.file.clone(),
             format: m.format.clone(),
@@ -315,7 +320,7 @@ fn capture_summaries(metas: &[CaptureMeta], captures: &[Flows], corr: &Correlati
             offset_spread_ns: clock.spread_ns,
             offset_samples: clock.samples as u64,
             offset_method: clock.method,
-            recorded: premise::recorded(&f.flows),
+            recorded,
         })
         .collect()
 }

@@ -95,31 +95,25 @@ fn packet(g: &Flow) -> StrayPacket {
 }
 
 /// The first stray reply at the capture nearest the client that saw one.
-pub(crate) fn unexpected_source(
-    ctx: &Ctx<'_>,
-    chain: usize,
-    flows: &[Option<&Flow>],
-) -> Option<UnexpectedSource> {
-    stray_flow(ctx, chain, flows).map(|(c, i)| {
+pub(crate) fn unexpected_source(ctx: &Ctx<'_>, chain: usize) -> Option<UnexpectedSource> {
+    stray_flow(ctx, chain).map(|(c, i)| {
         let g = ctx.flow(c, i);
         let from = first_packet(g).1;
         UnexpectedSource { from: endpoint(g, &from), seen_at: c, packet: packet(g) }
     })
 }
 
-/// The flow of the first stray reply (capture, flow) at the capture nearest
-/// the client that saw one. A flow is claimed by one request only: of the
-/// requests whose candidate it is at that capture, the one that began last
-/// before it (then the lower chain).
-pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize, flows: &[Option<&Flow>]) -> Option<(usize, usize)> {
-    flows.iter().enumerate().find_map(|(c, f)| {
-        let i = candidate(ctx, chain, c, (*f)?)?;
-        (ctx.claims().get(&(c as u32, i as u32)) == Some(&(chain as u32))).then_some((c, i))
-    })
+/// The flow of the first stray reply (capture, flow) that `chain` claims, at
+/// the capture nearest the client (see [`claims`]).
+pub(crate) fn stray_flow(ctx: &Ctx<'_>, chain: usize) -> Option<(usize, usize)> {
+    ctx.claims().get(&(chain as u32)).map(|&(c, i)| (c as usize, i as usize))
 }
 
-/// Every claim of a stray flow: (capture, flow) → the chain that claims it.
-pub(crate) fn claims(ctx: &Ctx<'_>) -> FxHashMap<(u32, u32), u32> {
+/// Per chain, the stray flow it claims (capture, flow) at the capture nearest
+/// the client. A flow is claimed by one request only: of the requests whose
+/// candidate it is at that capture, the one that began last before it (then
+/// the lower chain). Each candidate is looked for once, for the whole run.
+pub(crate) fn claims(ctx: &Ctx<'_>) -> FxHashMap<u32, (u32, u32)> {
     use std::collections::hash_map::Entry;
     let mut best: FxHashMap<(u32, u32), (i64, u32)> = FxHashMap::default();
     // Chains in order: on a tie the lower chain, claiming first, keeps it.
@@ -140,7 +134,11 @@ pub(crate) fn claims(ctx: &Ctx<'_>) -> FxHashMap<(u32, u32), u32> {
             }
         }
     }
-    best.into_iter().map(|(key, (_, k))| (key, k)).collect()
+    let mut by_chain: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
+    for ((c, i), (_, k)) in best {
+        by_chain.entry(k).and_modify(|nearest| *nearest = (*nearest).min((c, i))).or_insert((c, i));
+    }
+    by_chain
 }
 
 /// Whether an address reaches a group: IPv4 multicast or the limited
@@ -282,7 +280,7 @@ mod tests {
         let ctx = Ctx::new(1, &captures, &corr);
         (0..captures[0].flows.len())
             .map(|k| {
-                stray_flow(&ctx, k, &[Some(ctx.flow(0, k))]).map(|(c, i)| {
+                stray_flow(&ctx, k).map(|(c, i)| {
                     assert_eq!(c, 0);
                     i
                 })
