@@ -153,15 +153,6 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     out
 }
 
-/// `1 flow`, `2 flows`.
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
 /// Nanoseconds as milliseconds.
 fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
@@ -193,7 +184,16 @@ fn method_name(m: OffsetMethod) -> &'static str {
 /// - a capture that recorded flows while capture 1 did but saw no request;
 /// - a boundary whose TTL rises and whose requests arrive before they left:
 ///   the two captures look given in reverse path order.
-pub fn premises(findings: &Findings) -> Vec<WarningOut> {
+///
+/// `part`: the findings are a time shard's, whose verdicts take no capture as
+/// blind (when a capture recorded is not known there); the warnings say so.
+pub fn premises(findings: &Findings, part: bool) -> Vec<WarningOut> {
+    let consequence = if part {
+        "; a time shard cannot tell when a capture recorded, so blames next to it still rest on its silence: run \
+         without --shard-start to have them reported as unknown"
+    } else {
+        ", so where a reset or an ICMP error entered next to it is reported as unknown"
+    };
     let mut out = Vec::new();
     let captures = &findings.captures;
     let first = captures.first();
@@ -205,8 +205,8 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
                 label,
                 format!(
                     "{label} holds no packets (its capture filter matched nothing, or it was taken at another \
-                     time or place): it is blind to every request, so where a reset or an ICMP error entered next \
-                     to it is reported as unknown; capture there again while the requests run"
+                     time or place): it is blind to every request{consequence}; capture there again while the \
+                     requests run"
                 ),
             ));
             continue;
@@ -215,8 +215,7 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
             out.push(warning(
                 label,
                 format!(
-                    "{label} holds {} packets but no TCP, UDP or ICMP flow: it is blind to every request, so \
-                     where a reset or an ICMP error entered next to it is reported as unknown",
+                    "{label} holds {} packets but no TCP, UDP or ICMP flow: it is blind to every request{consequence}",
                     c.packets
                 ),
             ));
@@ -264,8 +263,8 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
                      the same time: either every request stopped before {label}, or {label} was \
                      taken at another place, or its clock is off by more than --max-offset; the verdicts take \
                      its silence as evidence",
-                    plural(findings.requests.len(), "request"),
-                    plural(c.flows as usize, "flow"),
+                    crate::report::summary::plural(findings.requests.len(), "request"),
+                    crate::report::summary::plural(c.flows as usize, "flow"),
                 ),
             ));
         }
@@ -296,7 +295,7 @@ pub fn premises(findings: &Findings) -> Vec<WarningOut> {
 /// Every check of this module, for the main form.
 pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     let mut w = same_captures(&config.captures);
-    w.extend(premises(findings));
+    w.extend(premises(findings, config.shard.is_some()));
     w.extend(clock_mistakes(config, findings));
     w
 }
@@ -379,6 +378,26 @@ mod tests {
         // an estimated offset with unmatched flows (background traffic) is no mistake
         f.captures[2].offset_method = OffsetMethod::RequestReply;
         assert!(clock_mistakes(&Config::default(), &f).is_empty());
+    }
+
+    #[test]
+    fn an_empty_capture_says_what_its_silence_does_to_the_verdicts_of_a_run_or_a_shard() {
+        let mut f = crate::report::fixtures::findings();
+        f.captures[2].packets = 0;
+        let whole = premises(&f, false);
+        assert_eq!((whole.len(), whole[0].label.as_str()), (1, "backend"));
+        assert!(
+            whole[0].message.contains("entered next to it is reported as unknown"),
+            "{}",
+            whole[0].message
+        );
+        let shard = premises(&f, true);
+        assert!(!shard[0].message.contains("is reported as unknown;"), "{}", shard[0].message);
+        assert!(
+            shard[0].message.contains("a time shard cannot tell when a capture recorded"),
+            "{}",
+            shard[0].message
+        );
     }
 
     #[test]

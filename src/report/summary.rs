@@ -322,7 +322,8 @@ fn styled_patterns(w: &Words<'_>, findings: &Findings) -> Vec<(usize, String, St
     RequestTally::of(w, findings).patterns()
 }
 
-fn plural(n: usize, word: &str) -> String {
+/// `1 sample`, `2 samples`.
+pub(crate) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
     } else {
