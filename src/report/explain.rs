@@ -219,11 +219,16 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if r.seq_shift {
         parts.push("sequence numbers shifted by a middlebox".into());
     }
-    let seen_at: Vec<usize> = (0..r.captures.len()).filter(|&i| r.captures[i].seen).collect();
+    let only_at = match r.captures.iter().filter(|h| h.seen).count() {
+        1 => r.captures.iter().position(|h| h.seen),
+        _ => None,
+    };
     parts.push(match r.reply.path {
         // Seen at one capture only: a reply there, no path to speak of.
-        ReplyPath::SamePath if seen_at.len() == 1 => format!("reply seen at {}", w.label(seen_at[0])),
-        ReplyPath::SamePath => "reply returned on the same path".to_string(),
+        ReplyPath::SamePath => match only_at {
+            Some(c) => format!("reply seen at {}", w.label(c)),
+            None => "reply returned on the same path".to_string(),
+        },
         ReplyPath::ReplyLost => match r.reply.lost_between {
             Some(b) => {
                 let text = w.between(b);
