@@ -409,9 +409,11 @@ fn correlate_stream(
             };
         let mut reading = Vec::new();
         note(finished.warnings.iter().map(crate::verdict::WarningOut::from).collect(), &mut reading);
+        let mut totals = finished.findings;
+        // The premises of whole captures (empty, no time in common, order), on the run's totals.
+        note(crate::checks::premises(&totals, true), &mut checks);
         // As the run without --stream orders them: reading, correlation, checks.
         report_warnings = [reading, std::mem::take(&mut windows), std::mem::take(&mut checks)].concat();
-        let mut totals = finished.findings;
         totals.warnings = report_warnings.clone();
         if !config.list_unmatched {
             for u in &mut totals.unmatched {

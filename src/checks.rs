@@ -185,12 +185,13 @@ fn method_name(m: OffsetMethod) -> &'static str {
 /// - a boundary whose TTL rises and whose requests arrive before they left:
 ///   the two captures look given in reverse path order.
 ///
-/// `part`: the findings are a time shard's, whose verdicts take no capture as
-/// blind (when a capture recorded is not known there); the warnings say so.
+/// `part`: the findings are a time shard's or a stream's totals, whose
+/// verdicts take no capture as blind (when a capture recorded is not known
+/// there); the warnings say so.
 pub fn premises(findings: &Findings, part: bool) -> Vec<WarningOut> {
     let consequence = if part {
-        "; a time shard cannot tell when a capture recorded, so blames next to it still rest on its silence: run \
-         without --shard-start to have them reported as unknown"
+        "; a time shard or a stream window cannot tell when a capture recorded, so blames next to it still rest \
+         on its silence: run without --shard-start or --stream to have them reported as unknown"
     } else {
         ", so where a reset or an ICMP error entered next to it is reported as unknown"
     };
@@ -394,7 +395,7 @@ mod tests {
         let shard = premises(&f, true);
         assert!(!shard[0].message.contains("is reported as unknown;"), "{}", shard[0].message);
         assert!(
-            shard[0].message.contains("a time shard cannot tell when a capture recorded"),
+            shard[0].message.contains("a time shard or a stream window cannot tell when a capture recorded"),
             "{}",
             shard[0].message
         );

@@ -93,6 +93,14 @@ fn an_empty_capture_makes_every_blame_next_to_it_unknown() {
         table.contains("reset from 198.19.96.10, where it entered unknown (backend recorded nothing then)")
     );
     assert!(err.contains("backend holds no packets"), "{err}");
+    // --stream takes no capture as blind, and says so rather than staying silent.
+    let (code, _, err) = run(
+        &[("decap", &caps[0].1), ("egress", &caps[1].1), ("backend", b)],
+        &["--stream", "--format", "csv"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("backend holds no packets"), "{err}");
+    assert!(err.contains("blames next to it still rest on its silence"), "{err}");
 }
 
 /// The fields of a request that do not depend on a capture's own clock.
