@@ -46,7 +46,11 @@ pub fn same_captures(captures: &[CaptureSpec]) -> Vec<WarningOut> {
             Seen { label: c.label.clone(), id: crate::output::file_id(&meta), len: meta.len(), prefix: None };
         for other in &mut seen {
             let same_file = me.id.is_some() && me.id == other.id;
+            // Only regular files are compared by their bytes: reading a pipe's
+            // first MiB here would take it from the run (and pipes all have length 0).
             let same_bytes = !same_file
+                && meta.is_file()
+                && c.readable_again()
                 && me.len == other.len
                 && prefix_hash(path, &mut me.prefix).is_some()
                 && prefix_hash_of(captures, &other.label, &mut other.prefix) == me.prefix;
@@ -72,6 +76,9 @@ pub fn same_captures(captures: &[CaptureSpec]) -> Vec<WarningOut> {
 fn prefix_hash_of(captures: &[CaptureSpec], label: &str, cache: &mut Option<u64>) -> Option<u64> {
     let spec = captures.iter().find(|c| c.label == label)?;
     let Source::Path(path) = &spec.source else { return None };
+    if !spec.readable_again() {
+        return None;
+    }
     prefix_hash(path, cache)
 }
 

@@ -408,7 +408,32 @@ pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
         }
         specs.push(CaptureSpec { label, source });
     }
+    once_each(&specs)?;
     Ok(specs)
+}
+
+/// Refuses an input readable only once (a FIFO, a pipe) given twice: two
+/// readers of one pipe would each get part of its bytes (and a second open of
+/// a FIFO can wait forever for a writer). Checked with `stat`, never opened.
+fn once_each(specs: &[CaptureSpec]) -> Result<(), UsageError> {
+    let mut pipes: Vec<((u64, u64), &CaptureSpec)> = Vec::new();
+    for spec in specs {
+        let Source::Path(path) = &spec.source else { continue };
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        let Some(id) = crate::output::file_id(&meta).filter(|_| !meta.is_file()) else { continue };
+        if let Some((_, first)) = pipes.iter().find(|(seen, _)| *seen == id) {
+            return Err(UsageError(format!(
+                "{} ({}) and {} ({}) are the same pipe or FIFO: its bytes can be read only once; \
+                 give each capture point its own",
+                first.label,
+                first.display_name(),
+                spec.label,
+                spec.display_name()
+            )));
+        }
+        pipes.push((id, spec));
+    }
+    Ok(())
 }
 
 /// The capture specs as observation points, checked to be `min` (1 or 2) to 8
@@ -703,12 +728,19 @@ impl CorrelateArgs {
             }
         }
         let config = self.to_config()?;
-        if let (Some(path), true) = (&self.pcapng, config.captures.iter().any(|c| c.source == Source::Stdin))
-        {
+        // A capture readable only once: standard input, or an existing path that is
+        // no regular file (a FIFO, a pipe from process substitution).
+        let once = config.captures.iter().find(|c| match &c.source {
+            Source::Stdin => true,
+            Source::Path(p) => std::fs::metadata(p).is_ok_and(|m| !m.is_file()),
+        });
+        if let (Some(path), Some(once)) = (&self.pcapng, once) {
             return Err(UsageError(format!(
-                "--pcapng {}: the merged pcapng reads every capture again, and a capture from standard \
-                 input (-) cannot be read twice; give that capture as a file",
-                path.display()
+                "--pcapng {}: the merged pcapng reads every capture again, and {} ({}) is standard input, \
+                 a pipe or a FIFO, which cannot be read twice; give that capture as a file",
+                path.display(),
+                once.label,
+                once.display_name()
             )));
         }
         let time = match (&self.tz, self.time_format) {

@@ -29,6 +29,20 @@ impl CaptureSpec {
             Source::Stdin => "-".to_string(),
         }
     }
+
+    /// True when the capture can be opened and read more than once: a regular
+    /// file. Standard input, a named pipe (FIFO), a process substitution
+    /// (`/dev/fd/N`) or a character device gives its bytes once: the reader
+    /// that opens it must be the only one, from the first byte (a peek that
+    /// opens and closes a FIFO loses what the writer put in the pipe and kills
+    /// the writer with SIGPIPE; the next open then waits for a writer forever).
+    /// Checked with `stat`, which never opens the file.
+    pub fn readable_again(&self) -> bool {
+        match &self.source {
+            Source::Path(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+            Source::Stdin => false,
+        }
+    }
 }
 
 /// The observation points `captures` form: for each, the indices of its files

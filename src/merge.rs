@@ -17,7 +17,7 @@
 //! IDB options (name, description, `if_tsresol`) and always writes EPB
 //! timestamps in nanoseconds, which `if_tsresol = 9` declares.
 
-use crate::config::{CaptureSpec, Source};
+use crate::config::CaptureSpec;
 use crate::decode::{self, ip_proto, Fragment, IcmpMessage, Packet, Transport};
 use crate::flows::points::PointKey;
 use crate::flows::{Endpoint, FlowProto};
@@ -383,10 +383,12 @@ struct Run<'a> {
 /// [`write_merged`] with a reorder window of `window` records per capture.
 fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeStats> {
     let Run { specs, ladder, findings, reported, options } = *run;
-    if specs.iter().any(|s| matches!(s.source, Source::Stdin)) {
-        return Err(io::Error::other(
-            "--pcapng reads every capture again: a capture from standard input cannot be read twice",
-        ));
+    if let Some(once) = specs.iter().find(|s| !s.readable_again()) {
+        return Err(io::Error::other(format!(
+            "--pcapng reads every capture again: {} ({}) is standard input, a pipe or a FIFO, which cannot be read twice",
+            once.label,
+            once.display_name()
+        )));
     }
     let lookup = Lookup::new(ladder, findings, reported);
     let (blocks, base) = interfaces(&ladder.captures);
@@ -500,6 +502,7 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Source;
     use crate::report::fixtures::findings;
 
     #[test]

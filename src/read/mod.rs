@@ -124,9 +124,13 @@ pub fn peek_info(spec: &CaptureSpec) -> Option<CaptureInfo> {
     Some(CaptureInfo { packets: 0, bytes: 0, warnings: Vec::new(), ..info })
 }
 
-/// The first record's time and what was read up to it (None for standard input).
+/// The first record's time and what was read up to it (None for standard input
+/// and any other input that can be read only once: a FIFO, a pipe).
 fn peek(spec: &CaptureSpec) -> Option<(Option<i64>, Option<CaptureInfo>)> {
     let Source::Path(path) = &spec.source else { return None };
+    if !spec.readable_again() {
+        return None;
+    }
     let Ok(f) = File::open(path) else { return Some((None, None)) };
     let file = spec.display_name();
     let mut first = None;
@@ -172,10 +176,11 @@ impl<R: Read> Read for UntilFound<'_, R> {
 /// must be read sequentially).
 pub fn is_splittable(spec: &CaptureSpec) -> bool {
     let Source::Path(path) = &spec.source else { return false };
-    let Ok(mut f) = File::open(path) else { return false };
-    if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+    // Stat before opening: opening a FIFO to look at it would lose its bytes.
+    if !spec.readable_again() {
         return false;
     }
+    let Ok(mut f) = File::open(path) else { return false };
     let mut head = [0u8; 2];
     matches!(read_full(&mut f, &mut head), Ok(2)) && head != GZIP_MAGIC
 }

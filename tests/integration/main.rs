@@ -33,6 +33,7 @@ mod output;
 mod overlays;
 mod parquet;
 mod pictures;
+mod pipes;
 mod premises;
 mod properties;
 mod read;

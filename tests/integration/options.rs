@@ -103,8 +103,8 @@ fn outputs_are_checked_against_each_other_and_every_input_before_any_work_naming
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
-            "tuplecorr: error: --pcapng {x}: the merged pcapng reads every capture again, and a capture from \
-             standard input (-) cannot be read twice; give that capture as a file\n"
+            "tuplecorr: error: --pcapng {x}: the merged pcapng reads every capture again, and stdin (-) is \
+             standard input, a pipe or a FIFO, which cannot be read twice; give that capture as a file\n"
         )),
         "{}",
         stderr(&o)
