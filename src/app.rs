@@ -222,7 +222,9 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     } else {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
-    let bars = Bars::new(config.captures.len(), !config.quiet);
+    // A live run writes its requests as they come: no progress bars between them.
+    let live = config.stream.is_some_and(|s| s.follow.is_some());
+    let bars = Bars::new(config.captures.len(), !config.quiet && !live);
     let one_point = crate::config::point_files(&config.captures).len() < 2;
     if one_point && config.stream.is_some() {
         return Err(UsageError(
@@ -376,6 +378,21 @@ fn correlate_stream(
     let mut report_warnings = Vec::new();
     crate::output::write_to(target, |out| {
         let mut report = report::StreamReport::new(options, out, &spill_dir)?;
+        if stream.follow.is_some() {
+            report = report.live();
+            // Ctrl-C or SIGTERM ends every input at once; the run then writes
+            // the windows still open and the summary. A second one exits.
+            let handler = ctrlc::set_handler(|| {
+                if crate::stream::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    std::process::exit(130);
+                }
+            });
+            if let Err(e) = handler {
+                eprintln!(
+                    "tuplecorr: warning: cannot catch Ctrl-C ({e}): it will end the run without the summary"
+                );
+            }
+        }
         let mut emit = |mut findings: Findings| -> io::Result<()> {
             // --columns names points known from the first window on
             if let (Some(columns), Format::Table, false) = (&run.columns, run.output.format, checked_columns)

@@ -58,6 +58,8 @@ fn choice<T: Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
 
 /// Options of the main form.
 #[derive(Debug, clap::Args, Default)]
+#[group(skip)]
+#[command(group(clap::ArgGroup::new("windowed").args(["stream", "follow"]).multiple(true)))]
 pub struct CorrelateArgs {
     /// Captures in path order, client side first: LABEL=PATH, PATH or -.
     #[arg(value_name = "CAPTURE")]
@@ -167,14 +169,25 @@ pub struct CorrelateArgs {
     /// numbers as without it, clocks estimated from the first window.
     #[arg(long)]
     pub stream: bool,
-    /// With --stream: the window, seconds of capture 1's time, 1 to 31536000 (default 300).
-    #[arg(long, value_name = "SECONDS", requires = "stream", allow_negative_numbers = true)]
+    /// With --stream or --follow: the window, seconds of capture 1's time, 1 to 31536000 (default
+    /// 300; 1 with --follow).
+    #[arg(long, value_name = "SECONDS", requires = "windowed", allow_negative_numbers = true)]
     pub stream_window: Option<f64>,
-    /// With --stream: how long past a window (and its margin) the stream waits for a connection
-    /// still open before it reports the window's requests with what was seen by then, saying
-    /// which, 0 to 31536000 (default 600). Longer waits hold the windows after it in memory meanwhile.
-    #[arg(long, value_name = "SECONDS", requires = "stream", allow_negative_numbers = true)]
+    /// With --stream or --follow: how long past a window (and its margin) the stream waits for a
+    /// connection still open before it reports the window's requests with what was seen by then,
+    /// saying which, 0 to 31536000 (default 600; 10 with --follow). Longer waits hold the windows after it in memory meanwhile.
+    #[arg(long, value_name = "SECONDS", requires = "windowed", allow_negative_numbers = true)]
     pub stream_hold: Option<f64>,
+    /// Correlate captures that are still being written (FIFOs, `<(ssh host tcpdump -U -w -)`, `-`,
+    /// files tcpdump is writing): each request is written as one CSV row or NDJSON line seconds
+    /// after it ended and flushed; the run ends when every input has ended or been silent for
+    /// --follow-idle, or on Ctrl-C/SIGTERM (then with the summary on stderr). One input per point.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: an input that gives no byte for this long is taken as stopped, seconds, 1 to
+    /// 31536000 (default 60).
+    #[arg(long, value_name = "SECONDS", requires = "follow", allow_negative_numbers = true)]
+    pub follow_idle: Option<f64>,
     /// Test-only: split uncompressed captures into chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub chunk_bytes: Option<u64>,
@@ -652,20 +665,42 @@ impl CorrelateArgs {
 
     /// `--stream`, `--stream-window`, `--stream-hold`.
     fn stream(&self) -> Result<Option<crate::config::StreamConfig>, UsageError> {
+        if self.follow {
+            use crate::config::{
+                Follow, DEFAULT_FOLLOW_IDLE_NS, FOLLOW_HOLD_NS, FOLLOW_LINGER_NS, FOLLOW_MARGIN_NS,
+                FOLLOW_WINDOW_NS,
+            };
+            let idle_ns = match self.follow_idle {
+                None => DEFAULT_FOLLOW_IDLE_NS,
+                Some(s) => {
+                    seconds_to_ns(in_range("--follow-idle", s, Bound::From(1.0), MAX_SECONDS, "seconds")?)
+                }
+            };
+            let follow = Follow { idle_ns, margin_ns: FOLLOW_MARGIN_NS, linger_ns: FOLLOW_LINGER_NS };
+            let (window_ns, hold_ns) = self.window_and_hold(FOLLOW_WINDOW_NS, FOLLOW_HOLD_NS)?;
+            return Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: Some(follow) }));
+        }
         if !self.stream {
             return Ok(None);
         }
+        let (window_ns, hold_ns) =
+            self.window_and_hold(crate::stream::DEFAULT_WINDOW_NS, crate::stream::DEFAULT_HOLD_NS)?;
+        Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: None }))
+    }
+
+    /// `--stream-window` and `--stream-hold`, or the defaults given.
+    fn window_and_hold(&self, window: i64, hold: i64) -> Result<(i64, i64), UsageError> {
         let window_ns = match self.stream_window {
-            None => crate::stream::DEFAULT_WINDOW_NS,
+            None => window,
             Some(w) => {
                 seconds_to_ns(in_range("--stream-window", w, Bound::From(1.0), MAX_SECONDS, "seconds")?)
             }
         };
         let hold_ns = match self.stream_hold {
-            None => crate::stream::DEFAULT_HOLD_NS,
+            None => hold,
             Some(h) => seconds_to_ns(in_range("--stream-hold", h, Bound::From(0.0), MAX_SECONDS, "seconds")?),
         };
-        Ok(Some(crate::config::StreamConfig { window_ns, hold_ns }))
+        Ok((window_ns, hold_ns))
     }
 
     /// `--shard-start`, `--shard-end`, `--shard-margin` (clap makes the first two
@@ -711,6 +746,27 @@ impl CorrelateArgs {
                     .into(),
             ));
         }
+        if self.follow {
+            let refused = if !matches!(format, Format::Csv | Format::Ndjson) {
+                Some(
+                    "--format csv or ndjson (one line per request as it is settled; the other formats \
+                      open with the run's totals or lay out every request at once)",
+                )
+            } else if self.stream {
+                Some("no --stream (it is a stream already, with live windows)")
+            } else if self.shard_start.is_some() {
+                Some("no --shard-start")
+            } else if self.pcapng.is_some() {
+                Some("no --pcapng (it reads every capture again)")
+            } else {
+                None
+            };
+            if let Some(needs) = refused {
+                return Err(UsageError(format!(
+                    "--follow writes each request as soon as it is settled: it needs {needs}"
+                )));
+            }
+        }
         if self.stream {
             let refused = if format == Format::Html {
                 Some("another --format than html (its page draws every request's ladder at once)")
@@ -728,6 +784,15 @@ impl CorrelateArgs {
             }
         }
         let config = self.to_config()?;
+        if self.follow {
+            if let Some(files) = crate::config::point_files(&config.captures).iter().find(|f| f.len() > 1) {
+                return Err(UsageError(format!(
+                    "--follow reads one input per capture point: {} is given {} files",
+                    config.captures[files[0]].label,
+                    files.len()
+                )));
+            }
+        }
         // A capture readable only once: standard input, or an existing path that is
         // no regular file (a FIFO, a pipe from process substitution).
         let once = config.captures.iter().find(|c| match &c.source {

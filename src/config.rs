@@ -476,7 +476,37 @@ pub struct StreamConfig {
     /// `--stream-hold`: how long past its reach a window waits for a
     /// connection still open before it is correlated with what was seen.
     pub hold_ns: i64,
+    /// `--follow`: the captures are live (see `Follow`).
+    pub follow: Option<Follow>,
 }
+
+/// How a live run (`--follow`) reads and settles: each input read as it
+/// grows, a point's clock taken to run on with the wall clock while it is
+/// silent, and windows settled with a short margin and linger so a request
+/// is written seconds after it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Follow {
+    /// `--follow-idle`: an input that gives no byte this long is stopped.
+    pub idle_ns: i64,
+    /// The shard margin of a live window (the batch run's is 140 s).
+    pub margin_ns: i64,
+    /// How long a window past its reach waits for its flows to fall silent
+    /// (the batch stream's linger is 60 s).
+    pub linger_ns: i64,
+}
+
+/// Default `--follow-idle`: a minute.
+pub const DEFAULT_FOLLOW_IDLE_NS: i64 = 60_000_000_000;
+/// A live window's margin: the time gate of one matching step (tolerance and
+/// delay) with room; an earlier attempt further back is not looked for live.
+pub const FOLLOW_MARGIN_NS: i64 = 5_000_000_000;
+/// A live window's linger: a final ACK or FIN retransmission comes within it.
+pub const FOLLOW_LINGER_NS: i64 = 2_000_000_000;
+/// Default `--stream-window` with `--follow`: one second.
+pub const FOLLOW_WINDOW_NS: i64 = 1_000_000_000;
+/// Default `--stream-hold` with `--follow`: a connection still open 10 s past
+/// its window's reach is written as seen so far.
+pub const FOLLOW_HOLD_NS: i64 = 10_000_000_000;
 
 /// Clocks taken from an earlier report (`--clocks-from`), by label, so that
 /// every shard of a run corrects time exactly as that run did.

@@ -171,6 +171,17 @@ pub trait Sink {
     fn add(&mut self, rec: &Ingested<'_>);
 }
 
+/// [`ingest`] of a live input (`--follow`): read as it comes, never split.
+pub fn ingest_live(
+    spec: &CaptureSpec,
+    index: usize,
+    progress: &dyn Progress,
+    live: read::Live<'_>,
+    sink: &mut dyn Sink,
+) -> Result<(CaptureInfo, read::LiveEnd), ReadError> {
+    read::read_live(spec, index, progress, live, &mut |rec| decode_into(sink, rec))
+}
+
 /// Decodes a record and hands it to `sink`.
 fn decode_into(sink: &mut dyn Sink, rec: &RawRecord<'_>) {
     let decoded = decode::decode(rec);

@@ -38,8 +38,24 @@ use crate::pipeline::{self, Builder, CaptureResult, Ingested, Sink};
 use crate::read::{CaptureInfo, Progress, ReadError};
 use crate::verdict::Findings;
 use crate::warning::Warning;
+use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Set (by a SIGINT/SIGTERM handler) to end a live run (`--follow`): every
+/// input ends at once, the windows still open are written with what was read.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// A live point's clock is taken to run on with the wall clock this far
+/// behind its last packet (packets on their way through a pipe or ssh).
+const LIVE_SLACK_NS: i64 = 1_000_000_000;
+
+/// How far a live point's clock, measured against the wall clock as its
+/// packets arrive, may be off: its windows read this much more around them.
+const LIVE_CLOCK_SLACK_NS: i64 = 2_000_000_000;
 
 /// Default `--stream-window`: five minutes of capture 1's time.
 pub const DEFAULT_WINDOW_NS: i64 = 300_000_000_000;
@@ -74,11 +90,13 @@ struct Plan {
     udp_idle_ns: i64,
     /// How long past its reach a window waits for flows that go on.
     hold_ns: i64,
+    /// How long all its flows must be silent before a window past its reach is finished.
+    linger_ns: i64,
 }
 
 impl Plan {
     fn of(config: &Config, stream: StreamConfig) -> Plan {
-        let margin_ns = crate::config::DEFAULT_SHARD_MARGIN_NS;
+        let margin_ns = stream.follow.map_or(crate::config::DEFAULT_SHARD_MARGIN_NS, |f| f.margin_ns);
         let max = config.correlate.max_offset_ns.unwrap_or(crate::correlate::clock::DEFAULT_MAX_OFFSET_NS);
         let manual = config.correlate.offsets_ns.iter().map(|(_, o)| o.saturating_abs()).max().unwrap_or(0);
         let pinned = (config.clocks_from.iter().flat_map(|p| &p.clocks))
@@ -92,6 +110,42 @@ impl Plan {
             margin_ns,
             udp_idle_ns: config.flows.udp_idle_ns,
             hold_ns: stream.hold_ns.max(0),
+            linger_ns: stream.follow.map_or(LINGER_NS, |f| f.linger_ns),
+        }
+    }
+
+    /// [`Plan::reach`] for a point whose clock is `shift` = (offset, how much
+    /// it may be off) from capture 1's (None: unknown): its window moved by
+    /// the offset, widened by the margin and that much (pinned clocks: the
+    /// margin only, as a shard with `--clocks-from` reads it).
+    fn reach_pinned(&self, k: i64, first: bool, shift: Option<(i64, i64)>) -> (i64, i64) {
+        match shift {
+            None => self.reach(k, first),
+            Some((o, extra)) => {
+                let (lo, hi) = self.reach(k, true);
+                (lo.saturating_add(o).saturating_sub(extra), hi.saturating_add(o).saturating_add(extra))
+            }
+        }
+    }
+
+    /// Where window `k`'s reach ends on a point (`hi`: as it was opened): once
+    /// the point's clock is known (`shift`), a window opened before with the
+    /// whole clock allowance ends where that clock puts it.
+    fn reach_end(&self, k: i64, first: bool, hi: i64, shift: Option<(i64, i64)>) -> i64 {
+        shift.map_or(hi, |s| hi.min(self.reach_pinned(k, first, Some(s)).1))
+    }
+
+    /// [`Plan::windows_at`] for a point whose clock is `shift` (offset, and
+    /// how much it may be off) from capture 1's.
+    fn windows_at_pinned(&self, t: i64, first: bool, shift: Option<(i64, i64)>) -> (i64, i64) {
+        match shift {
+            None => self.windows_at(t, first),
+            Some((o, extra)) => {
+                let w = self.window_ns;
+                let r = self.reach_ns[0].saturating_add(extra);
+                let t = t.saturating_sub(o);
+                (t.saturating_sub(r).saturating_sub(1).div_euclid(w), t.saturating_add(r).div_euclid(w))
+            }
         }
     }
 
@@ -116,13 +170,23 @@ impl Plan {
     }
 }
 
-/// Whether a flow a window holds may still take packets at `t`.
-fn may_go_on(f: &Flow, t: i64, udp_idle_ns: i64) -> bool {
-    f.last_ns.saturating_add(LINGER_NS) > t || crate::shard::may_continue_later(f, t, udp_idle_ns)
+/// Whether a flow a window holds may still take packets at `t` (`linger_ns`:
+/// how long a flow that has ended may still take a last packet).
+fn may_go_on(f: &Flow, t: i64, udp_idle_ns: i64, linger_ns: i64) -> bool {
+    f.last_ns.saturating_add(linger_ns) > t || crate::shard::may_continue_later(f, t, udp_idle_ns)
 }
 
 /// Fewest samples an estimated clock needs to be pinned for the windows after.
 const MIN_PIN_SAMPLES: u64 = 20;
+
+/// What a point's reader tells the coordinator.
+enum Msg {
+    /// A window's part.
+    Part(Part),
+    /// A live point sends no part of a window before this one any more (its
+    /// clock has passed their reach).
+    Upto(i64),
+}
 
 /// One window of one point, as its reader sends it.
 struct Part {
@@ -137,6 +201,9 @@ struct Part {
 enum Slot {
     Building {
         builder: Box<Builder>,
+        /// Raw times of this point the window reads (`Plan::reach`, or moved
+        /// by the point's pinned clock for a live window opened after the pin).
+        reach: (i64, i64),
         next_check: i64,
         /// Where its reading began when records before its reach were left
         /// out (it opened after the point's first record, or a record stepped
@@ -163,7 +230,7 @@ struct Reader<'a> {
     slots: VecDeque<(i64, Slot)>,
     /// The next window to open (None before the first record).
     next: Option<i64>,
-    tx: SyncSender<Part>,
+    tx: SyncSender<Msg>,
     /// The coordinator stopped listening.
     gone: bool,
     /// Most windows open or waiting to be sent at once.
@@ -174,19 +241,83 @@ struct Reader<'a> {
     keys: Option<Vec<Option<PointKey>>>,
     /// Flows in the windows' own times on interfaces none of those points is.
     elsewhere: u64,
+    /// `--follow`: what a live point keeps to run its clock on while it is silent.
+    live: Option<LiveClock<'a>>,
+    /// `--follow`: what the points share.
+    shared: Option<&'a Shared>,
+}
+
+/// A live point's clock and what it has told the coordinator.
+struct LiveClock<'a> {
+    /// This point's index among the points.
+    point: usize,
+    /// Per point, its clock's shift from capture 1's, once the run pinned them.
+    pins: &'a OnceLock<Vec<i64>>,
+    /// The latest record time any point has read (raw): the clock of a point
+    /// that has read nothing yet is taken from it.
+    latest: &'a AtomicI64,
+    /// Per point, the largest (record time − arrival time since `epoch`) seen:
+    /// its clock against the wall clock, arrival delays aside.
+    skews: &'a [AtomicI64],
+    epoch: Instant,
+    /// How far apart two points' clocks may be (`--max-offset` and given offsets).
+    allowance_ns: i64,
+    /// This point's last record time and when it was read.
+    last: Option<(i64, Instant)>,
+    /// The latest time a silent tick moved this point's clock to.
+    ticked: i64,
+    /// The window this point has told the coordinator it sends nothing before.
+    upto: i64,
+    /// Records that came after the windows their time belongs to were settled.
+    late: u64,
+}
+
+impl LiveClock<'_> {
+    /// This point's clock from capture 1's: pinned by the run (exact), else
+    /// measured against the wall clock as both points' packets arrived (off
+    /// by up to [`LIVE_CLOCK_SLACK_NS`]), else unknown.
+    fn shift(&self) -> Option<(i64, i64)> {
+        if self.point == 0 {
+            return Some((0, 0));
+        }
+        if let Some(o) = self.pins.get().and_then(|p| p.get(self.point).copied()) {
+            return Some((o, 0));
+        }
+        let mine = self.skews.get(self.point)?.load(Ordering::Relaxed);
+        let first = self.skews.first()?.load(Ordering::Relaxed);
+        (mine != i64::MIN && first != i64::MIN).then(|| (mine.saturating_sub(first), LIVE_CLOCK_SLACK_NS))
+    }
+
+    /// Notes a record of time `t` read now.
+    fn note(&mut self, t: i64) {
+        self.latest.fetch_max(t, Ordering::Relaxed);
+        let now = Instant::now();
+        if self.last.is_none_or(|(last, _)| t >= last) {
+            self.last = Some((t, now));
+        }
+        let arrived = i64::try_from(now.duration_since(self.epoch).as_nanos()).unwrap_or(i64::MAX);
+        if let Some(skew) = self.skews.get(self.point) {
+            skew.fetch_max(t.saturating_sub(arrived), Ordering::Relaxed);
+        }
+    }
 }
 
 impl Reader<'_> {
     /// Opens the windows whose reach begins by `t` (skipping those whose
     /// reach ended before it: nothing of this point is in them).
     fn open(&mut self, t: i64) {
-        let (from, to) = self.plan.windows_at(t, self.first);
+        let shift = self.live.as_ref().and_then(LiveClock::shift);
+        let floor = self.live.as_ref().map_or(i64::MIN, |l| l.upto);
+        let (from, to) = self.plan.windows_at_pinned(t, self.first, shift);
         let started = self.next.is_some();
-        let mut k = self.next.unwrap_or(from).max(from);
+        let mut k = self.next.unwrap_or(from).max(from).max(floor);
         while k <= to {
-            let cut_from = started.then(|| self.plan.reach(k, self.first).0);
+            let reach = self.plan.reach_pinned(k, self.first, shift);
+            // A live window opens as the point's time reaches it: nothing before
+            // its reach was left out (the live margin is short by design, said once).
+            let cut_from = (started && self.live.is_none()).then_some(reach.0);
             let builder = Box::new(Builder::new(self.config));
-            let slot = Slot::Building { builder, next_check: i64::MIN, cut_from, cut_until: None };
+            let slot = Slot::Building { builder, reach, next_check: i64::MIN, cut_from, cut_until: None };
             self.slots.push_back((k, slot));
             k += 1;
         }
@@ -238,7 +369,7 @@ impl Reader<'_> {
         }
         while matches!(self.slots.front(), Some((_, Slot::Done(_)))) {
             let Some((_, Slot::Done(part))) = self.slots.pop_front() else { break };
-            if !self.gone && self.tx.send(*part).is_err() {
+            if !self.gone && self.tx.send(Msg::Part(*part)).is_err() {
                 self.gone = true;
             }
         }
@@ -252,22 +383,47 @@ impl Sink for Reader<'_> {
             return;
         }
         let t = rec.ts_ns;
+        if let Some(live) = &mut self.live {
+            live.note(t);
+            let to = self.plan.windows_at_pinned(t, self.first, live.shift()).1;
+            if to < live.upto {
+                // Every window this record belongs to was settled without it.
+                live.late += 1;
+            }
+        }
         self.open(t);
-        let mut done = Vec::new();
-        for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
-            let Slot::Building { builder, next_check, cut_from, cut_until } = slot else { continue };
-            let (lo, hi) = self.plan.reach(*k, self.first);
-            if t < lo {
+        let shift = self.live.as_ref().and_then(LiveClock::shift);
+        let (plan, first) = (self.plan, self.first);
+        for (k, slot) in self.slots.iter_mut() {
+            let Slot::Building { builder, reach: (lo, hi), cut_from, .. } = slot else { continue };
+            if t < *lo {
                 // A record stepping back before the window's reach: left out, as a shard does.
-                cut_from.get_or_insert(lo);
+                cut_from.get_or_insert(*lo);
                 continue;
             }
-            builder.table().set_closed(t > hi);
+            builder.table().set_closed(t > plan.reach_end(*k, first, *hi, shift));
             builder.add_flow(rec);
-            if t > hi && t >= *next_check {
+        }
+        self.settle(t);
+    }
+}
+
+impl Reader<'_> {
+    /// Finishes the windows past their reach at `t` whose flows can take no
+    /// more packets, or that have waited the hold.
+    fn settle(&mut self, t: i64) {
+        let mut done = Vec::new();
+        let shift = self.live.as_ref().and_then(LiveClock::shift);
+        let (plan, first) = (self.plan, self.first);
+        for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
+            let Slot::Building { builder, reach: (_, hi), next_check, cut_until, .. } = slot else {
+                continue;
+            };
+            let hi = &plan.reach_end(*k, first, *hi, shift);
+            if t > *hi && t >= *next_check {
                 *next_check = t.saturating_add(CHECK_EVERY_NS);
-                let idle = self.plan.udp_idle_ns;
-                if !builder.table().flows().iter().any(|f| may_go_on(f, t, idle)) {
+                let (idle, linger) = (self.plan.udp_idle_ns, self.plan.linger_ns);
+                if !builder.table().flows().iter().any(|f| may_go_on(f, t, idle, linger)) {
                     done.push(i);
                 } else if t > hi.saturating_add(self.plan.hold_ns) {
                     // Waited long enough: what it read is what it has.
@@ -280,6 +436,54 @@ impl Sink for Reader<'_> {
             let info = self.info.clone();
             self.finish(Some(&done), &info);
         }
+    }
+
+    /// A live point that is silent: its clock runs on with the wall clock
+    /// (behind its last packet by [`LIVE_SLACK_NS`]; before its first packet,
+    /// behind the latest packet of any point by twice the clock allowance),
+    /// the windows it passes are settled, and the coordinator is told which
+    /// windows it holds nothing of any more.
+    fn tick(&mut self) {
+        let Some(live) = &self.live else { return };
+        let t = match live.last {
+            Some((ts, at)) => {
+                let elapsed = i64::try_from(at.elapsed().as_nanos()).unwrap_or(i64::MAX);
+                ts.saturating_add(elapsed).saturating_sub(LIVE_SLACK_NS)
+            }
+            None => match live.latest.load(Ordering::Relaxed) {
+                i64::MIN => return,
+                l => l.saturating_sub(live.allowance_ns.saturating_mul(2)).saturating_sub(LIVE_SLACK_NS),
+            },
+        };
+        if t <= live.ticked || live.last.is_some_and(|(ts, _)| t <= ts) {
+            return;
+        }
+        let shift = live.shift();
+        if let Some(live) = &mut self.live {
+            live.ticked = t;
+        }
+        self.settle(t);
+        let from = self.plan.windows_at_pinned(t, self.first, shift).0;
+        let future = self.next.map_or(from, |n| n.max(from));
+        let floor = self.slots.front().map_or(future, |(k, _)| (*k).min(future));
+        let Some(live) = &mut self.live else { return };
+        if floor > live.upto && !self.gone {
+            match self.tx.try_send(Msg::Upto(floor)) {
+                Ok(()) => live.upto = floor,
+                Err(TrySendError::Full(_)) => {}
+                Err(TrySendError::Disconnected(_)) => self.gone = true,
+            }
+        }
+    }
+}
+
+/// A reader shared between its input (which ticks it while silent) and the
+/// records it is given.
+struct SharedReader<'r, 'a>(&'r RefCell<Reader<'a>>);
+
+impl Sink for SharedReader<'_, '_> {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        self.0.borrow_mut().add(rec);
     }
 }
 
@@ -327,7 +531,8 @@ fn read_point(
     points: usize,
     (label, names): (&str, &str),
     progress: &dyn Progress,
-    tx: SyncSender<Part>,
+    tx: SyncSender<Msg>,
+    live: Option<&Shared>,
 ) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
     let specs = &config.captures;
     let peeked = order.first().and_then(|&f| crate::read::peek_info(&specs[f]));
@@ -346,8 +551,24 @@ fn read_point(
         most_held: 0,
         keys: None,
         elsewhere: 0,
+        live: live.map(|shared| LiveClock {
+            point: capture,
+            pins: &shared.pins,
+            latest: &shared.latest,
+            skews: &shared.skews,
+            epoch: shared.epoch,
+            allowance_ns: plan.reach_ns[1].saturating_sub(plan.margin_ns),
+            last: None,
+            ticked: i64::MIN,
+            upto: i64::MIN,
+            late: 0,
+        }),
+        shared: live,
     };
     let limit = config.flows.payload_limit();
+    if let (Some(follow), [f]) = (config.stream.and_then(|s| s.follow), order) {
+        return read_live_point(r, &specs[*f], *f, follow, progress);
+    }
     let mut info = None;
     let mut files = pipeline::Overlaps::default();
     for &f in order {
@@ -368,6 +589,98 @@ fn read_point(
     files.finish(tally.warnings_mut(), order.len());
     let counts = tally.counts().clone();
     Ok((tally.finish(label, names, info), most_held, counts))
+}
+
+/// [`read_point`] of a live point (`--follow`): its one input read as it
+/// comes, the reader ticked while it is silent.
+fn read_live_point(
+    r: Reader<'_>,
+    spec: &crate::config::CaptureSpec,
+    f: usize,
+    follow: crate::config::Follow,
+    progress: &dyn Progress,
+) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
+    let (label, names, shared) = (r.label, r.names, r.shared);
+    let no = AtomicBool::new(false);
+    let others_ended = shared.map_or(&no, |s| &s.ended);
+    let cell = RefCell::new(r);
+    let on_quiet = || {
+        if let Ok(mut r) = cell.try_borrow_mut() {
+            r.tick();
+        }
+    };
+    let idle = std::time::Duration::from_nanos(u64::try_from(follow.idle_ns).unwrap_or(0));
+    let live = crate::read::Live { idle, stop: &STOP, others_ended, on_quiet: &on_quiet };
+    let read = pipeline::ingest_live(spec, f, progress, live, &mut SharedReader(&cell));
+    let mut r = cell.into_inner();
+    if let Some(shared) = shared {
+        // The first input to end ends the run: after it, its silence would
+        // be blamed for every request (a stopped point is no evidence).
+        if !matches!(&read, Ok((_, crate::read::LiveEnd::OthersEnded))) {
+            let _ = shared.ended_first.set(label.to_string());
+            shared.ended.store(true, Ordering::Relaxed);
+        }
+    }
+    let (info, end) = read?;
+    r.tally.end_file(label, &spec.display_name(), &info.warnings);
+    r.finish(None, &info);
+    let most_held = r.most_held;
+    let late = r.live.as_ref().map_or(0, |l| l.late);
+    let mut tally = r.tally;
+    let warnings = tally.warnings_mut();
+    match end {
+        crate::read::LiveEnd::Eof => {}
+        crate::read::LiveEnd::Idle => warnings.push(Warning::of_run(
+            label,
+            format!(
+                "no byte came for {} s (--follow-idle): this input is taken as stopped",
+                follow.idle_ns as f64 / 1e9
+            ),
+            "the live run ends with it (after it, its silence would be blamed for every request)",
+        )),
+        crate::read::LiveEnd::OthersEnded => {
+            let first =
+                shared.and_then(|s| s.ended_first.get()).map_or("another capture point", |l| l.as_str());
+            warnings.push(Warning::of_run(
+                label,
+                format!("this input was still open when {first}'s ended: the live run ended with it"),
+                "after a point has ended its silence would be blamed for every request; the requests \
+                 still open were written with what was read by then",
+            ))
+        }
+        crate::read::LiveEnd::Stopped => warnings.push(Warning::of_run(
+            label,
+            "the run was stopped (SIGINT or SIGTERM) while this input was still open".into(),
+            "the requests still open were written with what was read by then (their outcome as of then)",
+        )),
+    }
+    if late > 0 {
+        warnings.push(Warning::of_run(
+            label,
+            format!(
+                "{late} packets came more than {} s after their time on this point's clock, once the \
+                 windows they belong to were written",
+                LIVE_SLACK_NS as f64 / 1e9
+            ),
+            "they are not in the report (a capture buffered on its way: give tcpdump -U)",
+        ));
+    }
+    let counts = tally.counts().clone();
+    Ok((tally.finish(label, names, info), most_held, counts))
+}
+
+/// What the points of a live run share: the clocks' shifts once the run
+/// pinned them, the latest packet time read, each point's clock against the
+/// wall clock.
+struct Shared {
+    /// Set when a point's input ended (the others then end too).
+    ended: AtomicBool,
+    /// The label of the first point whose input ended.
+    ended_first: OnceLock<String>,
+    pins: OnceLock<Vec<i64>>,
+    latest: AtomicI64,
+    skews: Vec<AtomicI64>,
+    epoch: Instant,
 }
 
 /// What the coordinator keeps from window to window.
@@ -646,6 +959,18 @@ impl Run<'_> {
     }
 }
 
+/// Per point (`names`: label and files), its clock's shift from capture 1's in
+/// `pins` (a split capture's sub-points, `node(in if2)`, share its clock);
+/// None when a point has none.
+fn shifts_of(pins: &PinnedClocks, names: &[(String, String)]) -> Option<Vec<i64>> {
+    let of = |label: &str| {
+        let prefix = format!("{label}(");
+        (pins.clocks.iter()).find(|(l, _, _)| l == label || l.starts_with(&prefix)).map(|(_, o, _)| *o)
+    };
+    let base = of(&names.first()?.0)?;
+    names.iter().map(|(label, _)| of(label).map(|o| o.saturating_sub(base))).collect()
+}
+
 /// The clocks of a window's findings, when every point's was found (or given).
 fn pins_of(findings: &Findings) -> Option<PinnedClocks> {
     use crate::verdict::OffsetMethod;
@@ -761,18 +1086,34 @@ pub fn run(
         })
         .collect();
     let n = points.len();
+    let live = stream.follow.is_some();
+    let shared = Shared {
+        ended: AtomicBool::new(false),
+        ended_first: OnceLock::new(),
+        pins: OnceLock::new(),
+        latest: AtomicI64::new(i64::MIN),
+        skews: (0..n).map(|_| AtomicI64::new(i64::MIN)).collect(),
+        epoch: Instant::now(),
+    };
+    if let (true, Some(pins)) = (live, &config.clocks_from) {
+        if let Some(shifts) = shifts_of(pins, &names) {
+            let _ = shared.pins.set(shifts);
+        }
+    }
+    let (pins_lock, shared) = (&shared.pins, &shared);
     std::thread::scope(|s| {
-        let mut rxs: Vec<Receiver<Part>> = Vec::with_capacity(n);
+        let mut rxs: Vec<Receiver<Msg>> = Vec::with_capacity(n);
         let mut readers = Vec::with_capacity(n);
         for (c, order) in orders.iter().enumerate() {
             // A rendezvous: a reader hands a window over only when the
             // coordinator takes it, so one far ahead of a slow one does not
             // pile up finished windows (their flows) meanwhile.
-            let (tx, rx) = sync_channel::<Part>(0);
+            let (tx, rx) = sync_channel::<Msg>(0);
             rxs.push(rx);
             let (label, files) = (&names[c].0, &names[c].1);
+            let shared = live.then_some(shared);
             readers.push(Some(
-                s.spawn(move || read_point(config, plan, c, order, n, (label, files), progress, tx)),
+                s.spawn(move || read_point(config, plan, c, order, n, (label, files), progress, tx, shared)),
             ));
         }
         let mut run = Run {
@@ -789,14 +1130,18 @@ pub fn run(
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
         let mut tallies: Vec<Option<(CaptureResult, pipeline::PointCounts)>> = (0..n).map(|_| None).collect();
         let mut most_held = vec![0; n];
+        // Per point: it sends no part before this window (live points say so while silent).
+        let mut floors = vec![i64::MIN; n];
         let mut emitted = false;
         loop {
+            let next = pending.iter().flatten().map(|p| p.k).min();
             for c in 0..n {
-                if pending[c].is_some() || tallies[c].is_some() {
+                if pending[c].is_some() || tallies[c].is_some() || next.is_some_and(|k| floors[c] > k) {
                     continue;
                 }
                 match rxs[c].recv() {
-                    Ok(part) => pending[c] = Some(part),
+                    Ok(Msg::Part(part)) => pending[c] = Some(part),
+                    Ok(Msg::Upto(k)) => floors[c] = floors[c].max(k),
                     Err(_) => {
                         let reader = readers[c].take().expect("a reader is joined once");
                         match reader.join() {
@@ -810,7 +1155,16 @@ pub fn run(
                     }
                 }
             }
-            let Some(k) = pending.iter().flatten().map(|p| p.k).min() else { break };
+            let Some(k) = pending.iter().flatten().map(|p| p.k).min() else {
+                if tallies.iter().all(Option::is_some) {
+                    break;
+                }
+                continue;
+            };
+            // A live point that may still send a part of window k: wait for it.
+            if (0..n).any(|c| pending[c].is_none() && tallies[c].is_none() && floors[c] <= k) {
+                continue;
+            }
             let parts: Vec<Option<Part>> = (pending.iter_mut())
                 .map(|p| if p.as_ref().is_some_and(|p| p.k == k) { p.take() } else { None })
                 .collect();
@@ -820,7 +1174,13 @@ pub fn run(
                 run.without_requests(k, parts);
                 continue;
             }
-            emit(run.window(k, parts)).map_err(StreamError::Emit)?;
+            let findings = run.window(k, parts);
+            if let (true, None, Some(pins)) = (live, pins_lock.get(), &run.pins) {
+                if let Some(shifts) = shifts_of(pins, &names) {
+                    let _ = pins_lock.set(shifts);
+                }
+            }
+            emit(findings).map_err(StreamError::Emit)?;
             emitted = true;
         }
         if !emitted {
@@ -853,8 +1213,14 @@ mod tests {
 
     #[test]
     fn a_time_opens_exactly_the_windows_whose_reach_holds_it() {
-        let plan =
-            Plan { window_ns: 300, reach_ns: [140, 200], margin_ns: 140, udp_idle_ns: 10, hold_ns: 600 };
+        let plan = Plan {
+            window_ns: 300,
+            reach_ns: [140, 200],
+            margin_ns: 140,
+            udp_idle_ns: 10,
+            hold_ns: 600,
+            linger_ns: 60,
+        };
         for first in [true, false] {
             for t in -1_000..1_000 {
                 let (from, to) = plan.windows_at(t, first);
@@ -882,7 +1248,7 @@ mod tests {
     #[test]
     fn the_reach_of_other_captures_covers_given_and_pinned_offsets() {
         let mut config = Config::default();
-        let stream = StreamConfig { window_ns: 300, hold_ns: DEFAULT_HOLD_NS };
+        let stream = StreamConfig { window_ns: 300, hold_ns: DEFAULT_HOLD_NS, follow: None };
         assert_eq!(Plan::of(&config, stream).reach_ns, [140_000_000_000, 200_000_000_000]);
         config.correlate.offsets_ns = vec![(1, -90_000_000_000)];
         assert_eq!(
@@ -903,17 +1269,17 @@ mod tests {
         let mut tcp = Flow::new(FlowProto::Tcp, false, ep(40000), ep(80), Orientation::Syn, 0);
         tcp.last_ns = 10 * s;
         // Open and heard from 100 s ago: a SYN retransmission could still come.
-        assert!(may_go_on(&tcp, 110 * s, 10 * s));
+        assert!(may_go_on(&tcp, 110 * s, 10 * s, LINGER_NS));
         // Silent for the reach of a SYN retransmission: given up.
-        assert!(!may_go_on(&tcp, 141 * s, 10 * s));
+        assert!(!may_go_on(&tcp, 141 * s, 10 * s, LINGER_NS));
         // Closed both ways: only the linger.
         tcp.client_fin_ns = Ns::at(9 * s);
         tcp.server_fin_ns = Ns::at(10 * s);
-        assert!(may_go_on(&tcp, 69 * s, 10 * s));
-        assert!(!may_go_on(&tcp, 71 * s, 10 * s));
+        assert!(may_go_on(&tcp, 69 * s, 10 * s, LINGER_NS));
+        assert!(!may_go_on(&tcp, 71 * s, 10 * s, LINGER_NS));
         let mut udp = Flow::new(FlowProto::Udp, false, ep(5353), ep(53), Orientation::FirstPacket, 0);
         udp.last_ns = 10 * s;
-        assert!(may_go_on(&udp, 69 * s, 10 * s), "the linger outlasts --udp-idle");
-        assert!(!may_go_on(&udp, 71 * s, 10 * s));
+        assert!(may_go_on(&udp, 69 * s, 10 * s, LINGER_NS), "the linger outlasts --udp-idle");
+        assert!(!may_go_on(&udp, 71 * s, 10 * s, LINGER_NS));
     }
 }

@@ -53,7 +53,7 @@ pub fn plan_chunks(spec: &CaptureSpec, chunk_bytes: u64) -> Result<ChunkPlan, Re
     let mut planner = Some(Planner::new(chunk_bytes));
     let info = read_stream(
         Box::new(f),
-        total,
+        Some(total),
         Who { label: &spec.label, file: &file, capture: 0 },
         &NoProgress,
         &mut planner,

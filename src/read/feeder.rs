@@ -50,6 +50,9 @@ pub(crate) struct Feeder<'p> {
     /// Stream offset of `buf[0]`.
     base: u64,
     eof: bool,
+    /// Hand over what is asked for as soon as it has come (a live input:
+    /// records as they arrive), rather than filling the buffer first.
+    eager: bool,
     /// The read error that ended the stream early, if any.
     error: Option<io::Error>,
     progress: &'p dyn Progress,
@@ -76,6 +79,7 @@ impl<'p> Feeder<'p> {
             end: 0,
             base: 0,
             eof: false,
+            eager: false,
             error: None,
             progress,
             capture,
@@ -83,6 +87,12 @@ impl<'p> Feeder<'p> {
             reported: 0,
             chunk: chunk.max(64),
         }
+    }
+
+    /// Makes `fill(n)` return once `n` bytes have come (see `eager`).
+    pub(crate) fn eager(mut self) -> Feeder<'p> {
+        self.eager = true;
+        self
     }
 
     /// The stream starts at offset `base` of the file (a chunk).
@@ -124,7 +134,12 @@ impl<'p> Feeder<'p> {
             let Some(room) = self.buf.get_mut(self.end..) else { break };
             match self.src.read(room) {
                 Ok(0) => self.eof = true,
-                Ok(k) => self.end += k,
+                Ok(k) => {
+                    self.end += k;
+                    if self.eager && self.end >= n {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.error = Some(e);

@@ -15,6 +15,7 @@ mod chunk;
 mod context;
 mod feeder;
 pub mod link_type;
+mod live;
 mod pcap;
 mod pcapng;
 mod types;
@@ -22,6 +23,7 @@ mod types;
 use chunk::Resume;
 pub use chunk::{plan_chunks, read_chunk, Chunk, ChunkPlan};
 pub use link_type::LinkType;
+pub use live::{read_live, Live, LiveEnd};
 pub use types::*;
 
 pub(crate) use bytes::{read_full, read_u16, read_u32, read_u64};
@@ -77,7 +79,7 @@ pub fn read_capture(
     progress.start(capture, &spec.label, total);
     let result = read_stream(
         raw,
-        total,
+        Some(total),
         Who { label: &spec.label, file: &file, capture },
         progress,
         &mut None,
@@ -95,7 +97,7 @@ pub fn read_bytes(
 ) -> Result<CaptureInfo, ReadError> {
     read_stream(
         Box::new(bytes),
-        bytes.len() as u64,
+        Some(bytes.len() as u64),
         Who { label, file: label, capture: 0 },
         &NoProgress,
         &mut None,
@@ -140,7 +142,7 @@ fn peek(spec: &CaptureSpec) -> Option<(Option<i64>, Option<CaptureInfo>)> {
     // the files it needs.
     let info = read_stream(
         Box::new(UntilFound { inner: f.take(PEEK_BYTES), found: &found }),
-        PEEK_STEP,
+        Some(PEEK_STEP),
         Who { label: &spec.label, file: &file, capture: 0 },
         &NoProgress,
         &mut None,
@@ -186,9 +188,11 @@ pub fn is_splittable(spec: &CaptureSpec) -> bool {
 }
 
 /// Sniffs gzip, then the capture format, and frames the whole stream.
+/// `size_hint`: the bytes expected (0: unknown), or None for a live input,
+/// whose records are handed over as soon as their bytes have come.
 pub(crate) fn read_stream<'p>(
     raw: Box<dyn Read + 'p>,
-    size_hint: u64,
+    size_hint: Option<u64>,
     who: Who<'_>,
     progress: &'p dyn Progress,
     planner: &mut Option<Planner>,
@@ -203,14 +207,29 @@ pub(crate) fn read_stream<'p>(
         if gzip { Box::new(MultiGzDecoder::new(rejoined)) } else { Box::new(rejoined) };
     // Small inputs get a small buffer (it still grows to any block that fits the
     // caps): a plain file never needs more than its size, gzip rarely 8 times it.
+    // No size (a live input): records are handed over as their bytes come.
+    let Some(size_hint) = size_hint else {
+        let mut feeder = Feeder::new(stream, raw_count, READ_CHUNK, progress, who.capture).eager();
+        return frame(&mut feeder, who, gzip, planner, on_record);
+    };
     let chunk = match (size_hint, gzip) {
         (0, _) => READ_CHUNK,
         (n, false) => READ_CHUNK.min(n.saturating_add(16) as usize),
         (n, true) => READ_CHUNK.min(n.saturating_mul(8).max(64 << 10) as usize),
     };
-    let Who { label, file, capture } = who;
-    let mut feeder = Feeder::new(stream, raw_count, chunk, progress, capture);
+    let mut feeder = Feeder::new(stream, raw_count, chunk, progress, who.capture);
+    frame(&mut feeder, who, gzip, planner, on_record)
+}
 
+/// Frames the records a feeder gives (pcap or pcapng).
+fn frame(
+    feeder: &mut Feeder<'_>,
+    who: Who<'_>,
+    gzip: bool,
+    planner: &mut Option<Planner>,
+    on_record: &mut dyn FnMut(&RawRecord<'_>),
+) -> Result<CaptureInfo, ReadErrorKind> {
+    let Who { label, file, .. } = who;
     let avail = feeder.fill(MAGIC_LEN);
     if avail == 0 {
         return Err(match feeder.take_error() {
@@ -221,9 +240,9 @@ pub(crate) fn read_stream<'p>(
     let first = feeder.window().get(..avail.min(MAGIC_LEN)).unwrap_or(&[]);
     let mut ctx = Ctx::new(label, file, gzip, planner.take());
     if let Some(kind) = pcap::sniff(first) {
-        pcap::read(&mut feeder, &mut ctx, kind, on_record)?;
+        pcap::read(feeder, &mut ctx, kind, on_record)?;
     } else if pcapng::sniff(first) {
-        pcapng::read(&mut feeder, &mut ctx, on_record)?;
+        pcapng::read(feeder, &mut ctx, on_record)?;
     } else {
         return Err(ReadErrorKind::NotACapture { first_bytes: first.to_vec() });
     }

@@ -112,6 +112,9 @@ pub fn write_with_ladder(
 pub struct StreamReport<'o> {
     options: ReportOptions,
     sink: StreamSink<'o>,
+    /// `--follow` with CSV or NDJSON: each window flushed as written, and the
+    /// run's summary (patterns with counts) written on standard error at the end.
+    live: Option<summary::RequestTally>,
 }
 
 enum StreamSink<'o> {
@@ -160,12 +163,21 @@ impl<'o> StreamReport<'o> {
                 ))
             }
         };
-        Ok(StreamReport { options: options.clone(), sink })
+        Ok(StreamReport { options: options.clone(), sink, live: None })
+    }
+
+    /// Makes this a live report (`--follow`): see [`StreamReport`]'s `live`.
+    pub fn live(mut self) -> Self {
+        self.live = Some(summary::RequestTally::default());
+        self
     }
 
     /// Writes (or puts aside) one window's requests.
     pub fn window(&mut self, findings: &Findings) -> io::Result<()> {
         let w = self.options.view.words(findings);
+        if let Some(tally) = &mut self.live {
+            tally.add(&w, findings);
+        }
         match &mut self.sink {
             StreamSink::Rows { out, header } => {
                 if self.options.format == Format::Csv {
@@ -177,6 +189,9 @@ impl<'o> StreamReport<'o> {
                     json::write_ndjson_with(&w, findings, *out)?;
                 }
                 *header = false;
+                if self.live.is_some() {
+                    out.flush()?;
+                }
                 Ok(())
             }
             StreamSink::Json { spill, any, .. } => {
@@ -199,6 +214,11 @@ impl<'o> StreamReport<'o> {
             StreamSink::Rows { out, header } => {
                 if header && self.options.format == Format::Csv {
                     csv::write_csv_header(&w, out)?;
+                }
+                if let Some(tally) = self.live {
+                    out.flush()?;
+                    let mut err = io::stderr().lock();
+                    summary::write_summary_tallied(&w, run, &tally, false, &mut err)?;
                 }
                 Ok(())
             }

@@ -373,7 +373,7 @@ fn the_hold_bounds_the_windows_a_long_connection_keeps_in_memory() {
     let config = Config { captures, quiet: true, ..Config::default() };
     let w = 30_000_000_000;
     let most_held = |hold_ns: i64| {
-        let stream = StreamConfig { window_ns: w, hold_ns };
+        let stream = StreamConfig { window_ns: w, hold_ns, follow: None };
         let config = Config { stream: Some(stream), ..config.clone() };
         let mut requests = 0;
         let mut emit = |f: tuplecorr::verdict::Findings| {

@@ -1,0 +1,248 @@
+//! Live inputs (`--follow`): a capture that is still being written — a FIFO,
+//! a pipe from `<(ssh host tcpdump -U -w -)`, standard input, or a regular
+//! file tcpdump is writing — read once from its first byte as it grows.
+//!
+//! One pump thread per input opens it (a FIFO's open waits for its writer)
+//! and reads it into a bounded channel; the framing reads from the channel.
+//! While no byte comes, the reader wakes every [`TICK`] and calls the
+//! caller's `on_quiet` (so a silent point's clock still runs on), and ends
+//! the input when it has given nothing for the idle limit, when the run is
+//! asked to stop (SIGINT/SIGTERM), or at the end of a pipe. A regular file
+//! has no end while it is written: at its current end the pump waits and
+//! reads again (as `tail -f`), so only the idle limit or a stop ends it.
+
+use super::{read_stream, Progress, ReadError, ReadErrorKind, Who};
+use crate::config::{CaptureSpec, Source};
+use crate::read::CaptureInfo;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How often a silent input wakes its reader.
+pub const TICK: Duration = Duration::from_millis(200);
+
+/// Bytes a pump reads at once.
+const PUMP_CHUNK: usize = 64 << 10;
+
+/// Chunks a pump may have read ahead of the framing (bounded memory: 1 MiB).
+const PUMP_AHEAD: usize = 16;
+
+/// How a live input ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveEnd {
+    /// The writer closed the pipe (or the file could not grow: never for a file).
+    Eof,
+    /// No byte came for the idle limit.
+    Idle,
+    /// The run was asked to stop.
+    Stopped,
+    /// Another input of the run ended (`Live::others_ended`) and this one then
+    /// gave nothing for a tick.
+    OthersEnded,
+}
+
+/// What a live read is told and calls.
+pub struct Live<'a> {
+    /// An input silent this long is ended.
+    pub idle: Duration,
+    /// Set when the run is asked to stop (a signal): ends the input at once.
+    pub stop: &'a AtomicBool,
+    /// Set when another input of the run has ended: ends this one once it has
+    /// given what had come (nothing for a tick).
+    pub others_ended: &'a AtomicBool,
+    /// Called about every [`TICK`] while no byte comes.
+    pub on_quiet: &'a dyn Fn(),
+}
+
+/// Reads one live capture, calling `on_record` for every record as it comes.
+pub fn read_live(
+    spec: &CaptureSpec,
+    capture: usize,
+    progress: &dyn Progress,
+    live: Live<'_>,
+    on_record: &mut dyn FnMut(&super::RawRecord<'_>),
+) -> Result<(CaptureInfo, LiveEnd), ReadError> {
+    let file = spec.display_name();
+    let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(PUMP_AHEAD);
+    let source = spec.source.clone();
+    // Detached: a pump blocked in the read of a silent pipe cannot be woken;
+    // it ends at its next byte (its channel is gone) or with the process.
+    std::thread::spawn(move || pump(source, tx));
+    let end = std::cell::Cell::new(LiveEnd::Eof);
+    let input = Pumped { rx, chunk: Vec::new(), at: 0, live, last: Instant::now(), end: &end };
+    progress.start(capture, &spec.label, 0);
+    let result = read_stream(
+        Box::new(input),
+        None,
+        Who { label: &spec.label, file: &file, capture },
+        progress,
+        &mut None,
+        on_record,
+    );
+    progress.finish(capture);
+    match result {
+        Ok(info) => Ok((info, end.get())),
+        // Stopped or idle before a whole file header came: nothing was recorded.
+        Err(ReadErrorKind::Empty) if end.get() != LiveEnd::Eof => {
+            Err(ReadError { file, kind: ReadErrorKind::Empty })
+        }
+        Err(kind) => Err(ReadError { file, kind }),
+    }
+}
+
+/// Opens `source` and sends its bytes until its end (a pipe) or until nobody
+/// listens; a regular file is read on at its end as it grows.
+fn pump(source: Source, tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>) {
+    let (mut input, growing): (Box<dyn Read>, bool) = match source {
+        Source::Stdin => (Box::new(io::stdin()), false),
+        Source::Path(path) => match std::fs::File::open(&path) {
+            Ok(f) => {
+                let growing = f.metadata().is_ok_and(|m| m.is_file());
+                (Box::new(f), growing)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        },
+    };
+    loop {
+        let mut buf = vec![0u8; PUMP_CHUNK];
+        match input.read(&mut buf) {
+            Ok(0) if growing => {
+                // The file's end for now: wait for the writer (and see whether
+                // the reader still listens: a zero-length chunk is skipped).
+                std::thread::sleep(TICK / 2);
+                if tx.send(Ok(Vec::new())).is_err() {
+                    return;
+                }
+            }
+            Ok(0) => return,
+            Ok(n) => {
+                buf.truncate(n);
+                if tx.send(Ok(buf)).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        }
+    }
+}
+
+/// The framing's side of a pump.
+struct Pumped<'a> {
+    rx: Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+    live: Live<'a>,
+    /// When the last byte came.
+    last: Instant,
+    end: &'a std::cell::Cell<LiveEnd>,
+}
+
+impl Read for Pumped<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut quiet_since = Instant::now();
+        loop {
+            if self.at < self.chunk.len() {
+                let n = buf.len().min(self.chunk.len() - self.at);
+                buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+                self.at += n;
+                return Ok(n);
+            }
+            if self.live.stop.load(Ordering::Relaxed) {
+                self.end.set(LiveEnd::Stopped);
+                return Ok(0);
+            }
+            if self.last.elapsed() >= self.live.idle {
+                self.end.set(LiveEnd::Idle);
+                return Ok(0);
+            }
+            match self.rx.recv_timeout(TICK) {
+                Ok(Ok(bytes)) if bytes.is_empty() => {}
+                Ok(Ok(bytes)) => {
+                    (self.chunk, self.at, self.last) = (bytes, 0, Instant::now());
+                    continue;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.live.others_ended.load(Ordering::Relaxed) {
+                        self.end.set(LiveEnd::OthersEnded);
+                        return Ok(0);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(0),
+            }
+            if quiet_since.elapsed() >= TICK {
+                quiet_since = Instant::now();
+                (self.live.on_quiet)();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(path: &std::path::Path) -> CaptureSpec {
+        CaptureSpec { label: "x".into(), source: Source::Path(path.to_path_buf()) }
+    }
+
+    #[test]
+    fn a_growing_file_is_read_as_it_grows_and_ends_after_the_idle_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.pcap");
+        let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab/reject/decap.pcap");
+        let bytes = std::fs::read(&lab).unwrap();
+        // The header and part of the records now, the rest 600 ms later.
+        let cut = bytes.len() / 2;
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let (p, rest) = (path.clone(), bytes[cut..].to_vec());
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(600));
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+            f.write_all(&rest).unwrap();
+        });
+        let stop = AtomicBool::new(false);
+        let quiet = std::cell::Cell::new(0u32);
+        let on_quiet = || quiet.set(quiet.get() + 1);
+        let none = AtomicBool::new(false);
+        let live =
+            Live { idle: Duration::from_millis(1500), stop: &stop, others_ended: &none, on_quiet: &on_quiet };
+        let mut n = 0u64;
+        let started = Instant::now();
+        let (info, end) =
+            read_live(&spec(&path), 0, &super::super::NoProgress, live, &mut |_| n += 1).unwrap();
+        writer.join().unwrap();
+        let whole = crate::read::read_bytes("x", &bytes, &mut |_| {}).unwrap();
+        assert_eq!((n, info.packets), (whole.packets, whole.packets), "every record, the late half too");
+        assert_eq!(end, LiveEnd::Idle);
+        assert!(started.elapsed() >= Duration::from_millis(1500), "{:?}", started.elapsed());
+        assert!(quiet.get() >= 3, "silent ticks: {}", quiet.get());
+    }
+
+    #[test]
+    fn a_stop_ends_a_silent_input_with_what_it_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.pcap");
+        let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab/reject/decap.pcap");
+        std::fs::copy(&lab, &path).unwrap();
+        let stop = AtomicBool::new(false);
+        let on_quiet = || stop.store(true, Ordering::Relaxed);
+        let none = AtomicBool::new(false);
+        let live =
+            Live { idle: Duration::from_secs(60), stop: &stop, others_ended: &none, on_quiet: &on_quiet };
+        let started = Instant::now();
+        let (info, end) = read_live(&spec(&path), 0, &super::super::NoProgress, live, &mut |_| {}).unwrap();
+        assert_eq!(end, LiveEnd::Stopped);
+        assert!(info.packets > 0);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
