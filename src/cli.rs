@@ -30,9 +30,13 @@ Time shards: --shard-start/--shard-end report the requests whose first packet at
 Exit status: 0 report written (warnings allowed); 1 --fail-on matched;
 2 usage error, or a capture that cannot be opened or is not a capture at all.";
 
+/// `tuplecorr --version`: the version, the commit it was built from and its
+/// cargo features (from build.rs), e.g. `0.1.0 (commit 6eb390d, features: parquet)`.
+pub const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TUPLECORR_BUILD"), ")");
+
 /// Correlate one request across captures taken at several points of a path.
 #[derive(Debug, Parser)]
-#[command(name = "tuplecorr", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+#[command(name = "tuplecorr", version = VERSION_LINE, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -679,6 +683,9 @@ impl CorrelateArgs {
                     .into(),
             ));
         }
+        if format == Format::Parquet && !cfg!(feature = "parquet") {
+            return Err(UsageError(crate::config::PARQUET_MISSING.into()));
+        }
         let to_stdout = self.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
         if format == Format::Parquet && to_stdout {
             return Err(UsageError(
@@ -925,6 +932,28 @@ mod tests {
             .unwrap_err()
             .contains("--stream-hold -1: expected seconds, 0 to"));
         assert!(stream(&["--stream-hold", "0", "--stream-window", "1"]).is_ok());
+    }
+
+    #[test]
+    fn parquet_is_refused_with_how_to_get_it_only_in_a_build_without_the_feature() {
+        for args in [&["--format", "parquet", "-o", "r.parquet"][..], &["-o", "r.parquet"]] {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap"];
+            all.extend(args);
+            let run = Args::try_parse_from(all).unwrap().correlate.to_run();
+            if cfg!(feature = "parquet") {
+                assert_eq!(run.unwrap().output.format, Format::Parquet);
+            } else {
+                let e = run.unwrap_err().0;
+                assert!(e.contains("without Parquet") && e.contains("--features parquet"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn version_names_the_commit_and_the_features() {
+        assert!(VERSION_LINE.starts_with(concat!(env!("CARGO_PKG_VERSION"), " (commit ")), "{VERSION_LINE}");
+        let features = if cfg!(feature = "parquet") { "features: parquet)" } else { "features: none)" };
+        assert!(VERSION_LINE.ends_with(features), "{VERSION_LINE}");
     }
 
     #[test]

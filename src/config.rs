@@ -218,6 +218,11 @@ pub trait Choice: Copy + Send + Sync + 'static {
     }
 }
 
+/// What a build without the `parquet` cargo feature (the slim static binary)
+/// says when Parquet is asked for.
+pub const PARQUET_MISSING: &str = "--format parquet: this tuplecorr was built without Parquet (the slim \
+static build); use the full build (the .deb package), or build one with `cargo install --path . --features parquet`";
+
 /// Output format of the main command and `compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

@@ -31,6 +31,7 @@ mod names;
 mod options;
 mod output;
 mod overlays;
+#[cfg(feature = "parquet")]
 mod parquet;
 mod pictures;
 mod premises;
@@ -40,6 +41,7 @@ mod regression;
 mod resources;
 mod rotation;
 mod shards;
+#[cfg(feature = "parquet")]
 mod spark;
 mod stream;
 mod util;
