@@ -364,6 +364,22 @@ pub enum Run {
     Correlate(Box<CorrelateRun>),
     Inspect(InspectRun),
     Compare(CompareRun),
+    /// `tuplecorr generate WHAT`: the man page or a completion script to standard output.
+    Generate(Generate),
+}
+
+/// What `tuplecorr generate` writes: the man page (roff) or a shell's completion script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generate {
+    Man,
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Choice for Generate {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("man", Generate::Man), ("bash", Generate::Bash), ("zsh", Generate::Zsh), ("fish", Generate::Fish)];
 }
 
 /// The main form: correlate captures and write a report.

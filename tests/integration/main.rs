@@ -19,6 +19,7 @@ mod golden;
 mod honest_input;
 mod identity;
 mod inspect;
+mod install;
 mod lab;
 mod lab_json;
 mod lab_reports;
