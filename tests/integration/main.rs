@@ -14,6 +14,7 @@ mod cli;
 mod compare_lab;
 mod corpus_nat;
 mod decode;
+mod docs;
 mod formats;
 mod golden;
 mod honest_input;
