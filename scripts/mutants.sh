@@ -28,7 +28,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VERSION=27.0.0
+# The cargo-mutants version is pinned with CI's other tools (scripts/bump-tools.sh).
+# shellcheck source=tools.env
+source scripts/tools.env
+VERSION=$CARGO_MUTANTS_VERSION
 mode=sweep base="" min=0 summary_dir=""
 files=()
 while [ $# -gt 0 ]; do

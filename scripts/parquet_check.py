@@ -5,7 +5,7 @@ outcome and reply words, first_seen, client and service, where the source and
 destination changed (boundary, kind, before, after, addresses and ports), and
 per capture point (the `captures` list: its length and order) the label,
 seen, endpoints, time to the nanosecond and packets; then the run's metadata
-(`tuplecorr.report`) and the README's query, "which requests had their source
+(`tuplecorr.report`) and the query of docs/guide/usage.md, "which requests had their source
 changed, where, per hour", against the same answer computed from the JSON.
 
     scripts/parquet_check.py REPORT.parquet REPORT.json
@@ -114,7 +114,7 @@ def main(parquet, report):
     for key in ("tuplecorr", "captures", "boundaries", "unmatched", "warnings"):
         differ(f"metadata {key}", js[key], run.get(key))
 
-    # The README's query.
+    # The query of docs/guide/usage.md (and docs/guide/spark.md).
     hourly = con.execute(
         """SELECT strftime(date_trunc('hour', first_seen), '%Y-%m-%dT%H') AS hour, source_changed_at,
                   count(*) AS requests

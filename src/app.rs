@@ -100,6 +100,10 @@ pub fn run(run: Run) -> Result<u8, Error> {
         Run::Correlate(r) => correlate(&r),
         Run::Inspect(r) => inspect(&r),
         Run::Compare(r) => compare(&r),
+        Run::Generate(what) => {
+            crate::output::write_to(&crate::output::Target::Stdout, |out| crate::cli::generate(what, out))?;
+            Ok(EXIT_OK)
+        }
     }
 }
 

@@ -7,16 +7,18 @@ use crate::compare::{Expectation, SourceWant};
 pub use crate::config::UsageError;
 use crate::config::{
     CaptureSpec, Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, Config, CorrelateConfig,
-    CorrelateRun, FailOn, Filter, FlowConfig, Format, InspectFormat, InspectRun, Output, ReadConfig, Run,
-    Shard, Source, TimeBound,
+    CorrelateRun, FailOn, Filter, FlowConfig, Format, Generate, InspectFormat, InspectRun, Output,
+    ReadConfig, Run, Shard, Source, TimeBound,
 };
 use crate::report::schema::WireName;
 use crate::report::when::{TimeFormat, TimeStyle, Zone};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::ffi::OsString;
+use std::io::{self, Write};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const AFTER_HELP: &str = "\
 Captures are given in path order, client side first (2 to 8; one alone when it holds several
@@ -30,9 +32,13 @@ Time shards: --shard-start/--shard-end report the requests whose first packet at
 Exit status: 0 report written (warnings allowed); 1 --fail-on matched;
 2 usage error, or a capture that cannot be opened or is not a capture at all.";
 
+/// `tuplecorr --version`: the version, the commit it was built from and its
+/// cargo features (from build.rs), e.g. `0.1.0 (commit 6eb390d, features: parquet)`.
+pub const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TUPLECORR_BUILD"), ")");
+
 /// Correlate one request across captures taken at several points of a path.
 #[derive(Debug, Parser)]
-#[command(name = "tuplecorr", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+#[command(name = "tuplecorr", version = VERSION_LINE, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -47,6 +53,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compare two runs (reports or comma-separated capture lists) for a change record.
     Compare(CompareArgs),
+    /// Write the man page or a shell's completion script to standard output.
+    Generate(GenerateArgs),
 }
 
 /// A clap value parser for a `Choice`: its possible values are the names
@@ -274,6 +282,100 @@ pub struct CompareArgs {
     pub allow_regressions: bool,
 }
 
+const GENERATE_AFTER_HELP: &str = "\
+Install them where man and the shells look:
+  tuplecorr generate man  > /usr/local/share/man/man1/tuplecorr.1
+  tuplecorr generate bash > /usr/local/share/bash-completion/completions/tuplecorr
+  tuplecorr generate zsh  > /usr/local/share/zsh/site-functions/_tuplecorr
+  tuplecorr generate fish > ~/.config/fish/completions/tuplecorr.fish
+(the .deb package installs all four). A capture file named generate in the working directory is a
+capture, not this command, unless one of man, bash, zsh, fish alone follows it; ./generate always is.";
+
+/// Options of `tuplecorr generate`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = GENERATE_AFTER_HELP)]
+pub struct GenerateArgs {
+    /// What to write: man (the man page, roff), or the completion script of bash, zsh or fish.
+    #[arg(value_name = "WHAT", value_parser = choice::<Generate>())]
+    pub what: Generate,
+}
+
+/// The name `generate` is renamed to when it names a capture file (see
+/// [`command_for`]): nothing a user types.
+const GENERATE_HIDDEN: &str = "\u{0}generate";
+
+/// The command line's definition for `argv`. `tuplecorr generate` is the
+/// subcommand, except when a file named `generate` is in the working directory
+/// (`generate_file`) and what follows is not exactly one of man, bash, zsh,
+/// fish (or --help): then `generate` is a capture of the main form
+/// (`tuplecorr generate other.pcap`), as it was before the subcommand existed.
+pub fn command_for(argv: &[OsString], generate_file: bool) -> clap::Command {
+    let cmd = Args::command();
+    let words: Vec<Option<&str>> = argv.iter().skip(1).map(|a| a.to_str()).collect();
+    let is_generate = |w: &Option<&str>| {
+        w.is_some_and(|w| Generate::from_name(w).is_some() || ["--help", "-h"].contains(&w))
+    };
+    let generate_form = matches!(words.as_slice(), [Some("generate"), what] if is_generate(what));
+    if generate_file && words.first() == Some(&Some("generate")) && !generate_form {
+        cmd.mut_subcommand("generate", |c| c.name(GENERATE_HIDDEN).hide(true))
+    } else {
+        cmd
+    }
+}
+
+/// `tuplecorr generate WHAT`: the man page (the main form's, then each
+/// subcommand's synopsis, options and notes) or a completion script, from
+/// the clap definition itself.
+pub fn generate(what: Generate, out: &mut dyn Write) -> io::Result<()> {
+    let mut cmd = Args::command();
+    cmd.build();
+    let shell = match what {
+        Generate::Man => return man_page(&cmd, out),
+        Generate::Bash => clap_complete::Shell::Bash,
+        Generate::Zsh => clap_complete::Shell::Zsh,
+        Generate::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(shell, &mut cmd, "tuplecorr", out);
+    Ok(())
+}
+
+/// The man page: clap_mangen's page of the main form, then one section per
+/// subcommand holding its own page's sections one level down (one page to
+/// install: the subcommand list points down to them, not to other pages).
+fn man_page(cmd: &clap::Command, out: &mut dyn Write) -> io::Result<()> {
+    let mut main = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).manual("tuplecorr manual").render(&mut main)?;
+    let mut main = String::from_utf8_lossy(&main).replace(".SH EXTRA", ".SH NOTES");
+    let subs: Vec<&clap::Command> =
+        cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").collect();
+    for sub in &subs {
+        let name = sub.get_name();
+        main = main.replace(&format!("tuplecorr\\-{name}(1)"), &format!("\\fBtuplecorr {name}\\fR (below)"));
+    }
+    let main = main.replace("tuplecorr\\-help(1)", "\\fBtuplecorr help\\fR [\\fISUBCOMMAND\\fR]");
+    out.write_all(main.as_bytes())?;
+    for sub in subs {
+        let mut page = Vec::new();
+        let man = clap_mangen::Man::new(sub.clone());
+        man.render_description_section(&mut page)?;
+        man.render_synopsis_section(&mut page)?;
+        man.render_options_section(&mut page)?;
+        if sub.get_after_help().is_some() {
+            man.render_extra_section(&mut page)?;
+        }
+        writeln!(out, ".SH \"TUPLECORR {}\"", sub.get_name().to_uppercase())?;
+        for line in String::from_utf8_lossy(&page).lines() {
+            match line.strip_prefix(".SH ") {
+                Some("DESCRIPTION") => {}
+                Some("EXTRA") => writeln!(out, ".SS NOTES")?,
+                Some(title) => writeln!(out, ".SS {title}")?,
+                None => writeln!(out, "{line}")?,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The wire names of a verdict enum (the values its option accepts).
 fn wire_names<T: WireName>() -> Vec<&'static str> {
     T::ALL.iter().map(|v| v.wire()).collect()
@@ -320,7 +422,9 @@ impl CompareArgs {
 /// Parses the process's command line (clap prints help, version and syntax
 /// errors itself and exits) into the plain settings of what was asked for.
 pub fn parse_run() -> Result<Run, UsageError> {
-    Args::parse().into_run()
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let matches = command_for(&argv, Path::new("generate").exists()).get_matches_from(argv);
+    Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit()).into_run()
 }
 
 impl Args {
@@ -342,6 +446,7 @@ impl Args {
                 path: a.output,
                 quiet: a.quiet,
             })),
+            Some(Command::Generate(a)) => Ok(Run::Generate(a.what)),
         }
     }
 }
@@ -739,6 +844,9 @@ impl CorrelateArgs {
                     .into(),
             ));
         }
+        if format == Format::Parquet && !cfg!(feature = "parquet") {
+            return Err(UsageError(crate::config::PARQUET_MISSING.into()));
+        }
         let to_stdout = self.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
         if format == Format::Parquet && to_stdout {
             return Err(UsageError(
@@ -1022,6 +1130,28 @@ mod tests {
             .unwrap_err()
             .contains("--stream-hold -1: expected seconds, 0 to"));
         assert!(stream(&["--stream-hold", "0", "--stream-window", "1"]).is_ok());
+    }
+
+    #[test]
+    fn parquet_is_refused_with_how_to_get_it_only_in_a_build_without_the_feature() {
+        for args in [&["--format", "parquet", "-o", "r.parquet"][..], &["-o", "r.parquet"]] {
+            let mut all = vec!["tuplecorr", "a.pcap", "b.pcap"];
+            all.extend(args);
+            let run = Args::try_parse_from(all).unwrap().correlate.to_run();
+            if cfg!(feature = "parquet") {
+                assert_eq!(run.unwrap().output.format, Format::Parquet);
+            } else {
+                let e = run.unwrap_err().0;
+                assert!(e.contains("without Parquet") && e.contains("--features parquet"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn version_names_the_commit_and_the_features() {
+        assert!(VERSION_LINE.starts_with(concat!(env!("CARGO_PKG_VERSION"), " (commit ")), "{VERSION_LINE}");
+        let features = if cfg!(feature = "parquet") { "features: parquet)" } else { "features: none)" };
+        assert!(VERSION_LINE.ends_with(features), "{VERSION_LINE}");
     }
 
     #[test]

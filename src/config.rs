@@ -232,6 +232,11 @@ pub trait Choice: Copy + Send + Sync + 'static {
     }
 }
 
+/// What a build without the `parquet` cargo feature (the slim static binary)
+/// says when Parquet is asked for.
+pub const PARQUET_MISSING: &str = "--format parquet: this tuplecorr was built without Parquet (the slim \
+static build); use the full build (the .deb package), or build one with `cargo install --path . --features parquet`";
+
 /// Output format of the main command and `compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -373,6 +378,22 @@ pub enum Run {
     Correlate(Box<CorrelateRun>),
     Inspect(InspectRun),
     Compare(CompareRun),
+    /// `tuplecorr generate WHAT`: the man page or a completion script to standard output.
+    Generate(Generate),
+}
+
+/// What `tuplecorr generate` writes: the man page (roff) or a shell's completion script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generate {
+    Man,
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Choice for Generate {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("man", Generate::Man), ("bash", Generate::Bash), ("zsh", Generate::Zsh), ("fish", Generate::Fish)];
 }
 
 /// The main form: correlate captures and write a report.

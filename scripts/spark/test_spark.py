@@ -14,7 +14,7 @@ requests' spread, of an uneven length (boundaries inside busy seconds), with
 the two: request count, the key set (`request_key`), and per request every
 column but `request` (verdict words, endpoints, where things changed, times to
 the ns, matches, explanation); each row's `shard_start` holds its capture-1
-time; the README's per-hour query gives the same answer (one set with
+time; the per-hour query of docs/guide/spark.md gives the same answer (one set with
 --staging and --clocks-from given). A shard whose
 tuplecorr fails fails the job with the shard and tuplecorr's stderr.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs tuplecorr over a fleet's rotated captures as time shards on Spark and
-writes one Parquet dataset (issue 16 item 4; README "At fleet scale: Spark").
+writes one Parquet dataset (issue 16 item 4; docs/guide/spark.md).
 
     spark-submit scripts/spark/tuplecorr_spark.py --tuplecorr /usr/local/bin/tuplecorr \\
         --point decap=/data/decap/ --point egress=/data/egress/ --point backend=/data/backend/ \\

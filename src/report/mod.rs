@@ -11,6 +11,10 @@ pub mod explain;
 pub mod html;
 pub mod icmp;
 pub mod json;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+#[cfg(not(feature = "parquet"))]
+#[path = "parquet_off.rs"]
 pub mod parquet;
 mod pretty;
 pub mod schema;

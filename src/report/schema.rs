@@ -1,4 +1,4 @@
-//! The JSON output contract (DESIGN.md "Output contract", README): one serde
+//! The JSON output contract (docs/output.md): one serde
 //! type per JSON object, snake_case keys, kebab-case enum values, written here
 //! once. Takes typed `verdict::Findings` (plus their capture labels) and gives
 //! the wire view the JSON and NDJSON writers serialise; takes a report read back

@@ -244,6 +244,7 @@ fn golden_json_reads_back_and_writes_the_same_bytes() {
 /// types: what DuckDB and Spark see) as the parquet crate prints it. The
 /// file's bytes are not pinned (they hold the writer's version); its rows are
 /// checked against the JSON by tests/integration/parquet.rs.
+#[cfg(feature = "parquet")]
 #[test]
 fn golden_parquet_schema() {
     use parquet::file::reader::{FileReader, SerializedFileReader};

@@ -143,7 +143,7 @@ fn merged_pcapng_reads_clean_in_tshark_with_each_requests_packets_and_corrected_
             }
             assert_eq!(counted.get(&n).copied().unwrap_or(0), want, "{name}: packets of request {n}");
         }
-        // The display filter of the README selects exactly those (first and last request).
+        // The display filter of docs/guide/pictures.md selects exactly those (first and last request).
         let requests = report["requests"].as_array().unwrap();
         for r in [requests.first(), requests.last()].into_iter().flatten() {
             let n = r["request"].as_u64().unwrap();

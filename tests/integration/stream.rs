@@ -200,6 +200,7 @@ fn a_streamed_json_report_is_the_runs_but_for_the_clocks_sample_counts() {
     }
 }
 
+#[cfg(feature = "parquet")]
 #[test]
 fn a_streamed_parquet_file_holds_the_runs_rows_and_totals_and_duckdb_reads_it() {
     let dir = tempfile::tempdir().unwrap();

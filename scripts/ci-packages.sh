@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# CI's package checks (issue 35), run by .ci/run after the release build:
+#
+# 1. the .deb, packaged from the release binary already built (cargo-deb strips
+#    it; no second build), installed with dpkg -i, and the README's quick start
+#    run with the installed /usr/bin/tuplecorr; the man page and completions
+#    are where man and the shells look;
+# 2. the static musl binary without Parquet (the dist profile), at most 10 MB,
+#    static, and the README's quick start run with it alone in an empty chroot,
+#    giving the installed build's table byte for byte; asked for Parquet it
+#    says how to get it.
+#
+# Needs root, dpkg and chroot for the installing parts (it says so and skips
+# them elsewhere); cargo-deb is installed at the version of scripts/tools.env.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=tools.env
+source scripts/tools.env
+max_bytes=10000000
+step() { printf 'ci-packages: %s (%ss)\n' "$1" "$SECONDS"; }
+
+# The README's quick start: the `tuplecorr ...` lines between its markers.
+mapfile -t quick < <(sed -n '/^<!-- quick-start -->$/,/^<!-- \/quick-start -->$/p' README.md | sed -n 's/^tuplecorr //p')
+((${#quick[@]} >= 1)) || { echo "ci-packages: README.md has no quick start between <!-- quick-start --> markers" >&2; exit 1; }
+
+# Runs the quick start with binary $1 in folder $2 (holding testdata/), or,
+# with $3 = chroot, inside the chroot $2 (the binary's path is inside it).
+quick_start() {
+  local bin=$1 dir=$2 how=${3:-} line out=$2/quick-start.out
+  : > "$out"
+  for line in "${quick[@]}"; do
+    read -ra args <<< "$line"
+    if [[ $how == chroot ]]; then
+      chroot "$dir" "$bin" "${args[@]}" >> "$out"
+    else
+      (cd "$dir" && "$bin" "${args[@]}") >> "$out"
+    fi
+  done
+  grep -q "5 requests across decap → egress → backend" "$out" || { echo "ci-packages: the quick start with $bin printed:" >&2; cat "$out" >&2; exit 1; }
+  [[ -s $dir/report.html ]] || { echo "ci-packages: the quick start with $bin wrote no report.html" >&2; exit 1; }
+}
+
+can_install=1
+[[ $(id -u) == 0 ]] && command -v dpkg >/dev/null && command -v chroot >/dev/null || can_install=0
+
+# 1. The .deb.
+if [[ $(cargo deb --version 2>/dev/null | awk '{print $2}') != "$CARGO_DEB_VERSION" ]]; then
+  echo "ci-packages: installing cargo-deb $CARGO_DEB_VERSION"
+  cargo install -q cargo-deb --locked --version "$CARGO_DEB_VERSION"
+  step "cargo-deb installed"
+fi
+[[ -x target/release/tuplecorr ]] || cargo build --release -q
+deb=$(PROFILE=release bash scripts/deb.sh --no-build)
+step "built $deb ($(stat -c %s "$deb") bytes)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/installed" "$work/root/testdata/lab"
+ln -s "$PWD/testdata" "$work/installed/testdata"
+if ((can_install)); then
+  dpkg -i "$deb" >/dev/null
+  step "installed with dpkg -i"
+  [[ -x /usr/bin/tuplecorr ]]
+  /usr/bin/tuplecorr --version
+  quick_start /usr/bin/tuplecorr "$work/installed"
+  if command -v man >/dev/null; then
+    man -w tuplecorr
+  fi
+  for f in /usr/share/man/man1/tuplecorr.1.gz /usr/share/bash-completion/completions/tuplecorr \
+           /usr/share/zsh/vendor-completions/_tuplecorr /usr/share/fish/vendor_completions.d/tuplecorr.fish; do
+    [[ -s $f ]] || { echo "ci-packages: the .deb did not install $f" >&2; exit 1; }
+  done
+  zcat /usr/share/man/man1/tuplecorr.1.gz | grep -q '^\.TH tuplecorr 1' || { echo "ci-packages: the man page is not a man page" >&2; exit 1; }
+  step "the installed package runs the README's quick start; man page and completions in place"
+else
+  echo "ci-packages: not root with dpkg and chroot: the .deb is built but not installed; the quick start runs with the release binary"
+  quick_start "$PWD/target/release/tuplecorr" "$work/installed"
+fi
+
+# 2. The static binary.
+rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl || rustup target add x86_64-unknown-linux-musl
+cargo build --locked -q --profile dist --target x86_64-unknown-linux-musl --no-default-features --bin tuplecorr
+musl=target/x86_64-unknown-linux-musl/dist/tuplecorr
+size=$(stat -c %s "$musl")
+step "built the static binary: $size bytes"
+((size <= max_bytes)) || { echo "ci-packages: $musl is $size bytes, more than $max_bytes" >&2; exit 1; }
+ldd "$musl" 2>&1 | grep -Eq 'statically linked|not a dynamic executable' || { echo "ci-packages: $musl is not static:" >&2; ldd "$musl" >&2; exit 1; }
+if readelf -l "$musl" 2>/dev/null | grep -q INTERP; then echo "ci-packages: $musl asks for an interpreter" >&2; exit 1; fi
+"$musl" --version | grep -q 'features: none)' || { echo "ci-packages: the slim build has features" >&2; exit 1; }
+cp "$musl" "$work/root/tuplecorr"
+cp -r testdata/lab/reject "$work/root/testdata/lab/"
+if ((can_install)); then
+  # Alone in an empty root: no /lib, no /etc, no /usr/share/zoneinfo, no /dev.
+  quick_start /tuplecorr "$work/root" chroot
+  want=$(cd "$work/installed" && /usr/bin/tuplecorr --color never testdata/lab/reject/decap.pcap testdata/lab/reject/egress.pcap testdata/lab/reject/backend.pcap)
+  got=$(chroot "$work/root" /tuplecorr --color never testdata/lab/reject/decap.pcap testdata/lab/reject/egress.pcap testdata/lab/reject/backend.pcap)
+  [[ $got == "$want" ]] || { echo "ci-packages: the static binary's table differs from the installed one's" >&2; diff <(echo "$want") <(echo "$got") >&2; exit 1; }
+  set +e
+  said=$(chroot "$work/root" /tuplecorr -o /r.parquet testdata/lab/reject/decap.pcap testdata/lab/reject/egress.pcap 2>&1)
+  code=$?
+  set -e
+  [[ $code == 2 && $said == *"--features parquet"* ]] || { echo "ci-packages: the slim build asked for Parquet exited $code: $said" >&2; exit 1; }
+  step "the static binary runs the quick start alone in an empty chroot, as the package does"
+else
+  quick_start "$PWD/$musl" "$work/installed"
+fi
+echo "ci-packages: ok: $(basename "$deb"), static binary $size bytes (${SECONDS}s)"
