@@ -378,8 +378,10 @@ pub struct CorrelateRun {
     pub names: Vec<PathBuf>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
     pub time: Option<crate::report::when::TimeStyle>,
-    /// `--columns` of the table.
+    /// `--columns` of the table (with `--tz` alone, the default with the time).
     pub columns: Option<Vec<crate::report::table::Column>>,
+    /// `--columns` was given (a terminal's table then keeps them).
+    pub columns_given: bool,
     /// `--warnings-to FILE`.
     pub warnings_to: Option<PathBuf>,
     /// `--clocks-from REPORT`: read before the captures into `config.clocks_from`.

@@ -42,6 +42,7 @@ mod rotation;
 mod shards;
 mod spark;
 mod stream;
+mod terminal;
 mod util;
 mod verdicts_mutation;
 mod writer;
