@@ -240,6 +240,15 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     } else {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
+    // `ip -o link` output among them names the sub-points of an SLL2 capture
+    let linked;
+    let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
+        Some(n) => {
+            linked = crate::config::Config { link_names: n.links().clone(), ..config.clone() };
+            &linked
+        }
+        None => config,
+    };
     let bars = Bars::new(config.captures.len(), !config.quiet);
     let one_point = crate::config::point_files(&config.captures).len() < 2;
     if one_point && config.stream.is_some() {

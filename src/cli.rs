@@ -623,6 +623,7 @@ impl CorrelateArgs {
             list_unmatched: self.all,
             shard,
             clocks_from: None,
+            link_names: Default::default(),
             stream: self.stream()?,
         })
     }

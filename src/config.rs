@@ -454,6 +454,9 @@ pub struct Config {
     /// `--stream`: correlate window by window of capture 1's time, reading
     /// each capture once (`stream`).
     pub stream: Option<StreamConfig>,
+    /// Interface names by index (`--names` with `ip -o link` output): they
+    /// name the sub-points of a LINUX_SLL2 capture (`node(in eth0)`).
+    pub link_names: std::collections::BTreeMap<u32, String>,
 }
 
 /// How a streaming run (`--stream`) cuts and waits.
