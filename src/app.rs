@@ -360,7 +360,8 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
         summary_only: run.summary_only,
         color: color_enabled(run.color, to_terminal, no_color.as_deref()),
         view: report::View {
-            names,
+            // only names of addresses speak in the report (interface names are point labels)
+            names: names.filter(crate::names::Names::names_addresses),
             time: run.time.clone(),
             columns: run.columns.clone(),
             width: table_width(run.output.path.is_some(), to_terminal),

@@ -168,6 +168,11 @@ impl Names {
     pub fn is_empty(&self) -> bool {
         self.len() == 0 && self.links.is_empty()
     }
+
+    /// Some address or network is named (interface names aside).
+    pub fn names_addresses(&self) -> bool {
+        !self.exact.is_empty() || !self.nets.is_empty()
+    }
 }
 
 /// An interface name as a sub-point's label shows it: without control

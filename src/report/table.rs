@@ -785,6 +785,29 @@ mod tests {
     }
 
     #[test]
+    fn elided_endpoints_keep_start_end_and_the_whole_port() {
+        let e = |a: &str, port: Option<u16>| crate::verdict::Endpoint { addr: a.parse().unwrap(), port };
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 18), "198.18.90.42:41010");
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 17), "198.1…90.42:41010");
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 13), "198….42:41010");
+        // never fewer than 5 characters of the address, never a digit of the port
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 3), "19…42:41010");
+        assert_eq!(elide_endpoint(e("2001:db8:96::10", Some(80)), 13), "[2001…:10]:80");
+        assert_eq!(elide_endpoint(e("2001:db8:90::42", None), 9), "2001…::42");
+        assert_eq!(elide_endpoint(e("198.19.96.10", None), 9), "198.…6.10");
+    }
+
+    #[test]
+    fn source_column_names_where_and_before_after_of_each_change() {
+        let t = table_in(None, &[Column::Request, Column::Source], None);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "#  source");
+        assert_eq!(lines[1], "1  egress->backend 198.18.90.42:51514 → 198.19.3.17:40112");
+        assert!(t.lines().any(|l| l.ends_with("  -")), "a request without a change: {t}");
+        assert_eq!(Column::parse_list("all", &["a", "b"]).unwrap(), ALL_COLUMNS);
+    }
+
+    #[test]
     fn service_column_is_protocol_and_server_at_capture_one() {
         let t = table(false);
         let lines: Vec<&str> = t.lines().collect();

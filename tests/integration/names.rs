@@ -255,6 +255,15 @@ fn ip_link_output_names_the_sub_points_of_an_any_capture() {
     // without them: the indexes
     let t = ok(run("any-node", &ANY_NODE, &["--format", "json"]));
     assert!(t.contains("\"node(in if2)\"") && !t.contains("pod0"));
+    // interface names alone add no name columns of addresses; with hosts names, both apply
+    let links = names("any-node-ip-o-link.txt");
+    let csv = ok(run("any-node", &ANY_NODE, &["--names", &links, "--format", "csv"]));
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains("node(in pod0)_client") && !header.contains("client_name"), "{header}");
+    let both =
+        ok(run("any-node", &ANY_NODE, &["--names", &links, "--names", &names("hosts"), "--format", "csv"]));
+    let header = both.lines().next().unwrap();
+    assert!(header.contains("node(out be0)_client") && header.contains("client_name"), "{header}");
 }
 
 #[test]
