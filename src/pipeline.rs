@@ -1078,4 +1078,52 @@ mod tests {
         assert!(!worker_per_point(Some(2), 3, 2), "--threads 2 reads two at a time");
         assert!(worker_per_point(None, 2, 1));
     }
+
+    fn info(link_type: LinkType, names: &[Option<&str>]) -> CaptureInfo {
+        let interface = |name: &Option<&str>| crate::read::InterfaceInfo {
+            link_type,
+            snaplen: 262144,
+            ts_resolution: "us".into(),
+            ts_offset_s: 0,
+            name: name.map(str::to_string),
+            packets: 0,
+        };
+        CaptureInfo {
+            format: crate::read::Format::Pcapng,
+            byte_order: crate::read::ByteOrder::Little,
+            gzip: false,
+            interfaces: names.iter().map(interface).collect(),
+            packets: 0,
+            bytes: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sub_points_are_named_by_ip_link_names_only_for_sll2_indexes_and_read_back() {
+        let links: Links = [(2, "pod0".to_string()), (3, "be0".to_string())].into_iter().collect();
+        let none = Links::new();
+        let sll2 = info(LinkType::LinuxSll2, &[Some("any")]);
+        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &links), "in pod0");
+        assert_eq!(point_name(PointKey::Interface(3), false, &sll2, &links), "out be0");
+        assert_eq!(
+            point_name(PointKey::Interface(7), false, &sll2, &links),
+            "out if7",
+            "not named: its index"
+        );
+        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &none), "in if2");
+        // read back (--clocks-from): by the name, or by the index
+        assert_eq!(point_key_named("in pod0", &sll2, &links), Some(PointKey::Interface(2)));
+        assert_eq!(point_key_named("out be0", &sll2, &links), Some(PointKey::Interface(3)));
+        assert_eq!(point_key_named("out if3", &sll2, &links), Some(PointKey::Interface(3)));
+        assert_eq!(point_key_named("out be0", &sll2, &none), None);
+        // pcapng interfaces are numbered by the file, not by the kernel: their if_name, never a link name
+        let pcapng = info(LinkType::Ethernet, &[Some("eth0"), None, None]);
+        assert_eq!(point_name(PointKey::Interface(0), true, &pcapng, &links), "in eth0");
+        assert_eq!(point_name(PointKey::Interface(2), false, &pcapng, &links), "out if2");
+        assert_eq!(point_key_named("out pod0", &pcapng, &links), None);
+        assert_eq!(point_key_named("in eth0", &pcapng, &links), Some(PointKey::Interface(0)));
+        let sll = info(LinkType::LinuxSll, &[None]);
+        assert_eq!(point_name(PointKey::Direction { outgoing: true }, false, &sll, &links), "out");
+    }
 }
