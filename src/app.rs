@@ -107,12 +107,30 @@ pub fn run(run: Run) -> Result<u8, Error> {
     }
 }
 
-/// The terminal's width: `COLUMNS` when set, else what the terminal says.
-fn terminal_width() -> Option<usize> {
+/// The terminal's width: `COLUMNS` when set, else what the terminal says,
+/// else 80.
+fn terminal_width() -> usize {
     let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok());
     from_env
         .or_else(|| console::Term::stdout().size_checked().map(|(_, cols)| usize::from(cols)))
         .filter(|w| *w > 0)
+        .unwrap_or(80)
+}
+
+/// `TUPLECORR_TERM_WIDTH=N` (N > 0): the table is laid out as on a terminal N
+/// columns wide, whatever standard output is (tests, `watch`, a pager that
+/// keeps the width). Colour still follows the real terminal.
+pub const TERM_WIDTH_VAR: &str = "TUPLECORR_TERM_WIDTH";
+
+/// The width the table fits: on a terminal (or as [`TERM_WIDTH_VAR`] says)
+/// and without `-o`; None for piped output, which is never fitted.
+fn table_width(to_file: bool, to_terminal: bool) -> Option<usize> {
+    let forced = std::env::var(TERM_WIDTH_VAR).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    match forced.filter(|w| *w > 0) {
+        _ if to_file => None,
+        Some(width) => Some(width),
+        None => to_terminal.then(terminal_width),
+    }
 }
 
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
@@ -225,6 +243,15 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         None
     } else {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
+    };
+    // `ip -o link` output among them names the sub-points of an SLL2 capture
+    let linked;
+    let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
+        Some(n) => {
+            linked = crate::config::Config { link_names: n.links().clone(), ..config.clone() };
+            &linked
+        }
+        None => config,
     };
     // A live run writes its requests as they come: no progress bars between them.
     let live = config.stream.is_some_and(|s| s.follow.is_some());
@@ -339,10 +366,12 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
         summary_only: run.summary_only,
         color: color_enabled(run.color, to_terminal, no_color.as_deref()),
         view: report::View {
-            names,
+            // only names of addresses speak in the report (interface names are point labels)
+            names: names.filter(crate::names::Names::names_addresses),
             time: run.time.clone(),
             columns: run.columns.clone(),
-            width: to_terminal.then(terminal_width).flatten(),
+            width: table_width(run.output.path.is_some(), to_terminal),
+            columns_given: run.columns_given,
             clocks_from: run.clocks_from.as_ref().map(|p| p.display().to_string()),
         },
     }

@@ -149,8 +149,10 @@ pub struct CorrelateArgs {
     #[arg(long, value_parser = choice::<TimeFormat>())]
     pub time_format: Option<TimeFormat>,
     /// Table columns in this order, comma-separated, as `ps -o`: request, proto, service, time,
-    /// hops, reply, outcome, match, identity, or a capture label (default request,service,hops,reply,outcome,match).
-    /// A `tcpdump -i any` capture split into sub-points: node(out if3) names one, node all of them.
+    /// hops, source, reply, outcome, match, identity, all, or a capture label (default
+    /// request,service,hops,reply,outcome,match; on a terminal, without this option, the columns
+    /// that fit its width: request,service,source,reply,outcome). A `tcpdump -i any` capture split
+    /// into sub-points: node(out if3) names one, node all of them.
     #[arg(long, value_name = "LIST")]
     pub columns: Option<String>,
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
@@ -764,6 +766,7 @@ impl CorrelateArgs {
             list_unmatched: self.all,
             shard,
             clocks_from: None,
+            link_names: Default::default(),
             stream: self.stream()?,
         })
     }
@@ -937,6 +940,7 @@ impl CorrelateArgs {
             names: self.names.clone(),
             time,
             columns,
+            columns_given: self.columns.is_some(),
             warnings_to: self.warnings_to.clone(),
             clocks_from: self.clocks_from.clone(),
             output: Output { path: self.output.clone(), format },

@@ -413,8 +413,10 @@ pub struct CorrelateRun {
     pub names: Vec<PathBuf>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
     pub time: Option<crate::report::when::TimeStyle>,
-    /// `--columns` of the table.
+    /// `--columns` of the table (with `--tz` alone, the default with the time).
     pub columns: Option<Vec<crate::report::table::Column>>,
+    /// `--columns` was given (a terminal's table then keeps them).
+    pub columns_given: bool,
     /// `--warnings-to FILE`.
     pub warnings_to: Option<PathBuf>,
     /// `--clocks-from REPORT`: read before the captures into `config.clocks_from`.
@@ -487,6 +489,9 @@ pub struct Config {
     /// `--stream`: correlate window by window of capture 1's time, reading
     /// each capture once (`stream`).
     pub stream: Option<StreamConfig>,
+    /// Interface names by index (`--names` with `ip -o link` output): they
+    /// name the sub-points of a LINUX_SLL2 capture (`node(in eth0)`).
+    pub link_names: std::collections::BTreeMap<u32, String>,
 }
 
 /// How a streaming run (`--stream`) cuts and waits.

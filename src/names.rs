@@ -11,6 +11,12 @@
 //! - the same objects as `kubectl get ... -o json` (a `List` of Pods, Nodes,
 //!   Services, or one such object).
 //!
+//! - `ip -o link` (or plain `ip link`) and `ip -j link` output, found by its
+//!   content: interface indexes → names, for the sub-points of a `tcpdump -i
+//!   any` capture whose link type (LINUX_SLL2) carries the interface index
+//!   (`node(in eth0)` instead of `node(in if2)`; a pcapng `if_name` stays
+//!   preferred; LINUX_SLL carries no index, so names cannot apply there).
+//!
 //! Names are untrusted text: control and bidirectional-override characters
 //! become `?` when read, and a name is cut at [`MAX_NAME_CHARS`]; the report
 //! writers escape for their own format (CSV formula prefixes, HTML as text).
@@ -32,7 +38,7 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// The formats read, for the refusal message.
 pub const FORMATS: &str = "/etc/hosts lines (ADDRESS NAME), a two-column CSV address,name, \
 or the output of `kubectl get pods -A -o wide`, `kubectl get nodes -o wide`, `kubectl get svc -A` \
-(text, or the same with -o json)";
+(text, or the same with -o json), or of `ip -o link` / `ip -j link` (interface names)";
 
 /// Where an entry came from: decides which wins when two give one address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -51,7 +57,17 @@ pub enum NamesFormat {
     Csv,
     KubectlText,
     KubectlJson,
+    /// `ip -o link` / `ip link`: interface indexes, no addresses.
+    IpLinkText,
+    /// `ip -j link`.
+    IpLinkJson,
 }
+
+/// Interface index and name, in the order given.
+pub type Links = Vec<(u32, String)>;
+
+/// Longest interface name kept (Linux allows 15 bytes; more is not a name).
+pub const MAX_LINK_NAME_CHARS: usize = 32;
 
 /// One address or network with its name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +84,8 @@ pub struct Names {
     exact: HashMap<IpAddr, (Rank, String)>,
     /// Networks, longest prefix first.
     nets: Vec<Entry>,
+    /// Interface index → name, from `ip link` output (the first given wins).
+    links: std::collections::BTreeMap<u32, String>,
 }
 
 /// A names file that could not be read: the whole message.
@@ -88,11 +106,25 @@ impl Names {
         let mut names = Names::default();
         for path in paths {
             let text = read_text(path)?;
-            let (_, entries) =
-                parse(&text).map_err(|e| NamesError(format!("--names {}: {e}", path.display())))?;
-            names.extend(entries);
+            let failed = |e: String| NamesError(format!("--names {}: {e}", path.display()));
+            match parse_links(&text) {
+                Some(links) => names.add_links(links.map_err(failed)?.1),
+                None => names.extend(parse(&text).map_err(failed)?.1),
+            }
         }
         Ok(names)
+    }
+
+    /// Adds interface names; an index already named keeps its name.
+    pub fn add_links(&mut self, links: impl IntoIterator<Item = (u32, String)>) {
+        for (index, name) in links {
+            self.links.entry(index).or_insert(name);
+        }
+    }
+
+    /// The interface names given (`ip link` output), by index.
+    pub fn links(&self) -> &std::collections::BTreeMap<u32, String> {
+        &self.links
     }
 
     /// Adds entries; an address already named keeps its name unless the new
@@ -134,8 +166,100 @@ impl Names {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && self.links.is_empty()
     }
+
+    /// Some address or network is named (interface names aside).
+    pub fn names_addresses(&self) -> bool {
+        !self.exact.is_empty() || !self.nets.is_empty()
+    }
+}
+
+/// An interface name as a sub-point's label shows it: without control
+/// characters, blanks and parentheses, at most [`MAX_LINK_NAME_CHARS`]; None when empty.
+pub fn link_name(raw: &str) -> Option<String> {
+    let n: String = raw
+        .chars()
+        .filter(|c| {
+            let bidi =
+                matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            !c.is_control() && !c.is_whitespace() && !bidi && !matches!(c, '(' | ')')
+        })
+        .take(MAX_LINK_NAME_CHARS)
+        .collect();
+    (!n.is_empty()).then_some(n)
+}
+
+/// `ip -o link`, `ip link` or `ip -j link` output as interface index → name;
+/// None when the text is none of them (then it is read as names of addresses).
+pub fn parse_links(text: &str) -> Option<Result<(NamesFormat, Links), String>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim_start().starts_with('[') {
+        let value: serde_json::Value = serde_json::from_str(text).ok()?;
+        let items = value.as_array()?;
+        // `ip -j link`: objects with an ifindex; an empty list names nothing
+        if !items.iter().any(|i| i.get("ifindex").is_some()) {
+            return None;
+        }
+        return Some(ip_link_json(items).map(|l| (NamesFormat::IpLinkJson, l)));
+    }
+    let (_, first) = significant(text).next()?;
+    ip_link_line(first)?;
+    Some(ip_link_text(text).map(|l| (NamesFormat::IpLinkText, l)))
+}
+
+/// `2: eth0@if7: <BROADCAST,...> mtu 1500 ...` → (2, `eth0`); None when the
+/// line is not an `ip link` line.
+fn ip_link_line(line: &str) -> Option<(u32, Option<String>)> {
+    let (index, rest) = line.split_once(": ")?;
+    let index: u32 = index.trim().parse().ok()?;
+    let (name, rest) = rest.split_once(": ")?;
+    if !rest.starts_with('<') {
+        return None;
+    }
+    // `eth0@if7`, `vlan10@eth0`: the name before `@`
+    let name = name.split('@').next().unwrap_or(name);
+    Some((index, link_name(name)))
+}
+
+fn ip_link_text(text: &str) -> Result<Vec<(u32, String)>, String> {
+    let mut out = Vec::new();
+    for (n, line) in significant(text) {
+        // `ip link` without -o: the link's second line is indented
+        if line.starts_with([' ', '\t']) {
+            continue;
+        }
+        match ip_link_line(line) {
+            Some((index, Some(name))) => out.push((index, name)),
+            Some((_, None)) => return Err(format!("line {n}: an interface without a name")),
+            None => {
+                let shown: String = clean_name(line).chars().take(60).collect();
+                return Err(format!(
+                    "line {n}: {shown:?} is not an `ip -o link` line (INDEX: NAME: <FLAGS> ...); save the output of \
+                     `ip -o link` (or `ip -j link`) unchanged"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn ip_link_json(items: &[serde_json::Value]) -> Result<Vec<(u32, String)>, String> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let index = item.get("ifindex").and_then(|x| x.as_u64()).and_then(|x| u32::try_from(x).ok());
+        let name = item.get("ifname").and_then(|x| x.as_str()).and_then(link_name);
+        match (index, name) {
+            (Some(index), Some(name)) => out.push((index, name)),
+            _ => {
+                return Err(format!(
+                    "item {} of the `ip -j link` list has no interface index (ifindex, a number) and name (ifname)",
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `::ffff:a.b.c.d` → `a.b.c.d`.
@@ -553,6 +677,51 @@ default       headless     ClusterIP      None            <none>          8080/T
         let long = "a".repeat(1000);
         let (_, n) = names(&format!("198.18.0.1 {long}\n"));
         assert_eq!(n.lookup(ip("198.18.0.1")).unwrap().len(), MAX_NAME_CHARS);
+    }
+
+    #[test]
+    fn ip_link_output_names_interface_indexes() {
+        // real `ip -o link` and `ip -j link` of the lab's node namespace (scripts/lab.sh)
+        let text = include_str!("../testdata/names/any-node-ip-o-link.txt");
+        let (f, links) = parse_links(text).unwrap().unwrap();
+        assert_eq!(f, NamesFormat::IpLinkText);
+        assert_eq!(links, [(1, "lo".to_string()), (2, "pod0".into()), (3, "be0".into())]);
+        let json = include_str!("../testdata/names/any-node-ip-j-link.json");
+        let (f, links) = parse_links(json).unwrap().unwrap();
+        assert_eq!(f, NamesFormat::IpLinkJson);
+        assert_eq!(links, [(1, "lo".to_string()), (2, "pod0".into()), (3, "be0".into())]);
+        // `ip link` without -o: every second line indented
+        let plain = "1: lo: <LOOPBACK,UP> mtu 65536 qdisc noqueue\n    link/loopback 00:00:00:00:00:00\n7: vin0@eth0: <UP> mtu 1500\n    link/ether 02:00:00:00:00:07\n";
+        assert_eq!(parse_links(plain).unwrap().unwrap().1, [(1, "lo".to_string()), (7, "vin0".into())]);
+        // hosts files, kubectl and CSV are not link lists
+        for other in ["198.18.0.1 a\n", "address,name\n", PODS, "{\"kind\":\"List\"}", "[1,2]"] {
+            assert!(parse_links(other).is_none(), "{other:?}");
+        }
+        let mut n = Names::default();
+        n.add_links(links);
+        n.add_links([(2, "other".to_string())]);
+        assert_eq!(n.links().get(&2).map(String::as_str), Some("pod0"), "the first given wins");
+        assert!(!n.is_empty());
+    }
+
+    #[test]
+    fn hostile_or_broken_ip_link_output_is_refused_with_its_line() {
+        let e = parse_links("1: lo: <LOOPBACK> mtu 1\n2: eth0 <UP>\n").unwrap().unwrap_err();
+        assert!(e.starts_with("line 2: ") && e.contains("ip -o link"), "{e}");
+        let e = parse_links("1: lo: <LOOPBACK> mtu 1\n\n99999999999: x: <UP>\n").unwrap().unwrap_err();
+        assert!(e.starts_with("line 3: "), "{e}");
+        let e = parse_links("1: lo: <UP>\n2: (\u{1b}\u{202e}): <UP>\n").unwrap().unwrap_err();
+        assert!(e.starts_with("line 2: an interface without a name"), "{e}");
+        let e =
+            parse_links(r#"[{"ifindex":1,"ifname":"lo"},{"ifindex":-3,"ifname":"x"}]"#).unwrap().unwrap_err();
+        assert!(e.starts_with("item 2 "), "{e}");
+        let e = parse_links(r#"[{"ifindex":1},{"ifindex":2,"ifname":"x"}]"#).unwrap().unwrap_err();
+        assert!(e.starts_with("item 1 "), "{e}");
+        // names lose control and bidirectional characters, blanks and parentheses, and length
+        let (_, l) = parse_links("4: e\u{7}t(h)0\u{202e}: <UP>\n").unwrap().unwrap();
+        assert_eq!(l, [(4, "eth0".to_string())]);
+        let long = format!("5: {}: <UP>\n", "x".repeat(300));
+        assert_eq!(parse_links(&long).unwrap().unwrap().1[0].1.len(), MAX_LINK_NAME_CHARS);
     }
 
     #[test]

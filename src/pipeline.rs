@@ -802,16 +802,17 @@ struct PointOf<'a> {
 /// its own order. A sub-point's label is the capture's label with, in
 /// parentheses, `in` for the first sub-point (where requests enter the host)
 /// and `out` for the later ones, then the interface: the pcapng `if_name` when
-/// present, else `if` and its number (SLL2 interface index or pcapng interface
-/// number); SLL without interface index names only the direction:
-/// `node(in if4)`, `node(out eth0)`, `node(in)`.
-fn expand<'a>(names: &[(String, String)], results: &'a [CaptureResult]) -> Vec<PointOf<'a>> {
+/// present; for an SLL2 interface index, its name in `links` (`ip -o link`
+/// output given to `--names`); else `if` and its number (SLL2 interface index
+/// or pcapng interface number); SLL without interface index names only the
+/// direction: `node(in if4)`, `node(out eth0)`, `node(in)`.
+fn expand<'a>(names: &[(String, String)], results: &'a [CaptureResult], links: &Links) -> Vec<PointOf<'a>> {
     let mut out = Vec::new();
     for (source, ((label, _), r)) in names.iter().zip(results).enumerate() {
         for (n, (key, _, _)) in r.points.iter().enumerate() {
             let label = match key {
                 None => label.clone(),
-                Some(k) => format!("{label}({})", point_name(*k, n == 0, &r.info)),
+                Some(k) => format!("{label}({})", point_name(*k, n == 0, &r.info, links)),
             };
             out.push(PointOf { source, n, label, key: *key, result: r });
         }
@@ -833,11 +834,11 @@ fn pinned_keys(config: &Config, label: &str, info: &CaptureInfo) -> Option<Vec<O
     if names.len() < 2 {
         return None;
     }
-    names.iter().map(|n| point_key_named(n, info).map(Some)).collect()
+    names.iter().map(|n| point_key_named(n, info, &config.link_names).map(Some)).collect()
 }
 
 /// The key of a sub-point named `in if4`, `out eth0`, `in` (see [`point_name`]).
-fn point_key_named(name: &str, info: &CaptureInfo) -> Option<PointKey> {
+fn point_key_named(name: &str, info: &CaptureInfo, links: &Links) -> Option<PointKey> {
     let (role, interface) = match name.split_once(' ') {
         Some((role, i)) => (role, Some(i)),
         None => (name, None),
@@ -856,11 +857,17 @@ fn point_key_named(name: &str, info: &CaptureInfo) -> Option<PointKey> {
                 .position(|itf| itf.name.as_deref().and_then(interface_name).as_deref() == Some(interface))
         })
         .flatten();
-    match by_name {
-        Some(i) => u32::try_from(i).ok().map(PointKey::Interface),
-        None => interface.strip_prefix("if")?.parse().ok().map(PointKey::Interface),
+    let by_link =
+        sll2.then(|| links.iter().find(|(_, n)| n.as_str() == interface).map(|(i, _)| *i)).flatten();
+    match (by_name, by_link) {
+        (Some(i), _) => u32::try_from(i).ok().map(PointKey::Interface),
+        (None, Some(i)) => Some(PointKey::Interface(i)),
+        (None, None) => interface.strip_prefix("if")?.parse().ok().map(PointKey::Interface),
     }
 }
+
+/// Interface names by index (`Config::link_names`).
+type Links = std::collections::BTreeMap<u32, String>;
 
 /// A pcapng `if_name` as a sub-point's label shows it: without control
 /// characters and parentheses, at most 32 characters; None when blank.
@@ -870,24 +877,88 @@ fn interface_name(name: &str) -> Option<String> {
 }
 
 /// `in if4`, `out eth0`, `in`: see [`expand`].
-fn point_name(key: PointKey, first: bool, info: &CaptureInfo) -> String {
+fn point_name(key: PointKey, first: bool, info: &CaptureInfo, links: &Links) -> String {
     let role = if first { "in" } else { "out" };
     match key {
         PointKey::Direction { .. } => role.to_string(),
         PointKey::Interface(i) => {
             let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
-            let name = (!sll2)
-                .then(|| info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()))
-                .flatten()
-                .and_then(interface_name);
+            let name = if sll2 {
+                links.get(&i).cloned()
+            } else {
+                info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()).and_then(interface_name)
+            };
             format!("{role} {}", name.unwrap_or_else(|| format!("if{i}")))
         }
     }
 }
 
+/// When interface names were given (`links`): one warning when no capture
+/// holds interface indexes they could name (a LINUX_SLL capture carries none),
+/// and one per capture whose sub-points have indexes they do not name (the
+/// `ip -o link` of another host?). Nothing without `links`.
+fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], links: &Links) -> Vec<Warning> {
+    if links.is_empty() {
+        return Vec::new();
+    }
+    let warning = |label: &str, file: &str, problem: String, consequence: &str| Warning {
+        label: label.to_string(),
+        file: file.to_string(),
+        record: None,
+        byte_offset: None,
+        problem,
+        consequence: consequence.to_string(),
+    };
+    let mut out = Vec::new();
+    let mut any = false;
+    for ((label, file), r) in names.iter().zip(results) {
+        if !r.info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2) {
+            continue;
+        }
+        let indexes: Vec<u32> = (r.points.iter())
+            .filter_map(|(k, _, _)| match k {
+                Some(PointKey::Interface(i)) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        any |= !indexes.is_empty();
+        let missing: Vec<String> =
+            indexes.iter().filter(|i| !links.contains_key(i)).map(|i| format!("if{i}")).collect();
+        if !missing.is_empty() {
+            out.push(warning(
+                label,
+                file,
+                format!(
+                    "the interface names given to --names (ip link output) name no interface {} of this capture",
+                    missing.join(", ")
+                ),
+                "those sub-points keep their index as name; give the `ip -o link` of the host this capture was taken on",
+            ));
+        }
+    }
+    if !any {
+        // named after the capture split into sub-points (else the first)
+        let split = results.iter().position(|r| r.points.len() > 1).unwrap_or(0);
+        let (label, file) = names.get(split).map_or(("", ""), |(l, f)| (l.as_str(), f.as_str()));
+        out.push(warning(
+            label,
+            file,
+            "interface names were given to --names (ip link output), but no capture holds interface indexes they \
+             could name (only LINUX_SLL2, `tcpdump -i any -y LINUX_SLL2`, carries them; LINUX_SLL carries none)"
+                .into(),
+            "the names are not used; sub-points are named by direction (in, out) or by the pcapng interface name",
+        ));
+    }
+    out
+}
+
 /// What the verdict stage is told of each observation point of `results`.
-pub(crate) fn capture_metas(names: &[(String, String)], results: &[CaptureResult]) -> Vec<CaptureMeta> {
-    metas_of(names, &expand(names, results))
+pub(crate) fn capture_metas(
+    names: &[(String, String)],
+    results: &[CaptureResult],
+    links: &Links,
+) -> Vec<CaptureMeta> {
+    metas_of(names, &expand(names, results, links))
 }
 
 fn metas_of(names: &[(String, String)], points: &[PointOf<'_>]) -> Vec<CaptureMeta> {
@@ -935,9 +1006,10 @@ pub(crate) fn conclude_owning(
     want_ladder: bool,
     own: Option<(i64, i64)>,
 ) -> (Findings, Option<Ladder>, Option<verdict::WindowTotals>) {
-    let points = expand(names, &results);
+    let points = expand(names, &results, &config.link_names);
     let metas = metas_of(names, &points);
-    let warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
+    let mut warnings: Vec<Warning> = results.iter().flat_map(|r| r.warnings.iter().cloned()).collect();
+    warnings.extend(link_name_warnings(names, &results, &config.link_names));
     let ladder_captures = want_ladder.then(|| ladder_captures(names, &points));
     // A manual offset of a capture holds for each of its points (one clock).
     let mut correlate_config = config.correlate.clone();
@@ -949,7 +1021,6 @@ pub(crate) fn conclude_owning(
     correlate_config.clock_of = points.iter().map(|p| p.source).collect();
     let labels: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
     let cuts: Vec<crate::shard::Cut> = points.iter().map(|p| p.result.cut).collect();
-    let mut warnings = warnings;
     if let Some(pinned) = &config.clocks_from {
         let (pins, missing) = crate::shard::resolve_pins(pinned, &labels);
         correlate_config.pinned = Some(pins);
@@ -1017,5 +1088,53 @@ mod tests {
         assert!(!worker_per_point(None, 3, 8));
         assert!(!worker_per_point(Some(2), 3, 2), "--threads 2 reads two at a time");
         assert!(worker_per_point(None, 2, 1));
+    }
+
+    fn info(link_type: LinkType, names: &[Option<&str>]) -> CaptureInfo {
+        let interface = |name: &Option<&str>| crate::read::InterfaceInfo {
+            link_type,
+            snaplen: 262144,
+            ts_resolution: "us".into(),
+            ts_offset_s: 0,
+            name: name.map(str::to_string),
+            packets: 0,
+        };
+        CaptureInfo {
+            format: crate::read::Format::Pcapng,
+            byte_order: crate::read::ByteOrder::Little,
+            gzip: false,
+            interfaces: names.iter().map(interface).collect(),
+            packets: 0,
+            bytes: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sub_points_are_named_by_ip_link_names_only_for_sll2_indexes_and_read_back() {
+        let links: Links = [(2, "pod0".to_string()), (3, "be0".to_string())].into_iter().collect();
+        let none = Links::new();
+        let sll2 = info(LinkType::LinuxSll2, &[Some("any")]);
+        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &links), "in pod0");
+        assert_eq!(point_name(PointKey::Interface(3), false, &sll2, &links), "out be0");
+        assert_eq!(
+            point_name(PointKey::Interface(7), false, &sll2, &links),
+            "out if7",
+            "not named: its index"
+        );
+        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &none), "in if2");
+        // read back (--clocks-from): by the name, or by the index
+        assert_eq!(point_key_named("in pod0", &sll2, &links), Some(PointKey::Interface(2)));
+        assert_eq!(point_key_named("out be0", &sll2, &links), Some(PointKey::Interface(3)));
+        assert_eq!(point_key_named("out if3", &sll2, &links), Some(PointKey::Interface(3)));
+        assert_eq!(point_key_named("out be0", &sll2, &none), None);
+        // pcapng interfaces are numbered by the file, not by the kernel: their if_name, never a link name
+        let pcapng = info(LinkType::Ethernet, &[Some("eth0"), None, None]);
+        assert_eq!(point_name(PointKey::Interface(0), true, &pcapng, &links), "in eth0");
+        assert_eq!(point_name(PointKey::Interface(2), false, &pcapng, &links), "out if2");
+        assert_eq!(point_key_named("out pod0", &pcapng, &links), None);
+        assert_eq!(point_key_named("in eth0", &pcapng, &links), Some(PointKey::Interface(0)));
+        let sll = info(LinkType::LinuxSll, &[None]);
+        assert_eq!(point_name(PointKey::Direction { outgoing: true }, false, &sll, &links), "out");
     }
 }

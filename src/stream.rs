@@ -814,6 +814,7 @@ impl Totals {
         &mut self,
         names: &[(String, String)],
         results: &[CaptureResult],
+        links: &std::collections::BTreeMap<u32, String>,
         warnings: &mut Vec<Warning>,
     ) -> Findings {
         let mut run = self.findings.take().unwrap_or_else(|| Findings {
@@ -824,7 +825,7 @@ impl Totals {
             unmatched: Vec::new(),
             warnings: Vec::new(),
         });
-        let metas = pipeline::capture_metas(names, results);
+        let metas = pipeline::capture_metas(names, results, links);
         if metas.len() == run.captures.len() {
             for (c, m) in run.captures.iter_mut().zip(metas) {
                 (c.label, c.file, c.format, c.link_types) = (m.label, m.file, m.format, m.link_types);
@@ -1202,7 +1203,7 @@ pub fn run(
             tally.overlays = overlays;
             results.push(tally);
         }
-        let findings = run.totals.finish(&names, &results, &mut warnings);
+        let findings = run.totals.finish(&names, &results, &run.config.link_names, &mut warnings);
         Ok(Finished { warnings, most_held, findings })
     })
 }

@@ -43,9 +43,48 @@ pub fn write_html_with(
     super::summary::write_summary_with(w, findings, false, &mut summary)?;
     let summary = String::from_utf8_lossy(&summary);
     json_block(out, "tc-summary", |w| serde_json::to_writer(w, summary.trim_end()))?;
+    let overview = FirstScreen {
+        overview: super::summary::overview(w, findings),
+        selected: first_to_show(findings),
+        failure: findings.requests.iter().any(is_failure),
+    };
+    json_block(out, "tc-overview", |w| serde_json::to_writer(w, &overview))?;
     out.write_all(before_app.as_bytes())?;
     out.write_all(APP.as_bytes())?;
     out.write_all(tail.as_bytes())
+}
+
+/// What the page opens on: the summary's patterns, and the request whose
+/// ladder is drawn first.
+#[derive(serde::Serialize)]
+struct FirstScreen {
+    overview: super::summary::Overview,
+    /// The first failure, else the first request (None without requests).
+    selected: Option<u64>,
+    /// `selected` is a failure.
+    failure: bool,
+}
+
+/// A request that did not go through cleanly: its reply was lost, went
+/// around a point or never came, or it was reset, rejected by ICMP, never
+/// answered after the handshake, or its data stopped on the way.
+pub fn is_failure(r: &crate::verdict::Request) -> bool {
+    use crate::verdict::{OutcomeKind, ReplyPath};
+    matches!(r.reply.path, ReplyPath::ReplyLost | ReplyPath::NoReply | ReplyPath::Bypassed)
+        || matches!(
+            r.outcome.kind,
+            OutcomeKind::Reset
+                | OutcomeKind::IcmpError
+                | OutcomeKind::NoReply
+                | OutcomeKind::DataStopped
+                | OutcomeKind::HandshakeOnly
+        )
+}
+
+/// The request the page opens on: the first failure (in report order), else
+/// the first request.
+pub fn first_to_show(findings: &Findings) -> Option<u64> {
+    (findings.requests.iter().find(|r| is_failure(r))).or(findings.requests.first()).map(|r| r.request)
 }
 
 /// The template around a marker (the template is ours: the marker is there).
@@ -139,10 +178,57 @@ mod tests {
         let html = page(&f);
         assert!(!html.contains("alert(1)</script>"));
         assert!(!html.contains("<img"));
-        assert_eq!(html.matches("<script").count(), 4, "three data blocks and the app");
+        assert_eq!(html.matches("<script").count(), 5, "four data blocks and the app");
         let back: super::super::schema::Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
         assert_eq!(back.captures[0].label, hostile);
         assert!(back.requests[0].explanation.contains(hostile), "{}", back.requests[0].explanation);
+    }
+
+    #[test]
+    fn the_page_opens_on_the_first_failure_else_the_first_request() {
+        use crate::verdict::{OutcomeKind, ReplyPath};
+        let mut f = findings();
+        // the fixture: 1 completes, 2 loses its reply
+        assert!(!is_failure(&f.requests[0]) && is_failure(&f.requests[1]));
+        assert_eq!(first_to_show(&f), Some(f.requests[1].request));
+        let html = page(&f);
+        let first: serde_json::Value = serde_json::from_str(block(&html, "tc-overview")).unwrap();
+        assert_eq!(first["selected"], f.requests[1].request);
+        assert_eq!(first["failure"], true);
+        let patterns = first["overview"]["patterns"].as_array().unwrap();
+        let total: u64 = patterns.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
+        assert_eq!(total, f.requests.len() as u64);
+        assert!(first["overview"]["headline"].as_str().unwrap().starts_with("5 requests across"));
+        assert!(patterns.iter().any(|p| p["tone"] == "bad"));
+        // every request clean: the first one
+        for r in &mut f.requests {
+            r.reply.path = ReplyPath::SamePath;
+            r.outcome.kind = OutcomeKind::Completed;
+        }
+        assert_eq!(first_to_show(&f), Some(f.requests[0].request));
+        // each kind that is a failure, alone on the last request
+        let last = f.requests.len() - 1;
+        for kind in [
+            OutcomeKind::Reset,
+            OutcomeKind::IcmpError,
+            OutcomeKind::NoReply,
+            OutcomeKind::DataStopped,
+            OutcomeKind::HandshakeOnly,
+        ] {
+            let mut g = f.clone();
+            g.requests[last].outcome.kind = kind;
+            assert_eq!(first_to_show(&g), Some(g.requests[last].request), "{kind:?}");
+        }
+        for path in [ReplyPath::ReplyLost, ReplyPath::NoReply, ReplyPath::Bypassed] {
+            let mut g = f.clone();
+            g.requests[last].reply.path = path;
+            assert_eq!(first_to_show(&g), Some(g.requests[last].request), "{path:?}");
+        }
+        let mut g = f.clone();
+        g.requests[last].outcome.kind = OutcomeKind::Midstream;
+        assert_eq!(first_to_show(&g), Some(g.requests[0].request), "midstream is no failure");
+        g.requests.clear();
+        assert_eq!(first_to_show(&g), None);
     }
 
     #[test]

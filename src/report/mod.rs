@@ -8,6 +8,7 @@ pub mod consistency;
 pub mod csv;
 pub mod endpoint;
 pub mod explain;
+pub mod fit;
 pub mod html;
 pub mod icmp;
 pub mod json;
@@ -62,6 +63,9 @@ pub struct View {
     pub columns: Option<Vec<table::Column>>,
     /// The terminal's width: the table shortens cells to fit it.
     pub width: Option<usize>,
+    /// `--columns` was given: on a terminal the table keeps those columns
+    /// (only shortening cells) instead of choosing compact ones ([`fit`]).
+    pub columns_given: bool,
     /// `--clocks-from REPORT` as given: the summary says the clocks came from it.
     pub clocks_from: Option<String>,
 }
@@ -91,7 +95,7 @@ pub fn write_with_ladder(
     let view = &options.view;
     let w = view.words(findings);
     if options.summary_only {
-        return summary::write_summary_with(&w, findings, options.color, out);
+        return write_summary_fitted(&w, findings, options, out);
     }
     match options.format {
         Format::Json => json::write_json_with(&w, findings, out),
@@ -100,10 +104,36 @@ pub fn write_with_ladder(
         Format::Html => html::write_html_with(&w, findings, ladder, out),
         Format::Parquet => parquet::write_parquet_with(&w, findings, out),
         Format::Table => {
-            let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
-            table::write_table_with(&w, findings, columns, view.width, options.color, out)?;
+            match view.width {
+                Some(width) if !view.columns_given => {
+                    // without --columns, a --tz table shows the time
+                    let with_time = view.columns.as_deref().is_some_and(|c| c.contains(&table::Column::Time));
+                    fit::write_fitted(&w, findings, with_time, width, options.color, out)?;
+                }
+                _ => {
+                    let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
+                    table::write_table_with(&w, findings, columns, view.width, options.color, out)?;
+                }
+            }
             writeln!(out)?;
-            summary::write_summary_with(&w, findings, options.color, out)
+            write_summary_fitted(&w, findings, options, out)
+        }
+    }
+}
+
+/// The summary; on a terminal (`view.width`) its long lines wrapped to the width.
+fn write_summary_fitted(
+    w: &words::Words<'_>,
+    findings: &Findings,
+    options: &ReportOptions,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    match options.view.width {
+        None => summary::write_summary_with(w, findings, options.color, out),
+        Some(width) => {
+            let mut text = Vec::new();
+            summary::write_summary_with(w, findings, options.color, &mut text)?;
+            out.write_all(fit::wrap_lines(&String::from_utf8_lossy(&text), width).as_bytes())
         }
     }
 }

@@ -297,6 +297,11 @@ impl RequestTally {
     /// Patterns with their counts and styles, ordered as [`patterns`]. A
     /// pattern's style is its first request's.
     fn patterns(&self) -> Vec<(usize, String, Style)> {
+        self.patterns_with_first().into_iter().map(|(n, text, style, _)| (n, text, style)).collect()
+    }
+
+    /// [`RequestTally::patterns`] with the number of each pattern's first request.
+    fn patterns_with_first(&self) -> Vec<(usize, String, Style, u64)> {
         let mut counts: BTreeMap<String, (usize, u64, Style)> = BTreeMap::new();
         for (shape, s) in &self.shapes {
             let text = match s.clients.len() {
@@ -310,11 +315,61 @@ impl RequestTally {
                 (e.1, e.2) = (s.first, s.style);
             }
         }
-        let mut list: Vec<(usize, String, Style)> =
-            counts.into_iter().map(|(text, (n, _, style))| (n, text, style)).collect();
+        let mut list: Vec<(usize, String, Style, u64)> =
+            counts.into_iter().map(|(text, (n, first, style))| (n, text, style, first)).collect();
         list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         list
     }
+}
+
+/// The summary's first block as data (the HTML page's overview): the
+/// headline, the time span line (with `--tz`), and each pattern with its
+/// count, tone (`good`, `warn`, `bad`) and first request.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Overview {
+    pub headline: String,
+    pub span: Option<String>,
+    pub patterns: Vec<OverviewPattern>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct OverviewPattern {
+    pub requests: usize,
+    pub text: String,
+    pub tone: &'static str,
+    pub first: u64,
+}
+
+/// [`Overview`] of these findings, in the words of the text summary.
+pub fn overview(w: &Words<'_>, findings: &Findings) -> Overview {
+    let tally = RequestTally::of(w, findings);
+    let patterns = (tally.patterns_with_first().into_iter())
+        .map(|(requests, text, style, first)| OverviewPattern {
+            requests,
+            text,
+            tone: match style {
+                Style::Bad => "bad",
+                Style::Warn => "warn",
+                _ => "good",
+            },
+            first,
+        })
+        .collect();
+    Overview {
+        headline: headline(w, &tally),
+        span: time_span(w, tally.span).map(|s| s.trim().to_string()),
+        patterns,
+    }
+}
+
+/// `5 requests across decap → egress → backend (tcp 3, udp 2)`.
+fn headline(w: &Words<'_>, tally: &RequestTally) -> String {
+    let protos: Vec<String> = tally.by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
+    let mut head = format!("{} across {}", plural(tally.requests, "request"), w.labels.join(" → "));
+    if !protos.is_empty() {
+        head.push_str(&format!(" ({})", protos.join(", ")));
+    }
+    head
 }
 
 /// Patterns with their counts and styles, ordered as [`patterns`].
@@ -334,7 +389,10 @@ pub(crate) fn plural(n: usize, word: &str) -> String {
 fn pattern_style(r: &Request) -> Style {
     match (r.reply.path, r.outcome.kind) {
         (ReplyPath::ReplyLost | ReplyPath::NoReply, _) => Style::Bad,
-        (_, OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply) => Style::Bad,
+        (
+            _,
+            OutcomeKind::Reset | OutcomeKind::IcmpError | OutcomeKind::NoReply | OutcomeKind::DataStopped,
+        ) => Style::Bad,
         (ReplyPath::Bypassed, _) | (_, OutcomeKind::HandshakeOnly | OutcomeKind::Midstream) => Style::Warn,
         _ => Style::Good,
     }
@@ -491,12 +549,7 @@ pub fn write_summary_tallied(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let labels = &w.labels;
-    let protos: Vec<String> = tally.by_proto.iter().map(|(p, n)| format!("{p} {n}")).collect();
-    let mut head = format!("{} across {}", plural(tally.requests, "request"), labels.join(" → "));
-    if !protos.is_empty() {
-        head.push_str(&format!(" ({})", protos.join(", ")));
-    }
-    writeln!(out, "{}", paint(&head, Style::Bold, color))?;
+    writeln!(out, "{}", paint(&headline(w, tally), Style::Bold, color))?;
     if let Some(line) = time_span(w, tally.span) {
         writeln!(out, "{line}")?;
     }

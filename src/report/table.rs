@@ -85,6 +85,22 @@ pub fn shorten_endpoint(text: &str, max: usize) -> String {
     middle_ellipsis(text, max)
 }
 
+/// Fewest characters an elided address keeps (`19…42`): its start and end.
+pub const MIN_ELIDED_ADDRESS: usize = 5;
+
+/// An endpoint (`ip:port`, `[v6]:port` or a bare address) shortened to
+/// `max` characters where it can be: the address loses its middle (`…`),
+/// keeping its start and end and at least [`MIN_ELIDED_ADDRESS`] characters;
+/// the port is never cut: `198.18.90.42:41010` → `198.1…0.42:41010`.
+pub fn elide_endpoint(e: crate::verdict::Endpoint, max: usize) -> String {
+    let addr = super::endpoint::addr_text(e.addr);
+    let (open, close) = if e.addr.is_ipv6() && e.port.is_some() { ("[", "]") } else { ("", "") };
+    let port = e.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let fixed = open.len() + close.len() + port.len();
+    let keep = max.saturating_sub(fixed).max(MIN_ELIDED_ADDRESS);
+    format!("{open}{}{close}{port}", middle_ellipsis(&addr, keep))
+}
+
 /// The reply column: path plus where it went wrong.
 pub fn reply_text(w: &Words<'_>, r: &Request) -> String {
     let reply = &r.reply;
@@ -145,7 +161,7 @@ pub fn match_text(r: &Request) -> &'static str {
     weakest_match(r).map_or("-", |s| s.wire())
 }
 
-fn reply_style(r: &Request) -> Style {
+pub(crate) fn reply_style(r: &Request) -> Style {
     match r.reply.path {
         ReplyPath::SamePath => Style::Good,
         ReplyPath::Bypassed => Style::Warn,
@@ -153,7 +169,7 @@ fn reply_style(r: &Request) -> Style {
     }
 }
 
-fn outcome_style(r: &Request) -> Style {
+pub(crate) fn outcome_style(r: &Request) -> Style {
     match r.outcome.kind {
         OutcomeKind::Completed => Style::Good,
         OutcomeKind::HandshakeOnly | OutcomeKind::Midstream => Style::Warn,
@@ -194,6 +210,9 @@ pub enum Column {
     Time,
     /// Every capture point, in path order.
     Hops,
+    /// Where the source changed, before → after (and where the destination
+    /// did, marked `dst`); `-` when neither did.
+    Source,
     /// One capture point (by its position in the run).
     Hop(usize),
     /// The points a name of `--columns` stands for, known once the captures
@@ -208,9 +227,23 @@ pub enum Column {
     Identity,
 }
 
-/// The columns `--columns` names, besides capture labels.
-pub const COLUMN_NAMES: [&str; 9] =
-    ["request", "proto", "service", "time", "hops", "reply", "outcome", "match", "identity"];
+/// The columns `--columns` names, besides capture labels and `all`.
+pub const COLUMN_NAMES: [&str; 10] =
+    ["request", "proto", "service", "time", "hops", "source", "reply", "outcome", "match", "identity"];
+
+/// `--columns all`: every column, in the order of [`COLUMN_NAMES`].
+pub const ALL_COLUMNS: [Column; 10] = [
+    Column::Request,
+    Column::Proto,
+    Column::Service,
+    Column::Time,
+    Column::Hops,
+    Column::Source,
+    Column::Reply,
+    Column::Outcome,
+    Column::Match,
+    Column::Identity,
+];
 
 /// The default columns.
 pub const DEFAULT_COLUMNS: [Column; 6] =
@@ -235,19 +268,12 @@ impl Column {
     pub fn parse_list(text: &str, labels: &[&str]) -> Result<Vec<Column>, String> {
         let mut out = Vec::new();
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let fixed = [
-                Column::Request,
-                Column::Proto,
-                Column::Service,
-                Column::Time,
-                Column::Hops,
-                Column::Reply,
-                Column::Outcome,
-                Column::Match,
-                Column::Identity,
-            ];
+            if name.eq_ignore_ascii_case("all") {
+                out.extend(ALL_COLUMNS);
+                continue;
+            }
             let column = match COLUMN_NAMES.iter().position(|c| c.eq_ignore_ascii_case(name)) {
-                Some(i) => fixed[i],
+                Some(i) => ALL_COLUMNS[i],
                 None if name == "#" => Column::Request,
                 // Parsed once per run: the few names live as long as the process.
                 None if crate::config::names_a_capture(name, labels) => {
@@ -255,8 +281,8 @@ impl Column {
                 }
                 None => {
                     return Err(format!(
-                    "--columns: no column {name:?}; columns are {}, a capture label ({}) or a sub-point's \
-                         label such as {}(out if3)",
+                    "--columns: no column {name:?}; columns are {} (all: every one), a capture label ({}) or \
+                         a sub-point's label such as {}(out if3)",
                     COLUMN_NAMES.join(", "),
                     labels.join(", "),
                     labels.last().unwrap_or(&"node")
@@ -274,27 +300,41 @@ impl Column {
 
 /// How long names and endpoints may be in cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Fit {
+pub(crate) struct Fit {
     endpoint: usize,
     name: usize,
+    /// IPv4 endpoints are shortened too (only the tightest fits).
+    v4: bool,
 }
 
-/// From roomy to tight: tried in turn until the table fits the width. An
-/// IPv4 endpoint has at most 21 characters and is never shortened; long IPv6
-/// addresses lose their middle, names too, ports never.
-const FITS: [Fit; 5] = [
-    Fit { endpoint: MAX_ENDPOINT_CHARS, name: 32 },
-    Fit { endpoint: 24, name: 20 },
-    Fit { endpoint: 20, name: 14 },
-    Fit { endpoint: 17, name: 8 },
-    // the narrowest: addresses only (the names stay in CSV, JSON and HTML)
-    Fit { endpoint: 15, name: 0 },
+/// From roomy to tight: tried in turn until the table fits the width. Long
+/// IPv6 addresses lose their middle first, names too, ports never; in the
+/// tightest fits IPv4 addresses lose their middle too (see [`elide_endpoint`]).
+pub(crate) const FITS: [Fit; 7] = [
+    Fit { endpoint: MAX_ENDPOINT_CHARS, name: 32, v4: false },
+    Fit { endpoint: 24, name: 20, v4: false },
+    Fit { endpoint: 20, name: 14, v4: false },
+    Fit { endpoint: 17, name: 8, v4: false },
+    // addresses only (the names stay in CSV, JSON and HTML)
+    Fit { endpoint: 15, name: 0, v4: false },
+    Fit { endpoint: 17, name: 0, v4: true },
+    // the narrowest: every address down to a few of its first and last characters
+    Fit { endpoint: 13, name: 0, v4: true },
 ];
 
+/// The fits whose addresses still read well (the last, [`FITS`]'s narrowest,
+/// keeps only a few characters of each address).
+pub(crate) const READABLE_FITS: usize = FITS.len() - 1;
+
 /// An endpoint with its name, both shortened to fit: `name (ip:port)`.
-fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit) -> String {
-    let text = super::endpoint::endpoint_text(e);
-    let text = if e.addr.is_ipv4() { text } else { shorten_endpoint(&text, fit.endpoint) };
+pub(crate) fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit) -> String {
+    let text = if e.addr.is_ipv4() && !fit.v4 {
+        super::endpoint::endpoint_text(e)
+    } else if fit.v4 {
+        elide_endpoint(e, fit.endpoint)
+    } else {
+        shorten_endpoint(&super::endpoint::endpoint_text(e), fit.endpoint)
+    };
     match w.name_of(e.addr).filter(|_| fit.name > 0) {
         Some(name) => format!("{} ({text})", middle_ellipsis(name, fit.name)),
         None => text,
@@ -331,7 +371,7 @@ fn hop_cells<'r>(
 
 /// The service cell: protocol and server endpoint at capture 1 (the first
 /// capture that saw the request), with its name.
-fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
+pub(crate) fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
     let server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server);
     match server {
         Some(s) => format!("{} {}", r.proto.wire(), endpoint_cell(w, s, fit)),
@@ -339,8 +379,37 @@ fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
     }
 }
 
+/// Each change of the source (then of the destination, marked `dst`) as
+/// `A->B before → after` (`A->B proxy before → after` for a new connection).
+pub(crate) fn change_lines(w: &Words<'_>, r: &Request, fit: Fit) -> Vec<String> {
+    let source = r.source.iter().map(|c| (c, ""));
+    let destination = r.destination.iter().map(|c| (c, "dst "));
+    source
+        .chain(destination)
+        .map(|(c, side)| {
+            let kind = if c.kind == crate::verdict::ChangeKind::Proxy { "proxy " } else { "" };
+            format!(
+                "{} {side}{kind}{} → {}",
+                w.between(c.between),
+                endpoint_cell(w, c.before, fit),
+                endpoint_cell(w, c.after, fit)
+            )
+        })
+        .collect()
+}
+
+/// The source cell: [`change_lines`] joined by `; `, `-` when none.
+fn source_cell(w: &Words<'_>, r: &Request, fit: Fit) -> (String, Style) {
+    let lines = change_lines(w, r, fit);
+    if lines.is_empty() {
+        ("-".to_string(), Style::Plain)
+    } else {
+        (lines.join("; "), Style::Warn)
+    }
+}
+
 /// The time cell: `YYYY-MM-DD HH:MM:SS.ffffff` at capture 1 in the `--tz` zone.
-fn time_cell(w: &Words<'_>, r: &Request) -> String {
+pub(crate) fn time_cell(w: &Words<'_>, r: &Request) -> String {
     let default = crate::report::when::TimeStyle::default();
     let style = w.time.unwrap_or(&default);
     r.captures
@@ -352,7 +421,7 @@ fn time_cell(w: &Words<'_>, r: &Request) -> String {
 
 /// The columns expanded for the run's points (`labels`): `Hops` becomes one
 /// hop per point, a name the points it stands for.
-fn expand(columns: &[Column], labels: &[&str]) -> Vec<Column> {
+pub(crate) fn expand(columns: &[Column], labels: &[&str]) -> Vec<Column> {
     let captures = labels.len();
     columns
         .iter()
@@ -390,6 +459,7 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Service => "service",
                 Column::Time => "time",
                 Column::Hop(i) => w.label(*i),
+                Column::Source => "source",
                 Column::Reply => "reply",
                 Column::Outcome => "outcome",
                 Column::Match | Column::Hops => "match",
@@ -417,6 +487,7 @@ fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Ve
                 Column::Hop(i) => hops.get(*i).cloned().unwrap_or_else(|| ("-".into(), Style::Plain)),
                 // expanded before (`expand`): never a cell of its own
                 Column::Label(_) => ("-".into(), Style::Plain),
+                Column::Source => source_cell(w, r, fit),
                 Column::Reply => (reply_text(w, r), reply_style(r)),
                 Column::Outcome => (outcome_text(w, r), outcome_style(r)),
                 Column::Match | Column::Hops => (match_text(r).to_string(), match_style(r)),
@@ -711,6 +782,29 @@ mod tests {
         let t = table_in(Some(190), &DEFAULT_COLUMNS, None);
         assert!(widest(&t) <= 190, "{t}");
         assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:a…"), "{t}");
+    }
+
+    #[test]
+    fn elided_endpoints_keep_start_end_and_the_whole_port() {
+        let e = |a: &str, port: Option<u16>| crate::verdict::Endpoint { addr: a.parse().unwrap(), port };
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 18), "198.18.90.42:41010");
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 17), "198.1…90.42:41010");
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 13), "198….42:41010");
+        // never fewer than 5 characters of the address, never a digit of the port
+        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 3), "19…42:41010");
+        assert_eq!(elide_endpoint(e("2001:db8:96::10", Some(80)), 13), "[2001…:10]:80");
+        assert_eq!(elide_endpoint(e("2001:db8:90::42", None), 9), "2001…::42");
+        assert_eq!(elide_endpoint(e("198.19.96.10", None), 9), "198.…6.10");
+    }
+
+    #[test]
+    fn source_column_names_where_and_before_after_of_each_change() {
+        let t = table_in(None, &[Column::Request, Column::Source], None);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "#  source");
+        assert_eq!(lines[1], "1  egress->backend 198.18.90.42:51514 → 198.19.3.17:40112");
+        assert!(t.lines().any(|l| l.ends_with("  -")), "a request without a change: {t}");
+        assert_eq!(Column::parse_list("all", &["a", "b"]).unwrap(), ALL_COLUMNS);
     }
 
     #[test]

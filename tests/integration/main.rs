@@ -47,6 +47,7 @@ mod shards;
 #[cfg(feature = "parquet")]
 mod spark;
 mod stream;
+mod terminal;
 mod util;
 mod verdicts_mutation;
 mod writer;

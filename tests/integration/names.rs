@@ -224,3 +224,95 @@ fn warnings_travel_with_the_csv() {
     ok(run("masquerade-node", &MASQ, &["--warnings-to", empty.to_str().unwrap()]));
     assert_eq!(read(&empty), "");
 }
+
+const ANY_NODE: [&str; 4] = ["decap.pcap", "egress.pcap", "node.pcap", "backend.pcap"];
+
+#[test]
+fn ip_link_output_names_the_sub_points_of_an_any_capture() {
+    // real `ip -o link` / `ip -j link` of a namespace built as the lab's node (pod0 ifindex 2, be0 ifindex 3)
+    for file in ["any-node-ip-o-link.txt", "any-node-ip-j-link.json"] {
+        let with = names(file);
+        let json = ok(run("any-node", &ANY_NODE, &["--names", &with, "--format", "json"]));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let labels: Vec<&str> =
+            v["captures"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+        assert_eq!(labels, ["decap", "egress", "node(in pod0)", "node(out be0)", "backend"], "{file}");
+        let change = &v["requests"][0]["source"]["changed"][0];
+        assert_eq!(change["between"], "node(in pod0)->node(out be0)", "{file}");
+        assert_eq!(change["before"], "198.18.90.42:40001");
+        assert_eq!(v["warnings"].as_array().unwrap().len(), 0, "{file}: {}", v["warnings"]);
+        let table = ok(run("any-node", &ANY_NODE, &["--names", &with]));
+        assert!(table.lines().next().unwrap().contains("→  node(in pod0)  "), "{table}");
+        assert!(table.contains("between node(in pod0) and node(out be0)"), "{table}");
+        // the new names are point names everywhere: --columns takes them
+        let t = ok(run("any-node", &ANY_NODE, &["--names", &with, "--columns", "#,node(out be0)"]));
+        assert_eq!(
+            t.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(),
+            ["#", "node(out", "be0)"]
+        );
+        assert!(t.lines().nth(1).unwrap().ends_with("198.19.3.17:40001"), "{t}");
+    }
+    // without them: the indexes
+    let t = ok(run("any-node", &ANY_NODE, &["--format", "json"]));
+    assert!(t.contains("\"node(in if2)\"") && !t.contains("pod0"));
+    // interface names alone add no name columns of addresses; with hosts names, both apply
+    let links = names("any-node-ip-o-link.txt");
+    let csv = ok(run("any-node", &ANY_NODE, &["--names", &links, "--format", "csv"]));
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains("node(in pod0)_client") && !header.contains("client_name"), "{header}");
+    let both =
+        ok(run("any-node", &ANY_NODE, &["--names", &links, "--names", &names("hosts"), "--format", "csv"]));
+    let header = both.lines().next().unwrap();
+    assert!(header.contains("node(out be0)_client") && header.contains("client_name"), "{header}");
+}
+
+#[test]
+fn ip_link_names_that_cannot_apply_are_warned_about() {
+    // LINUX_SLL carries no interface index: the names cannot be used
+    let out =
+        run("any-node-sll", &ANY_NODE, &["--names", &names("any-node-ip-o-link.txt"), "--format", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(v["captures"][2]["label"], "node(in)");
+    assert!(
+        err.contains("node.pcap: interface names were given to --names") && err.contains("LINUX_SLL"),
+        "{err}"
+    );
+    // an `ip -o link` of another host: the indexes it lacks are named
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other-host.txt");
+    std::fs::write(&other, "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536\n3: eth9: <UP> mtu 1500\n").unwrap();
+    let out = run("any-node", &ANY_NODE, &["--names", other.to_str().unwrap(), "--format", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(v["captures"][2]["label"], "node(in if2)");
+    assert_eq!(v["captures"][3]["label"], "node(out eth9)");
+    assert!(err.contains("name no interface if2 of this capture"), "{err}");
+    // without link names, no such warning
+    let out = run("any-node-sll", &ANY_NODE, &["--names", &names("hosts")]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("interface names"));
+}
+
+#[test]
+fn broken_or_hostile_ip_link_files_are_usage_errors_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("cut.txt", b"1: lo: <LOOPBACK> mtu 65536\n2: eth0: <UP> mtu 1500\n3: be0 garbage\n", "line 3: "),
+        (
+            "blank.txt",
+            b"1: lo: <LOOPBACK> mtu 65536\n2: \x1b\x07(): <UP>\n",
+            "line 2: an interface without a name",
+        ),
+        ("json.json", br#"[{"ifindex":1,"ifname":"lo"},{"ifindex":4294967296,"ifname":"x"}]"#, "item 2 "),
+        ("bytes.txt", b"1: lo: <UP>\n\xff\xfe\x00\x01: x: y\n", "line 2: "),
+    ];
+    for (file, bytes, want) in cases {
+        let path = dir.path().join(file);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run("any-node", &ANY_NODE, &["--names", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(&format!("--names {}: {want}", path.display())), "{file}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

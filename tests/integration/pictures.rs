@@ -213,9 +213,15 @@ fn chromium() -> Option<String> {
 
 /// Loads `page#hash` in headless Chromium and returns the DOM after the script ran.
 fn dump_dom(browser: &str, page: &Path, hash: &str, profile: &Path) -> String {
+    dump_dom_in(browser, page, hash, profile, "1200,900")
+}
+
+/// [`dump_dom`] in a window of `size` (`WIDTH,HEIGHT`).
+fn dump_dom_in(browser: &str, page: &Path, hash: &str, profile: &Path, size: &str) -> String {
     let url = format!("file://{}#{hash}", page.display());
     let out = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"])
+        .arg(format!("--window-size={size}"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--dump-dom", &url])
         .output()
@@ -359,4 +365,123 @@ fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
     assert!(out.status.success());
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real picture, {} bytes", png.len());
+}
+
+/// A `data-NAME="N"` number of the page's body (what its script measured).
+fn body_number(dom: &str, name: &str) -> i64 {
+    let body = &dom[dom.find("<body").unwrap()..];
+    let body = &body[..body.find('>').unwrap()];
+    let at = body.find(&format!("data-{name}=\"")).unwrap_or_else(|| panic!("no data-{name} in {body}"));
+    let v = &body[at + name.len() + 7..];
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+/// The first request of a JSON report that did not go through cleanly (the
+/// page's "first failure"), else the first request.
+fn first_failure_or_first(report: &Value) -> u64 {
+    let requests = report["requests"].as_array().unwrap();
+    let failed = |r: &&Value| {
+        r["reply"]["path"] != "same-path"
+            || ["reset", "icmp-error", "no-reply", "data-stopped", "handshake-only"]
+                .contains(&r["outcome"]["kind"].as_str().unwrap())
+    };
+    requests.iter().find(failed).or(requests.first()).unwrap()["request"].as_u64().unwrap()
+}
+
+#[test]
+fn html_first_screen_opens_on_the_first_failure_with_its_ladder_above_the_fold() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tmp.path().join("profile");
+    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
+    // a failure late in the run (no-return-route: all), among completed ones (reject: 2 of 5),
+    // none (masquerade-node), many requests (concurrent), five points (any-node)
+    let cases = [
+        ("reject", Some(2), true),
+        ("no-return-route", Some(1), true),
+        ("masquerade-node", Some(1), false),
+        ("concurrent", None, false),
+        ("any-node", Some(1), false),
+        ("pmtu-blackhole", None, true),
+    ];
+    for (scenario, want, failure) in cases {
+        let page = tmp.path().join(format!("{scenario}.html"));
+        let json = tmp.path().join(format!("{scenario}.json"));
+        tuplecorr(&lab.join(scenario), &["-o", page.to_str().unwrap()]);
+        tuplecorr(&lab.join(scenario), &["-o", json.to_str().unwrap()]);
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let first = first_failure_or_first(&report);
+        if let Some(want) = want {
+            assert_eq!(first, want, "{scenario}: the lab's first failure");
+        }
+        let dom = dump_dom_in(&browser, &page, "", &profile, "1280,800");
+        assert_eq!(body_number(&dom, "selected") as u64, first, "{scenario}: the page opens on it");
+        let heading = dom[dom.find("id=\"detail\"").unwrap()..].split("<h3>").nth(1).unwrap();
+        let heading = &heading[..heading.find('<').unwrap()];
+        let why = if failure { "the first failure" } else { "the first request" };
+        assert!(
+            heading.starts_with(&format!("Request {first} (")) && heading.contains(why),
+            "{scenario}: {}",
+            &heading[..heading.len().min(80)]
+        );
+        // its ladder within the first screen: whole when it is short, else its top 300 px
+        let (top, bottom, screen) = (
+            body_number(&dom, "ladder-top"),
+            body_number(&dom, "ladder-bottom"),
+            body_number(&dom, "viewport-height"),
+        );
+        assert!(screen >= 500, "{scenario}: a viewport of {screen} px");
+        assert!(
+            top > 0 && top + 300.min(bottom - top) <= screen,
+            "{scenario}: ladder {top}..{bottom} in a {screen} px screen"
+        );
+        assert!(
+            dom.contains("<tr data-request=\"1\" tabindex=\"0\" title=\"draw the ladder of request 1\""),
+            "{scenario}: rows say they open a ladder"
+        );
+        let selected = dom.split("<tr ").filter(|t| t.contains("class=\"selected\"")).count();
+        assert_eq!(selected, 1, "{scenario}: one row marked");
+        assert!(dom.contains("id=\"hint\""));
+        // the summary: patterns with counts first, the text report below, collapsed
+        let patterns = &dom[dom.find("<ul id=\"patterns\">").unwrap()..];
+        let patterns = &patterns[..patterns.find("</ul>").unwrap()];
+        let counts: Vec<u64> = patterns
+            .split("<span class=\"n\">")
+            .skip(1)
+            .map(|p| p[..p.find('<').unwrap()].parse().unwrap())
+            .collect();
+        let total = report["requests"].as_array().unwrap().len() as u64;
+        assert!(!counts.is_empty() && counts.len() <= 6, "{scenario}: {counts:?}");
+        if !dom.contains("more patterns in the full summary") {
+            assert_eq!(counts.iter().sum::<u64>(), total, "{scenario}: every request in a pattern");
+        }
+        assert!(patterns.contains("<li class=\"bad\"") == failure, "{scenario}: a red pattern for a failure");
+        let details = dom.find("<details id=\"summary\">").expect("the full summary collapsed (not open)");
+        assert!(dom.find("id=\"summary-text\"").unwrap() > details);
+        assert!(
+            dom.find("id=\"detail\"").unwrap() < dom.find("<table id=\"table\">").unwrap(),
+            "the ladder above the table"
+        );
+    }
+    // #request=N still opens N (and says nothing of failures)
+    let page = tmp.path().join("reject.html");
+    let dom = dump_dom_in(&browser, &page, "request=5", &profile, "1280,800");
+    assert_eq!(body_number(&dom, "selected"), 5);
+    // the screenshot of the first screen: 1280 x 800, a real picture (PNG IHDR width and height)
+    let shot = tmp.path().join("first.png");
+    let out = Command::new(&browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,800"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a real picture, {} bytes", png.len());
+    let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((be(16), be(20)), (1280, 800), "the screenshot is the first screen");
 }

@@ -33,8 +33,39 @@
   const ms = (v) => (v == null ? "" : v.toFixed(3) + " ms");
   const nsMs = (ns) => (ns / 1e6).toFixed(3) + " ms";
 
-  // ---- summary ----
+  // ---- overview: the summary's patterns with their counts ----
+  const O = data("tc-overview");
+  const MAX_PATTERNS = 6;
   document.getElementById("version").textContent = "tuplecorr " + F.tuplecorr;
+  document.getElementById("headline").textContent = O.overview.headline;
+  if (O.overview.span) {
+    const sp = document.getElementById("span");
+    sp.textContent = O.overview.span;
+    sp.hidden = false;
+  }
+  const summaryBox = document.getElementById("summary");
+  const patternList = document.getElementById("patterns");
+  for (const p of O.overview.patterns.slice(0, MAX_PATTERNS)) {
+    const li = el("li", { class: p.tone, tabindex: "0", title: "draw the ladder of request " + p.first + ", the first of these" },
+      el("span", { class: "n" }, p.requests), el("span", { class: "text" }, p.text));
+    li.dataset.first = String(p.first);
+    const open = () => { showDetail(p.first); focusBox.scrollIntoView({ block: "start" }); };
+    li.addEventListener("click", open);
+    li.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
+    patternList.append(li);
+  }
+  if (O.overview.patterns.length > MAX_PATTERNS) {
+    const more = document.getElementById("more-patterns");
+    more.textContent = "and " + (O.overview.patterns.length - MAX_PATTERNS) + " more patterns in the full summary below";
+    more.hidden = false;
+  }
+  if (F.warnings.length) {
+    const line = document.getElementById("warning-line");
+    line.textContent = "⚠ " + F.warnings.length + (F.warnings.length === 1 ? " warning" : " warnings") + " in the full summary below";
+    line.hidden = false;
+    line.addEventListener("click", () => { summaryBox.open = true; summaryBox.scrollIntoView(); });
+  }
+  const focusBox = document.getElementById("focus");
   document.getElementById("summary-text").textContent = data("tc-summary");
   tableOf(
     document.getElementById("captures"),
@@ -152,8 +183,13 @@
   function render() {
     const frag = document.createDocumentFragment();
     for (const i of shown.slice(0, limit)) {
-      const tr = el("tr", { "data-request": F.requests[i].request }, ...rows[i].map((c) => el("td", {}, c)));
-      tr.addEventListener("click", () => showDetail(F.requests[i].request));
+      const n = F.requests[i].request;
+      const tr = el("tr", { "data-request": n, tabindex: "0", title: "draw the ladder of request " + n },
+        ...rows[i].map((c) => el("td", {}, c)));
+      tr.classList.toggle("selected", n === current);
+      const open = () => { showDetail(n); focusBox.scrollIntoView({ block: "start" }); };
+      tr.addEventListener("click", open);
+      tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
       frag.append(tr);
     }
     tbody.replaceChildren(frag);
@@ -166,22 +202,26 @@
 
   // ---- detail: ladder and evidence ----
   const byNumber = new Map(F.requests.map((r) => [r.request, r]));
-  function showDetail(n) {
+  let current = null;
+  // `opened`: why the page opened on it (its first screen), else chosen by the reader.
+  function showDetail(n, opened) {
     const r = byNumber.get(n);
     const d = document.getElementById("detail");
     if (!r) { d.hidden = true; return; }
+    current = n;
     for (const tr of tbody.children) tr.classList.toggle("selected", tr.dataset.request === String(n));
+    const title = "Request " + r.request + " (" + r.proto + ")" + (opened ? " — " + opened : "");
     d.replaceChildren(
-      el("h3", {}, "Request " + r.request + " (" + r.proto + ")"),
+      el("h3", {}, title),
       el("p", {}, r.explanation),
-      ladder(r, ladders.get(r.request)),
+      el("div", { class: "scroll" }, ladder(r, ladders.get(r.request))),
       el("h3", {}, "Per capture point"),
-      hopsTable(r),
+      el("div", { class: "scroll" }, hopsTable(r)),
       el("h3", {}, "Evidence of each match"),
       evidence(r)
     );
     d.hidden = false;
-    if (location.hash !== "#request=" + n) history.replaceState(null, "", "#request=" + n);
+    if (!opened && location.hash !== "#request=" + n) history.replaceState(null, "", "#request=" + n);
   }
   function hopsTable(r) {
     const t = el("table");
@@ -316,7 +356,17 @@
   if (params.has("reply")) fReply.value = params.get("reply");
   if (params.has("source")) fSource.value = params.get("source");
   applyFilters();
+  // The first screen: the ladder of the request asked for, else of the first
+  // failure, else of the first request.
   if (params.has("request")) showDetail(Number(params.get("request")));
+  else if (O.selected != null) showDetail(O.selected, O.failure ? "the first failure" : "the first request");
+  // Where the first screen's ladder lies (tests read it from the DOM).
+  const box = document.querySelector("#detail svg.ladder");
+  if (box) {
+    const b = box.getBoundingClientRect();
+    Object.assign(document.body.dataset, { selected: String(current), ladderTop: String(Math.round(b.top)),
+      ladderBottom: String(Math.round(b.bottom)), viewportHeight: String(window.innerHeight) });
+  }
   // Milliseconds from the start of navigation until the page was drawn (scripts/html-scale.sh reads it).
   document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
