@@ -15,6 +15,7 @@ mod compare_lab;
 mod corpus_nat;
 mod decode;
 mod docs;
+mod follow;
 mod formats;
 mod golden;
 mod honest_input;

@@ -1,0 +1,289 @@
+//! `--follow` (issue "Live"): captures still being written — FIFOs fed in
+//! real time, as `tcpdump -U -w FIFO` feeds them, and a regular file that
+//! grows — are correlated as their packets come: rows appear while the
+//! captures are still being written, equal to the batch run's rows over the
+//! same packets; the run ends at the first input's end, after --follow-idle
+//! on a silent file, or on SIGINT with the summary on stderr.
+
+use crate::util::write_spread_mix_set;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Writes the classic pcap `file` into `to` (a FIFO: the open waits for the
+/// reader; or a regular file, appended to) as tcpdump -U would: each record
+/// at its time after the first (real time), then keeps it open `hold`
+/// longer. Runs detached.
+fn replay(file: PathBuf, to: PathBuf, hold: Duration) {
+    std::thread::spawn(move || {
+        let bytes = std::fs::read(&file).unwrap();
+        let (le, ns) = match bytes[..4] {
+            [0xd4, 0xc3, 0xb2, 0xa1] => (true, false),
+            [0x4d, 0x3c, 0xb2, 0xa1] => (true, true),
+            [0xa1, 0xb2, 0xc3, 0xd4] => (false, false),
+            [0xa1, 0xb2, 0x3c, 0x4d] => (false, true),
+            _ => panic!("{}: not a classic pcap", file.display()),
+        };
+        let u32_at = |at: usize| {
+            let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+            if le {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            }
+        };
+        let Ok(mut out) = std::fs::OpenOptions::new().append(true).open(&to) else { return };
+        if out.write_all(&bytes[..24]).is_err() {
+            return;
+        }
+        let start = Instant::now();
+        let mut first = None;
+        let mut at = 24;
+        while at + 16 <= bytes.len() {
+            let frac = u64::from(u32_at(at + 4));
+            let t = u64::from(u32_at(at)) * 1_000_000_000 + if ns { frac } else { frac * 1000 };
+            let len = u32_at(at + 8) as usize;
+            let due = Duration::from_nanos(t - *first.get_or_insert(t));
+            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            if out.write_all(&bytes[at..at + 16 + len]).is_err() {
+                return;
+            }
+            at += 16 + len;
+        }
+        std::thread::sleep(hold);
+    });
+}
+
+/// The first line where two reports differ, both ways.
+fn first_difference(a: &str, b: &str) -> String {
+    let (mut la, mut lb) = (a.lines(), b.lines());
+    for n in 1.. {
+        match (la.next(), lb.next()) {
+            (None, None) => return "no difference".into(),
+            (x, y) if x != y => return format!("line {n}:\n live:  {x:?}\n batch: {y:?}"),
+            _ => {}
+        }
+    }
+    unreachable!()
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success(), "mkfifo {}", path.display());
+}
+
+/// A run of tuplecorr whose stdout lines are timed as they come.
+struct Timed {
+    lines: Vec<(Duration, String)>,
+    stderr: String,
+    status: Option<i32>,
+}
+
+fn run_timed(args: &[String], dir: &Path, limit: Duration, interrupt_after: Option<Duration>) -> Timed {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send((start.elapsed(), line));
+        }
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let mut interrupted = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if interrupt_after.is_some_and(|after| !interrupted && start.elapsed() > after) {
+            interrupted = true;
+            assert!(Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap().success());
+        }
+        if start.elapsed() > limit {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            let _ = child.wait();
+            panic!("tuplecorr --follow still running after {limit:?}: {}", err.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = err.join().unwrap();
+    let lines = rx.try_iter().collect();
+    Timed { lines, stderr, status }
+}
+
+/// 120 requests, one every 100 ms (12 s), at three points whose clocks are
+/// seconds apart (the mix's offsets), written as classic pcap files.
+fn spread_set(dir: &Path) -> Vec<PathBuf> {
+    let names = write_spread_mix_set(dir, 120, 100_000_000 - 200_000);
+    names.iter().map(|n| dir.join(n)).collect()
+}
+
+fn batch_csv(files: &[PathBuf], dir: &Path) -> String {
+    let labels = ["decap", "egress", "backend"];
+    let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(dir)
+        .arg("--format")
+        .arg("csv")
+        .args(labels.iter().zip(files).map(|(l, f)| format!("{l}={}", f.display())))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn rows_come_while_the_fifos_are_written_and_equal_the_batch_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let batch = batch_csv(&files, dir.path());
+    assert_eq!(batch.lines().count(), 121, "{batch}");
+    let labels = ["decap", "egress", "backend"];
+    let mut args = vec!["--follow".to_string(), "--format".into(), "csv".into()];
+    for (label, file) in labels.iter().zip(&files) {
+        let fifo = dir.path().join(format!("{label}.fifo"));
+        mkfifo(&fifo);
+        replay(file.clone(), fifo.clone(), Duration::from_secs(3));
+        args.push(format!("{label}={}", fifo.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let live: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(live == batch, "the live rows differ from the batch run's:\n{}", first_difference(&live, &batch));
+    // Live: the first request (at 0 s) is written about 8 s after its window,
+    // well before the writers end (12 s of packets, then 3 s open).
+    let at = |n: usize| run.lines[n].0;
+    assert!(at(1) < Duration::from_secs(12), "request 1 written at {:?}", at(1));
+    let before_end = run.lines.iter().filter(|(t, _)| *t < Duration::from_secs(12)).count();
+    assert!(before_end >= 20, "only {before_end} rows before the captures ended");
+    assert!(run.stderr.contains("120 requests across decap → egress → backend"), "{}", run.stderr);
+    assert!(!run.stderr.contains("came more than"), "late packets: {}", run.stderr);
+}
+
+#[test]
+fn a_growing_file_is_followed_until_it_is_silent_for_follow_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let batch = batch_csv(&files, dir.path());
+    // Each point's file is written as tcpdump -U -w FILE writes it: empty
+    // when the run starts, each packet appended at its time.
+    let labels = ["decap", "egress", "backend"];
+    let mut args =
+        vec!["--follow".to_string(), "--follow-idle".into(), "3".into(), "--format".into(), "csv".into()];
+    for (label, file) in labels.iter().zip(&files) {
+        let growing = dir.path().join(format!("{label}-growing.pcap"));
+        std::fs::write(&growing, b"").unwrap();
+        replay(file.clone(), growing.clone(), Duration::ZERO);
+        args.push(format!("{label}={}", growing.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let live: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(live == batch, "the live rows differ from the batch run's:\n{}", first_difference(&live, &batch));
+    assert!(run.lines[1].0 < Duration::from_secs(12), "request 1 written at {:?}", run.lines[1].0);
+    assert!(run.stderr.contains("no byte came for 3 s (--follow-idle)"), "{}", run.stderr);
+}
+
+#[test]
+fn sigint_ends_a_live_run_with_what_was_read_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let labels = ["decap", "egress", "backend"];
+    let mut args = vec!["--follow".to_string(), "--format".into(), "ndjson".into()];
+    for (label, file) in labels.iter().zip(&files) {
+        let fifo = dir.path().join(format!("{label}.fifo"));
+        mkfifo(&fifo);
+        // The writers stay open long after their packets: only the signal ends the run.
+        replay(file.clone(), fifo.clone(), Duration::from_secs(120));
+        args.push(format!("{label}={}", fifo.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(60), Some(Duration::from_secs(16)));
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let requests: Vec<serde_json::Value> =
+        run.lines.iter().map(|(_, l)| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(requests.len(), 120, "every request was read before the signal");
+    let ends = run.lines.iter().map(|(t, _)| *t).max().unwrap();
+    assert!(ends < Duration::from_secs(20), "the last line came {ends:?} after the start");
+    assert!(run.stderr.contains("the run was stopped (SIGINT or SIGTERM)"), "{}", run.stderr);
+    assert!(run.stderr.contains("120 requests across decap → egress → backend"), "{}", run.stderr);
+}
+
+#[test]
+fn the_first_input_to_end_ends_the_live_run_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let labels = ["decap", "egress", "backend"];
+    let mut args = vec!["--follow".to_string(), "--format".into(), "csv".into()];
+    for (i, (label, file)) in labels.iter().zip(&files).enumerate() {
+        let fifo = dir.path().join(format!("{label}.fifo"));
+        mkfifo(&fifo);
+        // The backend's writer ends with its packets; the others stay open for minutes.
+        let hold = if i == 2 { Duration::ZERO } else { Duration::from_secs(300) };
+        replay(file.clone(), fifo.clone(), hold);
+        args.push(format!("{label}={}", fifo.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(60), None);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    assert_eq!(run.lines.len(), 121, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("this input was still open when backend's ended: the live run ended with it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn follow_refuses_what_it_cannot_write_live() {
+    let lab = crate::util::testdata("lab/reject");
+    let caps: Vec<String> = ["decap", "egress", "backend"]
+        .iter()
+        .map(|l| lab.join(format!("{l}.pcap")).display().to_string())
+        .collect();
+    for (extra, message) in [
+        (
+            &["--format", "table"][..],
+            "--follow writes each request as soon as it is settled: it needs --format csv or ndjson",
+        ),
+        (&["--format", "csv", "--stream"][..], "it needs no --stream"),
+        (&["--format", "csv", "--pcapng", "x.pcapng"][..], "it needs no --pcapng"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .arg("--follow")
+            .args(extra)
+            .args(&caps)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(message),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .args(["--follow", "--format", "csv"])
+        .arg(format!("decap={}", caps[0]))
+        .arg(format!("decap={}", caps[1]))
+        .arg(format!("backend={}", caps[2]))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("--follow reads one input per capture point: decap is given 2 files"));
+}
