@@ -400,7 +400,7 @@ fn correlate_stream(
         all.extend(new);
     };
     let mut checks = Vec::new();
-    note(crate::checks::same_captures(&config.captures), &mut checks);
+    note(crate::checks::same_captures(&config.captures, stream.follow.is_some()), &mut checks);
     let mut windows = Vec::new();
     let mut hits = report::FailOnHits::default();
     let mut stopped: Option<crate::read::ReadError> = None;

@@ -29,8 +29,9 @@ fn warning(label: &str, message: String) -> WarningOut {
 }
 
 /// Captures given twice: the same file (device and inode, also by another
-/// path), or two files of the same size whose first MiB is identical.
-pub fn same_captures(captures: &[CaptureSpec]) -> Vec<WarningOut> {
+/// path), or (`live` false) two files of the same size whose first MiB is
+/// identical; live captures are still being written (all empty at the start).
+pub fn same_captures(captures: &[CaptureSpec], live: bool) -> Vec<WarningOut> {
     struct Seen {
         label: String,
         id: Option<(u64, u64)>,
@@ -49,6 +50,7 @@ pub fn same_captures(captures: &[CaptureSpec]) -> Vec<WarningOut> {
             // Only regular files are compared by their bytes: reading a pipe's
             // first MiB here would take it from the run (and pipes all have length 0).
             let same_bytes = !same_file
+                && !live
                 && meta.is_file()
                 && c.readable_again()
                 && me.len == other.len
@@ -302,7 +304,7 @@ pub fn premises(findings: &Findings, part: bool) -> Vec<WarningOut> {
 
 /// Every check of this module, for the main form.
 pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
-    let mut w = same_captures(&config.captures);
+    let mut w = same_captures(&config.captures, false);
     w.extend(premises(findings, config.shard.is_some()));
     w.extend(clock_mistakes(config, findings));
     w
@@ -325,14 +327,19 @@ mod tests {
         std::fs::write(&b, b"same bytes").unwrap();
         let c = dir.path().join("c.pcap");
         std::fs::write(&c, b"other byte").unwrap();
-        let w = same_captures(&[spec("decap", &a), spec("egress", &dir.path().join("./a.pcap"))]);
+        let w = same_captures(&[spec("decap", &a), spec("egress", &dir.path().join("./a.pcap"))], false);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].label, "egress");
         assert!(w[0].message.starts_with("decap and egress are the same file"), "{}", w[0].message);
-        let w = same_captures(&[spec("decap", &a), spec("egress", &c), spec("backend", &b)]);
+        let three = [spec("decap", &a), spec("egress", &c), spec("backend", &b)];
+        let w = same_captures(&three, false);
         assert_eq!(w.len(), 1);
         assert!(w[0].message.starts_with("decap and backend are identical bytes"), "{}", w[0].message);
-        assert!(same_captures(&[spec("decap", &a), spec("egress", &c)]).is_empty());
+        assert!(same_captures(&[spec("decap", &a), spec("egress", &c)], false).is_empty());
+        // Live (--follow): files still being written (empty at the start) are not compared
+        // by their bytes; the same file twice still is.
+        assert!(same_captures(&three, true).is_empty());
+        assert_eq!(same_captures(&[spec("decap", &a), spec("egress", &a)], true).len(), 1);
     }
 
     #[test]

@@ -767,6 +767,7 @@ impl CorrelateArgs {
             shard,
             clocks_from: None,
             link_names: Default::default(),
+            stopped: Vec::new(),
             stream: self.stream()?,
         })
     }

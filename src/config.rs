@@ -492,6 +492,9 @@ pub struct Config {
     /// Interface names by index (`--names` with `ip -o link` output): they
     /// name the sub-points of a LINUX_SLL2 capture (`node(in eth0)`).
     pub link_names: std::collections::BTreeMap<u32, String>,
+    /// Per capture point, the time (its own clock) its live input is known to
+    /// have stopped recording at (set by a live run per window; empty else).
+    pub stopped: Vec<Option<i64>>,
 }
 
 /// How a streaming run (`--stream`) cuts and waits.

@@ -1050,7 +1050,11 @@ pub(crate) fn conclude_owning(
             hold,
         ));
     }
-    let options = VerdictOptions { list_unmatched: config.list_unmatched, part: config.shard.is_some() };
+    let options = VerdictOptions {
+        list_unmatched: config.list_unmatched,
+        part: config.shard.is_some(),
+        stopped: config.stopped.clone(),
+    };
     let (findings, totals) = verdict::verdict_owning(&metas, &flows, &correlation, &warnings, &options, own);
     let ladder = ladder_captures.map(|caps| {
         let order = verdict::request_order(&flows, &correlation);

@@ -54,8 +54,15 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 const LIVE_SLACK_NS: i64 = 1_000_000_000;
 
 /// How far a live point's clock, measured against the wall clock as its
-/// packets arrive, may be off: its windows read this much more around them.
+/// packets arrive, may be off when its windows are settled: a window is
+/// settled this much later than the measured clock puts it.
 const LIVE_CLOCK_SLACK_NS: i64 = 2_000_000_000;
+
+/// How much more around them a live point's windows read while its clock is
+/// only measured against the wall clock: the first packets of a point can
+/// reach tuplecorr seconds late (a busy machine, ssh starting), which makes
+/// the measured clock run ahead until later packets correct it.
+const LIVE_FEED_SLACK_NS: i64 = 10_000_000_000;
 
 /// Default `--stream-window`: five minutes of capture 1's time.
 pub const DEFAULT_WINDOW_NS: i64 = 300_000_000_000;
@@ -186,6 +193,9 @@ enum Msg {
     /// A live point sends no part of a window before this one any more (its
     /// clock has passed their reach).
     Upto(i64),
+    /// A live point's input ended, its last packet at this time (its clock;
+    /// `i64::MIN`: none): sent before the parts it then finishes.
+    Stopped(i64),
 }
 
 /// One window of one point, as its reader sends it.
@@ -243,8 +253,6 @@ struct Reader<'a> {
     elsewhere: u64,
     /// `--follow`: what a live point keeps to run its clock on while it is silent.
     live: Option<LiveClock<'a>>,
-    /// `--follow`: what the points share.
-    shared: Option<&'a Shared>,
 }
 
 /// A live point's clock and what it has told the coordinator.
@@ -276,16 +284,29 @@ impl LiveClock<'_> {
     /// This point's clock from capture 1's: pinned by the run (exact), else
     /// measured against the wall clock as both points' packets arrived (off
     /// by up to [`LIVE_CLOCK_SLACK_NS`]), else unknown.
-    fn shift(&self) -> Option<(i64, i64)> {
+    /// `(offset, exact)`.
+    fn clock(&self) -> Option<(i64, bool)> {
         if self.point == 0 {
-            return Some((0, 0));
+            return Some((0, true));
         }
         if let Some(o) = self.pins.get().and_then(|p| p.get(self.point).copied()) {
-            return Some((o, 0));
+            return Some((o, true));
         }
         let mine = self.skews.get(self.point)?.load(Ordering::Relaxed);
         let first = self.skews.first()?.load(Ordering::Relaxed);
-        (mine != i64::MIN && first != i64::MIN).then(|| (mine.saturating_sub(first), LIVE_CLOCK_SLACK_NS))
+        (mine != i64::MIN && first != i64::MIN).then(|| (mine.saturating_sub(first), false))
+    }
+
+    /// The shift the windows read by: [`LiveClock::clock`] widened by
+    /// [`LIVE_FEED_SLACK_NS`] while only measured.
+    fn shift(&self) -> Option<(i64, i64)> {
+        self.clock().map(|(o, exact)| (o, if exact { 0 } else { LIVE_FEED_SLACK_NS }))
+    }
+
+    /// The shift the windows are settled by: [`LiveClock::clock`] widened by
+    /// [`LIVE_CLOCK_SLACK_NS`] while only measured.
+    fn settle_shift(&self) -> Option<(i64, i64)> {
+        self.clock().map(|(o, exact)| (o, if exact { 0 } else { LIVE_CLOCK_SLACK_NS }))
     }
 
     /// Notes a record of time `t` read now.
@@ -392,7 +413,7 @@ impl Sink for Reader<'_> {
             }
         }
         self.open(t);
-        let shift = self.live.as_ref().and_then(LiveClock::shift);
+        let shift = self.live.as_ref().and_then(LiveClock::settle_shift);
         let (plan, first) = (self.plan, self.first);
         for (k, slot) in self.slots.iter_mut() {
             let Slot::Building { builder, reach: (lo, hi), cut_from, .. } = slot else { continue };
@@ -413,7 +434,7 @@ impl Reader<'_> {
     /// more packets, or that have waited the hold.
     fn settle(&mut self, t: i64) {
         let mut done = Vec::new();
-        let shift = self.live.as_ref().and_then(LiveClock::shift);
+        let shift = self.live.as_ref().and_then(LiveClock::settle_shift);
         let (plan, first) = (self.plan, self.first);
         for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
             let Slot::Building { builder, reach: (_, hi), next_check, cut_until, .. } = slot else {
@@ -563,7 +584,6 @@ fn read_point(
             upto: i64::MIN,
             late: 0,
         }),
-        shared: live,
     };
     let limit = config.flows.payload_limit();
     if let (Some(follow), [f]) = (config.stream.and_then(|s| s.follow), order) {
@@ -600,9 +620,7 @@ fn read_live_point(
     follow: crate::config::Follow,
     progress: &dyn Progress,
 ) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
-    let (label, names, shared) = (r.label, r.names, r.shared);
-    let no = AtomicBool::new(false);
-    let others_ended = shared.map_or(&no, |s| &s.ended);
+    let (label, names) = (r.label, r.names);
     let cell = RefCell::new(r);
     let on_quiet = || {
         if let Ok(mut r) = cell.try_borrow_mut() {
@@ -610,19 +628,17 @@ fn read_live_point(
         }
     };
     let idle = std::time::Duration::from_nanos(u64::try_from(follow.idle_ns).unwrap_or(0));
-    let live = crate::read::Live { idle, stop: &STOP, others_ended, on_quiet: &on_quiet };
+    let live = crate::read::Live { idle, stop: &STOP, on_quiet: &on_quiet };
     let read = pipeline::ingest_live(spec, f, progress, live, &mut SharedReader(&cell));
     let mut r = cell.into_inner();
-    if let Some(shared) = shared {
-        // The first input to end ends the run: after it, its silence would
-        // be blamed for every request (a stopped point is no evidence).
-        if !matches!(&read, Ok((_, crate::read::LiveEnd::OthersEnded))) {
-            let _ = shared.ended_first.set(label.to_string());
-            shared.ended.store(true, Ordering::Relaxed);
-        }
-    }
     let (info, end) = read?;
     r.tally.end_file(label, &spec.display_name(), &info.warnings);
+    // The coordinator learns that this point stopped before the windows it
+    // now finishes: the requests after its last packet find it blind.
+    let last = r.live.as_ref().and_then(|l| l.last).map_or(i64::MIN, |(t, _)| t);
+    if !r.gone && r.tx.send(Msg::Stopped(last)).is_err() {
+        r.gone = true;
+    }
     r.finish(None, &info);
     let most_held = r.most_held;
     let late = r.live.as_ref().map_or(0, |l| l.late);
@@ -636,18 +652,9 @@ fn read_live_point(
                 "no byte came for {} s (--follow-idle): this input is taken as stopped",
                 follow.idle_ns as f64 / 1e9
             ),
-            "the live run ends with it (after it, its silence would be blamed for every request)",
+            "the run goes on without it: the requests that begin after its last packet list it as blind \
+             (its silence is no evidence) instead of blaming it",
         )),
-        crate::read::LiveEnd::OthersEnded => {
-            let first =
-                shared.and_then(|s| s.ended_first.get()).map_or("another capture point", |l| l.as_str());
-            warnings.push(Warning::of_run(
-                label,
-                format!("this input was still open when {first}'s ended: the live run ended with it"),
-                "after a point has ended its silence would be blamed for every request; the requests \
-                 still open were written with what was read by then",
-            ))
-        }
         crate::read::LiveEnd::Stopped => warnings.push(Warning::of_run(
             label,
             "the run was stopped (SIGINT or SIGTERM) while this input was still open".into(),
@@ -673,10 +680,6 @@ fn read_live_point(
 /// pinned them, the latest packet time read, each point's clock against the
 /// wall clock.
 struct Shared {
-    /// Set when a point's input ended (the others then end too).
-    ended: AtomicBool,
-    /// The label of the first point whose input ended.
-    ended_first: OnceLock<String>,
     pins: OnceLock<Vec<i64>>,
     latest: AtomicI64,
     skews: Vec<AtomicI64>,
@@ -701,6 +704,10 @@ struct Run<'a> {
     totals: Totals,
     /// Per point: its observation points, from the first part with flows.
     keys: Vec<Option<Vec<Option<PointKey>>>>,
+    /// Live: per point, the time (its clock) its input stopped at, once it has.
+    stopped: Vec<Option<i64>>,
+    /// Live: per point, the requests that began after it stopped (blind there).
+    blind_after_stop: Vec<u64>,
 }
 
 /// The run's totals, window by window.
@@ -800,7 +807,11 @@ impl Totals {
             unmatched: flows.iter().map(|f| (0..f.flows.len()).collect()).collect(),
             estimated: None,
         };
-        let options = crate::verdict::VerdictOptions { list_unmatched: self.list_unmatched, part: true };
+        let options = crate::verdict::VerdictOptions {
+            list_unmatched: self.list_unmatched,
+            part: true,
+            ..Default::default()
+        };
         let owned = crate::verdict::window_totals(&flows, &correlation, own, &options);
         let recorded: Vec<Option<(i64, i64)>> =
             flows.iter().map(|f| crate::verdict::recorded(&f.flows)).collect();
@@ -930,14 +941,24 @@ impl Run<'_> {
         }
         // Read from part-way (not from the files' start): its clocks are its own part's.
         let cut = results.iter().any(|r| r.cut.read_from.is_some());
+        let keys: Vec<Vec<Option<PointKey>>> =
+            results.iter().map(|r| r.points.iter().map(|p| p.0).collect()).collect();
+        // A live point that stopped is blind to the requests after it (each of its sub-points).
+        let stopped: Vec<Option<i64>> = if self.stopped.iter().any(Option::is_some) {
+            (keys.iter().enumerate())
+                .flat_map(|(c, k)| std::iter::repeat_n(self.stopped.get(c).copied().flatten(), k.len()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let sub_points: Vec<usize> = (keys.iter().enumerate()).flat_map(|(c, k)| vec![c; k.len()]).collect();
         let config = Config {
             shard: Some(shard),
             clocks_from: self.pins.clone(),
             stream: Some(self.stream),
+            stopped,
             ..self.config.clone()
         };
-        let keys: Vec<Vec<Option<PointKey>>> =
-            results.iter().map(|r| r.points.iter().map(|p| p.0).collect()).collect();
         let own = Some((start_ns, end_ns));
         let (mut findings, _, totals) = pipeline::conclude_owning(&config, self.names, results, false, own);
         let unpinned = self.pins.is_none();
@@ -955,6 +976,17 @@ impl Run<'_> {
         for r in &mut findings.requests {
             self.numbered += 1;
             r.request = self.numbered;
+        }
+        if !config.stopped.is_empty() {
+            // Sub-point → point: the points' sub-points in order.
+            let point_of = &sub_points;
+            for r in &findings.requests {
+                for &b in &r.blind {
+                    if let Some(&c) = point_of.get(b) {
+                        self.blind_after_stop[c] += 1;
+                    }
+                }
+            }
         }
         findings
     }
@@ -1089,8 +1121,6 @@ pub fn run(
     let n = points.len();
     let live = stream.follow.is_some();
     let shared = Shared {
-        ended: AtomicBool::new(false),
-        ended_first: OnceLock::new(),
         pins: OnceLock::new(),
         latest: AtomicI64::new(i64::MIN),
         skews: (0..n).map(|_| AtomicI64::new(i64::MIN)).collect(),
@@ -1127,6 +1157,8 @@ pub fn run(
             copies: vec![0; n],
             totals: Totals { list_unmatched: config.list_unmatched, ..Totals::default() },
             keys: vec![None; n],
+            stopped: vec![None; n],
+            blind_after_stop: vec![0; n],
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
         let mut tallies: Vec<Option<(CaptureResult, pipeline::PointCounts)>> = (0..n).map(|_| None).collect();
@@ -1143,6 +1175,7 @@ pub fn run(
                 match rxs[c].recv() {
                     Ok(Msg::Part(part)) => pending[c] = Some(part),
                     Ok(Msg::Upto(k)) => floors[c] = floors[c].max(k),
+                    Ok(Msg::Stopped(t)) => run.stopped[c] = Some(t),
                     Err(_) => {
                         let reader = readers[c].take().expect("a reader is joined once");
                         match reader.join() {
@@ -1189,6 +1222,19 @@ pub fn run(
             emit(run.window(0, (0..n).map(|_| None).collect())).map_err(StreamError::Emit)?;
         }
         let mut warnings = Vec::new();
+        for (c, &blind) in run.blind_after_stop.iter().enumerate().filter(|(_, &b)| b > 0) {
+            let at = run.stopped[c]
+                .filter(|&t| t != i64::MIN)
+                .map_or("its start".to_string(), crate::time::rfc3339);
+            warnings.push(Warning::of_run(
+                &names[c].0,
+                format!("this input ended (its last packet at {at}) while the other capture points went on"),
+                &format!(
+                    "{blind} requests that began after it list it as blind: its silence is no evidence, so \
+                     nothing is blamed on it"
+                ),
+            ));
+        }
         let mut results = Vec::with_capacity(n);
         let keys = run.totals.keys.take().unwrap_or_default();
         for (c, tally) in tallies.into_iter().enumerate() {

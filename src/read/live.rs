@@ -37,9 +37,6 @@ pub enum LiveEnd {
     Idle,
     /// The run was asked to stop.
     Stopped,
-    /// Another input of the run ended (`Live::others_ended`) and this one then
-    /// gave nothing for a tick.
-    OthersEnded,
 }
 
 /// What a live read is told and calls.
@@ -48,9 +45,6 @@ pub struct Live<'a> {
     pub idle: Duration,
     /// Set when the run is asked to stop (a signal): ends the input at once.
     pub stop: &'a AtomicBool,
-    /// Set when another input of the run has ended: ends this one once it has
-    /// given what had come (nothing for a tick).
-    pub others_ended: &'a AtomicBool,
     /// Called about every [`TICK`] while no byte comes.
     pub on_quiet: &'a dyn Fn(),
 }
@@ -64,7 +58,7 @@ pub fn read_live(
     on_record: &mut dyn FnMut(&super::RawRecord<'_>),
 ) -> Result<(CaptureInfo, LiveEnd), ReadError> {
     let file = spec.display_name();
-    let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(PUMP_AHEAD);
+    let (tx, rx) = sync_channel::<Pumping>(PUMP_AHEAD);
     let source = spec.source.clone();
     // Detached: a pump blocked in the read of a silent pipe cannot be woken;
     // it ends at its next byte (its channel is gone) or with the process.
@@ -91,9 +85,13 @@ pub fn read_live(
     }
 }
 
+/// What a pump sends: when it read, and the bytes (empty: a file had no more
+/// for now) or the error.
+type Pumping = (Instant, io::Result<Vec<u8>>);
+
 /// Opens `source` and sends its bytes until its end (a pipe) or until nobody
 /// listens; a regular file is read on at its end as it grows.
-fn pump(source: Source, tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>) {
+fn pump(source: Source, tx: std::sync::mpsc::SyncSender<Pumping>) {
     let (mut input, growing): (Box<dyn Read>, bool) = match source {
         Source::Stdin => (Box::new(io::stdin()), false),
         Source::Path(path) => match std::fs::File::open(&path) {
@@ -102,7 +100,7 @@ fn pump(source: Source, tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>) {
                 (Box::new(f), growing)
             }
             Err(e) => {
-                let _ = tx.send(Err(e));
+                let _ = tx.send((Instant::now(), Err(e)));
                 return;
             }
         },
@@ -114,20 +112,20 @@ fn pump(source: Source, tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>) {
                 // The file's end for now: wait for the writer (and see whether
                 // the reader still listens: a zero-length chunk is skipped).
                 std::thread::sleep(TICK / 2);
-                if tx.send(Ok(Vec::new())).is_err() {
+                if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
                     return;
                 }
             }
             Ok(0) => return,
             Ok(n) => {
                 buf.truncate(n);
-                if tx.send(Ok(buf)).is_err() {
+                if tx.send((Instant::now(), Ok(buf))).is_err() {
                     return;
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
-                let _ = tx.send(Err(e));
+                let _ = tx.send((Instant::now(), Err(e)));
                 return;
             }
         }
@@ -136,11 +134,12 @@ fn pump(source: Source, tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>) {
 
 /// The framing's side of a pump.
 struct Pumped<'a> {
-    rx: Receiver<io::Result<Vec<u8>>>,
+    rx: Receiver<Pumping>,
     chunk: Vec<u8>,
     at: usize,
     live: Live<'a>,
-    /// When the last byte came.
+    /// When the pump read the last byte (not when the framing took it: a
+    /// reader held up by the run must not take its input for silent).
     last: Instant,
     end: &'a std::cell::Cell<LiveEnd>,
 }
@@ -159,20 +158,24 @@ impl Read for Pumped<'_> {
                 self.end.set(LiveEnd::Stopped);
                 return Ok(0);
             }
-            if self.last.elapsed() >= self.live.idle {
-                self.end.set(LiveEnd::Idle);
-                return Ok(0);
-            }
+            // Silent for the idle limit as the pump saw it: when it found a
+            // file's end, or now when it sends nothing (blocked in a read).
+            let silent_since = |at: Instant| at.saturating_duration_since(self.last) >= self.live.idle;
             match self.rx.recv_timeout(TICK) {
-                Ok(Ok(bytes)) if bytes.is_empty() => {}
-                Ok(Ok(bytes)) => {
-                    (self.chunk, self.at, self.last) = (bytes, 0, Instant::now());
+                Ok((at, Ok(bytes))) if bytes.is_empty() => {
+                    if silent_since(at) {
+                        self.end.set(LiveEnd::Idle);
+                        return Ok(0);
+                    }
+                }
+                Ok((at, Ok(bytes))) => {
+                    (self.chunk, self.at, self.last) = (bytes, 0, at);
                     continue;
                 }
-                Ok(Err(e)) => return Err(e),
+                Ok((_, Err(e))) => return Err(e),
                 Err(RecvTimeoutError::Timeout) => {
-                    if self.live.others_ended.load(Ordering::Relaxed) {
-                        self.end.set(LiveEnd::OthersEnded);
+                    if silent_since(Instant::now()) {
+                        self.end.set(LiveEnd::Idle);
                         return Ok(0);
                     }
                 }
@@ -213,9 +216,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let quiet = std::cell::Cell::new(0u32);
         let on_quiet = || quiet.set(quiet.get() + 1);
-        let none = AtomicBool::new(false);
-        let live =
-            Live { idle: Duration::from_millis(1500), stop: &stop, others_ended: &none, on_quiet: &on_quiet };
+        let live = Live { idle: Duration::from_millis(1500), stop: &stop, on_quiet: &on_quiet };
         let mut n = 0u64;
         let started = Instant::now();
         let (info, end) =
@@ -236,9 +237,7 @@ mod tests {
         std::fs::copy(&lab, &path).unwrap();
         let stop = AtomicBool::new(false);
         let on_quiet = || stop.store(true, Ordering::Relaxed);
-        let none = AtomicBool::new(false);
-        let live =
-            Live { idle: Duration::from_secs(60), stop: &stop, others_ended: &none, on_quiet: &on_quiet };
+        let live = Live { idle: Duration::from_secs(60), stop: &stop, on_quiet: &on_quiet };
         let started = Instant::now();
         let (info, end) = read_live(&spec(&path), 0, &super::super::NoProgress, live, &mut |_| {}).unwrap();
         assert_eq!(end, LiveEnd::Stopped);

@@ -43,6 +43,11 @@ pub struct VerdictOptions {
     /// Part of the captures only (a time shard, a stream's window): when a
     /// capture recorded is not known, so no capture is taken as blind.
     pub part: bool,
+    /// With `part`, per capture: the time (its own clock) it is known to
+    /// have stopped recording at (a live input that ended), None while it
+    /// records; empty when nothing is known. A capture is blind to the
+    /// requests that began after it stopped.
+    pub stopped: Vec<Option<i64>>,
 }
 
 /// Builds the findings of a run.
@@ -66,7 +71,7 @@ pub fn verdict_owning(
     options: &VerdictOptions,
     own: Option<(i64, i64)>,
 ) -> (Findings, Option<WindowTotals>) {
-    let ctx = Ctx { part: options.part, ..Ctx::new(metas.len(), captures, corr) };
+    let ctx = Ctx { part: options.part, stopped: &options.stopped, ..Ctx::new(metas.len(), captures, corr) };
     let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
@@ -140,6 +145,8 @@ pub(crate) struct Ctx<'a> {
     spans: std::sync::OnceLock<Vec<Option<(i64, i64)>>>,
     /// [`VerdictOptions::part`].
     part: bool,
+    /// [`VerdictOptions::stopped`].
+    stopped: &'a [Option<i64>],
 }
 
 impl<'a> Ctx<'a> {
@@ -151,7 +158,23 @@ impl<'a> Ctx<'a> {
     fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
         let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
         let (claims, recorded, spans) = Default::default();
-        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false }
+        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false, stopped: &[] }
+    }
+
+    /// The captures blind to a request that lived `life` (capture 1's clock):
+    /// of a whole run, those whose flows miss it; of part of a run, those
+    /// known to have stopped recording before it began.
+    fn blind(&self, life: (i64, i64)) -> Vec<usize> {
+        if !self.part {
+            return premise::blind(self.spans(), life);
+        }
+        let spans: Vec<Option<(i64, i64)>> = (0..self.n)
+            .map(|c| {
+                let until = self.stopped.get(c).copied().flatten();
+                Some((i64::MIN, until.map_or(i64::MAX, |t| self.corrected(c, t))))
+            })
+            .collect();
+        premise::blind(&spans, life)
     }
 
     /// Per capture, when it recorded flows (see [`premise::recorded`]).
@@ -216,8 +239,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         .collect();
     let (source, destination) = rewrite::changes(chain, &flows);
     let data = data::data_path(&flows).map(Box::new);
-    let blind =
-        if ctx.part { Vec::new() } else { premise::blind(ctx.spans(), (first.first_ns, first.last_ns)) };
+    let blind = ctx.blind((first.first_ns, first.last_ns));
     let mut outcome = outcome::outcome(&flows, data.as_deref());
     // A RST or ICMP error missing at a capture that was not recording then
     // did not enter before it: where it entered is unknown.
@@ -518,7 +540,7 @@ mod tests {
             estimated: None,
         };
         let captures = [first, second];
-        let listed = VerdictOptions { list_unmatched: true, part: false };
+        let listed = VerdictOptions { list_unmatched: true, ..VerdictOptions::default() };
         let t = window_totals(&captures, &corr, (10, 20), &listed);
         // Capture 1: 10 and 15; capture 2: 110, 115 and 112 (not 105, 108 or 120).
         assert_eq!(t.flows, [2, 3]);
@@ -579,11 +601,29 @@ mod tests {
         assert_eq!(whole.captures[1].recorded, None);
         // A shard or a stream window: when backend recorded is not known, so the
         // RST missing there entered between the captures, as before.
-        let part =
-            verdict(&metas, &captures, &corr, &[], &VerdictOptions { list_unmatched: false, part: true });
-        let r = &part.requests[0];
+        let part = VerdictOptions { part: true, ..VerdictOptions::default() };
+        let r = &verdict(&metas, &captures, &corr, &[], &part).requests[0];
         assert!(r.blind.is_empty());
         assert_eq!(r.outcome.origin, Some(Origin::Between(Between { from: 0, to: 1 })));
+        // A live window: backend still recording, or stopped after the request
+        // began (at 10, last packet 10): not blind.
+        for stopped in [vec![None, None], vec![None, Some(10)], vec![Some(0), Some(11)]] {
+            let live = VerdictOptions { part: true, stopped: stopped.clone(), ..VerdictOptions::default() };
+            let r = &verdict(&metas, &captures, &corr, &[], &live).requests[0];
+            assert!(r.blind.is_empty(), "{stopped:?}");
+            assert_eq!(r.outcome.origin, Some(Origin::Between(Between { from: 0, to: 1 })), "{stopped:?}");
+        }
+        // Backend's input ended before the request began: blind, origin unknown.
+        let live = VerdictOptions { part: true, stopped: vec![None, Some(9)], ..VerdictOptions::default() };
+        let r = &verdict(&metas, &captures, &corr, &[], &live).requests[0];
+        assert_eq!((r.blind.clone(), r.outcome.origin), (vec![1], None));
+        // On capture 1's clock: backend runs 5 ahead, so its 14 is decap's 9.
+        let mut ahead = corr.clone();
+        ahead.clocks[1].offset_ns = 5;
+        let live = VerdictOptions { part: true, stopped: vec![None, Some(14)], ..VerdictOptions::default() };
+        assert_eq!(verdict(&metas, &captures, &ahead, &[], &live).requests[0].blind, vec![1]);
+        let live = VerdictOptions { part: true, stopped: vec![None, Some(15)], ..VerdictOptions::default() };
+        assert!(verdict(&metas, &captures, &ahead, &[], &live).requests[0].blind.is_empty());
     }
 
     #[test]
