@@ -228,6 +228,7 @@ topo_down() {
 # ---------------------------------------------------------------- captures and event logs
 CAPS=()     # label:ns:iface[:linktype]
 CAP_PIDS=()
+FOLLOW_PID=""
 CT_PIDS=()
 
 cap_start() {
@@ -236,6 +237,8 @@ cap_start() {
   for spec in "${CAPS[@]}"; do
     IFS=: read -r label n ifc lt filt <<<"$spec"
     args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$WORK/$label.pcap")
+    # TCLAB_FOLLOW: each packet written as it comes, for tuplecorr --follow
+    if [[ -n ${TCLAB_FOLLOW:-} ]]; then args+=(-U); fi
     if [[ -n $lt ]]; then args+=(-y "$lt"); fi
     if [[ -n $filt ]]; then args+=("$filt"); fi
     bgrun "$n" "$WORK/$label.tcpdump.log" "${args[@]}"
@@ -245,6 +248,14 @@ cap_start() {
     IFS=: read -r label _ _ _ <<<"$spec"
     wait_for "$WORK/$label.tcpdump.log" "listening on" 10
   done
+  if [[ -n ${TCLAB_FOLLOW:-} ]]; then
+    # tuplecorr --follow on the files tcpdump is writing, each line timed as it comes
+    local files=()
+    for spec in "${CAPS[@]}"; do files+=("${spec%%:*}=$WORK/${spec%%:*}.pcap"); done
+    python3 "$LABPY/follow_watch.py" "$TCLAB_FOLLOW" "$WORK/follow.json" "${files[@]}" &
+    FOLLOW_PID=$!
+    PIDS+=("$FOLLOW_PID")
+  fi
   sleep 0.3
 }
 
@@ -265,6 +276,14 @@ cap_stop() {
     [[ -n $got && $got == "$rcv" && $drop == 0 ]] ||
       die "capture $label incomplete: captured '$got', received by filter '$rcv', dropped '$drop'"
   done
+  if [[ -n ${FOLLOW_PID:-} ]]; then
+    # it ends by itself once the files stopped growing for --follow-idle (25 s)
+    local i
+    for ((i = 0; i < 500; i++)); do kill -0 "$FOLLOW_PID" 2>/dev/null || break; sleep 0.1; done
+    stop_pid "$FOLLOW_PID" INT
+    forget_pid "$FOLLOW_PID"
+    FOLLOW_PID=""
+  fi
 }
 
 ct_start() { # conntrack -E in the pod and the node, started before any traffic
@@ -576,6 +595,7 @@ run_scenario() {
     mv "$WORK/backend.shifted.pcap" "$dest/backend.pcap"
     offsets=(--offset egress=2750 --offset backend=-1300)
   fi
+  if [[ -n ${TCLAB_FOLLOW:-} ]]; then cp "$WORK/follow.json" "$dest/follow.json"; fi
   python3 "$LABPY/labexpect.py" expect "$sc" --work "$WORK" --dest "$dest" "${caps_arg[@]}" "${offsets[@]}"
   python3 "$LABPY/labexpect.py" verify "$dest" --work "$WORK"
   python3 "$LABPY/labexpect.py" index "$OUT"

@@ -464,11 +464,13 @@ impl Reader<'_> {
     /// behind the latest packet of any point by twice the clock allowance),
     /// the windows it passes are settled, and the coordinator is told which
     /// windows it holds nothing of any more.
-    fn tick(&mut self) {
+    fn tick(&mut self, data_at: Instant) {
         let Some(live) = &self.live else { return };
         let t = match live.last {
-            Some((ts, at)) => {
-                let elapsed = i64::try_from(at.elapsed().as_nanos()).unwrap_or(i64::MAX);
+            Some((ts, _)) => {
+                // From when its bytes were read, not when the record was taken:
+                // a reader held up by the run took its last records late.
+                let elapsed = i64::try_from(data_at.elapsed().as_nanos()).unwrap_or(i64::MAX);
                 ts.saturating_add(elapsed).saturating_sub(LIVE_SLACK_NS)
             }
             None => match live.latest.load(Ordering::Relaxed) {
@@ -622,9 +624,9 @@ fn read_live_point(
 ) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
     let (label, names) = (r.label, r.names);
     let cell = RefCell::new(r);
-    let on_quiet = || {
+    let on_quiet = |data_at: Instant| {
         if let Ok(mut r) = cell.try_borrow_mut() {
-            r.tick();
+            r.tick(data_at);
         }
     };
     let idle = std::time::Duration::from_nanos(u64::try_from(follow.idle_ns).unwrap_or(0));

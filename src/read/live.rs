@@ -45,8 +45,10 @@ pub struct Live<'a> {
     pub idle: Duration,
     /// Set when the run is asked to stop (a signal): ends the input at once.
     pub stop: &'a AtomicBool,
-    /// Called about every [`TICK`] while no byte comes.
-    pub on_quiet: &'a dyn Fn(),
+    /// Called about every [`TICK`] while no byte comes, with when the pump
+    /// read the last bytes that came (every record of them already handed
+    /// over): the input's clock has run on since then.
+    pub on_quiet: &'a dyn Fn(Instant),
 }
 
 /// Reads one live capture, calling `on_record` for every record as it comes.
@@ -183,7 +185,7 @@ impl Read for Pumped<'_> {
             }
             if quiet_since.elapsed() >= TICK {
                 quiet_since = Instant::now();
-                (self.live.on_quiet)();
+                (self.live.on_quiet)(self.last);
             }
         }
     }
@@ -215,7 +217,7 @@ mod tests {
         });
         let stop = AtomicBool::new(false);
         let quiet = std::cell::Cell::new(0u32);
-        let on_quiet = || quiet.set(quiet.get() + 1);
+        let on_quiet = |_| quiet.set(quiet.get() + 1);
         let live = Live { idle: Duration::from_millis(1500), stop: &stop, on_quiet: &on_quiet };
         let mut n = 0u64;
         let started = Instant::now();
@@ -236,7 +238,7 @@ mod tests {
         let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab/reject/decap.pcap");
         std::fs::copy(&lab, &path).unwrap();
         let stop = AtomicBool::new(false);
-        let on_quiet = || stop.store(true, Ordering::Relaxed);
+        let on_quiet = |_| stop.store(true, Ordering::Relaxed);
         let live = Live { idle: Duration::from_secs(60), stop: &stop, on_quiet: &on_quiet };
         let started = Instant::now();
         let (info, end) = read_live(&spec(&path), 0, &super::super::NoProgress, live, &mut |_| {}).unwrap();
