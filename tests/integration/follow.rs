@@ -8,7 +8,7 @@
 use crate::util::write_spread_mix_set;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,18 @@ fn replay_until(file: PathBuf, to: PathBuf, hold: Duration, until: Option<Durati
     });
 }
 
+/// A live run that ended well and wrote the batch run's rows, byte for byte.
+fn assert_same_rows(run: &Timed, batch: &str) {
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let live: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(
+        live == batch,
+        "the live rows differ from the batch run's:\n{}\n{}",
+        first_difference(&live, batch),
+        run.stderr
+    );
+}
+
 /// The first line where two reports differ, both ways.
 fn first_difference(a: &str, b: &str) -> String {
     let (mut la, mut lb) = (a.lines(), b.lines());
@@ -92,14 +104,7 @@ struct Timed {
 
 fn run_timed(args: &[String], dir: &Path, limit: Duration, interrupt_after: Option<Duration>) -> Timed {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::util::spawn_tuplecorr(dir, args);
     let pid = child.id();
     let stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -171,14 +176,7 @@ fn rows_come_while_the_fifos_are_written_and_equal_the_batch_run() {
         args.push(format!("{label}={}", fifo.display()));
     }
     let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
-    assert_eq!(run.status, Some(0), "{}", run.stderr);
-    let live: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
-    assert!(
-        live == batch,
-        "the live rows differ from the batch run's:\n{}\n{}",
-        first_difference(&live, &batch),
-        run.stderr
-    );
+    assert_same_rows(&run, &batch);
     // Live: the first request (at 0 s) is written about 8 s after its window,
     // well before the writers end (12 s of packets, then 3 s open).
     let at = |n: usize| run.lines[n].0;
@@ -206,14 +204,7 @@ fn a_growing_file_is_followed_until_it_is_silent_for_follow_idle() {
         args.push(format!("{label}={}", growing.display()));
     }
     let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
-    assert_eq!(run.status, Some(0), "{}", run.stderr);
-    let live: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
-    assert!(
-        live == batch,
-        "the live rows differ from the batch run's:\n{}\n{}",
-        first_difference(&live, &batch),
-        run.stderr
-    );
+    assert_same_rows(&run, &batch);
     assert!(run.lines[1].0 < Duration::from_secs(12), "request 1 written at {:?}", run.lines[1].0);
     assert!(run.stderr.contains("no byte came for 3 s (--follow-idle)"), "{}", run.stderr);
 }

@@ -354,16 +354,7 @@ fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
     assert!(dom.contains(">&lt;b&gt;bold&lt;script&gt;x</"), "the label shown as text");
 
     // A screenshot renders.
-    let shot = tmp.path().join("shot.png");
-    let out = Command::new(&browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}#request=1", page.display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let png = std::fs::read(&shot).unwrap();
+    let png = screenshot(&browser, &profile, &format!("file://{}#request=1", page.display()), (1200, 900));
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real picture, {} bytes", png.len());
 }
 
@@ -471,17 +462,23 @@ fn html_first_screen_opens_on_the_first_failure_with_its_ladder_above_the_fold()
     let dom = dump_dom_in(&browser, &page, "request=5", &profile, "1280,800");
     assert_eq!(body_number(&dom, "selected"), 5);
     // the screenshot of the first screen: 1280 x 800, a real picture (PNG IHDR width and height)
-    let shot = tmp.path().join("first.png");
-    let out = Command::new(&browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,800"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let png = std::fs::read(&shot).unwrap();
+    let png = screenshot(&browser, &profile, &format!("file://{}", page.display()), (1280, 800));
     assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a real picture, {} bytes", png.len());
     let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
     assert_eq!((be(16), be(20)), (1280, 800), "the screenshot is the first screen");
+}
+
+/// A headless browser's screenshot of `url` in a window of `size`, as PNG bytes.
+fn screenshot(browser: &str, profile: &std::path::Path, url: &str, size: (u32, u32)) -> Vec<u8> {
+    let shot = profile.with_extension("shot.png");
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .arg(format!("--window-size={},{}", size.0, size.1))
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read(&shot).unwrap()
 }

@@ -57,14 +57,7 @@ fn stop(writers: Vec<Child>) {
 }
 
 fn run(args: &[String], dir: &Path) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = crate::util::spawn_tuplecorr(dir, args);
     finish_within(child, Duration::from_secs(60))
 }
 

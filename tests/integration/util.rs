@@ -250,3 +250,18 @@ pub fn run_in_lab(args: &[&str]) -> std::process::Output {
 pub fn stderr_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The built tuplecorr started in `dir` with `args`, no standard input, its
+/// standard output and error piped (read them as it runs: a large report
+/// would otherwise block it).
+pub fn spawn_tuplecorr(dir: &std::path::Path, args: &[String]) -> std::process::Child {
+    use std::process::Stdio;
+    std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
