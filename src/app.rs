@@ -400,7 +400,8 @@ fn correlate_stream(
         all.extend(new);
     };
     let mut checks = Vec::new();
-    note(crate::checks::same_captures(&config.captures, stream.follow.is_some()), &mut checks);
+    let live = stream.follow.is_some();
+    note(crate::checks::same_captures(&config.captures, live), &mut checks);
     let mut windows = Vec::new();
     let mut hits = report::FailOnHits::default();
     let mut stopped: Option<crate::read::ReadError> = None;
@@ -445,6 +446,12 @@ fn correlate_stream(
             let filter = config.filter.resolved(start_ns.unwrap_or(0));
             report::filter_requests(&mut findings, &filter);
             hits.add(&findings, &run.fail_on);
+            if live && hits.matched() {
+                // --follow --fail-on: the first request that matches ends the run
+                // (every input ends at once; what was read is still written).
+                crate::stream::FAILED_ON.store(true, std::sync::atomic::Ordering::SeqCst);
+                crate::stream::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             report.window(&findings)
         };
         let finished =

@@ -49,6 +49,9 @@ use std::time::Instant;
 /// input ends at once, the windows still open are written with what was read.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Set with [`STOP`] when a request matched `--fail-on` (not a signal).
+pub static FAILED_ON: AtomicBool = AtomicBool::new(false);
+
 /// A live point's clock is taken to run on with the wall clock this far
 /// behind its last packet (packets on their way through a pipe or ssh).
 const LIVE_SLACK_NS: i64 = 1_000_000_000;
@@ -659,7 +662,11 @@ fn read_live_point(
         )),
         crate::read::LiveEnd::Stopped => warnings.push(Warning::of_run(
             label,
-            "the run was stopped (SIGINT or SIGTERM) while this input was still open".into(),
+            if FAILED_ON.load(Ordering::SeqCst) {
+                "the run was ended by --fail-on (a request matched) while this input was still open".into()
+            } else {
+                "the run was stopped (SIGINT or SIGTERM) while this input was still open".into()
+            },
             "the requests still open were written with what was read by then (their outcome as of then)",
         )),
     }

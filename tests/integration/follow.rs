@@ -278,6 +278,38 @@ fn a_point_that_ends_is_blind_after_its_last_packet_and_the_others_go_on() {
 }
 
 #[test]
+fn fail_on_ends_a_live_run_at_the_first_matching_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let labels = ["decap", "egress", "backend"];
+    let mut args = vec![
+        "--follow".to_string(),
+        "--format".into(),
+        "csv".into(),
+        "--fail-on".into(),
+        "reply-lost".into(),
+    ];
+    for (label, file) in labels.iter().zip(&files) {
+        let fifo = dir.path().join(format!("{label}.fifo"));
+        mkfifo(&fifo);
+        // The writers stay open for minutes: only the match ends the run.
+        replay(file.clone(), fifo.clone(), Duration::from_secs(300));
+        args.push(format!("{label}={}", fifo.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(60), None);
+    assert_eq!(run.status, Some(1), "{}", run.stderr);
+    let ends = run.lines.iter().map(|(t, _)| *t).max().unwrap();
+    assert!(ends < Duration::from_secs(30), "the last line came {ends:?} after the start");
+    let text: String = run.lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let lost = rows.headers().unwrap().iter().position(|h| h == "reply_path").unwrap();
+    let first = rows.records().map(Result::unwrap).position(|r| &r[lost] == "reply-lost");
+    assert!(first.is_some(), "the matching request is written");
+    assert!(run.stderr.contains("tuplecorr: --fail-on reply-lost: "), "{}", run.stderr);
+    assert!(run.stderr.contains("the run was ended by --fail-on (a request matched)"), "{}", run.stderr);
+}
+
+#[test]
 fn follow_refuses_what_it_cannot_write_live() {
     let lab = crate::util::testdata("lab/reject");
     let caps: Vec<String> = ["decap", "egress", "backend"]
