@@ -411,9 +411,12 @@ fn correlate_stream(
     let spill_dir = crate::output::spill_dir(target);
     let mut report_warnings = Vec::new();
     crate::output::write_to(target, |out| {
-        let mut report = report::StreamReport::new(options, out, &spill_dir)?;
-        if stream.follow.is_some() {
-            report = report.live();
+        let mut report = if live {
+            report::StreamReport::new_live(options, out)?
+        } else {
+            report::StreamReport::new(options, out, &spill_dir)?
+        };
+        if live {
             // Ctrl-C or SIGTERM ends every input at once; the run then writes
             // the windows still open and the summary. A second one exits.
             let handler = ctrlc::set_handler(|| {

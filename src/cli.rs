@@ -189,9 +189,10 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "SECONDS", requires = "windowed", allow_negative_numbers = true)]
     pub stream_hold: Option<f64>,
     /// Correlate captures that are still being written (FIFOs, `<(ssh host tcpdump -U -w -)`, `-`,
-    /// files tcpdump is writing): each request is written as one CSV row or NDJSON line seconds
-    /// after it ended and flushed; the run ends when every input has ended or been silent for
-    /// --follow-idle, or on Ctrl-C/SIGTERM (then with the summary on stderr). One input per point.
+    /// files tcpdump is writing): each request is written as a table row (fixed widths), a CSV
+    /// row or an NDJSON line seconds after it ended, and flushed; the run ends when every input has ended or been silent for
+    /// --follow-idle, on Ctrl-C/SIGTERM, or at the first request matching --fail-on; the summary
+    /// follows. One input per point.
     #[arg(long)]
     pub follow: bool,
     /// With --follow: an input that gives no byte for this long is taken as stopped, seconds, 1 to
@@ -859,11 +860,13 @@ impl CorrelateArgs {
             ));
         }
         if self.follow {
-            let refused = if !matches!(format, Format::Csv | Format::Ndjson) {
+            let refused = if !matches!(format, Format::Csv | Format::Ndjson | Format::Table) {
                 Some(
-                    "--format csv or ndjson (one line per request as it is settled; the other formats \
-                      open with the run's totals or lay out every request at once)",
+                    "--format table, csv or ndjson (written request by request as they are settled; the \
+                     other formats open with the run's totals or lay out every request at once)",
                 )
+            } else if self.summary {
+                Some("no --summary (it writes each request)")
             } else if self.stream {
                 Some("no --stream (it is a stream already, with live windows)")
             } else if self.shard_start.is_some() {

@@ -280,16 +280,30 @@ pub fn write_fitted(
             (rows, Layout { widths, outcome: 0, indent })
         }
     };
+    out.write_all(render(&rows, &columns, &l, width, color, true).as_bytes())
+}
+
+/// The lines of `rows` in layout `l` (the header first when `header`).
+fn render(
+    rows: &[Vec<Cell>],
+    columns: &[Compact],
+    l: &Layout,
+    width: usize,
+    color: bool,
+    header: bool,
+) -> String {
     let mut text = String::new();
     let shown = if l.outcome == 0 { columns.len() - 1 } else { columns.len() };
-    let header: Vec<(String, Style)> =
+    let header_cells: Vec<(String, Style)> =
         columns[..shown].iter().map(|c| (c.title().to_string(), Style::Bold)).collect();
-    line(&mut text, &header, &columns, &l.widths, color);
-    for row in &rows {
+    if header {
+        line(&mut text, &header_cells, columns, &l.widths, color);
+    }
+    for row in rows {
         let mut below = Vec::new();
         let wrapped: Vec<Vec<String>> = row
             .iter()
-            .zip(&columns)
+            .zip(columns)
             .enumerate()
             .map(|(i, (cell, c))| match c {
                 Compact::Outcome if l.outcome == 0 || cell.longest_word() > l.outcome => {
@@ -305,7 +319,7 @@ pub fn write_fitted(
         for k in 0..height {
             let cells: Vec<(String, Style)> =
                 (0..shown).map(|i| (wrapped[i].get(k).cloned().unwrap_or_default(), row[i].style)).collect();
-            line(&mut text, &cells, &columns, &l.widths, color);
+            line(&mut text, &cells, columns, &l.widths, color);
         }
         let style = row[columns.len() - 1].style;
         for (k, b) in below.iter().enumerate() {
@@ -319,7 +333,46 @@ pub fn write_fitted(
             text.push('\n');
         }
     }
-    out.write_all(text.as_bytes())
+    text
+}
+
+/// The compact columns of a live table (`--follow --format table`).
+const LIVE_COLUMNS: [Compact; 5] =
+    [Compact::Request, Compact::Service, Compact::Source, Compact::Reply, Compact::Outcome];
+
+/// Widths of a live table's `#`, `service` and `reply` columns.
+const LIVE_FIXED: [usize; 3] = [5, 26, 10];
+
+/// A live table's rows (`--follow --format table`): the compact columns at
+/// widths fixed for `width` (a request is written as its window settles, so
+/// no width can wait for the requests after it), the header first when
+/// `header`. Each request takes the roomiest fit whose service and changes
+/// fit their columns; the source and the outcome wrap as on a terminal, and
+/// an outcome too long for its column goes below its request.
+pub fn write_live(
+    w: &Words<'_>,
+    findings: &Findings,
+    width: usize,
+    header: bool,
+    color: bool,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    let [number, service, reply] = LIVE_FIXED;
+    let rest = width.saturating_sub(number + service + reply + GAP * 4);
+    // the outcome gets half of the rest while the source keeps 24
+    let outcome = (rest / 2).max(MIN_OUTCOME);
+    let (source, outcome) = if rest >= outcome + 24 { (rest - outcome, outcome) } else { (rest.max(24), 0) };
+    let l = Layout { widths: vec![number, service, source, reply, outcome], outcome, indent: number + GAP };
+    let rows: Vec<Vec<Cell>> = (findings.requests.iter())
+        .map(|r| {
+            let fits = |cells: &Vec<Cell>| cells[1].natural() <= service && cells[2].longest_word() <= source;
+            FITS.iter()
+                .map(|&fit| cells(w, r, &LIVE_COLUMNS, fit))
+                .find(fits)
+                .unwrap_or_else(|| cells(w, r, &LIVE_COLUMNS, FITS[FITS.len() - 1]))
+        })
+        .collect();
+    out.write_all(render(&rows, &LIVE_COLUMNS, &l, width, color, header).as_bytes())
 }
 
 /// Characters of `text` a terminal shows (ANSI colour codes take none).

@@ -168,7 +168,16 @@ enum StreamSink<'o> {
         any: bool,
     },
     Parquet(Box<parquet::ParquetStream<'o>>),
+    /// `--follow --format table`: rows at fixed widths as they come.
+    LiveTable {
+        out: &'o mut (dyn Write + Send),
+        header: bool,
+        width: usize,
+    },
 }
+
+/// The width of a live table written to a pipe or a file (on a terminal: the terminal's).
+pub const LIVE_TABLE_WIDTH: usize = 120;
 
 impl<'o> StreamReport<'o> {
     /// A report in `options.format` to `out`; a JSON report's spill file is
@@ -200,10 +209,26 @@ impl<'o> StreamReport<'o> {
         Ok(StreamReport { options: options.clone(), sink, live: None })
     }
 
-    /// Makes this a live report (`--follow`): see [`StreamReport`]'s `live`.
-    pub fn live(mut self) -> Self {
-        self.live = Some(summary::RequestTally::default());
-        self
+    /// A live report (`--follow`): CSV or NDJSON rows, or a table at fixed
+    /// widths (the terminal's, else [`LIVE_TABLE_WIDTH`]), each window flushed
+    /// as written; the run's summary at the end (on standard error for CSV and
+    /// NDJSON, after the table for the table).
+    pub fn new_live(options: &ReportOptions, out: &'o mut (dyn Write + Send)) -> io::Result<Self> {
+        let sink = match options.format {
+            Format::Csv | Format::Ndjson => StreamSink::Rows { out, header: true },
+            Format::Table => StreamSink::LiveTable {
+                out,
+                header: true,
+                width: options.view.width.unwrap_or(LIVE_TABLE_WIDTH),
+            },
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{other:?} is not written request by request"),
+                ))
+            }
+        };
+        Ok(StreamReport { options: options.clone(), sink, live: Some(summary::RequestTally::default()) })
     }
 
     /// Writes (or puts aside) one window's requests.
@@ -234,6 +259,14 @@ impl<'o> StreamReport<'o> {
                 json::write_json_requests(&w, findings, first, spill)
             }
             StreamSink::Parquet(p) => p.window(&w, &findings.requests),
+            StreamSink::LiveTable { out, header, width } => {
+                if findings.requests.is_empty() {
+                    return Ok(());
+                }
+                fit::write_live(&w, findings, *width, *header, self.options.color, *out)?;
+                *header = false;
+                out.flush()
+            }
             StreamSink::Table { table, tally, .. } => {
                 tally.add(&w, findings);
                 table.as_mut().map_or(Ok(()), |t| t.add(&w, findings))
@@ -261,6 +294,14 @@ impl<'o> StreamReport<'o> {
                 json::write_json_around(run, any, out, |out| io::copy(&mut requests, out).map(|_| ()))
             }
             StreamSink::Parquet(p) => p.finish(&w, run),
+            StreamSink::LiveTable { out, header, width } => {
+                if header {
+                    fit::write_live(&w, run, width, true, self.options.color, out)?;
+                }
+                writeln!(out)?;
+                let tally = self.live.unwrap_or_default();
+                summary::write_summary_tallied(&w, run, &tally, self.options.color, out)
+            }
             StreamSink::Table { out, table, tally } => {
                 if let Some(table) = table {
                     table.finish(&w, run, self.options.color, out)?;

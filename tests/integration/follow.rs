@@ -310,6 +310,47 @@ fn fail_on_ends_a_live_run_at_the_first_matching_request() {
 }
 
 #[test]
+fn a_live_table_has_fixed_widths_one_header_and_the_summary_after() {
+    let lab = crate::util::testdata("lab/reject");
+    let labels = ["decap", "egress", "backend"];
+    let files: Vec<PathBuf> = labels.iter().map(|l| lab.join(format!("{l}.pcap"))).collect();
+    for width in [80usize, 120] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--follow".to_string(), "--color".into(), "never".into()];
+        for (label, file) in labels.iter().zip(&files) {
+            let fifo = dir.path().join(format!("{label}.fifo"));
+            mkfifo(&fifo);
+            replay(file.clone(), fifo.clone(), Duration::ZERO);
+            args.push(format!("{label}={}", fifo.display()));
+        }
+        // laid out as on a terminal `width` columns wide
+        let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(dir.path())
+            .env("TUPLECORR_TERM_WIDTH", width.to_string())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let (table, summary) = text.split_once("\n\n").expect("the summary after the table");
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].trim_start().starts_with("#  service"), "{text}");
+        assert_eq!(lines.iter().filter(|l| l.contains("service")).count(), 1, "one header: {text}");
+        for l in &lines {
+            assert!(l.chars().count() <= width, "{} > {width}: {l}", l.chars().count());
+        }
+        let numbers: Vec<&str> = lines[1..]
+            .iter()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.parse::<u32>().is_ok())
+            .collect();
+        assert_eq!(numbers, ["1", "2", "3", "4", "5"], "{text}");
+        assert!(table.contains("reset by 198.19.96.10"), "{text}");
+        assert!(summary.starts_with("5 requests across decap → egress → backend"), "{summary}");
+    }
+}
+
+#[test]
 fn follow_refuses_what_it_cannot_write_live() {
     let lab = crate::util::testdata("lab/reject");
     let caps: Vec<String> = ["decap", "egress", "backend"]
@@ -318,11 +359,12 @@ fn follow_refuses_what_it_cannot_write_live() {
         .collect();
     for (extra, message) in [
         (
-            &["--format", "table"][..],
-            "--follow writes each request as soon as it is settled: it needs --format csv or ndjson",
+            &["--format", "json"][..],
+            "--follow writes each request as soon as it is settled: it needs --format table, csv or ndjson",
         ),
         (&["--format", "csv", "--stream"][..], "it needs no --stream"),
         (&["--format", "csv", "--pcapng", "x.pcapng"][..], "it needs no --pcapng"),
+        (&["--summary"][..], "it needs no --summary"),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
             .arg("--follow")
