@@ -127,10 +127,10 @@ fn run_timed(args: &[String], dir: &Path, limit: Duration, interrupt_after: Opti
         }
         if interrupt_after.is_some_and(|after| !interrupted && start.elapsed() > after) {
             interrupted = true;
-            assert!(Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap().success());
+            assert!(crate::util::signal(pid, "INT"));
         }
         if start.elapsed() > limit {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            crate::util::signal(pid, "KILL");
             let _ = child.wait();
             panic!("tuplecorr --follow still running after {limit:?}: {}", err.join().unwrap());
         }

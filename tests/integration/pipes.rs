@@ -20,7 +20,7 @@ fn finish_within(child: Child, limit: Duration) -> Output {
     match rx.recv_timeout(limit) {
         Ok(o) => o,
         Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            crate::util::signal(pid, "KILL");
             let o = rx.recv().unwrap();
             panic!("still running after {limit:?}: {}", String::from_utf8_lossy(&o.stderr));
         }

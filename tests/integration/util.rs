@@ -265,3 +265,13 @@ pub fn spawn_tuplecorr(dir: &std::path::Path, args: &[String]) -> std::process::
         .spawn()
         .unwrap()
 }
+
+/// Sends signal `name` (`INT`, `KILL`) to the process `pid` this test started,
+/// with the shell's own `kill` (no procps needed); true when it was sent.
+pub fn signal(pid: u32, name: &str) -> bool {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -{name} {pid}"))
+        .status()
+        .is_ok_and(|s| s.success())
+}
