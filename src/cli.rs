@@ -192,7 +192,8 @@ pub struct CorrelateArgs {
     /// files tcpdump is writing): each request is written as a table row (fixed widths), a CSV
     /// row or an NDJSON line seconds after it ended, and flushed; the run ends when every input has ended or been silent for
     /// --follow-idle, on Ctrl-C/SIGTERM, or at the first request matching --fail-on; the summary
-    /// follows. One input per point.
+    /// follows. One input per point: a file, a pipe, or a quoted pattern of rotated files
+    /// ('decap=decap.pcap*', tcpdump -C/-G) followed from file to file.
     #[arg(long)]
     pub follow: bool,
     /// With --follow: an input that gives no byte for this long is taken as stopped, seconds, 1 to

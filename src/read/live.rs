@@ -94,6 +94,11 @@ type Pumping = (Instant, io::Result<Vec<u8>>);
 /// Opens `source` and sends its bytes until its end (a pipe) or until nobody
 /// listens; a regular file is read on at its end as it grows.
 fn pump(source: Source, tx: std::sync::mpsc::SyncSender<Pumping>) {
+    if let Source::Path(path) = &source {
+        if is_pattern(path) {
+            return pump_rotated(path, &tx);
+        }
+    }
     let (mut input, growing): (Box<dyn Read>, bool) = match source {
         Source::Stdin => (Box::new(io::stdin()), false),
         Source::Path(path) => match std::fs::File::open(&path) {
@@ -129,6 +134,131 @@ fn pump(source: Source, tx: std::sync::mpsc::SyncSender<Pumping>) {
             Err(e) => {
                 let _ = tx.send((Instant::now(), Err(e)));
                 return;
+            }
+        }
+    }
+}
+
+/// True when the file name of `path` holds `*` or `?`: a rotation pattern
+/// (`decap.pcap*` for `tcpdump -C`, `decap-*.pcap` for `-G`).
+pub fn is_pattern(path: &std::path::Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(['*', '?']))
+}
+
+/// Whether `name` matches the glob `pattern` (`*`: any run, `?`: one character).
+fn glob_match(pattern: &[char], name: &[char]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some(('*', rest)) => (0..=name.len()).any(|i| glob_match(rest, &name[i..])),
+        Some(('?', rest)) => !name.is_empty() && glob_match(rest, &name[1..]),
+        Some((c, rest)) => name.first() == Some(c) && glob_match(rest, &name[1..]),
+    }
+}
+
+/// The files of a rotation pattern, oldest first (by modification time, then name).
+fn rotated(pattern: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = match pattern.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let Some(glob) = pattern.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
+    let glob: Vec<char> = glob.chars().collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut files: Vec<(std::time::SystemTime, String)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let chars: Vec<char> = name.chars().collect();
+            let modified = e.metadata().ok()?.modified().ok()?;
+            glob_match(&glob, &chars).then_some((modified, name))
+        })
+        .collect();
+    files.sort();
+    files.into_iter().map(|(_, name)| dir.join(name)).collect()
+}
+
+/// Classic pcap: a file's header, which the files after the first of a
+/// rotation repeat (dropped when it is the first file's, so the framing sees
+/// one capture; pcapng sections follow each other as they are).
+const PCAP_HEADER: usize = 24;
+
+/// [`pump`] of a rotation pattern: each file in turn, oldest first, as it
+/// grows; when its writer has moved on to a newer file (one exists and this
+/// one gave nothing for a while), the newer one.
+fn pump_rotated(pattern: &std::path::Path, tx: &std::sync::mpsc::SyncSender<Pumping>) {
+    let mut read: Vec<std::path::PathBuf> = Vec::new();
+    let mut first_header: Option<Vec<u8>> = None;
+    loop {
+        let next = rotated(pattern).into_iter().find(|f| !read.contains(f));
+        let Some(path) = next else {
+            // no file yet (tcpdump has not opened it), or every one read
+            std::thread::sleep(TICK / 2);
+            if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
+                return;
+            }
+            continue;
+        };
+        read.push(path.clone());
+        let mut file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = tx.send((Instant::now(), Err(e)));
+                return;
+            }
+        };
+        let mut head: Vec<u8> = Vec::new();
+        loop {
+            let mut buf = vec![0u8; PUMP_CHUNK];
+            match file.read(&mut buf) {
+                Ok(0) => {
+                    // at its end for now: a newer file means its writer moved on
+                    let newer = rotated(pattern).into_iter().any(|f| !read.contains(&f));
+                    if newer && head.len() >= PCAP_HEADER {
+                        // read what came meanwhile, then go on
+                        let mut rest = Vec::new();
+                        let got = file.read_to_end(&mut rest).is_ok() && !rest.is_empty();
+                        if got && tx.send((Instant::now(), Ok(rest))).is_err() {
+                            return;
+                        }
+                        break;
+                    }
+                    std::thread::sleep(TICK / 2);
+                    if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
+                        return;
+                    }
+                }
+                Ok(n) => {
+                    buf.truncate(n);
+                    let mut bytes = buf;
+                    if head.len() < PCAP_HEADER {
+                        // the file's header: the first file's is sent, a later one's
+                        // equal to it is dropped
+                        let take = (PCAP_HEADER - head.len()).min(bytes.len());
+                        head.extend(bytes.drain(..take));
+                        if head.len() < PCAP_HEADER {
+                            continue;
+                        }
+                        let send_head = match &first_header {
+                            None => {
+                                first_header = Some(head.clone());
+                                true
+                            }
+                            Some(h) => *h != head || super::pcap::sniff(h).is_none(),
+                        };
+                        if send_head {
+                            bytes.splice(0..0, head.iter().copied());
+                        }
+                    }
+                    if !bytes.is_empty() && tx.send((Instant::now(), Ok(bytes))).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send((Instant::now(), Err(e)));
+                    return;
+                }
             }
         }
     }
@@ -229,6 +359,29 @@ mod tests {
         assert_eq!(end, LiveEnd::Idle);
         assert!(started.elapsed() >= Duration::from_millis(1500), "{:?}", started.elapsed());
         assert!(quiet.get() >= 3, "silent ticks: {}", quiet.get());
+    }
+
+    #[test]
+    fn a_rotation_pattern_matches_the_files_tcpdump_names() {
+        let m = |p: &str, n: &str| glob_match(&p.chars().collect::<Vec<_>>(), &n.chars().collect::<Vec<_>>());
+        assert!(m("decap.pcap*", "decap.pcap") && m("decap.pcap*", "decap.pcap12"));
+        assert!(m("decap-*.pcap", "decap-120000.pcap") && m("decap.pcap?", "decap.pcap1"));
+        assert!(
+            !m("decap.pcap*", "egress.pcap")
+                && !m("decap.pcap?", "decap.pcap")
+                && !m("decap-*.pcap", "decap-1.pcapng")
+        );
+        assert!(
+            is_pattern(std::path::Path::new("/x/decap.pcap*"))
+                && !is_pattern(std::path::Path::new("/x*/decap.pcap"))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["decap.pcap", "decap.pcap1", "egress.pcap"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let found = rotated(&dir.path().join("decap.pcap*"));
+        assert_eq!(found, [dir.path().join("decap.pcap"), dir.path().join("decap.pcap1")]);
     }
 
     #[test]

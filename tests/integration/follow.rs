@@ -350,6 +350,72 @@ fn a_live_table_has_fixed_widths_one_header_and_the_summary_after() {
     }
 }
 
+/// Writes the classic pcap `file` as `tcpdump -U -C` would: its records in
+/// real time into `DIR/LABEL.pcap`, then from record `at` on into a new file
+/// `DIR/LABEL.pcap1` with the same header. Runs detached.
+fn replay_rotated(file: PathBuf, dir: PathBuf, label: String, at: usize) {
+    std::thread::spawn(move || {
+        let bytes = std::fs::read(&file).unwrap();
+        let le = bytes[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || bytes[..4] == [0x4d, 0x3c, 0xb2, 0xa1];
+        let ns = bytes[..4] == [0x4d, 0x3c, 0xb2, 0xa1] || bytes[..4] == [0xa1, 0xb2, 0x3c, 0x4d];
+        let u32_at = |at: usize| {
+            let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+            if le {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            }
+        };
+        let open = |name: String| {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(name)).unwrap();
+            f.write_all(&bytes[..24]).unwrap();
+            f
+        };
+        let mut out = open(format!("{label}.pcap"));
+        let (start, mut first, mut off) = (Instant::now(), None, 24);
+        for n in 0.. {
+            if off + 16 > bytes.len() {
+                break;
+            }
+            if n == at {
+                std::thread::sleep(Duration::from_millis(300));
+                out = open(format!("{label}.pcap1"));
+            }
+            let frac = u64::from(u32_at(off + 4));
+            let t = u64::from(u32_at(off)) * 1_000_000_000 + if ns { frac } else { frac * 1000 };
+            let due = Duration::from_nanos(t - *first.get_or_insert(t));
+            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            let len = u32_at(off + 8) as usize;
+            out.write_all(&bytes[off..off + 16 + len]).unwrap();
+            off += 16 + len;
+        }
+    });
+}
+
+#[test]
+fn a_rotation_pattern_is_followed_from_file_to_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = spread_set(dir.path());
+    let batch = batch_csv(&files, dir.path());
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    let labels = ["decap", "egress", "backend"];
+    let mut args =
+        vec!["--follow".to_string(), "--follow-idle".into(), "3".into(), "--format".into(), "csv".into()];
+    for (label, file) in labels.iter().zip(&files) {
+        // tcpdump -C: a new file after 400 records (a few seconds in)
+        replay_rotated(file.clone(), live.clone(), label.to_string(), 400);
+        args.push(format!("{label}={}/{label}.pcap*", live.display()));
+    }
+    let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
+    assert_same_rows(&run, &batch);
+    for label in labels {
+        assert!(live.join(format!("{label}.pcap1")).exists(), "{label} was rotated");
+    }
+}
+
 #[test]
 fn follow_refuses_what_it_cannot_write_live() {
     let lab = crate::util::testdata("lab/reject");
