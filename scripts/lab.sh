@@ -232,11 +232,28 @@ FOLLOW_PID=""
 CT_PIDS=()
 
 cap_start() {
-  local spec label n ifc lt args
+  local spec label n ifc lt args out i
   CAP_PIDS=()
+  if [[ -n ${TCLAB_FOLLOW:-} ]]; then
+    # tuplecorr --follow on the captures tcpdump is writing, each line timed as
+    # it comes: growing files (TCLAB_FOLLOW_INPUT=file), or FIFOs tcpdump writes
+    # into, copied into the files and into pipes tuplecorr reads (pipe, default)
+    local files=() mode=${TCLAB_FOLLOW_INPUT:-pipe}
+    for spec in "${CAPS[@]}"; do files+=("${spec%%:*}=$WORK/${spec%%:*}.pcap"); done
+    python3 "$LABPY/follow_watch.py" "$TCLAB_FOLLOW" "$WORK/follow.json" "$mode" "${files[@]}" &
+    FOLLOW_PID=$!
+    PIDS+=("$FOLLOW_PID")
+    if [[ $mode == pipe ]]; then
+      for spec in "${CAPS[@]}"; do
+        for ((i = 0; i < 100; i++)); do [[ -p $WORK/${spec%%:*}.pcap.fifo ]] && break; sleep 0.05; done
+      done
+    fi
+  fi
   for spec in "${CAPS[@]}"; do
     IFS=: read -r label n ifc lt filt <<<"$spec"
-    args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$WORK/$label.pcap")
+    out="$WORK/$label.pcap"
+    [[ -n ${TCLAB_FOLLOW:-} && ${TCLAB_FOLLOW_INPUT:-pipe} == pipe ]] && out="$WORK/$label.pcap.fifo"
+    args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$out")
     # TCLAB_FOLLOW: each packet written as it comes, for tuplecorr --follow
     if [[ -n ${TCLAB_FOLLOW:-} ]]; then args+=(-U); fi
     if [[ -n $lt ]]; then args+=(-y "$lt"); fi
@@ -248,14 +265,6 @@ cap_start() {
     IFS=: read -r label _ _ _ <<<"$spec"
     wait_for "$WORK/$label.tcpdump.log" "listening on" 10
   done
-  if [[ -n ${TCLAB_FOLLOW:-} ]]; then
-    # tuplecorr --follow on the files tcpdump is writing, each line timed as it comes
-    local files=()
-    for spec in "${CAPS[@]}"; do files+=("${spec%%:*}=$WORK/${spec%%:*}.pcap"); done
-    python3 "$LABPY/follow_watch.py" "$TCLAB_FOLLOW" "$WORK/follow.json" "${files[@]}" &
-    FOLLOW_PID=$!
-    PIDS+=("$FOLLOW_PID")
-  fi
   sleep 0.3
 }
 

@@ -7,8 +7,9 @@ capture 1 (window 1 s + margin 5 s + clock slack 2 s + a tick, then the
 connection's end and 2 s of silence, or the hold of 10 s for a flow that may
 go on: a SYN never answered, a UDP flow within --udp-idle), the median within
 MEDIAN seconds. follow_watch.py gives --follow-idle 25, and the lab stops
-tcpdump about 2 s after the last request, so a line that came that soon was
-written while the captures were still live, not at the end.
+tcpdump about 2 s after the last request: on growing files (TCLAB_FOLLOW_INPUT
+=file) a line that came that soon was written while the captures were still
+live, not at the end; through pipes the run ends when tcpdump closes them.
 The lab's clocks are one host's, so capture times and the times the lines
 came are comparable.
 
