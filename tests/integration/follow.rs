@@ -20,47 +20,59 @@ fn replay(file: PathBuf, to: PathBuf, hold: Duration) {
     replay_until(file, to, hold, None)
 }
 
+/// The records of a classic pcap: each one's time after the first and its
+/// bytes (header included).
+fn records(bytes: &[u8]) -> Vec<(Duration, std::ops::Range<usize>)> {
+    let (le, ns) = match bytes[..4] {
+        [0xd4, 0xc3, 0xb2, 0xa1] => (true, false),
+        [0x4d, 0x3c, 0xb2, 0xa1] => (true, true),
+        [0xa1, 0xb2, 0xc3, 0xd4] => (false, false),
+        [0xa1, 0xb2, 0x3c, 0x4d] => (false, true),
+        _ => panic!("not a classic pcap"),
+    };
+    let u32_at = |at: usize| {
+        let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let (mut out, mut first, mut at) = (Vec::new(), None, 24);
+    while at + 16 <= bytes.len() {
+        let frac = u64::from(u32_at(at + 4));
+        let t = u64::from(u32_at(at)) * 1_000_000_000 + if ns { frac } else { frac * 1000 };
+        let len = u32_at(at + 8) as usize;
+        out.push((Duration::from_nanos(t - *first.get_or_insert(t)), at..at + 16 + len));
+        at += 16 + len;
+    }
+    out
+}
+
+/// Waits until `due` after `start`.
+fn sleep_until(start: Instant, due: Duration) {
+    if let Some(wait) = due.checked_sub(start.elapsed()) {
+        std::thread::sleep(wait);
+    }
+}
+
 /// [`replay`] of the records within `until` of the first only (None: all).
 fn replay_until(file: PathBuf, to: PathBuf, hold: Duration, until: Option<Duration>) {
     std::thread::spawn(move || {
         let bytes = std::fs::read(&file).unwrap();
-        let (le, ns) = match bytes[..4] {
-            [0xd4, 0xc3, 0xb2, 0xa1] => (true, false),
-            [0x4d, 0x3c, 0xb2, 0xa1] => (true, true),
-            [0xa1, 0xb2, 0xc3, 0xd4] => (false, false),
-            [0xa1, 0xb2, 0x3c, 0x4d] => (false, true),
-            _ => panic!("{}: not a classic pcap", file.display()),
-        };
-        let u32_at = |at: usize| {
-            let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
-            if le {
-                u32::from_le_bytes(b)
-            } else {
-                u32::from_be_bytes(b)
-            }
-        };
         let Ok(mut out) = std::fs::OpenOptions::new().append(true).open(&to) else { return };
         if out.write_all(&bytes[..24]).is_err() {
             return;
         }
         let start = Instant::now();
-        let mut first = None;
-        let mut at = 24;
-        while at + 16 <= bytes.len() {
-            let frac = u64::from(u32_at(at + 4));
-            let t = u64::from(u32_at(at)) * 1_000_000_000 + if ns { frac } else { frac * 1000 };
-            let len = u32_at(at + 8) as usize;
-            let due = Duration::from_nanos(t - *first.get_or_insert(t));
+        for (due, range) in records(&bytes) {
             if until.is_some_and(|u| due > u) {
                 break;
             }
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
-            }
-            if out.write_all(&bytes[at..at + 16 + len]).is_err() {
+            sleep_until(start, due);
+            if out.write_all(&bytes[range]).is_err() {
                 return;
             }
-            at += 16 + len;
         }
         std::thread::sleep(hold);
     });
@@ -89,6 +101,20 @@ fn first_difference(a: &str, b: &str) -> String {
         }
     }
     unreachable!()
+}
+
+/// `LABEL=FIFO` arguments for the three points, each FIFO fed with its file
+/// in real time by [`replay`], kept open `hold` after its last record.
+fn fifos_replaying(dir: &Path, files: &[PathBuf], hold: Duration) -> Vec<String> {
+    let labels = ["decap", "egress", "backend"];
+    let mut args = Vec::new();
+    for (label, file) in labels.iter().zip(files) {
+        let fifo = dir.join(format!("{label}.fifo"));
+        mkfifo(&fifo);
+        replay(file.clone(), fifo.clone(), hold);
+        args.push(format!("{label}={}", fifo.display()));
+    }
+    args
 }
 
 fn mkfifo(path: &Path) {
@@ -167,14 +193,8 @@ fn rows_come_while_the_fifos_are_written_and_equal_the_batch_run() {
     let files = spread_set(dir.path());
     let batch = batch_csv(&files, dir.path());
     assert_eq!(batch.lines().count(), 121, "{batch}");
-    let labels = ["decap", "egress", "backend"];
     let mut args = vec!["--follow".to_string(), "--format".into(), "csv".into()];
-    for (label, file) in labels.iter().zip(&files) {
-        let fifo = dir.path().join(format!("{label}.fifo"));
-        mkfifo(&fifo);
-        replay(file.clone(), fifo.clone(), Duration::from_secs(3));
-        args.push(format!("{label}={}", fifo.display()));
-    }
+    args.extend(fifos_replaying(dir.path(), &files, Duration::from_secs(3)));
     let run = run_timed(&args, dir.path(), Duration::from_secs(90), None);
     assert_same_rows(&run, &batch);
     // Live: the first request (at 0 s) is written about 8 s after its window,
@@ -213,15 +233,9 @@ fn a_growing_file_is_followed_until_it_is_silent_for_follow_idle() {
 fn sigint_ends_a_live_run_with_what_was_read_and_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let files = spread_set(dir.path());
-    let labels = ["decap", "egress", "backend"];
     let mut args = vec!["--follow".to_string(), "--format".into(), "ndjson".into()];
-    for (label, file) in labels.iter().zip(&files) {
-        let fifo = dir.path().join(format!("{label}.fifo"));
-        mkfifo(&fifo);
-        // The writers stay open long after their packets: only the signal ends the run.
-        replay(file.clone(), fifo.clone(), Duration::from_secs(120));
-        args.push(format!("{label}={}", fifo.display()));
-    }
+    // The writers stay open long after their packets: only the signal ends the run.
+    args.extend(fifos_replaying(dir.path(), &files, Duration::from_secs(120)));
     let run = run_timed(&args, dir.path(), Duration::from_secs(60), Some(Duration::from_secs(16)));
     assert_eq!(run.status, Some(0), "{}", run.stderr);
     let requests: Vec<serde_json::Value> =
@@ -281,7 +295,6 @@ fn a_point_that_ends_is_blind_after_its_last_packet_and_the_others_go_on() {
 fn fail_on_ends_a_live_run_at_the_first_matching_request() {
     let dir = tempfile::tempdir().unwrap();
     let files = spread_set(dir.path());
-    let labels = ["decap", "egress", "backend"];
     let mut args = vec![
         "--follow".to_string(),
         "--format".into(),
@@ -289,13 +302,8 @@ fn fail_on_ends_a_live_run_at_the_first_matching_request() {
         "--fail-on".into(),
         "reply-lost".into(),
     ];
-    for (label, file) in labels.iter().zip(&files) {
-        let fifo = dir.path().join(format!("{label}.fifo"));
-        mkfifo(&fifo);
-        // The writers stay open for minutes: only the match ends the run.
-        replay(file.clone(), fifo.clone(), Duration::from_secs(300));
-        args.push(format!("{label}={}", fifo.display()));
-    }
+    // The writers stay open for minutes: only the match ends the run.
+    args.extend(fifos_replaying(dir.path(), &files, Duration::from_secs(300)));
     let run = run_timed(&args, dir.path(), Duration::from_secs(60), None);
     assert_eq!(run.status, Some(1), "{}", run.stderr);
     let ends = run.lines.iter().map(|(t, _)| *t).max().unwrap();
@@ -356,40 +364,20 @@ fn a_live_table_has_fixed_widths_one_header_and_the_summary_after() {
 fn replay_rotated(file: PathBuf, dir: PathBuf, label: String, at: usize) {
     std::thread::spawn(move || {
         let bytes = std::fs::read(&file).unwrap();
-        let le = bytes[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || bytes[..4] == [0x4d, 0x3c, 0xb2, 0xa1];
-        let ns = bytes[..4] == [0x4d, 0x3c, 0xb2, 0xa1] || bytes[..4] == [0xa1, 0xb2, 0x3c, 0x4d];
-        let u32_at = |at: usize| {
-            let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
-            if le {
-                u32::from_le_bytes(b)
-            } else {
-                u32::from_be_bytes(b)
-            }
-        };
         let open = |name: String| {
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(name)).unwrap();
             f.write_all(&bytes[..24]).unwrap();
             f
         };
         let mut out = open(format!("{label}.pcap"));
-        let (start, mut first, mut off) = (Instant::now(), None, 24);
-        for n in 0.. {
-            if off + 16 > bytes.len() {
-                break;
-            }
+        let start = Instant::now();
+        for (n, (due, range)) in records(&bytes).into_iter().enumerate() {
             if n == at {
                 std::thread::sleep(Duration::from_millis(300));
                 out = open(format!("{label}.pcap1"));
             }
-            let frac = u64::from(u32_at(off + 4));
-            let t = u64::from(u32_at(off)) * 1_000_000_000 + if ns { frac } else { frac * 1000 };
-            let due = Duration::from_nanos(t - *first.get_or_insert(t));
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
-            }
-            let len = u32_at(off + 8) as usize;
-            out.write_all(&bytes[off..off + 16 + len]).unwrap();
-            off += 16 + len;
+            sleep_until(start, due);
+            out.write_all(&bytes[range]).unwrap();
         }
     });
 }
