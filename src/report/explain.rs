@@ -138,9 +138,11 @@ pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
         ),
         Some(Added::Between(b)) => {
             let through = match r.source.iter().map(|s| s.kind).find(|k| *k != ChangeKind::PortOnly) {
+                // every kind named: a new one must choose its words here
                 Some(ChangeKind::Proxy) => " through the proxy",
-                Some(_) => " through SNAT",
-                None => "",
+                Some(ChangeKind::Snat) => " through SNAT",
+                Some(ChangeKind::Dnat) => " through DNAT",
+                Some(ChangeKind::PortOnly) | None => "",
             };
             let verdict = match (i.preserved, c.addr) {
                 (true, _) => format!(" = the client: identity preserved{through}"),

@@ -199,7 +199,8 @@ impl<'o> StreamReport<'o> {
                 StreamSink::Json { out, spill: crate::output::Spill::new(spill_dir)?, any: false }
             }
             Format::Parquet => StreamSink::Parquet(Box::new(parquet::ParquetStream::new(out))),
-            other => {
+            // every format named: a new one must say how it is streamed
+            other @ Format::Html => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!("{other:?} is not written window by window"),
@@ -221,7 +222,7 @@ impl<'o> StreamReport<'o> {
                 header: true,
                 width: options.view.width.unwrap_or(LIVE_TABLE_WIDTH),
             },
-            other => {
+            other @ (Format::Json | Format::Html | Format::Parquet) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!("{other:?} is not written request by request"),
