@@ -151,10 +151,7 @@ impl Plan {
         match shift {
             None => self.windows_at(t, first),
             Some((o, extra)) => {
-                let w = self.window_ns;
-                let r = self.reach_ns[0].saturating_add(extra);
-                let t = t.saturating_sub(o);
-                (t.saturating_sub(r).saturating_sub(1).div_euclid(w), t.saturating_add(r).div_euclid(w))
+                self.windows_within(t.saturating_sub(o), self.reach_ns[0].saturating_add(extra))
             }
         }
     }
@@ -174,7 +171,11 @@ impl Plan {
     /// The windows whose reach (both ends included) holds time `t`: from the
     /// first whose reach ends at or after it to the last that begins by it.
     fn windows_at(&self, t: i64, first: bool) -> (i64, i64) {
-        let r = self.reach_ns[usize::from(!first)];
+        self.windows_within(t, self.reach_ns[usize::from(!first)])
+    }
+
+    /// The windows that reach `r` around their own times holds `t`.
+    fn windows_within(&self, t: i64, r: i64) -> (i64, i64) {
         let w = self.window_ns;
         (t.saturating_sub(r).saturating_sub(1).div_euclid(w), t.saturating_add(r).div_euclid(w))
     }
@@ -273,14 +274,21 @@ struct LiveClock<'a> {
     epoch: Instant,
     /// How far apart two points' clocks may be (`--max-offset` and given offsets).
     allowance_ns: i64,
-    /// This point's last record time and when it was read.
-    last: Option<(i64, Instant)>,
+    /// This point's latest record time.
+    last: Option<i64>,
     /// The latest time a silent tick moved this point's clock to.
     ticked: i64,
     /// The window this point has told the coordinator it sends nothing before.
     upto: i64,
     /// Records that came after the windows their time belongs to were settled.
     late: u64,
+}
+
+/// See [`LiveClock::shifts`].
+#[derive(Clone, Copy, Default)]
+struct Shifts {
+    feed: Option<(i64, i64)>,
+    settle: Option<(i64, i64)>,
 }
 
 impl LiveClock<'_> {
@@ -300,25 +308,21 @@ impl LiveClock<'_> {
         (mine != i64::MIN && first != i64::MIN).then(|| (mine.saturating_sub(first), false))
     }
 
-    /// The shift the windows read by: [`LiveClock::clock`] widened by
-    /// [`LIVE_FEED_SLACK_NS`] while only measured.
-    fn shift(&self) -> Option<(i64, i64)> {
-        self.clock().map(|(o, exact)| (o, if exact { 0 } else { LIVE_FEED_SLACK_NS }))
-    }
-
-    /// The shift the windows are settled by: [`LiveClock::clock`] widened by
-    /// [`LIVE_CLOCK_SLACK_NS`] while only measured.
-    fn settle_shift(&self) -> Option<(i64, i64)> {
-        self.clock().map(|(o, exact)| (o, if exact { 0 } else { LIVE_CLOCK_SLACK_NS }))
+    /// The shifts of a live point's windows from its clock (read once per
+    /// record): the one they read by, widened by [`LIVE_FEED_SLACK_NS`] while the
+    /// clock is only measured, and the one they are settled by, widened by
+    /// [`LIVE_CLOCK_SLACK_NS`]. None for a point that is not live.
+    fn shifts(live: Option<&LiveClock<'_>>) -> Shifts {
+        let clock = live.and_then(LiveClock::clock);
+        let widen = |slack| clock.map(|(o, exact)| (o, if exact { 0 } else { slack }));
+        Shifts { feed: widen(LIVE_FEED_SLACK_NS), settle: widen(LIVE_CLOCK_SLACK_NS) }
     }
 
     /// Notes a record of time `t` read now.
     fn note(&mut self, t: i64) {
         self.latest.fetch_max(t, Ordering::Relaxed);
         let now = Instant::now();
-        if self.last.is_none_or(|(last, _)| t >= last) {
-            self.last = Some((t, now));
-        }
+        self.last = Some(self.last.map_or(t, |last| last.max(t)));
         let arrived = i64::try_from(now.duration_since(self.epoch).as_nanos()).unwrap_or(i64::MAX);
         if let Some(skew) = self.skews.get(self.point) {
             skew.fetch_max(t.saturating_sub(arrived), Ordering::Relaxed);
@@ -329,8 +333,7 @@ impl LiveClock<'_> {
 impl Reader<'_> {
     /// Opens the windows whose reach begins by `t` (skipping those whose
     /// reach ended before it: nothing of this point is in them).
-    fn open(&mut self, t: i64) {
-        let shift = self.live.as_ref().and_then(LiveClock::shift);
+    fn open(&mut self, t: i64, shift: Option<(i64, i64)>) {
         let floor = self.live.as_ref().map_or(i64::MIN, |l| l.upto);
         let (from, to) = self.plan.windows_at_pinned(t, self.first, shift);
         let started = self.next.is_some();
@@ -409,15 +412,16 @@ impl Sink for Reader<'_> {
         let t = rec.ts_ns;
         if let Some(live) = &mut self.live {
             live.note(t);
-            let to = self.plan.windows_at_pinned(t, self.first, live.shift()).1;
-            if to < live.upto {
+        }
+        let shifts = LiveClock::shifts(self.live.as_ref());
+        if let Some(live) = &mut self.live {
+            if self.plan.windows_at_pinned(t, self.first, shifts.feed).1 < live.upto {
                 // Every window this record belongs to was settled without it.
                 live.late += 1;
             }
         }
-        self.open(t);
-        let shift = self.live.as_ref().and_then(LiveClock::settle_shift);
-        let (plan, first) = (self.plan, self.first);
+        self.open(t, shifts.feed);
+        let (plan, first, shift) = (self.plan, self.first, shifts.settle);
         for (k, slot) in self.slots.iter_mut() {
             let Slot::Building { builder, reach: (lo, hi), cut_from, .. } = slot else { continue };
             if t < *lo {
@@ -428,16 +432,15 @@ impl Sink for Reader<'_> {
             builder.table().set_closed(t > plan.reach_end(*k, first, *hi, shift));
             builder.add_flow(rec);
         }
-        self.settle(t);
+        self.settle(t, shifts.settle);
     }
 }
 
 impl Reader<'_> {
     /// Finishes the windows past their reach at `t` whose flows can take no
     /// more packets, or that have waited the hold.
-    fn settle(&mut self, t: i64) {
+    fn settle(&mut self, t: i64, shift: Option<(i64, i64)>) {
         let mut done = Vec::new();
-        let shift = self.live.as_ref().and_then(LiveClock::settle_shift);
         let (plan, first) = (self.plan, self.first);
         for (i, (k, slot)) in self.slots.iter_mut().enumerate() {
             let Slot::Building { builder, reach: (_, hi), next_check, cut_until, .. } = slot else {
@@ -470,7 +473,7 @@ impl Reader<'_> {
     fn tick(&mut self, data_at: Instant) {
         let Some(live) = &self.live else { return };
         let t = match live.last {
-            Some((ts, _)) => {
+            Some(ts) => {
                 // From when its bytes were read, not when the record was taken:
                 // a reader held up by the run took its last records late.
                 let elapsed = i64::try_from(data_at.elapsed().as_nanos()).unwrap_or(i64::MAX);
@@ -481,15 +484,15 @@ impl Reader<'_> {
                 l => l.saturating_sub(live.allowance_ns.saturating_mul(2)).saturating_sub(LIVE_SLACK_NS),
             },
         };
-        if t <= live.ticked || live.last.is_some_and(|(ts, _)| t <= ts) {
+        if t <= live.ticked || live.last.is_some_and(|ts| t <= ts) {
             return;
         }
-        let shift = live.shift();
+        let shifts = LiveClock::shifts(Some(live));
         if let Some(live) = &mut self.live {
             live.ticked = t;
         }
-        self.settle(t);
-        let from = self.plan.windows_at_pinned(t, self.first, shift).0;
+        self.settle(t, shifts.settle);
+        let from = self.plan.windows_at_pinned(t, self.first, shifts.feed).0;
         let future = self.next.map_or(from, |n| n.max(from));
         let floor = self.slots.front().map_or(future, |(k, _)| (*k).min(future));
         let Some(live) = &mut self.live else { return };
@@ -640,7 +643,7 @@ fn read_live_point(
     r.tally.end_file(label, &spec.display_name(), &info.warnings);
     // The coordinator learns that this point stopped before the windows it
     // now finishes: the requests after its last packet find it blind.
-    let last = r.live.as_ref().and_then(|l| l.last).map_or(i64::MIN, |(t, _)| t);
+    let last = r.live.as_ref().and_then(|l| l.last).unwrap_or(i64::MIN);
     if !r.gone && r.tx.send(Msg::Stopped(last)).is_err() {
         r.gone = true;
     }
@@ -952,15 +955,14 @@ impl Run<'_> {
         let cut = results.iter().any(|r| r.cut.read_from.is_some());
         let keys: Vec<Vec<Option<PointKey>>> =
             results.iter().map(|r| r.points.iter().map(|p| p.0).collect()).collect();
+        // Per sub-point (of a split capture), its point.
+        let sub_points: Vec<usize> = (keys.iter().enumerate()).flat_map(|(c, k)| vec![c; k.len()]).collect();
         // A live point that stopped is blind to the requests after it (each of its sub-points).
         let stopped: Vec<Option<i64>> = if self.stopped.iter().any(Option::is_some) {
-            (keys.iter().enumerate())
-                .flat_map(|(c, k)| std::iter::repeat_n(self.stopped.get(c).copied().flatten(), k.len()))
-                .collect()
+            sub_points.iter().map(|&c| self.stopped[c]).collect()
         } else {
             Vec::new()
         };
-        let sub_points: Vec<usize> = (keys.iter().enumerate()).flat_map(|(c, k)| vec![c; k.len()]).collect();
         let config = Config {
             shard: Some(shard),
             clocks_from: self.pins.clone(),
@@ -987,13 +989,9 @@ impl Run<'_> {
             r.request = self.numbered;
         }
         if !config.stopped.is_empty() {
-            // Sub-point → point: the points' sub-points in order.
-            let point_of = &sub_points;
-            for r in &findings.requests {
-                for &b in &r.blind {
-                    if let Some(&c) = point_of.get(b) {
-                        self.blind_after_stop[c] += 1;
-                    }
+            for b in findings.requests.iter().flat_map(|r| &r.blind) {
+                if let Some(&c) = sub_points.get(*b) {
+                    self.blind_after_stop[c] += 1;
                 }
             }
         }
