@@ -91,12 +91,35 @@ pub fn read_live(
 /// for now) or the error.
 type Pumping = (Instant, io::Result<Vec<u8>>);
 
+/// A pump's side of its channel; each call is false once nobody listens.
+struct Out<'a>(&'a std::sync::mpsc::SyncSender<Pumping>);
+
+impl Out<'_> {
+    /// Sends bytes read now.
+    fn bytes(&self, bytes: Vec<u8>) -> bool {
+        self.0.send((Instant::now(), Ok(bytes))).is_ok()
+    }
+
+    /// A file at its end for now: waits a moment and says so (an empty chunk,
+    /// which also finds out whether the reader still listens).
+    fn wait(&self) -> bool {
+        std::thread::sleep(TICK / 2);
+        self.bytes(Vec::new())
+    }
+
+    /// Sends the error that ends the input.
+    fn fail(&self, e: io::Error) {
+        let _ = self.0.send((Instant::now(), Err(e)));
+    }
+}
+
 /// Opens `source` and sends its bytes until its end (a pipe) or until nobody
 /// listens; a regular file is read on at its end as it grows.
 fn pump(source: Source, tx: std::sync::mpsc::SyncSender<Pumping>) {
+    let out = Out(&tx);
     if let Source::Path(path) = &source {
         if is_pattern(path) {
-            return pump_rotated(path, &tx);
+            return pump_rotated(path, &out);
         }
     }
     let (mut input, growing): (Box<dyn Read>, bool) = match source {
@@ -106,35 +129,27 @@ fn pump(source: Source, tx: std::sync::mpsc::SyncSender<Pumping>) {
                 let growing = f.metadata().is_ok_and(|m| m.is_file());
                 (Box::new(f), growing)
             }
-            Err(e) => {
-                let _ = tx.send((Instant::now(), Err(e)));
-                return;
-            }
+            Err(e) => return out.fail(e),
         },
     };
     loop {
         let mut buf = vec![0u8; PUMP_CHUNK];
-        match input.read(&mut buf) {
-            Ok(0) if growing => {
-                // The file's end for now: wait for the writer (and see whether
-                // the reader still listens: a zero-length chunk is skipped).
-                std::thread::sleep(TICK / 2);
-                if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
-                    return;
-                }
-            }
-            Ok(0) => return,
+        let going = match input.read(&mut buf) {
+            // a file's end for now: wait for the writer
+            Ok(0) if growing => out.wait(),
+            Ok(0) => false,
             Ok(n) => {
                 buf.truncate(n);
-                if tx.send((Instant::now(), Ok(buf))).is_err() {
-                    return;
-                }
+                out.bytes(buf)
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
             Err(e) => {
-                let _ = tx.send((Instant::now(), Err(e)));
-                return;
+                out.fail(e);
+                false
             }
+        };
+        if !going {
+            return;
         }
     }
 }
@@ -186,15 +201,14 @@ const PCAP_HEADER: usize = 24;
 /// [`pump`] of a rotation pattern: each file in turn, oldest first, as it
 /// grows; when its writer has moved on to a newer file (one exists and this
 /// one gave nothing for a while), the newer one.
-fn pump_rotated(pattern: &std::path::Path, tx: &std::sync::mpsc::SyncSender<Pumping>) {
+fn pump_rotated(pattern: &std::path::Path, out: &Out<'_>) {
     let mut read: Vec<std::path::PathBuf> = Vec::new();
     let mut first_header: Option<Vec<u8>> = None;
     loop {
         let next = rotated(pattern).into_iter().find(|f| !read.contains(f));
         let Some(path) = next else {
             // no file yet (tcpdump has not opened it), or every one read
-            std::thread::sleep(TICK / 2);
-            if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
+            if !out.wait() {
                 return;
             }
             continue;
@@ -202,10 +216,7 @@ fn pump_rotated(pattern: &std::path::Path, tx: &std::sync::mpsc::SyncSender<Pump
         read.push(path.clone());
         let mut file = match std::fs::File::open(&path) {
             Ok(f) => f,
-            Err(e) => {
-                let _ = tx.send((Instant::now(), Err(e)));
-                return;
-            }
+            Err(e) => return out.fail(e),
         };
         let mut head: Vec<u8> = Vec::new();
         loop {
@@ -218,13 +229,12 @@ fn pump_rotated(pattern: &std::path::Path, tx: &std::sync::mpsc::SyncSender<Pump
                         // read what came meanwhile, then go on
                         let mut rest = Vec::new();
                         let got = file.read_to_end(&mut rest).is_ok() && !rest.is_empty();
-                        if got && tx.send((Instant::now(), Ok(rest))).is_err() {
+                        if got && !out.bytes(rest) {
                             return;
                         }
                         break;
                     }
-                    std::thread::sleep(TICK / 2);
-                    if tx.send((Instant::now(), Ok(Vec::new()))).is_err() {
+                    if !out.wait() {
                         return;
                     }
                 }
@@ -250,15 +260,12 @@ fn pump_rotated(pattern: &std::path::Path, tx: &std::sync::mpsc::SyncSender<Pump
                             bytes.splice(0..0, head.iter().copied());
                         }
                     }
-                    if !bytes.is_empty() && tx.send((Instant::now(), Ok(bytes))).is_err() {
+                    if !bytes.is_empty() && !out.bytes(bytes) {
                         return;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let _ = tx.send((Instant::now(), Err(e)));
-                    return;
-                }
+                Err(e) => return out.fail(e),
             }
         }
     }
