@@ -52,7 +52,6 @@ pub fn same_captures(captures: &[CaptureSpec], live: bool) -> Vec<WarningOut> {
             let same_bytes = !same_file
                 && !live
                 && meta.is_file()
-                && c.readable_again()
                 && me.len == other.len
                 && prefix_hash(path, &mut me.prefix).is_some()
                 && prefix_hash_of(captures, &other.label, &mut other.prefix) == me.prefix;

@@ -489,6 +489,14 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
     }
 }
 
+/// `WHAT: it needs NEEDS` for the first of `needs` whose condition holds.
+fn refuse_without(what: &str, needs: &[(bool, &str)]) -> Result<(), UsageError> {
+    match needs.iter().find(|(refused, _)| *refused) {
+        Some((_, need)) => Err(UsageError(format!("{what}: it needs {need}"))),
+        None => Ok(()),
+    }
+}
+
 /// Capture arguments → specs with unique labels (DESIGN.md "Inputs and labels").
 pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
     let mut specs: Vec<CaptureSpec> = Vec::with_capacity(args.len());
@@ -861,43 +869,36 @@ impl CorrelateArgs {
             ));
         }
         if self.follow {
-            let refused = if !matches!(format, Format::Csv | Format::Ndjson | Format::Table) {
-                Some(
-                    "--format table, csv or ndjson (written request by request as they are settled; the \
-                     other formats open with the run's totals or lay out every request at once)",
-                )
-            } else if self.summary {
-                Some("no --summary (it writes each request)")
-            } else if self.stream {
-                Some("no --stream (it is a stream already, with live windows)")
-            } else if self.shard_start.is_some() {
-                Some("no --shard-start")
-            } else if self.pcapng.is_some() {
-                Some("no --pcapng (it reads every capture again)")
-            } else {
-                None
-            };
-            if let Some(needs) = refused {
-                return Err(UsageError(format!(
-                    "--follow writes each request as soon as it is settled: it needs {needs}"
-                )));
-            }
+            refuse_without(
+                "--follow writes each request as soon as it is settled",
+                &[
+                    (
+                        !matches!(format, Format::Csv | Format::Ndjson | Format::Table),
+                        "--format table, csv or ndjson (written request by request as they are settled; the \
+                         other formats open with the run's totals or lay out every request at once)",
+                    ),
+                    (self.summary, "no --summary (it writes each request)"),
+                    (self.stream, "no --stream (it is a stream already, with live windows)"),
+                    (self.shard_start.is_some(), "no --shard-start"),
+                    (self.pcapng.is_some(), "no --pcapng (it reads every capture again)"),
+                ],
+            )?;
         }
         if self.stream {
-            let refused = if format == Format::Html {
-                Some("another --format than html (its page draws every request's ladder at once)")
-            } else if self.shard_start.is_some() {
-                Some("no --shard-start (a stream is all of the captures' windows)")
-            } else if self.pcapng.is_some() {
-                Some("no --pcapng (it needs every request at the end)")
-            } else {
-                None
-            };
-            if let Some(needs) = refused {
-                return Err(UsageError(format!(
-                    "--stream writes each window's requests as it goes: it needs {needs}"
-                )));
-            }
+            refuse_without(
+                "--stream writes each window's requests as it goes",
+                &[
+                    (
+                        format == Format::Html,
+                        "another --format than html (its page draws every request's ladder at once)",
+                    ),
+                    (
+                        self.shard_start.is_some(),
+                        "no --shard-start (a stream is all of the captures' windows)",
+                    ),
+                    (self.pcapng.is_some(), "no --pcapng (it needs every request at the end)"),
+                ],
+            )?;
         }
         let config = self.to_config()?;
         if self.follow {
