@@ -202,6 +202,26 @@ fn merged_pcapng_keeps_link_types_names_points_and_can_hold_only_requests() {
 }
 
 /// The Chromium binary, or None (the test then skips).
+/// A headless browser for a test: its command, a temporary folder, a profile
+/// in it, and the lab's captures.
+struct Browser {
+    browser: String,
+    tmp: tempfile::TempDir,
+    profile: PathBuf,
+    lab: PathBuf,
+}
+
+impl Browser {
+    /// None where chromium is not installed.
+    fn find() -> Option<Browser> {
+        let browser = chromium()?;
+        let tmp = tempfile::tempdir().unwrap();
+        let profile = tmp.path().join("profile");
+        let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
+        Some(Browser { browser, tmp, profile, lab })
+    }
+}
+
 fn chromium() -> Option<String> {
     let candidates = [
         std::env::var("TUPLECORR_CHROMIUM").unwrap_or_default(),
@@ -259,13 +279,10 @@ fn ladder(dom: &str) -> &str {
 
 #[test]
 fn html_report_in_headless_chromium_counts_filters_and_draws_ladders() {
-    let Some(browser) = chromium() else {
+    let Some(Browser { browser, tmp, profile, lab }) = Browser::find() else {
         eprintln!("skipped: chromium is not installed (apt-get install chromium)");
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
-    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
     // reject: an ICMP error and a RST forged between egress and backend.
     let page = tmp.path().join("reject.html");
     let json = tmp.path().join("reject.json");
@@ -381,13 +398,10 @@ fn first_failure_or_first(report: &Value) -> u64 {
 
 #[test]
 fn html_first_screen_opens_on_the_first_failure_with_its_ladder_above_the_fold() {
-    let Some(browser) = chromium() else {
+    let Some(Browser { browser, tmp, profile, lab }) = Browser::find() else {
         eprintln!("skipped: chromium is not installed (apt-get install chromium)");
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let profile = tmp.path().join("profile");
-    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/lab");
     // a failure late in the run (no-return-route: all), among completed ones (reject: 2 of 5),
     // none (masquerade-node), many requests (concurrent), five points (any-node)
     let cases = [
