@@ -471,7 +471,8 @@ fn correlate_stream(
         note(finished.warnings.iter().map(crate::verdict::WarningOut::from).collect(), &mut reading);
         let mut totals = finished.findings;
         // The premises of whole captures (empty, no time in common, order), on the run's totals.
-        note(crate::checks::premises(&totals, true), &mut checks);
+        let part = if live { crate::checks::Part::Live } else { crate::checks::Part::Window };
+        note(crate::checks::premises(&totals, part), &mut checks);
         // As the run without --stream orders them: reading, correlation, checks.
         report_warnings = [reading, std::mem::take(&mut windows), std::mem::take(&mut checks)].concat();
         totals.warnings = report_warnings.clone();

@@ -28,6 +28,17 @@ fn warning(label: &str, message: String) -> WarningOut {
     WarningOut { label: label.to_string(), record: None, byte_offset: None, message }
 }
 
+/// What part of the captures a run's findings stand for (see [`premises`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The whole captures.
+    Whole,
+    /// A time shard or a stream's windows.
+    Window,
+    /// A live run's windows (`--follow`).
+    Live,
+}
+
 /// Captures given twice: the same file (device and inode, also by another
 /// path), or (`live` false) two files of the same size whose first MiB is
 /// identical; live captures are still being written (all empty at the start).
@@ -193,15 +204,20 @@ fn method_name(m: OffsetMethod) -> &'static str {
 /// - a boundary whose TTL rises and whose requests arrive before they left:
 ///   the two captures look given in reverse path order.
 ///
-/// `part`: the findings are a time shard's or a stream's totals, whose
-/// verdicts take no capture as blind (when a capture recorded is not known
-/// there); the warnings say so.
-pub fn premises(findings: &Findings, part: bool) -> Vec<WarningOut> {
-    let consequence = if part {
-        "; a time shard or a stream window cannot tell when a capture recorded, so blames next to it still rest \
-         on its silence: run without --shard-start or --stream to have them reported as unknown"
-    } else {
-        ", so where a reset or an ICMP error entered next to it is reported as unknown"
+/// `part`: the findings are a time shard's, a stream's or a live run's
+/// totals, whose verdicts take a capture as blind only once it is known to
+/// have stopped; the warnings say so.
+pub fn premises(findings: &Findings, part: Part) -> Vec<WarningOut> {
+    let consequence = match part {
+        Part::Whole => ", so where a reset or an ICMP error entered next to it is reported as unknown",
+        Part::Window => {
+            "; a time shard or a stream window cannot tell when a capture recorded, so blames next to it still \
+             rest on its silence: run without --shard-start or --stream to have them reported as unknown"
+        }
+        Part::Live => {
+            "; a live run takes a capture as recording until its input ends, so blames next to it before then \
+             rest on its silence: run on the saved captures without --follow to have them reported as unknown"
+        }
     };
     let mut out = Vec::new();
     let captures = &findings.captures;
@@ -304,7 +320,7 @@ pub fn premises(findings: &Findings, part: bool) -> Vec<WarningOut> {
 /// Every check of this module, for the main form.
 pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     let mut w = same_captures(&config.captures, false);
-    w.extend(premises(findings, config.shard.is_some()));
+    w.extend(premises(findings, if config.shard.is_some() { Part::Window } else { Part::Whole }));
     w.extend(clock_mistakes(config, findings));
     w
 }
@@ -398,20 +414,27 @@ mod tests {
     fn an_empty_capture_says_what_its_silence_does_to_the_verdicts_of_a_run_or_a_shard() {
         let mut f = crate::report::fixtures::findings();
         f.captures[2].packets = 0;
-        let whole = premises(&f, false);
+        let whole = premises(&f, Part::Whole);
         assert_eq!((whole.len(), whole[0].label.as_str()), (1, "backend"));
         assert!(
             whole[0].message.contains("entered next to it is reported as unknown"),
             "{}",
             whole[0].message
         );
-        let shard = premises(&f, true);
+        let shard = premises(&f, Part::Window);
         assert!(!shard[0].message.contains("is reported as unknown;"), "{}", shard[0].message);
         assert!(
             shard[0].message.contains("a time shard or a stream window cannot tell when a capture recorded"),
             "{}",
             shard[0].message
         );
+        let live = premises(&f, Part::Live);
+        assert!(
+            live[0].message.contains("a live run takes a capture as recording until its input ends"),
+            "{}",
+            live[0].message
+        );
+        assert!(!live[0].message.contains("--stream"), "{}", live[0].message);
     }
 
     #[test]

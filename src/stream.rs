@@ -660,8 +660,8 @@ fn read_live_point(
                 "no byte came for {} s (--follow-idle): this input is taken as stopped",
                 follow.idle_ns as f64 / 1e9
             ),
-            "the run goes on without it: the requests that begin after its last packet list it as blind \
-             (its silence is no evidence) instead of blaming it",
+            "the requests that begin after its last packet list it as blind (its silence is no evidence) \
+             instead of blaming it",
         )),
         crate::read::LiveEnd::Stopped => warnings.push(Warning::of_run(
             label,
@@ -670,7 +670,8 @@ fn read_live_point(
             } else {
                 "the run was stopped (SIGINT or SIGTERM) while this input was still open".into()
             },
-            "the requests still open were written with what was read by then (their outcome as of then)",
+            "requests whose connections were still open are written with what was read by then (their \
+             outcome as of then)",
         )),
     }
     if late > 0 {
