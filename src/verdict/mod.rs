@@ -168,13 +168,13 @@ impl<'a> Ctx<'a> {
         if !self.part {
             return premise::blind(self.spans(), life);
         }
-        let spans: Vec<Option<(i64, i64)>> = (0..self.n)
-            .map(|c| {
-                let until = self.stopped.get(c).copied().flatten();
-                Some((i64::MIN, until.map_or(i64::MAX, |t| self.corrected(c, t))))
+        // Part of a run: blind only where the capture stopped before the request
+        // began (no allocation per request when nothing is known to have stopped).
+        (1..self.n)
+            .filter(|&c| {
+                self.stopped.get(c).copied().flatten().is_some_and(|t| self.corrected(c, t) < life.0)
             })
-            .collect();
-        premise::blind(&spans, life)
+            .collect()
     }
 
     /// Per capture, when it recorded flows (see [`premise::recorded`]).
