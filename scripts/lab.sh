@@ -51,7 +51,7 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan multihomed)
 
 NSS=()
 PIDS=()
@@ -469,6 +469,19 @@ cfg_asymmetric() {
   nsx node ip route replace 198.18.90.0/24 via 198.18.11.2 dev pod1
 }
 
+cfg_multihomed() {
+  # the backend is an end host with two links to the node: requests come in on
+  # eth0 (node be0), its route back to the tunnel pool leaves by eth1 (node be1,
+  # 198.19.4.0/24). Its capture is tcpdump -i any: requests on one interface,
+  # replies on the other, no packet on both (it forwards nothing)
+  ip -n "${PFX}node" link add be1 type veth peer name eth1 netns "${PFX}backend"
+  nsx node ip addr add 198.19.4.17/24 dev be1
+  nsx backend ip addr add 198.19.4.10/24 dev eth1
+  nsx node ip link set be1 up
+  nsx backend ip link set eth1 up
+  nsx backend ip route replace 198.18.0.0/15 via 198.19.4.17 dev eth1 src 198.19.96.10
+}
+
 cfg_rp-filter() {
   # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
   # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
@@ -541,6 +554,9 @@ run_scenario() {
   fi
   if [[ $sc == any-router-sll ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "router:node:any:LINUX_SLL" "backend:backend:eth0:")
+  fi
+  if [[ $sc == multihomed ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "backend:backend:any:LINUX_SLL2")
   fi
   if [[ $sc == vxlan ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "underlay:node:be0:" "backend:backend:vxlan0:")

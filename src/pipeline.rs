@@ -10,7 +10,7 @@ use crate::config::{CaptureSpec, Config, ReadConfig};
 use crate::correlate;
 use crate::decode::{self, DecodeError, Packet};
 use crate::flows::points::{self, PointKey};
-use crate::flows::{FlowTable, Flows};
+use crate::flows::{Flow, FlowTable, Flows};
 use crate::ladder::{self, Ladder, LadderCapture, LadderInterface};
 use crate::read::{self, CaptureInfo, InterfaceInfo, LinkType, Progress, RawRecord, ReadError};
 use crate::verdict::{self, CaptureMeta, Findings, VerdictOptions};
@@ -301,6 +301,8 @@ impl Builder {
             points.into_iter().zip(packets).map(|((k, f), n)| (k, f, n)).collect();
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
+        let answered = Elsewhere::of(points.iter().flat_map(|p| &p.1.flows));
+        warnings.extend(answered.warning(label, file));
         (CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }, elsewhere)
     }
 
@@ -712,6 +714,53 @@ pub fn duplicate_flows_warning(label: &str, file: &str, duplicates: u64) -> Opti
         ),
         consequence: "each request is reported once, from the copy nearest the client".into(),
     })
+}
+
+/// Flows of one capture answered on another interface than they were asked on
+/// (a multi-homed end host, see `flows::Flow::other_interface`): how many, and
+/// the interfaces of the first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Elsewhere {
+    pub flows: u64,
+    pub first: Option<(u32, u32)>,
+}
+
+impl Elsewhere {
+    pub fn of<'a>(flows: impl Iterator<Item = &'a Flow>) -> Elsewhere {
+        let mut e = Elsewhere::default();
+        for f in flows {
+            if let Some(other) = f.other_interface() {
+                e.add(Elsewhere { flows: 1, first: Some((f.first_interface, other)) });
+            }
+        }
+        e
+    }
+
+    pub fn add(&mut self, other: Elsewhere) {
+        self.flows += other.flows;
+        self.first = self.first.or(other.first);
+    }
+
+    /// The warning that says so, or None when there are none.
+    pub fn warning(&self, label: &str, file: &str) -> Option<Warning> {
+        let (asked, answered) = self.first?;
+        let n = self.flows;
+        Some(Warning {
+            label: label.to_string(),
+            file: file.to_string(),
+            record: None,
+            byte_offset: None,
+            problem: format!(
+                "{n} flows were answered on another interface than they began on, with no packet on both \
+                 (the first: if{asked}, answered on if{answered}): {label} is an end host with several \
+                 interfaces and asymmetric routing, not a host that forwards"
+            ),
+            consequence: format!(
+                "{label} stays one observation point; each such flow is one flow there, its reply counted as \
+                 seen at {label}"
+            ),
+        })
+    }
 }
 
 /// Runs the whole pipeline on the configured captures.

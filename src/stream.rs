@@ -193,7 +193,7 @@ const MIN_PIN_SAMPLES: u64 = 20;
 /// What a point's reader tells the coordinator.
 enum Msg {
     /// A window's part.
-    Part(Part),
+    Part(Box<Part>),
     /// A live point sends no part of a window before this one any more (its
     /// clock has passed their reach).
     Upto(i64),
@@ -209,6 +209,8 @@ struct Part {
     /// Copies of flows (`-i any`) folded among the flows that began in the
     /// window's own times: each copy counted in one window.
     copies: u64,
+    /// Flows answered on another interface (a multi-homed end host), likewise.
+    answered: pipeline::Elsewhere,
 }
 
 /// A window being read by one point.
@@ -362,6 +364,7 @@ impl Reader<'_> {
         let own = |f: &&Flow| f.first_ns >= start && f.first_ns < end;
         let flows = || result.points.iter().flat_map(|p| &p.1.flows);
         let copies = flows().filter(own).map(|f| u64::from(f.copies)).sum();
+        let elsewhere_flows = pipeline::Elsewhere::of(flows().filter(own));
         if elsewhere > 0 {
             // Those flows went to the first point (split_as): count the window's own.
             let first = result.points.first().map(|p| &p.1.flows[..]).unwrap_or_default();
@@ -374,7 +377,7 @@ impl Reader<'_> {
         if self.keys.is_none() && flows().next().is_some() {
             self.keys = Some(result.points.iter().map(|p| p.0).collect());
         }
-        Part { k, result, copies }
+        Part { k, result, copies, answered: elsewhere_flows }
     }
 
     /// Finishes the windows at `done` (positions in `slots`), or all still
@@ -385,7 +388,12 @@ impl Reader<'_> {
                 continue;
             }
             let k = self.slots[i].0;
-            let empty = Slot::Done(Box::new(Part { k, result: empty_result(), copies: 0 }));
+            let empty = Slot::Done(Box::new(Part {
+                k,
+                result: empty_result(),
+                copies: 0,
+                answered: Default::default(),
+            }));
             if let Slot::Building { builder, cut_from, cut_until, .. } =
                 std::mem::replace(&mut self.slots[i].1, empty)
             {
@@ -396,7 +404,7 @@ impl Reader<'_> {
         }
         while matches!(self.slots.front(), Some((_, Slot::Done(_)))) {
             let Some((_, Slot::Done(part))) = self.slots.pop_front() else { break };
-            if !self.gone && self.tx.send(Msg::Part(*part)).is_err() {
+            if !self.gone && self.tx.send(Msg::Part(part)).is_err() {
                 self.gone = true;
             }
         }
@@ -712,6 +720,8 @@ struct Run<'a> {
     numbered: u64,
     /// Per point: copies of flows folded in the windows' own times.
     copies: Vec<u64>,
+    /// Per point: flows answered on another interface, likewise.
+    answered: Vec<pipeline::Elsewhere>,
     /// What the windows owned, summed: the run's captures, boundaries and
     /// unmatched flows.
     totals: Totals,
@@ -926,6 +936,7 @@ impl Run<'_> {
             .map(|(c, part)| {
                 part.map(|p| {
                     self.copies[c] += p.copies;
+                    self.answered[c].add(p.answered);
                     p.result
                 })
             })
@@ -943,6 +954,7 @@ impl Run<'_> {
             results.push(match part {
                 Some(p) => {
                     self.copies[c] += p.copies;
+                    self.answered[c].add(p.answered);
                     if self.keys[c].is_none() && p.result.points.iter().any(|p| !p.1.flows.is_empty()) {
                         self.keys[c] = Some(p.result.points.iter().map(|p| p.0).collect());
                     }
@@ -1163,6 +1175,7 @@ pub fn run(
             pins: config.clocks_from.clone(),
             numbered: 0,
             copies: vec![0; n],
+            answered: vec![Default::default(); n],
             totals: Totals { list_unmatched: config.list_unmatched, ..Totals::default() },
             keys: vec![None; n],
             stopped: vec![None; n],
@@ -1181,7 +1194,7 @@ pub fn run(
                     continue;
                 }
                 match rxs[c].recv() {
-                    Ok(Msg::Part(part)) => pending[c] = Some(part),
+                    Ok(Msg::Part(part)) => pending[c] = Some(*part),
                     Ok(Msg::Upto(k)) => floors[c] = floors[c].max(k),
                     Ok(Msg::Stopped(t)) => run.stopped[c] = Some(t),
                     Err(_) => {
@@ -1249,6 +1262,7 @@ pub fn run(
             let Some((mut tally, counts)) = tally else { continue };
             warnings.extend(std::mem::take(&mut tally.warnings));
             warnings.extend(pipeline::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
+            warnings.extend(run.answered[c].warning(&names[c].0, &names[c].1));
             // The run's points are the first window's; their packets are the files'.
             let keys = keys.get(c).cloned().unwrap_or_else(|| vec![None]);
             let (packets, overlays) = counts.of(&keys, tally.info.packets);

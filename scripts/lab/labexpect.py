@@ -25,7 +25,7 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
-    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan", "multihomed",
 ]
 
 C42 = "198.18.90.42"
@@ -152,7 +152,7 @@ def plan(sc):
     if sc == "ipv6":
         return [tcp(sc, 1, C6, 40001, BACKEND6, 80), tcp(sc, 2, C6, 40002, BACKEND6, 80),
                 udp(sc, 3, C6, 40003, BACKEND6), icmp(sc, 4, C6, 4004, BACKEND6)]
-    if sc == "asymmetric":
+    if sc in ("asymmetric", "multihomed"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
     if sc == "syn-retransmit":
@@ -193,6 +193,11 @@ MODELS = {
                            "but the node routes the tunnel pool back over a second pod link (eth1, not "
                            "captured): replies are seen at backend and decap, never at egress: reply path "
                            "bypassed (egress); outcomes completed."},
+    "multihomed": {"desc": "No NAT; the backend is a multi-homed end host: requests reach it on eth0 (from the "
+                           "node's be0), its route back to the tunnel pool leaves by a second link eth1 (to the "
+                           "node's be1). Its capture is tcpdump -i any (LINUX_SLL2): requests on one interface, "
+                           "replies on the other, no packet on both: one observation point 'backend' (an end "
+                           "host is not split into in/out sub-points), replies seen there; outcomes completed."},
     "masquerade-node": {"desc": "iptables MASQUERADE on the node (-o be0): the source becomes 198.19.3.17 "
                                 "between egress and backend (ports kept); replies on the same path."},
     "masquerade-pod": {"desc": "iptables MASQUERADE in the VPN pod (-o eth0): the source becomes the pod's "

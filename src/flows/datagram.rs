@@ -15,7 +15,11 @@ impl FlowTable {
         let dst = Endpoint { addr: p.dst, port: u.dst_port };
         let key = FlowKey::of(p, FlowProto::Udp, src, dst);
         let idle = self.config.udp_idle_ns;
-        let idx = match self.index.get(&key).map(|&i| i as usize) {
+        let found = match self.index.get(&key) {
+            Some(&i) => Some(i as usize),
+            None => self.reply_elsewhere(key, src, p.ts_ns),
+        };
+        let idx = match found {
             Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => Some(i),
             _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
         };
@@ -51,7 +55,11 @@ impl FlowTable {
         let dst = Endpoint { addr: p.dst, port: id };
         let key = FlowKey::of(p, FlowProto::Icmp, src, dst);
         let idle = self.config.udp_idle_ns;
-        let idx = match self.index.get(&key).map(|&i| i as usize) {
+        let found = match self.index.get(&key) {
+            Some(&i) => Some(i as usize),
+            None => self.reply_elsewhere(key, src, p.ts_ns),
+        };
+        let idx = match found {
             Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => Some(i),
             _ => {
                 let (client, server) = if request { (src, dst) } else { (dst, src) };

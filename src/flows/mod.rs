@@ -275,6 +275,11 @@ pub struct Flow {
     pub first_packet_type: Option<u8>,
     /// Other copies of this flow in the same capture (`-i any` before/after NAT).
     pub copies: u32,
+    /// The interface its other direction was seen on, when not `first_interface`
+    /// (else [`Flow::NO_INTERFACE`]; four bytes, not eight): a multi-homed end
+    /// host answered by another interface than it was asked on (see
+    /// `FlowTable::reply_elsewhere` and [`Flow::other_interface`]).
+    pub answered_on: u32,
 }
 
 impl IcmpError {
@@ -286,6 +291,14 @@ impl IcmpError {
 }
 
 impl Flow {
+    /// `answered_on` when the flow was answered on its own interface.
+    pub const NO_INTERFACE: u32 = u32::MAX;
+
+    /// The interface its other direction was seen on, when not its first one.
+    pub fn other_interface(&self) -> Option<u32> {
+        (self.answered_on != Flow::NO_INTERFACE).then_some(self.answered_on)
+    }
+
     /// Any packet came back: from the server side, or an ICMP error quoting the
     /// client's packet (an error about the server's own reply, sent back to the
     /// server, is no reply to the client).
@@ -320,6 +333,9 @@ pub struct FlowStats {
     pub icmp_unattributed: u64,
     /// Flows dropped as copies of another (`tcpdump -i any`).
     pub duplicate_flows: u64,
+    /// Flows whose other direction was seen on another interface of the
+    /// capture, with no packet on both (a multi-homed end host).
+    pub return_elsewhere: u64,
 }
 
 /// The flows of one capture, in order of their first packet.
@@ -404,6 +420,7 @@ impl Flow {
             first_interface: 0,
             first_packet_type: None,
             copies: 0,
+            answered_on: Flow::NO_INTERFACE,
         }
     }
 }
@@ -436,7 +453,8 @@ mod tests {
     #[test]
     fn a_flow_summary_stays_within_its_budget() {
         assert!(
-            std::mem::size_of::<super::Flow>() <= 400,
+            // 408: 400, and the interface a multi-homed end host answered on.
+            std::mem::size_of::<super::Flow>() <= 408,
             "Flow is {} bytes",
             std::mem::size_of::<super::Flow>()
         );

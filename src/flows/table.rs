@@ -27,6 +27,10 @@ pub(super) struct Streams {
     pub(super) server_base: Option<u32>,
 }
 
+/// Most interfaces a capture's flows are looked up on for a reply that left by
+/// another interface than its request came in by.
+const MAX_INTERFACES: usize = 16;
+
 /// Most ICMP errors kept per flow.
 pub(super) const MAX_ICMP_ERRORS: usize = 4;
 
@@ -37,6 +41,9 @@ pub struct FlowTable {
     pub(super) streams: Vec<Streams>,
     pub(super) index: FxHashMap<FlowKey, u32>,
     pub(super) stats: FlowStats,
+    /// The interfaces flows began on so far (at most [`MAX_INTERFACES`]): where
+    /// a reply may find its request's flow (see [`FlowTable::reply_elsewhere`]).
+    pub(super) interfaces: Vec<u32>,
     /// No new flows: a packet that would begin one is dropped (a time shard's
     /// records after its window, which only carry on flows begun in it).
     pub(super) closed: bool,
@@ -50,6 +57,7 @@ impl FlowTable {
             streams: Vec::new(),
             index: FxHashMap::default(),
             stats: FlowStats::default(),
+            interfaces: Vec::new(),
             closed: false,
         }
     }
@@ -126,7 +134,48 @@ impl FlowTable {
             server_base: None,
         });
         self.index.insert(key, idx as u32);
+        if !self.interfaces.contains(&key.interface) && self.interfaces.len() < MAX_INTERFACES {
+            self.interfaces.push(key.interface);
+        }
         Some(idx)
+    }
+
+    /// The flow a packet with no flow on its own interface belongs to when it
+    /// answers a flow seen on exactly one other interface of this capture: an
+    /// end host with two interfaces (`tcpdump -i any` on a multi-homed host)
+    /// receives a request on one and sends the reply out of the other, and no
+    /// packet is on both. The flow on the other interface must hold packets the
+    /// other way only, the last at most the UDP idle time before. A host that
+    /// forwards sees the request on two interfaces (two flows with this tuple)
+    /// and its reply on an interface that saw the request: nothing changes
+    /// there. From then on the packet's interface reaches that flow too; the
+    /// flow records where its other direction was seen.
+    pub(super) fn reply_elsewhere(&mut self, key: FlowKey, src: Endpoint, ts_ns: i64) -> Option<usize> {
+        if key.side {
+            return None;
+        }
+        let mut found = None;
+        for &other in self.interfaces.iter().filter(|&&i| i != key.interface) {
+            if let Some(&i) = self.index.get(&FlowKey { interface: other, ..key }) {
+                if found.replace(i as usize).is_some() {
+                    return None; // on two other interfaces: a host that forwards
+                }
+            }
+        }
+        let i = found?;
+        let f = &self.flows[i];
+        let answers = if src == f.server {
+            f.packets_to_client == 0 && f.packets_to_server > 0
+        } else {
+            src == f.client && f.packets_to_server == 0 && f.packets_to_client > 0
+        };
+        if !answers || ts_ns.saturating_sub(f.last_ns) > self.config.udp_idle_ns {
+            return None;
+        }
+        self.index.insert(key, i as u32);
+        self.flows[i].answered_on = key.interface;
+        self.stats.return_elsewhere += 1;
+        Some(i)
     }
 
     /// Counts the packet in its direction (`to_server`: client → server).

@@ -18,7 +18,10 @@ impl FlowTable {
         let key = FlowKey::of(p, FlowProto::Tcp, src, dst);
         let syn = t.flags & tcp_flags::SYN != 0;
         let ack = t.flags & tcp_flags::ACK != 0;
-        let existing = self.index.get(&key).map(|&i| i as usize);
+        let existing = match self.index.get(&key) {
+            Some(&i) => Some(i as usize),
+            None => self.reply_elsewhere(key, src, p.ts_ns),
+        };
 
         let idx = match existing {
             Some(i) if syn && !ack => {
@@ -200,6 +203,95 @@ mod tests {
             t.insert(&p, p.payload(data));
         }
         t.finish()
+    }
+
+    fn source(data: &[u8], orig_len: u32) -> std::net::IpAddr {
+        let rec = RawRecord {
+            ts_ns: 0,
+            interface: 0,
+            link_type: LinkType::RawIp,
+            data,
+            orig_len,
+            record: 0,
+            byte_offset: 0,
+        };
+        decode(&rec).expect("synthetic packet").src
+    }
+
+    /// Inserts `pkts`, each on the interface `on` gives for its source address
+    /// (None: the packet is not captured); several interfaces: one copy on each.
+    fn table_on(pkts: &[(i64, Vec<u8>, u32)], on: impl Fn(std::net::IpAddr) -> Vec<u32>) -> Flows {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for (i, (ts, data, orig)) in pkts.iter().enumerate() {
+            let src = source(data, *orig);
+            for interface in on(src) {
+                let rec = RawRecord {
+                    ts_ns: *ts,
+                    interface,
+                    link_type: LinkType::RawIp,
+                    data,
+                    orig_len: *orig,
+                    record: i as u64 + 1,
+                    byte_offset: 0,
+                };
+                let p = decode(&rec).expect("synthetic packet");
+                t.insert(&p, p.payload(data));
+            }
+        }
+        t.finish_unfolded()
+    }
+
+    #[test]
+    fn a_reply_on_another_interface_joins_its_request_only_on_an_end_host() {
+        let addr = |s: &str| s.parse().unwrap();
+        let client: std::net::IpAddr = addr("198.18.0.1");
+        let c = Tcp::new((client, 40000), (addr("198.19.0.1"), 80), 1_000, 3);
+        let pkts = one_point(&c);
+        // An end host asked on interface 2, answering by interface 3.
+        let end = table_on(&pkts, |src| if src == client { vec![2] } else { vec![3] });
+        assert_eq!(end.flows.len(), 1, "one connection, not a request and a reply apart");
+        let f = &end.flows[0];
+        assert_eq!((f.first_interface, f.other_interface()), (2, Some(3)));
+        assert!(f.packets_to_server > 0 && f.packets_to_client > 0 && f.server_isn.is_some());
+        assert_eq!(f.orientation, Orientation::Syn);
+        assert_eq!(end.stats.return_elsewhere, 1);
+        // A host that forwards: the request on 2 and 3, the reply on 3 and 2.
+        let fwd = table_on(&pkts, |_| vec![2, 3]);
+        assert_eq!(fwd.flows.len(), 2, "one flow per interface");
+        assert!(fwd.flows.iter().all(|f| f.other_interface().is_none() && f.packets_to_client > 0));
+        // ... whose reply comes back by a third interface: the request is on two
+        // others, so the reply is no answer to one of them alone.
+        let third = table_on(&pkts, |src| if src == client { vec![2, 3] } else { vec![4, 2] });
+        assert_eq!(
+            third.flows.len(),
+            3,
+            "{:?}",
+            third.flows.iter().map(|f| f.first_interface).collect::<Vec<_>>()
+        );
+        assert!(third.flows.iter().all(|f| f.other_interface().is_none()));
+        assert_eq!(third.stats.return_elsewhere, 0);
+        // One interface: nothing to look for elsewhere.
+        let one = table_on(&pkts, |_| vec![0]);
+        assert_eq!((one.flows.len(), one.flows[0].other_interface()), (1, None));
+    }
+
+    #[test]
+    fn a_reply_long_after_its_request_on_another_interface_is_a_flow_of_its_own() {
+        let addr = |s: &str| s.parse().unwrap();
+        let client: std::net::IpAddr = addr("198.18.0.1");
+        let c = Tcp::new((client, 40000), (addr("198.19.0.1"), 80), 1_000, 3);
+        let mut pkts = one_point(&c);
+        // The server's packets arrive 20 s after the client's last: past the idle time.
+        let last_client = pkts.iter().filter(|p| p.0 < 1_000_000).map(|p| p.0).max().unwrap();
+        let idle = FlowConfig::default().udp_idle_ns;
+        let mut late: Vec<_> = pkts
+            .drain(..)
+            .map(|(ts, d, o)| (if source(&d, o) == client { ts } else { ts + idle + 1 + last_client }, d, o))
+            .collect();
+        late.sort_by_key(|p| p.0);
+        let f = table_on(&late, |src| if src == client { vec![2] } else { vec![3] });
+        assert!(f.flows.len() >= 2, "too late to be its answer");
+        assert!(f.flows.iter().all(|f| f.other_interface().is_none()));
     }
 
     #[test]

@@ -47,6 +47,7 @@ const SCENARIOS: &[&str] = &[
     "any-router-sll",
     "reply-elsewhere",
     "vxlan",
+    "multihomed",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -390,6 +391,7 @@ scenario_tests! {
     lab_any_router_sll => "any-router-sll",
     lab_reply_elsewhere => "reply-elsewhere",
     lab_vxlan => "vxlan",
+    lab_multihomed => "multihomed",
 }
 
 // ------------------------------------------------------------------ schema

@@ -589,6 +589,37 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
     }
 }
 
+/// `tcpdump -i any` on a multi-homed end host (requests in by eth0, replies
+/// out by eth1, no packet on both) is one observation point, not a host that
+/// forwards: every request's reply is seen there and completes, and a warning
+/// says the host answered by another interface. Without the rule the capture
+/// was split into backend(in if2)/backend(out if3), and replies "bypassed".
+#[test]
+fn a_multi_homed_end_host_is_one_point_and_its_asymmetric_return_is_said() {
+    let found = run_files("multihomed", &["decap.pcap", "egress.pcap", "backend.pcap"]);
+    let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["decap", "egress", "backend"], "not split into sub-points");
+    assert_eq!(found.requests.len(), 4);
+    for r in &found.requests {
+        assert!(
+            r.captures.iter().all(|h| h.seen && h.reply_seen),
+            "request {}: {}",
+            r.request,
+            r.explanation
+        );
+        assert_eq!(r.reply.path.wire(), "same-path", "request {}", r.request);
+        assert_eq!(r.outcome.kind.wire(), "completed", "request {}", r.request);
+        assert!(!r.explanation.contains("bypass"), "{}", r.explanation);
+    }
+    let w: Vec<&str> = found.warnings.iter().map(|w| w.message.as_str()).collect();
+    let said = w.iter().find(|m| m.contains("answered on another interface")).expect("a warning");
+    assert!(
+        said.contains("4 flows") && said.contains("if2, answered on if3") && said.contains("end host"),
+        "{said}"
+    );
+    assert!(found.unmatched.iter().all(|u| u.count == 0), "nothing left over");
+}
+
 /// A backend answering from its other address (UDP) and a reply whose source
 /// is rewritten on the way back (TCP): the client rejects them; the request
 /// says so, where it was seen, and does not claim to have completed.
