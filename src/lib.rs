@@ -49,6 +49,7 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod shard;
+pub mod steps;
 pub mod stream;
 pub mod time;
 pub mod tunnels;

@@ -1075,8 +1075,16 @@ pub(crate) fn conclude_owning(
         correlate_config.pinned = Some(pins);
         warnings.extend(missing);
     }
+    let files: Vec<String> =
+        points.iter().map(|p| names.get(p.source).map(|n| n.1.clone()).unwrap_or_default()).collect();
     drop(points);
-    let flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
+    let mut flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
+    // A whole run reads each capture on one clock, across a step of it (a time
+    // shard or a stream window holds too little of the capture to tell).
+    if config.shard.is_none() {
+        let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
+        warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
+    }
     let correlation = correlate::correlate(&flows, &correlate_config);
     if let Some(pinned) = &config.clocks_from {
         warnings.extend(crate::shard::clock_warnings(&labels, &correlation, &pinned.source));

@@ -291,6 +291,35 @@ impl IcmpError {
 }
 
 impl Flow {
+    /// Moves every time the flow holds by `delta_ns` (a clock step corrected:
+    /// `steps`); counts, sequence numbers and durations stay as they are.
+    pub fn shift_times(&mut self, delta_ns: i64) {
+        let by = |t: i64| t.saturating_add(delta_ns);
+        let ns = |t: &mut Ns| *t = Ns::from(t.get().map(by));
+        (self.first_ns, self.last_ns) = (by(self.first_ns), by(self.last_ns));
+        for t in [
+            &mut self.first_client_ns,
+            &mut self.first_server_ns,
+            &mut self.synack_ns,
+            &mut self.handshake_done_ns,
+            &mut self.client_data_ns,
+            &mut self.server_data_ns,
+            &mut self.client_fin_ns,
+            &mut self.server_fin_ns,
+        ] {
+            ns(t);
+        }
+        for e in [&mut self.rst_to_client, &mut self.rst_to_server].into_iter().flatten() {
+            e.ts_ns = by(e.ts_ns);
+        }
+        if let Some(errors) = self.icmp_errors.0.as_deref_mut() {
+            errors.iter_mut().for_each(|e| e.ts_ns = by(e.ts_ns));
+        }
+        if let Some(m) = self.mtu_signal.as_deref_mut() {
+            m.first_ns = by(m.first_ns);
+        }
+    }
+
     /// `answered_on` when the flow was answered on its own interface.
     pub const NO_INTERFACE: u32 = u32::MAX;
 
@@ -462,6 +491,53 @@ mod tests {
         assert_eq!(std::mem::size_of::<super::Ns>(), 8);
         assert_eq!(std::mem::size_of::<super::IcmpErrors>(), 8);
         assert!(std::mem::size_of::<super::table::Streams>() <= 96, "Streams");
+    }
+
+    #[test]
+    fn shifting_a_flow_moves_every_time_it_holds_and_nothing_else() {
+        use super::{IcmpError, MtuSignal, Ns, TcpEvent};
+        let mut f = super::Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 1_000, 7);
+        let sender = "198.19.0.1".parse().unwrap();
+        let event = |ts_ns| Some(Box::new(TcpEvent { ts_ns, to_client: true, sender, ttl: 64 }));
+        (f.first_client_ns, f.first_server_ns, f.synack_ns, f.handshake_done_ns) =
+            (Ns::at(1_000), Ns::at(2_000), Ns::at(2_000), Ns::at(3_000));
+        (f.client_data_ns, f.server_data_ns, f.client_fin_ns, f.server_fin_ns) =
+            (Ns::at(4_000), Ns::at(5_000), Ns::NONE, Ns::at(6_000));
+        (f.rst_to_client, f.rst_to_server, f.last_ns) = (event(7_000), event(8_000), 9_000);
+        f.icmp_errors.push(IcmpError {
+            ts_ns: 10_000,
+            sender,
+            v6: false,
+            icmp_type: 3,
+            code: 3,
+            ttl: 64,
+            about_request: true,
+        });
+        f.mtu_signal = Some(Box::new(MtuSignal { mtu: 1400, sender, v6: false, count: 1, first_ns: 11_000 }));
+        let before = f.clone();
+        f.shift_times(-500);
+        let times = |f: &super::Flow| {
+            vec![
+                Some(f.first_ns),
+                Some(f.last_ns),
+                f.first_client_ns.get(),
+                f.first_server_ns.get(),
+                f.synack_ns.get(),
+                f.handshake_done_ns.get(),
+                f.client_data_ns.get(),
+                f.server_data_ns.get(),
+                f.client_fin_ns.get(),
+                f.server_fin_ns.get(),
+                f.rst_to_client.as_ref().map(|e| e.ts_ns),
+                f.rst_to_server.as_ref().map(|e| e.ts_ns),
+                f.icmp_errors.first().map(|e| e.ts_ns),
+                f.mtu_signal.as_ref().map(|m| m.first_ns),
+            ]
+        };
+        let moved: Vec<Option<i64>> = times(&before).into_iter().map(|t| t.map(|t| t - 500)).collect();
+        assert_eq!(times(&f), moved, "every time moved, an unknown one stays unknown");
+        f.shift_times(500);
+        assert_eq!(f, before, "and nothing else changed");
     }
 
     #[test]

@@ -236,6 +236,44 @@ pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
     out
 }
 
+/// A classic pcap whose clock steps by `step_ns` halfway through its time
+/// range (as NTP correcting a drifting host): records from then on are
+/// shifted (as `editcap -A T` + `editcap -t` + `mergecap -a`). Microsecond
+/// and nanosecond files alike.
+pub fn step_pcap(bytes: &[u8], step_ns: i64) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let magic: [u8; 4] = out[..4].try_into().unwrap();
+    let le = matches!(magic, [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
+    let nano = matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]);
+    let unit: i64 = if nano { 1 } else { 1000 };
+    let word = |b: &[u8]| {
+        let b: [u8; 4] = b.try_into().unwrap();
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
+    let mut records = Vec::new();
+    let mut at = 24;
+    while at + 16 <= out.len() {
+        let ts =
+            i64::from(word(&out[at..at + 4])) * 1_000_000_000 + i64::from(word(&out[at + 4..at + 8])) * unit;
+        records.push((at, ts));
+        at += 16 + word(&out[at + 8..at + 12]) as usize;
+    }
+    assert_eq!(at, out.len(), "whole records");
+    let (first, last) = (records.first().unwrap().1, records.last().unwrap().1);
+    let middle = first + (last - first) / 2;
+    for &(at, ts) in records.iter().filter(|r| r.1 >= middle) {
+        let t = ts + step_ns;
+        out[at..at + 4].copy_from_slice(&put((t / 1_000_000_000) as u32));
+        out[at + 4..at + 8].copy_from_slice(&put(((t % 1_000_000_000) / unit) as u32));
+    }
+    out
+}
+
 /// The built tuplecorr run in testdata/lab with `args` (NO_COLOR unset).
 pub fn run_in_lab(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))

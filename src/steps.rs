@@ -1,0 +1,309 @@
+//! Clock steps inside a capture. A host whose clock NTP corrects in the middle
+//! of a capture (a drifting VM, a host that just got its time) records the
+//! flows after the correction with times shifted by the step: one offset for
+//! the whole capture then fits only one side, and the flows on the other side
+//! miss their matches by the step (or worse, meet another connection that sent
+//! the same first bytes).
+//!
+//! The same pairs that give the clock estimate show it, and need no time: the
+//! flows holding one TCP ISN, one first datagram or one echo, each unique on
+//! both sides (`correlate::unique_pairs`). Their offsets (NTP when both
+//! captures saw the reply, else first packet to first packet) form two groups
+//! apart by far more than their spread, one wholly before the other in time:
+//! a step. The flows of the later capture from the first pair after the step
+//! on have their times moved by minus the step, so the run reads the capture
+//! on one clock; the warning says where the step is and by how much.
+//!
+//! Only two captures at a time are compared, so which of the two clocks
+//! stepped is unknown; the captures are taken in path order, each against the
+//! one before it already corrected, so every time ends on capture 1's clock.
+
+use crate::correlate::unique_pairs;
+use crate::flows::{Flow, Flows};
+use crate::warning::Warning;
+
+/// Fewest pairs on each side of a step (two must agree within
+/// [`STEP_MIN_NS`] / [`STEP_SPREAD_FACTOR`] of each other: see `spread`).
+pub const STEP_SIDE_SAMPLES: usize = 2;
+
+/// Smallest step found (ns): below it the offset's own spread (path delay,
+/// scheduling) is not told from a step.
+pub const STEP_MIN_NS: i64 = 20_000_000;
+
+/// A step must exceed this many times the spread (MAD) of its two sides.
+const STEP_SPREAD_FACTOR: i64 = 8;
+
+/// Most steps corrected per capture.
+const MAX_STEPS: usize = 4;
+
+/// One step of a capture's clock relative to the capture before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The capture (its first point) and the point it was compared with.
+    pub point: usize,
+    pub against: usize,
+    /// Recorded times (on the capture's own clock) of the last pair before the
+    /// step and the first after it: the step happened in between.
+    pub last_before_ns: i64,
+    pub first_after_ns: i64,
+    /// The place of the first flow after the step in the sampled point's flows.
+    pub first_after: usize,
+    /// The offset's change (after − before); flows from `first_after_ns` on
+    /// were moved by minus this.
+    pub step_ns: i64,
+    pub samples_before: usize,
+    pub samples_after: usize,
+    /// Flows whose times were moved.
+    pub moved: usize,
+}
+
+/// A pair's sample: where the later capture saw it (the flow's place in the
+/// capture, which is record order: a clock stepped back makes times go
+/// backwards, never the order), when, and the offset it shows.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    order: usize,
+    at_ns: i64,
+    offset_ns: i64,
+}
+
+/// Finds and corrects clock steps, point by point in path order. `clock_of`
+/// gives each point's capture (points of one capture are adjacent and share
+/// one clock: a step moves all of them).
+pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> Vec<Step> {
+    let clock = |j: usize| clock_of.get(j).copied().unwrap_or(j);
+    let mut steps = Vec::new();
+    let mut j = 1;
+    while j < points.len() {
+        let last = (j..points.len()).take_while(|&i| clock(i) == clock(j)).last().unwrap_or(j);
+        if clock(j - 1) != clock(j) {
+            // Against the nearest point before that has another clock (the one before).
+            let against = j - 1;
+            // The samples of the first of its points that shares pairs with
+            // it: one point's flows are in record order.
+            let first = (j..=last)
+                .map(|m| (m, samples(&points[against].flows, &points[m].flows)))
+                .find(|(_, s)| !s.is_empty());
+            let Some((m, mut current)) = first else {
+                j = last + 1;
+                continue;
+            };
+            for _ in 0..MAX_STEPS {
+                let Some(mut step) = find(current.clone()) else { break };
+                // The samples as the corrected flows give them.
+                for s in current.iter_mut().filter(|s| s.order >= step.first_after) {
+                    (s.at_ns, s.offset_ns) = (s.at_ns - step.step_ns, s.offset_ns - step.step_ns);
+                }
+                (step.point, step.against) = (j, against);
+                for (p, flows) in points[j..=last].iter_mut().enumerate() {
+                    for (i, f) in flows.flows.iter_mut().enumerate() {
+                        // The sampled point by record order, its siblings by time.
+                        let after = if j + p == m {
+                            i >= step.first_after
+                        } else {
+                            f.first_ns >= step.first_after_ns
+                        };
+                        if after {
+                            f.shift_times(-step.step_ns);
+                            step.moved += 1;
+                        }
+                    }
+                }
+                steps.push(step);
+            }
+        }
+        j = last + 1;
+    }
+    steps
+}
+
+/// The offsets of `b` relative to `a` shown by the pairs unique on both sides:
+/// NTP offsets when most pairs have both replies, else first packets.
+fn samples(a: &[Flow], b: &[Flow]) -> Vec<Sample> {
+    let mut ntp = Vec::new();
+    let mut one_way = Vec::new();
+    for (ia, ib) in unique_pairs(a, b) {
+        let (fa, fb) = (&a[ia], &b[ib]);
+        let (Some(a1), Some(b1)) = (fa.first_client_ns.get(), fb.first_client_ns.get()) else { continue };
+        if fa.syn_count > 1 || fb.syn_count > 1 || fa.orientation != fb.orientation {
+            continue; // which SYN crossed is unknown; or a capture missed the first packet
+        }
+        let d1 = b1.saturating_sub(a1);
+        one_way.push(Sample { order: ib, at_ns: b1, offset_ns: d1 });
+        if let (Some(a2), Some(b2)) = (fa.first_server_ns.get(), fb.first_server_ns.get()) {
+            if a2 >= a1 {
+                let offset_ns = d1.saturating_sub(a2.saturating_sub(b2)) / 2;
+                ntp.push(Sample { order: ib, at_ns: b1, offset_ns });
+            }
+        }
+    }
+    // One kind only: first-packet offsets hold the path delay, NTP ones do not.
+    if ntp.len() * 2 >= one_way.len() {
+        ntp
+    } else {
+        one_way
+    }
+}
+
+/// The step among `samples`, if they fall into two groups of offsets at least
+/// [`STEP_MIN_NS`] and [`STEP_SPREAD_FACTOR`] times their spreads apart, each
+/// of [`STEP_SIDE_SAMPLES`] or more, one wholly before the other in time.
+fn find(mut samples: Vec<Sample>) -> Option<Step> {
+    let n = samples.len();
+    if n < 2 * STEP_SIDE_SAMPLES {
+        return None;
+    }
+    samples.sort_unstable_by_key(|s| s.offset_ns);
+    // The widest gap between neighbouring offsets with enough on each side.
+    let cut = (STEP_SIDE_SAMPLES..=n - STEP_SIDE_SAMPLES)
+        .max_by_key(|&i| samples[i].offset_ns.saturating_sub(samples[i - 1].offset_ns))?;
+    let (low, high) = samples.split_at(cut);
+    let gap = high[0].offset_ns.saturating_sub(low[low.len() - 1].offset_ns);
+    let spread = spread(low).saturating_add(spread(high));
+    if gap < STEP_MIN_NS || gap < spread.saturating_mul(STEP_SPREAD_FACTOR) {
+        return None;
+    }
+    // In record order: the first and last sample of each group.
+    let span = |g: &[Sample]| {
+        let first = g.iter().min_by_key(|s| s.order).copied();
+        let last = g.iter().max_by_key(|s| s.order).copied();
+        first.zip(last)
+    };
+    let ((low_first, low_last), (high_first, high_last)) = (span(low)?, span(high)?);
+    let (before, after, last_before, first_after) = if low_last.order < high_first.order {
+        (low, high, low_last, high_first)
+    } else if high_last.order < low_first.order {
+        (high, low, high_last, low_first)
+    } else {
+        return None; // the groups interleave: two paths or wrong pairs, not a step
+    };
+    Some(Step {
+        point: 0,
+        against: 0,
+        last_before_ns: last_before.at_ns,
+        first_after_ns: first_after.at_ns,
+        first_after: first_after.order,
+        step_ns: median(after).saturating_sub(median(before)),
+        samples_before: before.len(),
+        samples_after: after.len(),
+        moved: 0,
+    })
+}
+
+fn median(g: &[Sample]) -> i64 {
+    let mut v: Vec<i64> = g.iter().map(|s| s.offset_ns).collect();
+    crate::correlate::clock::median_mad(&mut v).0
+}
+
+/// How far a group's offsets spread: their MAD, or with fewer than three
+/// (whose MAD is one of them) half their range.
+fn spread(g: &[Sample]) -> i64 {
+    let mut v: Vec<i64> = g.iter().map(|s| s.offset_ns).collect();
+    if v.len() < 3 {
+        let (lo, hi) = (v.iter().min().copied().unwrap_or(0), v.iter().max().copied().unwrap_or(0));
+        return hi.saturating_sub(lo) / 2;
+    }
+    crate::correlate::clock::median_mad(&mut v).1
+}
+
+/// The warning for one step: where, by how much, what was done.
+pub fn warning(step: &Step, labels: &[String], files: &[String]) -> Warning {
+    let label = labels.get(step.point).map_or("?", String::as_str);
+    let against = labels.get(step.against).map_or("?", String::as_str);
+    let ms = |ns: i64| ns as f64 / 1e6;
+    Warning {
+        label: label.to_string(),
+        file: files.get(step.point).cloned().unwrap_or_default(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "the clocks of {against} and {label} disagree by a step of {:+.3} ms between {} and {} ({label}'s \
+             recorded times of the last pair before and the first after; {} pairs before, {} after, matched \
+             without time by ISN, first datagram or echo): one of the two clocks stepped during the capture (NTP \
+             correcting a drifting host)",
+            ms(step.step_ns),
+            crate::time::rfc3339(step.last_before_ns),
+            crate::time::rfc3339(step.first_after_ns),
+            step.samples_before,
+            step.samples_after,
+        ),
+        consequence: format!(
+            "{label}'s {} flows from that pair on are read {:.3} ms {} than recorded, on its clock before the \
+             step, and its offset is the one before the step; a merged pcapng (--pcapng) keeps the recorded times",
+            step.moved,
+            ms(step.step_ns.saturating_abs()),
+            if step.step_ns > 0 { "earlier" } else { "later" },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(at_ms: i64, offset_ms: f64) -> Sample {
+        let order = at_ms as usize;
+        Sample { order, at_ns: at_ms * 1_000_000, offset_ns: (offset_ms * 1e6) as i64 }
+    }
+
+    #[test]
+    fn a_step_is_two_groups_of_offsets_one_after_the_other() {
+        let mut v: Vec<Sample> = (0..7).map(|i| s(i * 200, 0.02 + 0.001 * i as f64)).collect();
+        v.extend((7..15).map(|i| s(i * 200, 400.03 - 0.001 * i as f64)));
+        let step = find(v).expect("a step");
+        assert_eq!((step.last_before_ns, step.first_after_ns), (1_200_000_000, 1_400_000_000));
+        assert!((step.step_ns - 400_010_000).abs() < 20_000, "{}", step.step_ns);
+        assert_eq!((step.samples_before, step.samples_after), (7, 8));
+        // Backwards: the later group has the lower offsets.
+        let mut v: Vec<Sample> = (0..5).map(|i| s(i * 100, 300.0)).collect();
+        v.extend((5..9).map(|i| s(i * 100, 0.0)));
+        let step = find(v).expect("a step back");
+        assert_eq!(step.step_ns, -300_000_000);
+        assert_eq!(step.first_after_ns, 500_000_000);
+    }
+
+    #[test]
+    fn a_clock_stepped_back_is_found_by_record_order_though_its_times_overlap() {
+        // Records 0..6 at 0..500 ms; after the step back by 400 ms, records
+        // 6..10 carry times 200..500 ms again.
+        let mut v: Vec<Sample> =
+            (0..6).map(|i| Sample { order: i, at_ns: i as i64 * 100_000_000, offset_ns: 0 }).collect();
+        v.extend((6..10).map(|i| Sample {
+            order: i,
+            at_ns: (i as i64 - 4) * 100_000_000,
+            offset_ns: -400_000_000 + i as i64,
+        }));
+        let step = find(v).expect("a step back");
+        assert_eq!((step.first_after, step.samples_before, step.samples_after), (6, 6, 4));
+        assert_eq!((step.last_before_ns, step.first_after_ns), (500_000_000, 200_000_000));
+        assert_eq!(step.step_ns, -400_000_000 + 7);
+        // Two on a side suffice when they agree.
+        let mut v: Vec<Sample> = (0..2).map(|i| s(i * 100, 0.0)).collect();
+        v.extend((2..4).map(|i| s(i * 100, 400.0 + i as f64 * 0.01)));
+        assert_eq!(find(v).map(|s| (s.samples_before, s.samples_after, s.first_after)), Some((2, 2, 200)));
+    }
+
+    #[test]
+    fn interleaved_small_or_thin_groups_are_no_step() {
+        // Two groups that alternate in time: two paths, not a step.
+        let v: Vec<Sample> = (0..12).map(|i| s(i * 100, if i % 2 == 0 { 0.0 } else { 400.0 })).collect();
+        assert_eq!(find(v), None);
+        // 10 ms apart: within what delays do.
+        let mut v: Vec<Sample> = (0..6).map(|i| s(i * 100, 0.0)).collect();
+        v.extend((6..12).map(|i| s(i * 100, 10.0)));
+        assert_eq!(find(v), None);
+        // A lone outlier after the group: fewer than STEP_SIDE_SAMPLES on a side.
+        let mut v: Vec<Sample> = (0..10).map(|i| s(i * 100, 0.0)).collect();
+        v.push(s(1000, 500.0));
+        assert_eq!(find(v), None);
+        // Two after it that disagree by more than the gap allows.
+        let mut v: Vec<Sample> = (0..10).map(|i| s(i * 100, 0.0)).collect();
+        v.extend([s(1000, 300.0), s(1100, 500.0)]);
+        assert_eq!(find(v), None);
+        // Spread as wide as the gap.
+        let mut v: Vec<Sample> = (0..6).map(|i| s(i * 100, (i as f64) * 15.0)).collect();
+        v.extend((6..12).map(|i| s(i * 100, 120.0 + (i as f64) * 15.0)));
+        assert_eq!(find(v), None);
+        assert_eq!(find(Vec::new()), None);
+    }
+}
