@@ -109,6 +109,26 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 }
             }
         }
+        for (who, cut, to) in [
+            ("client", &r.data.as_ref().and_then(|d| d.cut.clone()), r.data.as_ref().and_then(|d| d.cut_to)),
+            (
+                "server",
+                &r.data.as_ref().and_then(|d| d.server_cut.clone()),
+                r.data.as_ref().and_then(|d| d.server_cut_to),
+            ),
+        ] {
+            if let Some(rest) = part.strip_prefix(&format!("every {who} packet crossed ")) {
+                let said = rest.split(", cut to at most ").nth(1).and_then(|t| t.split(' ').next());
+                let right = cut.as_deref().is_some_and(|b| read_between(rest, b))
+                    && said.and_then(|t| t.parse::<u32>().ok()) == to.map(|s| s.bytes);
+                if !right {
+                    say(
+                        part,
+                        &format!("data.{}cut says otherwise", if who == "client" { "" } else { "server_" }),
+                    );
+                }
+            }
+        }
         // Where a RST or an ICMP error entered, in whichever clause says it.
         if part.contains("forged in between") || part.contains(", entering ") {
             match origin {
@@ -212,6 +232,39 @@ mod tests {
         assert_eq!(contradictions(&r), Vec::<String>::new());
         r.blind.clear();
         assert_eq!(contradictions(&r).len(), 1);
+        // "every client packet crossed … cut to at most N bytes" against data.cut.
+        let mut r = requests[0].clone();
+        let seg = |bytes| Some(schema::Segment { bytes, count: 1 });
+        let data = r.data.get_or_insert_with(|| schema::Data {
+            reached: None,
+            stopped: None,
+            stopped_segment: None,
+            server_reached: None,
+            server_stopped: None,
+            server_stopped_segment: None,
+            cut: None,
+            cut_from: None,
+            cut_to: None,
+            server_cut: None,
+            server_cut_from: None,
+            server_cut_to: None,
+            mtu: None,
+        });
+        (data.cut, data.cut_from, data.cut_to) = (Some("egress->backend".into()), seg(130), seg(80));
+        r.explanation =
+            "every client packet crossed between egress and backend, cut to at most 80 bytes (up to \
+                         130 before): truncated, not stopped"
+                .into();
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        r.data.as_mut().unwrap().cut_to = seg(90);
+        assert!(contradictions(&r)[0].contains("data.cut says otherwise"), "{:?}", contradictions(&r));
+        r.data.as_mut().unwrap().cut = None;
+        assert_eq!(contradictions(&r).len(), 1);
+        r.explanation = r.explanation.replace("client", "server");
+        r.data.as_mut().unwrap().server_cut = Some("egress->backend".into());
+        assert!(contradictions(&r)[0].contains("data.server_cut"), "{:?}", contradictions(&r));
+        r.data.as_mut().unwrap().server_cut_to = seg(80);
+        assert_eq!(contradictions(&r), Vec::<String>::new());
     }
 
     #[test]

@@ -390,6 +390,16 @@ fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>)
         let seg = sizes(d.server_stopped_segment);
         parts.push(format!("the server's data{seg} {}", stopped(b)));
     }
+    for (who, cut) in [("client", d.cut), ("server", d.server_cut)] {
+        if let Some(c) = cut {
+            parts.push(format!(
+                "every {who} packet crossed between {}, cut to at most {} bytes (up to {} before): truncated, not stopped",
+                w.between_words(c.between),
+                c.after.bytes,
+                c.before.bytes
+            ));
+        }
+    }
     let Some(m) = &d.mtu else { return };
     let icmp = if m.v6 { "ICMPv6 2/0" } else { "ICMP 3/4" };
     let seen: Vec<&str> = m.seen_at.iter().map(|&c| w.label(c)).collect();

@@ -388,6 +388,23 @@ pub struct Data {
     /// The largest server segments at B.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stopped_segment: Option<Segment>,
+    /// `A->B`: every client packet seen at A crossed to B, each cut shorter:
+    /// truncated, not stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
+    /// The largest client segments at A (before the cut) and at B (after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_from: Option<Segment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_to: Option<Segment>,
+    /// `A->B`: every server packet seen at B crossed to A, each cut shorter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cut: Option<String>,
+    /// The largest server segments at B (before the cut) and at A (after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cut_from: Option<Segment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cut_to: Option<Segment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<Mtu>,
 }
@@ -860,6 +877,12 @@ fn data(w: &crate::report::words::Words<'_>, d: &v::DataPath) -> Data {
         server_reached: d.server_reached.map(label),
         server_stopped: d.server_stopped.map(|b| w.between(b)),
         server_stopped_segment: d.server_stopped_segment.map(segment),
+        cut: d.cut.map(|c| w.between(c.between)),
+        cut_from: d.cut.map(|c| segment(c.before)),
+        cut_to: d.cut.map(|c| segment(c.after)),
+        server_cut: d.server_cut.map(|c| w.between(c.between)),
+        server_cut_from: d.server_cut.map(|c| segment(c.before)),
+        server_cut_to: d.server_cut.map(|c| segment(c.after)),
         mtu: d.mtu.as_ref().map(|m| Mtu {
             mtu: m.mtu,
             sender: m.sender.to_string(),
@@ -869,6 +892,21 @@ fn data(w: &crate::report::words::Words<'_>, d: &v::DataPath) -> Data {
             lost: m.lost.map(|b| w.between(b)),
         }),
     }
+}
+
+/// A cut as the typed findings hold it, from its three JSON fields.
+fn typed_cut(
+    labels: &[String],
+    between: Option<&str>,
+    before: Option<Segment>,
+    after: Option<Segment>,
+) -> Result<Option<v::Cut>, String> {
+    let Some(b) = between else { return Ok(None) };
+    let seg = |s: Option<Segment>| {
+        s.map(|s| v::Segment { bytes: s.bytes, count: s.count })
+            .ok_or_else(|| format!("cut {b} without its segments"))
+    };
+    Ok(Some(v::Cut { between: between_of(labels, b)?, before: seg(before)?, after: seg(after)? }))
 }
 
 impl Data {
@@ -884,6 +922,13 @@ impl Data {
             server_stopped_segment: self
                 .server_stopped_segment
                 .map(|s| v::Segment { bytes: s.bytes, count: s.count }),
+            cut: typed_cut(labels, self.cut.as_deref(), self.cut_from, self.cut_to)?,
+            server_cut: typed_cut(
+                labels,
+                self.server_cut.as_deref(),
+                self.server_cut_from,
+                self.server_cut_to,
+            )?,
             mtu: self
                 .mtu
                 .map(|m| -> Result<Box<v::PathMtu>, String> {

@@ -5,7 +5,7 @@
 //! they were seen and where they were lost on their way to the client.
 //! Takes a chain's flows per capture; gives a typed `DataPath`. Never formats text.
 
-use super::model::{Between, DataPath, PathMtu, Segment};
+use super::model::{Between, Cut, DataPath, PathMtu, Segment};
 use crate::flows::{Flow, FlowProto, MaxSegment, Orientation};
 
 /// The data findings of one chain; `None` when not TCP or nothing to say
@@ -24,22 +24,33 @@ pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
     let server_reached = seen.iter().find(|(_, f)| f.server_payload.is_some()).map(|&(c, _)| c);
     // Client data travels away from the client: it stops where the capture
     // nearer the client saw more of it than the next one and every later one
-    // (seen again further on, it went around a capture: no stop).
+    // (seen again further on, it went around a capture: no stop). A capture
+    // that got every packet, each cut shorter, saw a truncation, not a stop.
     let stopped = (1..seen.len()).find_map(|k| {
         let up = client(seen[k - 1].1);
         seen[k..]
             .iter()
-            .all(|x| short(up, client(x.1)))
+            .all(|x| short(&up, &client(x.1)) && !cut(&up, &client(x.1)))
             .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
     });
+    let cut_at = |k: usize, up: Way, down: Way| -> Option<Cut> {
+        // Re-segmented data (TSO/GRO) that all arrived is neither cut nor stopped.
+        if !(short(&up, &down) && cut(&up, &down)) {
+            return None;
+        }
+        let between = Between { from: seen[k - 1].0, to: seen[k].0 };
+        Some(Cut { between, before: segment(up.largest)?, after: segment(down.largest)? })
+    };
+    let client_cut = (1..seen.len()).find_map(|k| cut_at(k, client(seen[k - 1].1), client(seen[k].1)));
     // Server data travels towards the client: the mirror image.
     let server_stopped = (1..seen.len()).rev().find_map(|k| {
         let up = server(seen[k].1);
         seen[..k]
             .iter()
-            .all(|x| short(up, server(x.1)))
+            .all(|x| short(&up, &server(x.1)) && !cut(&up, &server(x.1)))
             .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
     });
+    let server_cut = (1..seen.len()).rev().find_map(|k| cut_at(k, server(seen[k].1), server(seen[k - 1].1)));
     let at = |c: usize, g: fn(&Flow) -> MaxSegment| flows[c].and_then(|f| segment(g(f)));
     Some(DataPath {
         reached,
@@ -48,24 +59,36 @@ pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
         server_reached,
         server_stopped,
         server_stopped_segment: server_stopped.and_then(|b| at(b.to, |f| f.max_to_client)),
+        cut: client_cut,
+        server_cut,
         mtu: path_mtu(&seen),
     })
 }
 
-fn client(f: &Flow) -> (Option<(u32, u32)>, &Flow) {
-    (f.client_payload, f)
+/// One direction of a flow at one capture: its payload's stream range, its
+/// largest segment and how many packets went that way.
+struct Way<'a> {
+    payload: Option<(u32, u32)>,
+    flow: &'a Flow,
+    largest: MaxSegment,
+    packets: u64,
 }
 
-fn server(f: &Flow) -> (Option<(u32, u32)>, &Flow) {
-    (f.server_payload, f)
+fn client(f: &Flow) -> Way<'_> {
+    Way { payload: f.client_payload, flow: f, largest: f.max_to_server, packets: f.packets_to_server }
+}
+
+fn server(f: &Flow) -> Way<'_> {
+    Way { payload: f.server_payload, flow: f, largest: f.max_to_client, packets: f.packets_to_client }
 }
 
 /// Whether the capture downstream (`down`) saw less of a direction's payload
 /// than the one upstream (`up`). Offsets of midstream flows start at whatever
 /// each capture saw first, so they are compared only by presence.
-fn short((up, fu): (Option<(u32, u32)>, &Flow), (down, fd): (Option<(u32, u32)>, &Flow)) -> bool {
-    let midstream = fu.orientation == Orientation::Midstream || fd.orientation == Orientation::Midstream;
-    match (up, down) {
+fn short(up: &Way<'_>, down: &Way<'_>) -> bool {
+    let midstream =
+        up.flow.orientation == Orientation::Midstream || down.flow.orientation == Orientation::Midstream;
+    match (up.payload, down.payload) {
         (Some(_), None) => true,
         // Only the tail got through (a short last segment under the MTU) counts too.
         (Some((start_up, end_up)), Some((start_down, end_down))) => {
@@ -73,6 +96,16 @@ fn short((up, fu): (Option<(u32, u32)>, &Flow), (down, fd): (Option<(u32, u32)>,
         }
         _ => false,
     }
+}
+
+/// Whether `down` got every packet `up` saw that way, but each cut to a
+/// smaller largest segment: packets truncated on the way (`tcprewrite
+/// --mtu-trunc`, a middlebox cutting at an MTU), not data that stopped.
+fn cut(up: &Way<'_>, down: &Way<'_>) -> bool {
+    down.payload.is_some()
+        && down.largest.bytes > 0
+        && down.largest.bytes < up.largest.bytes
+        && down.packets >= up.packets
 }
 
 fn path_mtu(seen: &[(usize, &Flow)]) -> Option<Box<PathMtu>> {
@@ -199,6 +232,58 @@ mod tests {
             let d = data_path(&[Some(&decap), Some(&backend)]).unwrap();
             assert_eq!(d.stopped, None, "midstream at {midstream_at}");
         }
+    }
+
+    #[test]
+    fn every_packet_arriving_cut_shorter_is_a_truncation_not_a_stop() {
+        let (mut egress, mut backend) = (flow(1), flow(2));
+        for (f, bytes) in [(&mut egress, 130), (&mut backend, 80)] {
+            (f.packets_to_server, f.packets_to_client) = (5, 5);
+            f.client_payload = Some((0, bytes - 52));
+            f.server_payload = Some((0, bytes - 52));
+            f.max_to_server = MaxSegment { bytes, count: 1 };
+            f.max_to_client = MaxSegment { bytes, count: 1 };
+        }
+        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!((d.stopped, d.server_stopped), (None, None), "no stop");
+        let between = Between { from: 0, to: 1 };
+        let cut =
+            Cut { between, before: Segment { bytes: 130, count: 1 }, after: Segment { bytes: 80, count: 1 } };
+        assert_eq!(d.cut, Some(cut));
+        assert_eq!(
+            d.server_cut, None,
+            "the server's segments grew on their way to the client: cut at the server's side"
+        );
+        // The server's data cut on its way back.
+        let d = data_path(&[Some(&backend), Some(&egress)]).unwrap();
+        assert_eq!(
+            d.server_cut.map(|c| (c.between, c.after.bytes, c.before.bytes)),
+            Some((between, 80, 130))
+        );
+        assert_eq!((d.cut, d.stopped, d.server_stopped), (None, None, None));
+        // Super-segments (TSO) upstream, MTU-sized ones downstream, all the
+        // data there: neither cut nor stopped.
+        let (mut tso, mut mtu) = (flow(1), flow(2));
+        for (f, bytes, packets) in [(&mut tso, 3040, 2), (&mut mtu, 1488, 5)] {
+            (f.packets_to_server, f.client_payload) = (packets, Some((0, 6000)));
+            f.max_to_server = MaxSegment { bytes, count: 1 };
+        }
+        let d = data_path(&[Some(&tso), Some(&mtu)]).unwrap();
+        assert_eq!((d.stopped, d.cut), (None, None));
+        // A packet missing downstream: a stop, whatever the sizes.
+        backend.packets_to_server = 4;
+        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!((d.stopped, d.cut), (Some(between), None));
+        // Every packet, none smaller: the offsets alone decide (the tail got through).
+        backend.packets_to_server = 5;
+        backend.max_to_server = MaxSegment { bytes: 130, count: 1 };
+        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!((d.stopped, d.cut), (Some(between), None));
+        // No payload downstream: stopped, not cut.
+        backend.client_payload = None;
+        backend.max_to_server = MaxSegment::default();
+        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        assert_eq!((d.stopped, d.cut), (Some(between), None));
     }
 
     #[test]

@@ -199,8 +199,22 @@ pub struct DataPath {
     pub server_stopped: Option<Between>,
     /// The largest server segments at `server_stopped.to`.
     pub server_stopped_segment: Option<Segment>,
+    /// Client packets that all crossed a boundary, each cut shorter (a
+    /// truncation: the data did not stop), the first boundary where they were.
+    pub cut: Option<Cut>,
+    /// Server packets likewise, on their way to the client.
+    pub server_cut: Option<Cut>,
     /// Boxed: rare, and every TCP request with payload holds a `DataPath`.
     pub mtu: Option<Box<PathMtu>>,
+}
+
+/// Packets truncated at a boundary: every one crossed, the largest shorter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    pub between: Between,
+    /// The largest segments before the boundary and after it.
+    pub before: Segment,
+    pub after: Segment,
 }
 
 /// Path-MTU messages (IPv4 3/4, ICMPv6 2/0) quoting the request's packets.

@@ -364,3 +364,34 @@ fn a_sequence_shift_that_keeps_the_ttl_and_ports_is_a_shift_not_a_proxy() {
         );
     }
 }
+
+/// Packets cut on their way (`tcprewrite --mtu-trunc`, a middlebox that
+/// truncates at an MTU): every client packet reached the backend, each
+/// shorter. That is a truncation, said with the sizes, not "the client's data
+/// stopped between egress and backend" (issue 30).
+#[test]
+fn packets_that_all_arrive_cut_short_are_a_truncation_not_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab("masquerade-node");
+    let Some(cut) = rewritten_backend(dir.path(), &["--mtu=80", "--mtu-trunc"]) else { return };
+    let (d, e) = (lab.join("decap.pcap"), lab.join("egress.pcap"));
+    let v = json(&[("decap", &d), ("egress", &e), ("backend", &cut)]);
+    let tcp: Vec<&Value> = v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "tcp").collect();
+    assert_eq!(tcp.len(), 3);
+    for r in tcp {
+        let text = r["explanation"].as_str().unwrap();
+        assert!(!text.contains("stopped between"), "{text}");
+        assert!(
+            text.contains("every client packet crossed between egress and backend, cut to at most 80 bytes"),
+            "{text}"
+        );
+        let data = &r["data"];
+        assert_eq!(data["cut"], "egress->backend", "{data:#}");
+        assert_eq!(
+            (data["cut_to"]["bytes"].as_u64(), data["cut_from"]["bytes"].as_u64()),
+            (Some(80), Some(130))
+        );
+        assert_eq!(data["stopped"], Value::Null);
+        assert_eq!(r["outcome"]["kind"], "completed");
+    }
+}
