@@ -235,7 +235,7 @@ mod tests {
         // "every client packet crossed … cut to at most N bytes" against data.cut.
         let mut r = requests[0].clone();
         let seg = |bytes| Some(schema::Segment { bytes, count: 1 });
-        let data = r.data.get_or_insert_with(|| schema::Data {
+        let data = r.data.get_or_insert(schema::Data {
             reached: None,
             stopped: None,
             stopped_segment: None,
