@@ -19,6 +19,8 @@ pub struct IpLayer<'a> {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub ttl: u8,
+    /// IPv4 TOS byte / IPv6 traffic class (DSCP << 2 | ECN).
+    pub tos: u8,
     pub ip_id: Option<u16>,
     pub dont_fragment: bool,
     /// Header + payload per the header (captured bytes when the header says 0).
@@ -59,6 +61,7 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
                 src: IpAddr::V4(h.source_addr()),
                 dst: IpAddr::V4(h.destination_addr()),
                 ttl: h.ttl(),
+                tos: h.slice().get(1).copied().unwrap_or(0),
                 ip_id: Some(h.identification()),
                 dont_fragment: h.dont_fragment(),
                 ip_len,
@@ -104,6 +107,10 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
                 src: IpAddr::V6(h.source_addr()),
                 dst: IpAddr::V6(h.destination_addr()),
                 ttl: h.hop_limit(),
+                tos: match h.slice() {
+                    [a, b, ..] => (a << 4) | (b >> 4),
+                    _ => 0,
+                },
                 ip_id: None,
                 dont_fragment: false,
                 ip_len,

@@ -29,7 +29,8 @@ mod eth {
 /// One 802.1Q / 802.1ad tag (after the tag protocol identifier).
 mod vlan {
     use std::ops::Range;
-    /// The inner ethertype, relative to the tag start (TCI is 0..2).
+    /// The tag control information and the inner ethertype, relative to the tag start.
+    pub const TCI: Range<usize> = 0..2;
     pub const ETHERTYPE: Range<usize> = 2..4;
     pub const TAG_LEN: usize = 4;
     /// Deeper stacks than this are treated as malformed.
@@ -105,11 +106,17 @@ pub struct LinkInfo {
     pub ip_offset: usize,
     pub sll_packet_type: Option<u8>,
     pub sll_ifindex: Option<u32>,
+    /// The outermost VLAN tag's VLAN ID (12 bits), when tagged.
+    pub vlan: Option<u16>,
 }
 
 impl LinkInfo {
     fn at(ip_offset: usize) -> LinkInfo {
-        LinkInfo { ip_offset, sll_packet_type: None, sll_ifindex: None }
+        LinkInfo { ip_offset, sll_packet_type: None, sll_ifindex: None, vlan: None }
+    }
+
+    fn tagged((ip_offset, vlan): (usize, Option<u16>)) -> LinkInfo {
+        LinkInfo { vlan, ..LinkInfo::at(ip_offset) }
     }
 }
 
@@ -118,28 +125,28 @@ pub fn locate_ip(link_type: LinkType, data: &[u8]) -> Result<LinkInfo, DecodeErr
     match link_type {
         LinkType::Ethernet => {
             let ty = be16(data, eth::ETHERTYPE, "ethernet")?;
-            let offset = follow_tags(data, ty, eth::HEADER_LEN)?;
-            Ok(LinkInfo::at(offset))
+            Ok(LinkInfo::tagged(follow_tags(data, ty, eth::HEADER_LEN)?))
         }
         LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => Ok(LinkInfo::at(0)),
         LinkType::LinuxSll => {
             need(data, sll::HEADER_LEN, "sll")?;
             let packet_type = be16(data, sll::PACKET_TYPE, "sll")?;
             let ty = be16(data, sll::PROTOCOL, "sll")?;
-            let offset = follow_tags(data, ty, sll::HEADER_LEN)?;
-            Ok(LinkInfo {
-                ip_offset: offset,
-                sll_packet_type: Some(u8::try_from(packet_type).unwrap_or(u8::MAX)),
-                sll_ifindex: None,
-            })
+            let found = follow_tags(data, ty, sll::HEADER_LEN)?;
+            let sll_packet_type = Some(u8::try_from(packet_type).unwrap_or(u8::MAX));
+            Ok(LinkInfo { sll_packet_type, ..LinkInfo::tagged(found) })
         }
         LinkType::LinuxSll2 => {
             need(data, sll2::HEADER_LEN, "sll2")?;
             let ty = be16(data, sll2::PROTOCOL, "sll2")?;
             let ifindex = be32(data, sll2::IFINDEX, "sll2")?;
             let packet_type = data.get(sll2::PACKET_TYPE).copied();
-            let offset = follow_tags(data, ty, sll2::HEADER_LEN)?;
-            Ok(LinkInfo { ip_offset: offset, sll_packet_type: packet_type, sll_ifindex: Some(ifindex) })
+            let found = follow_tags(data, ty, sll2::HEADER_LEN)?;
+            Ok(LinkInfo {
+                sll_packet_type: packet_type,
+                sll_ifindex: Some(ifindex),
+                ..LinkInfo::tagged(found)
+            })
         }
         LinkType::Null => {
             let raw = bytes4(data, null::FAMILY, "null")?;
@@ -233,13 +240,18 @@ fn family_to_ip(family: u32, data: &[u8]) -> Result<LinkInfo, DecodeError> {
 }
 
 /// Skips VLAN tags starting at `offset` (where `ty` was the last ethertype
-/// read); gives the offset of the IP header or NotIp.
-fn follow_tags(data: &[u8], mut ty: u16, mut offset: usize) -> Result<usize, DecodeError> {
+/// read); gives the offset of the IP header and the outermost tag's VLAN ID,
+/// or NotIp.
+fn follow_tags(data: &[u8], mut ty: u16, mut offset: usize) -> Result<(usize, Option<u16>), DecodeError> {
+    let mut outer = None;
     for _ in 0..=vlan::MAX_DEPTH {
         match ty {
-            ethertype::IPV4 | ethertype::IPV6 => return Ok(offset),
+            ethertype::IPV4 | ethertype::IPV6 => return Ok((offset, outer)),
             ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD => {
                 let tag = data.get(offset..).unwrap_or(&[]);
+                // The tag control information: priority (3 bits), DEI, VLAN ID (12 bits).
+                let tci = be16(tag, vlan::TCI, "vlan")?;
+                outer = outer.or(Some(tci & 0x0fff));
                 ty = be16(tag, vlan::ETHERTYPE, "vlan")?;
                 offset += vlan::TAG_LEN;
             }
@@ -318,7 +330,10 @@ mod tests {
 
     #[test]
     fn qinq_tags_are_skipped() {
-        assert_eq!(locate_ip(LinkType::Ethernet, ETH_QINQ_IPV6), Ok(LinkInfo::at(22)));
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, ETH_QINQ_IPV6),
+            Ok(LinkInfo { vlan: Some(100), ..LinkInfo::at(22) })
+        );
     }
 
     #[test]
@@ -357,13 +372,16 @@ mod tests {
     #[test]
     fn sll_gives_packet_type() {
         let info = locate_ip(LinkType::LinuxSll, SLL_IPV4).unwrap();
-        assert_eq!(info, LinkInfo { ip_offset: 16, sll_packet_type: Some(4), sll_ifindex: None });
+        assert_eq!(info, LinkInfo { ip_offset: 16, sll_packet_type: Some(4), sll_ifindex: None, vlan: None });
     }
 
     #[test]
     fn sll2_gives_ifindex_and_packet_type() {
         let info = locate_ip(LinkType::LinuxSll2, SLL2_IPV6).unwrap();
-        assert_eq!(info, LinkInfo { ip_offset: 20, sll_packet_type: Some(0), sll_ifindex: Some(7) });
+        assert_eq!(
+            info,
+            LinkInfo { ip_offset: 20, sll_packet_type: Some(0), sll_ifindex: Some(7), vlan: None }
+        );
     }
 
     #[test]

@@ -229,6 +229,8 @@ fn packet(
         src: ip.src,
         dst: ip.dst,
         ttl: ip.ttl,
+        tos: ip.tos,
+        vlan: link.vlan,
         ip_id: ip.ip_id,
         dont_fragment: ip.dont_fragment,
         ip_len: ip.ip_len,
@@ -306,6 +308,10 @@ mod tests {
         assert_eq!((t.flags, t.window, t.mss), (tcp_flags::SYN, 64240, Some(1460)));
         assert_eq!((p.payload_offset, p.payload_len, p.payload_captured, p.truncated), (66, 0, 0, false));
         assert_eq!(p.protocol(), ip_proto::TCP);
+        assert_eq!(p.tos, 0);
+        let mut ef = ETH_V4_SYN.to_vec();
+        ef[15] = 0xb9; // DSCP 46, ECN 1 (the checksum is not checked)
+        assert_eq!(decode(&rec(LinkType::Ethernet, &ef)).unwrap().tos, 0xb9);
     }
 
     #[test]
@@ -316,6 +322,13 @@ mod tests {
         bytes.extend_from_slice(&ETH_V4_SYN[12..]);
         let p = decode(&rec(LinkType::Ethernet, &bytes)).unwrap();
         assert_eq!((tcp(&p).seq, tcp(&p).mss, p.payload_offset), (0x1234_5678, Some(1460), 74));
+        assert_eq!(p.vlan, Some(100), "the outermost tag");
+        // One 802.1Q tag only, with priority 5 and DEI set around VID 200.
+        let mut bytes = ETH_V4_SYN[..12].to_vec();
+        bytes.extend_from_slice(&[0x81, 0x00, 0xb0, 0xc8]);
+        bytes.extend_from_slice(&ETH_V4_SYN[12..]);
+        assert_eq!(decode(&rec(LinkType::Ethernet, &bytes)).unwrap().vlan, Some(200));
+        assert_eq!(decode(&rec(LinkType::Ethernet, ETH_V4_SYN)).unwrap().vlan, None, "untagged");
         // One 802.1Q tag only.
         let mut bytes = ETH_V4_SYN[..12].to_vec();
         bytes.extend_from_slice(&[0x81, 0x00, 0x00, 0xc8]);
@@ -338,6 +351,11 @@ mod tests {
     fn ipv6_tcp_syn_raw() {
         let p = decode(&rec(LinkType::RawIp, RAW_V6_SYN)).unwrap();
         assert_eq!((p.src, p.dst), (addr("2001:db8::1"), addr("2001:db8::2")));
+        assert_eq!(p.tos, 0);
+        // Traffic class 0xb8 (DSCP 46, EF) spans the first two bytes.
+        let mut ef = RAW_V6_SYN.to_vec();
+        (ef[0], ef[1]) = (0x6b, 0x80);
+        assert_eq!(decode(&rec(LinkType::RawIp, &ef)).unwrap().tos, 0xb8);
         assert_eq!((p.ttl, p.ip_id, p.dont_fragment, p.ip_len), (63, None, false, 64));
         let t = tcp(&p);
         assert_eq!(

@@ -39,6 +39,10 @@ pub struct Packet {
     pub dst: IpAddr,
     /// IPv4 TTL or IPv6 hop limit.
     pub ttl: u8,
+    /// IPv4 TOS byte or IPv6 traffic class: DSCP (upper six bits) and ECN.
+    pub tos: u8,
+    /// The outermost 802.1Q / 802.1ad tag's VLAN ID, when the frame is tagged.
+    pub vlan: Option<u16>,
     /// IPv4 identification (None for IPv6).
     pub ip_id: Option<u16>,
     /// IPv4 DF bit.

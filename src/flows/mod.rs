@@ -235,6 +235,10 @@ pub struct Flow {
     /// IP ID of the first client packet (IPv4 only).
     pub client_ip_id: Option<u16>,
     pub client_ttl: u8,
+    /// TOS byte / traffic class (DSCP and ECN) of the first client packet.
+    pub client_tos: u8,
+    /// Outermost VLAN ID of the first client packet ([`Flow::NO_VLAN`]: untagged).
+    pub client_vlan: u16,
     pub server_ttl: Option<u8>,
     pub packets_to_server: u64,
     pub packets_to_client: u64,
@@ -322,6 +326,14 @@ impl Flow {
 
     /// `answered_on` when the flow was answered on its own interface.
     pub const NO_INTERFACE: u32 = u32::MAX;
+
+    /// `client_vlan` of an untagged frame (VLAN IDs have 12 bits).
+    pub const NO_VLAN: u16 = u16::MAX;
+
+    /// The outermost VLAN ID of the first client packet, when tagged.
+    pub fn vlan(&self) -> Option<u16> {
+        (self.client_vlan != Flow::NO_VLAN).then_some(self.client_vlan)
+    }
 
     /// The interface its other direction was seen on, when not its first one.
     pub fn other_interface(&self) -> Option<u32> {
@@ -425,6 +437,8 @@ impl Flow {
             synack_mss: None,
             client_ip_id: None,
             client_ttl: 0,
+            client_tos: 0,
+            client_vlan: Flow::NO_VLAN,
             server_ttl: None,
             packets_to_server: 0,
             packets_to_client: 0,

@@ -189,6 +189,8 @@ impl FlowTable {
                 f.first_client_ns = Ns::at(p.ts_ns);
                 f.client_ip_id = p.ip_id.filter(|&id| id != 0);
                 f.client_ttl = p.ttl;
+                f.client_tos = p.tos;
+                f.client_vlan = p.vlan.unwrap_or(Flow::NO_VLAN);
             }
         } else {
             f.packets_to_client += 1;

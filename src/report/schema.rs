@@ -132,6 +132,10 @@ pub fn kept_word(k: v::Kept, changed: &'static str) -> &'static str {
 pub const PORTS_CHANGED: &str = "remapped";
 /// Word for a changed ICMP identifier.
 pub const ICMP_ID_CHANGED: &str = "rewritten";
+/// Word for a changed TOS byte (DSCP, ECN).
+pub const TOS_CHANGED: &str = "rewritten";
+/// Word for a VLAN tag added, removed or changed.
+pub const VLAN_CHANGED: &str = "changed";
 
 /// Serializes an ms value rounded.
 fn ser_ms<S: Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -235,6 +239,18 @@ pub struct Boundary {
     pub icmp_id: String,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// The client's first packet's TOS byte (DSCP and ECN): `kept`, `rewritten`,
+    /// `mixed` or `unknown`; with `tos_change` when every rewrite agrees.
+    #[serde(default)]
+    pub tos: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos_change: Option<TosChange>,
+    /// The client's first packet's outermost VLAN tag, likewise; `vlan_change`
+    /// with null for an untagged side.
+    #[serde(default)]
+    pub vlan: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vlan_change: Option<VlanChange>,
     /// Smallest MTU asked for by path-MTU messages from beyond A (seen at A, not at B).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smallest_mtu: Option<u32>,
@@ -249,6 +265,24 @@ pub struct Boundary {
     /// Largest segment (IP bytes, either way) seen on both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub largest_segment: Option<u32>,
+}
+
+/// A TOS byte rewritten at a boundary: before and after, with DSCP and ECN.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TosChange {
+    pub before: u8,
+    pub after: u8,
+    pub dscp_before: u8,
+    pub dscp_after: u8,
+    pub ecn_before: u8,
+    pub ecn_after: u8,
+}
+
+/// A VLAN tag added, removed or changed at a boundary (null: untagged).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VlanChange {
+    pub before: Option<u16>,
+    pub after: Option<u16>,
 }
 
 /// One request: a chain of flows, at most one per capture.
@@ -696,6 +730,17 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),
         mss_clamped: b.mss_clamped,
         seq_shift: b.seq_shift,
+        tos: kept_word(b.tos, TOS_CHANGED).to_string(),
+        tos_change: b.tos_change.map(|(x, y)| TosChange {
+            before: x,
+            after: y,
+            dscp_before: x >> 2,
+            dscp_after: y >> 2,
+            ecn_before: x & 3,
+            ecn_after: y & 3,
+        }),
+        vlan: kept_word(b.vlan, VLAN_CHANGED).to_string(),
+        vlan_change: b.vlan_change.map(|(before, after)| VlanChange { before, after }),
         smallest_mtu: b.smallest_mtu.map(|(m, _)| m),
         mtu_sender: b.smallest_mtu.map(|(_, a)| a.to_string()),
         syn_mss_before: b.syn_mss.map(|(x, _)| x),

@@ -5,9 +5,12 @@
 //! grouped by what their pattern reads (across cores) and each group is put into
 //! words once. Never reads captures.
 
-use crate::report::schema::{kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED};
+use crate::report::schema::{
+    kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED, TOS_CHANGED, VLAN_CHANGED,
+};
 use crate::report::table::{paint, Style};
 use crate::report::words::Words;
+use crate::verdict::Kept;
 use crate::verdict::{
     Added, Between, CarrierKind, Change, ChangeKind, Findings, IcmpCode, OffsetMethod, Origin, OutcomeKind,
     ReplyPath, Request,
@@ -490,6 +493,29 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     }
     if b.seq_shift {
         parts.push("sequence numbers shifted".to_string());
+    }
+    // Said only where they changed: most paths keep both.
+    match (b.tos, b.tos_change) {
+        (Kept::Changed, Some((x, y))) => {
+            let mut what = Vec::new();
+            if x >> 2 != y >> 2 {
+                what.push(format!("DSCP {} -> {}", x >> 2, y >> 2));
+            }
+            if x & 3 != y & 3 {
+                what.push(format!("ECN {} -> {}", x & 3, y & 3));
+            }
+            parts.push(what.join(", "));
+        }
+        (Kept::Changed | Kept::Mixed, _) => parts.push(format!("TOS {}", kept_word(b.tos, TOS_CHANGED))),
+        _ => {}
+    }
+    let tag = |v: Option<u16>| v.map_or("untagged".to_string(), |v| format!("VLAN {v}"));
+    match (b.vlan, b.vlan_change) {
+        (Kept::Changed, Some((x, y))) => parts.push(format!("{} -> {}", tag(x), tag(y))),
+        (Kept::Changed | Kept::Mixed, _) => {
+            parts.push(format!("VLAN tags {}", kept_word(b.vlan, VLAN_CHANGED)))
+        }
+        _ => {}
     }
     if let Some((x, y)) = b.syn_mss.filter(|(x, y)| x != y) {
         parts.push(format!("SYN MSS {x} -> {y}"));

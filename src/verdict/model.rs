@@ -94,6 +94,14 @@ pub struct Boundary {
     pub icmp_id: Kept,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// The TOS byte / traffic class (DSCP, ECN) of the client's first packet,
+    /// and its one change when every request that changed agrees.
+    pub tos: Kept,
+    pub tos_change: Option<(u8, u8)>,
+    /// The outermost VLAN tag of the client's first packet (None: untagged),
+    /// and its one change likewise.
+    pub vlan: Kept,
+    pub vlan_change: Option<(Option<u16>, Option<u16>)>,
     /// The smallest MTU asked for by path-MTU messages sent from beyond `from`
     /// (seen at `from`, not at `to`), with its sender.
     pub smallest_mtu: Option<(u32, IpAddr)>,

@@ -91,6 +91,11 @@ pub struct BoundaryTally {
     icmp_id: Tally,
     mss_clamped: bool,
     seq_shift: bool,
+    /// The client's first TOS byte and VLAN tag kept or changed, and each change seen.
+    tos: Tally,
+    tos_changes: std::collections::BTreeSet<(u8, u8)>,
+    vlan: Tally,
+    vlan_changes: std::collections::BTreeSet<(Option<u16>, Option<u16>)>,
     /// TTL decrements and how many links showed each.
     ttl: std::collections::BTreeMap<i64, u64>,
     /// The client's TTLs on arrival at the later capture.
@@ -139,6 +144,14 @@ impl BoundaryTally {
             if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
                 *self.ttl.entry(i64::from(a.client_ttl) - i64::from(b.client_ttl)).or_default() += 1;
                 self.ttl_after.insert(b.client_ttl);
+                self.tos.add(a.client_tos == b.client_tos);
+                if a.client_tos != b.client_tos {
+                    self.tos_changes.insert((a.client_tos, b.client_tos));
+                }
+                self.vlan.add(a.vlan() == b.vlan());
+                if a.vlan() != b.vlan() {
+                    self.vlan_changes.insert((a.vlan(), b.vlan()));
+                }
             }
         }
     }
@@ -154,6 +167,12 @@ impl BoundaryTally {
         self.icmp_id.changed += later.icmp_id.changed;
         self.mss_clamped |= later.mss_clamped;
         self.seq_shift |= later.seq_shift;
+        self.tos.kept += later.tos.kept;
+        self.tos.changed += later.tos.changed;
+        self.tos_changes.extend(&later.tos_changes);
+        self.vlan.kept += later.vlan.kept;
+        self.vlan.changed += later.vlan.changed;
+        self.vlan_changes.extend(&later.vlan_changes);
         for (&d, &n) in &later.ttl {
             *self.ttl.entry(d).or_default() += n;
         }
@@ -175,11 +194,20 @@ impl BoundaryTally {
             icmp_id: self.icmp_id.kept(),
             mss_clamped: self.mss_clamped,
             seq_shift: self.seq_shift,
+            tos: self.tos.kept(),
+            tos_change: only(&self.tos_changes),
+            vlan: self.vlan.kept(),
+            vlan_change: only(&self.vlan_changes),
             smallest_mtu: self.smallest_mtu,
             syn_mss: self.syn_mss,
             largest_segment: self.largest_segment,
         }
     }
+}
+
+/// The one value of a set, None when it holds none or several.
+fn only<T: Copy + Ord>(set: &std::collections::BTreeSet<T>) -> Option<T> {
+    set.first().copied().filter(|_| set.len() == 1)
 }
 
 /// The smaller MTU of two, the first on a tie.
@@ -502,6 +530,67 @@ mod tests {
             (Kept::Unknown, None, None, None)
         );
         assert!(!b.mss_clamped && !b.seq_shift && b.smallest_mtu.is_none());
+    }
+
+    #[test]
+    fn tos_and_vlan_rewrites_are_told_with_their_one_change_or_as_mixed() {
+        const UNTAGGED: u16 = Flow::NO_VLAN;
+        let pair = |i: u16, tos: (u8, u8), vlan: (u16, u16)| {
+            let (mut a, mut b) = forwarded(i, 1, (1460, 1460), true, 1500);
+            ((a.client_tos, b.client_tos), (a.client_vlan, b.client_vlan)) = (tos, vlan);
+            (a, b, LinkKind::Forwarded)
+        };
+        let traits = |b: &Boundary| (b.tos, b.tos_change, b.vlan, b.vlan_change);
+        // Every request: DSCP 0 -> 46 (EF), a VLAN tag 100 added.
+        let (captures, corr) =
+            two_points(vec![pair(0, (0, 184), (UNTAGGED, 100)), pair(1, (0, 184), (UNTAGGED, 100))]);
+        let b = &boundaries(&Ctx::new(2, &captures, &corr))[0];
+        assert_eq!(traits(b), (Kept::Changed, Some((0, 184)), Kept::Changed, Some((None, Some(100)))));
+        // Changed, kept, changed another way, kept: mixed, no one change.
+        let (captures, corr) = two_points(vec![
+            pair(0, (0, 184), (7, 8)),
+            pair(1, (0, 0), (7, 7)),
+            pair(2, (0, 4), (7, 9)),
+            pair(3, (0, 0), (7, 7)),
+        ]);
+        let ctx = Ctx::new(2, &captures, &corr);
+        let all = boundaries(&ctx);
+        assert_eq!(traits(&all[0]), (Kept::Mixed, None, Kept::Mixed, None));
+        for cut in 0..=4 {
+            let mut early = boundary_tallies(&ctx, |c| c < cut);
+            let late = boundary_tallies(&ctx, |c| c >= cut);
+            early[0].merge(&late[0]);
+            assert_eq!(finish_boundaries(&early, &corr.delays_ns), all, "split at {cut}");
+        }
+        // Two requests that agree on one change, merged from two tallies.
+        let (captures, corr) =
+            two_points(vec![pair(0, (0, 1), (5, UNTAGGED)), pair(1, (0, 1), (5, UNTAGGED))]);
+        let ctx = Ctx::new(2, &captures, &corr);
+        let mut early = boundary_tallies(&ctx, |c| c < 1);
+        early[0].merge(&boundary_tallies(&ctx, |c| c >= 1)[0]);
+        let b = &finish_boundaries(&early, &corr.delays_ns)[0];
+        assert_eq!(traits(b), (Kept::Changed, Some((0, 1)), Kept::Changed, Some((Some(5), None))));
+        // Kept everywhere; and unknown where one side missed the first client packet.
+        let (captures, corr) = two_points(vec![pair(0, (184, 184), (UNTAGGED, UNTAGGED))]);
+        assert_eq!(
+            traits(&boundaries(&Ctx::new(2, &captures, &corr))[0]),
+            (Kept::Kept, None, Kept::Kept, None)
+        );
+        let (a, mut b, kind) = pair(0, (0, 184), (1, 2));
+        b.first_client_ns = crate::flows::Ns::NONE;
+        let (captures, corr) = two_points(vec![(a, b, kind)]);
+        assert_eq!(
+            traits(&boundaries(&Ctx::new(2, &captures, &corr))[0]),
+            (Kept::Unknown, None, Kept::Unknown, None)
+        );
+    }
+
+    #[test]
+    fn only_one_value_is_one() {
+        let set = |v: &[u8]| v.iter().copied().collect::<std::collections::BTreeSet<u8>>();
+        assert_eq!(only(&set(&[])), None);
+        assert_eq!(only(&set(&[7])), Some(7));
+        assert_eq!(only(&set(&[7, 8])), None);
     }
 
     #[test]

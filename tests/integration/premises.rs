@@ -395,3 +395,43 @@ fn packets_that_all_arrive_cut_short_are_a_truncation_not_a_stop() {
         assert_eq!(r["outcome"]["kind"], "completed");
     }
 }
+
+/// A DSCP rewrite (`tcprewrite --tos`, as a QoS policy does) and a VLAN tag
+/// added on the way (`tcprewrite --enet-vlan=add`) are boundary traits said
+/// where they happen, never on the boundaries that kept them (issue 30).
+#[test]
+fn a_dscp_rewrite_and_an_added_vlan_tag_are_said_where_they_happen() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab("masquerade-node");
+    let (d, e) = (lab.join("decap.pcap"), lab.join("egress.pcap"));
+    let Some(tos) = rewritten_backend(dir.path(), &["--tos=184"]) else { return };
+    let v = json(&[("decap", &d), ("egress", &e), ("backend", &tos)]);
+    let b = &v["boundaries"];
+    assert_eq!((b[0]["tos"].as_str(), b[1]["tos"].as_str()), (Some("kept"), Some("rewritten")), "{b:#}");
+    let change = &b[1]["tos_change"];
+    assert_eq!((change["dscp_before"].as_u64(), change["dscp_after"].as_u64()), (Some(0), Some(46)), "{b:#}");
+    let (_, table, _) = run(&[("decap", &d), ("egress", &e), ("backend", &tos)], &[]);
+    let line = |t: &str, at: &str| {
+        t.lines().find(|l| l.trim_start().starts_with(at)).unwrap_or_default().to_string()
+    };
+    assert!(line(&table, "egress->backend").contains("DSCP 0 -> 46"), "{table}");
+    assert!(!line(&table, "decap->egress").contains("DSCP"), "{table}");
+    let vlan_dir = tempfile::tempdir().unwrap();
+    let Some(tagged) = rewritten_backend(
+        vlan_dir.path(),
+        &["--enet-vlan=add", "--enet-vlan-tag=100", "--enet-vlan-cfi=0", "--enet-vlan-pri=0"],
+    ) else {
+        return;
+    };
+    let v = json(&[("decap", &d), ("egress", &e), ("backend", &tagged)]);
+    let b = &v["boundaries"];
+    assert_eq!((b[0]["vlan"].as_str(), b[1]["vlan"].as_str()), (Some("kept"), Some("changed")), "{b:#}");
+    assert_eq!(b[1]["vlan_change"], serde_json::json!({"before": null, "after": 100}), "{b:#}");
+    let (_, table, _) = run(&[("decap", &d), ("egress", &e), ("backend", &tagged)], &[]);
+    assert!(line(&table, "egress->backend").contains("untagged -> VLAN 100"), "{table}");
+    // The requests themselves are as without the rewrites.
+    for r in v["requests"].as_array().unwrap() {
+        assert_eq!(r["outcome"]["kind"], "completed", "{r:#}");
+        assert_eq!(r["source"]["changed"][0]["between"], "egress->backend", "{r:#}");
+    }
+}
