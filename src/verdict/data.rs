@@ -102,10 +102,8 @@ fn short(up: &Way<'_>, down: &Way<'_>) -> bool {
 /// smaller largest segment: packets truncated on the way (`tcprewrite
 /// --mtu-trunc`, a middlebox cutting at an MTU), not data that stopped.
 fn cut(up: &Way<'_>, down: &Way<'_>) -> bool {
-    down.payload.is_some()
-        && down.largest.bytes > 0
-        && down.largest.bytes < up.largest.bytes
-        && down.packets >= up.packets
+    // (Payload there means a largest segment there: every one is counted in it.)
+    down.payload.is_some() && down.largest.bytes < up.largest.bytes && down.packets >= up.packets
 }
 
 fn path_mtu(seen: &[(usize, &Flow)]) -> Option<Box<PathMtu>> {
