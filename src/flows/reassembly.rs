@@ -474,23 +474,28 @@ mod tests {
     use crate::read::{LinkType, RawRecord};
 
     /// A UDP datagram 198.18.0.1:4000 -> 198.18.0.2:5000 of `len` payload
-    /// bytes (byte i = i % 251), cut into IPv4 fragments of `size` data bytes
-    /// (a multiple of 8): the raw IP packets in order.
-    fn v4_fragments(id: u16, len: usize, size: usize) -> Vec<Vec<u8>> {
+    /// bytes (byte i = i % 251): its header and payload.
+    fn udp_data(len: usize) -> Vec<u8> {
         let mut data = Vec::with_capacity(8 + len);
         data.extend_from_slice(&4000u16.to_be_bytes());
         data.extend_from_slice(&5000u16.to_be_bytes());
         data.extend_from_slice(&u16::try_from(8 + len).unwrap().to_be_bytes());
         data.extend_from_slice(&[0, 0]);
         data.extend((0..len).map(|i| (i % 251) as u8));
-        data.chunks(size)
-            .enumerate()
-            .map(|(k, chunk)| {
-                let offset = k * size;
-                let more = offset + chunk.len() < data.len();
-                v4_piece(id, offset, more, chunk)
-            })
+        data
+    }
+
+    /// `data` cut into fragments of `size` bytes (a multiple of 8), each made
+    /// by `piece(offset, more, chunk)`.
+    fn cut(data: &[u8], size: usize, piece: impl Fn(usize, bool, &[u8]) -> Vec<u8>) -> Vec<Vec<u8>> {
+        (data.chunks(size).enumerate())
+            .map(|(k, chunk)| piece(k * size, k * size + chunk.len() < data.len(), chunk))
             .collect()
+    }
+
+    /// The datagram of `udp_data(len)` as IPv4 fragments, in order.
+    fn v4_fragments(id: u16, len: usize, size: usize) -> Vec<Vec<u8>> {
+        cut(&udp_data(len), size, |offset, more, chunk| v4_piece(id, offset, more, chunk))
     }
 
     fn v4_piece(id: u16, offset: usize, more: bool, chunk: &[u8]) -> Vec<u8> {
@@ -505,28 +510,17 @@ mod tests {
 
     /// The same datagram as IPv6 fragments (fragment header, id `id`).
     fn v6_fragments(id: u32, len: usize, size: usize) -> Vec<Vec<u8>> {
-        let mut data = Vec::new();
-        data.extend_from_slice(&4000u16.to_be_bytes());
-        data.extend_from_slice(&5000u16.to_be_bytes());
-        data.extend_from_slice(&u16::try_from(8 + len).unwrap().to_be_bytes());
-        data.extend_from_slice(&[0, 0]);
-        data.extend((0..len).map(|i| (i % 251) as u8));
-        data.chunks(size)
-            .enumerate()
-            .map(|(k, chunk)| {
-                let offset = k * size;
-                let more = offset + chunk.len() < data.len();
-                let plen = u16::try_from(8 + chunk.len()).unwrap().to_be_bytes();
-                let mut b = vec![0x60, 0, 0, 0, plen[0], plen[1], 44, 64];
-                b.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-                b.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
-                let field = (u16::try_from(offset / 8).unwrap() << 3 | u16::from(more)).to_be_bytes();
-                b.extend_from_slice(&[17, 0, field[0], field[1]]);
-                b.extend_from_slice(&id.to_be_bytes());
-                b.extend_from_slice(chunk);
-                b
-            })
-            .collect()
+        cut(&udp_data(len), size, |offset, more, chunk| {
+            let plen = u16::try_from(8 + chunk.len()).unwrap().to_be_bytes();
+            let mut b = vec![0x60, 0, 0, 0, plen[0], plen[1], 44, 64];
+            b.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+            b.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+            let field = (u16::try_from(offset / 8).unwrap() << 3 | u16::from(more)).to_be_bytes();
+            b.extend_from_slice(&[17, 0, field[0], field[1]]);
+            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(chunk);
+            b
+        })
     }
 
     fn packet(bytes: &[u8], ts_ns: i64, record: u64) -> (Packet, Vec<u8>) {
