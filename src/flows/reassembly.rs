@@ -124,6 +124,9 @@ pub struct Reassembled {
     pub payload: Vec<u8>,
     /// Every fragment arrived and none spoiled it.
     pub whole: bool,
+    /// Its payload bytes (after the IP header and extension headers) that
+    /// arrived: whole, the datagram's payload length.
+    pub data_len: u32,
     /// Fragments that arrived (duplicates not counted).
     pub fragments: u32,
     /// The largest of them (IP bytes).
@@ -355,9 +358,13 @@ impl Reassembler {
         let Some(d) = self.map.get_mut(&key) else { return };
         d.first_ts = d.first_ts.min(p.ts_ns);
         if d.fault.is_some() {
-            // A spoiled datagram absorbs the rest of its fragments until it ends.
+            // A spoiled datagram absorbs the rest of its fragments until it ends
+            // (its first fragment still names its flow).
             d.fragments = d.fragments.saturating_add(1);
             d.largest = d.largest.max(p.ip_len);
+            if p.fragment == Fragment::First && d.first.is_none() {
+                d.first = Some(p.clone());
+            }
             return;
         }
         match place(d, p, f, payload) {
@@ -374,6 +381,9 @@ impl Reassembler {
                 d.fault = Some(fault);
                 d.fragments = d.fragments.saturating_add(1);
                 d.largest = d.largest.max(p.ip_len);
+                if p.fragment == Fragment::First && d.first.is_none() {
+                    d.first = Some(p.clone());
+                }
                 self.stats.malformed += 1;
                 self.notes.malformed += 1;
                 self.notes.first_malformed.get_or_insert((p.record, fault));
@@ -421,7 +431,14 @@ impl Reassembler {
         packet.ip_len = header.saturating_add(data);
         packet.payload_len = payload_end.saturating_sub(transport);
         packet.payload_captured = (payload.len() as u32).min(packet.payload_len);
-        out.push(Reassembled { packet, payload, whole, fragments: d.fragments, largest_fragment: d.largest });
+        out.push(Reassembled {
+            packet,
+            payload,
+            whole,
+            data_len: data,
+            fragments: d.fragments,
+            largest_fragment: d.largest,
+        });
     }
 }
 
@@ -741,6 +758,10 @@ mod tests {
             assert_eq!(r.take_notes().first_malformed, Some((i as u64 + 2, *fault)), "case {i}");
         }
         assert_eq!(r.stats().malformed, 4);
+        // The unaligned one was a first fragment: its datagram ends incomplete, in its flow.
+        r.flush(&mut out);
+        let first: Vec<&Reassembled> = out.iter().filter(|d| d.packet.frag.id == 1).collect();
+        assert_eq!((first.len(), first[0].whole, first[0].fragments), (1, false, 1));
         // Too many disjoint pieces.
         let mut r = Reassembler::default();
         for k in 0..=MAX_PIECES {
