@@ -189,6 +189,40 @@ fn a_fragment_lost_between_two_points_is_located_there() {
 }
 
 #[test]
+fn a_reply_fragment_lost_on_the_way_back_is_located_and_said_of_the_reply() {
+    let (client, nat, server) = ([198, 18, 90, 42], [198, 19, 3, 17], [198, 19, 96, 10]);
+    let ports = (40100, 9000);
+    let request = body(50, 500);
+    let reply = body(51, 2972);
+    let mut egress = records(T0, udp_fragments(client, server, ports, 0x4000, 64, &request, 1500));
+    let mut backend = records(T0 + MS, udp_fragments(nat, server, ports, 0x4000, 63, &request, 1500));
+    backend.extend(records(T0 + 2 * MS, udp_fragments(server, nat, (9000, 40100), 0x5000, 64, &reply, 1500)));
+    let mut back = udp_fragments(server, client, (9000, 40100), 0x5000, 63, &reply, 1500);
+    back.remove(1);
+    egress.extend(records(T0 + 3 * MS, back));
+    let v = run_json(&[egress, backend], &["egress", "backend"], &[]);
+    let r = &requests(&v)[0];
+    assert_eq!(r["captures"][0]["bytes_to_client"].as_u64(), Some(3000 - 1480), "{r:#}");
+    assert_eq!(r["captures"][1]["bytes_to_client"].as_u64(), Some(3000));
+    let lost = &r["fragments"]["lost"][0];
+    assert_eq!(
+        (&lost["between"], &lost["direction"]),
+        (&Value::from("egress->backend"), &Value::from("reply"))
+    );
+    assert_eq!((&lost["fragments_sent"], &lost["fragments_arrived"]), (&Value::from(3), &Value::from(2)));
+    let text = r["explanation"].as_str().unwrap();
+    assert!(
+        text.contains("1 of 3 fragments of a reply datagram of 3000 bytes lost between egress and backend"),
+        "{text}"
+    );
+    let b = &v["boundaries"][0]["fragmentation"];
+    assert_eq!(
+        (&b["datagrams"], &b["incomplete"], &b["fragments_lost"]),
+        (&Value::from(1), &Value::from(1), &Value::from(1))
+    );
+}
+
+#[test]
 fn an_overlapping_fragment_is_counted_with_a_warning_naming_file_and_record() {
     let (client, server) = ([198, 18, 90, 42], [198, 19, 96, 10]);
     let payload = body(9, 4972);
