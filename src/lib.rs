@@ -39,6 +39,7 @@ pub mod correlate;
 pub mod decode;
 pub mod flowid;
 pub mod flows;
+pub mod fragments;
 pub mod inspect;
 pub mod ladder;
 pub mod merge;

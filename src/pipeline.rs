@@ -257,6 +257,7 @@ impl Builder {
         }
         // Overlay damage and encrypted tunnels, per file like the damage above.
         self.warnings.extend(std::mem::take(&mut self.tunnels).warnings(label, file));
+        self.warnings.extend(fragment_warnings(label, file, self.table.take_frag_notes()));
         self.span.take()
     }
 
@@ -354,6 +355,46 @@ impl Sink for Builder {
         self.tally(rec);
         self.add_flow(rec);
     }
+}
+
+/// The reassembly's problems in one file: malformed or overlapping fragments
+/// (their datagram ends incomplete) and datagrams ended early at the cap.
+fn fragment_warnings(label: &str, file: &str, notes: crate::flows::reassembly::FragNotes) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let warning = |record, problem, consequence: &str| Warning {
+        label: label.to_string(),
+        file: file.to_string(),
+        record: Some(record),
+        byte_offset: None,
+        problem,
+        consequence: consequence.to_string(),
+    };
+    if let Some((record, fault)) = notes.first_malformed {
+        let problem = match notes.malformed {
+            1 => format!("1 IP fragment is malformed: {fault}"),
+            n => format!("{n} IP fragments are malformed or overlap (this is the first: {fault})"),
+        };
+        out.push(warning(
+            record,
+            problem,
+            "counted; their datagrams count as incomplete, as a receiver drops them",
+        ));
+    }
+    if let Some(record) = notes.first_evicted {
+        let n = notes.evicted;
+        let cap = crate::flows::reassembly::Limits::default().max_datagrams;
+        let problem = format!(
+            "{n} fragmented datagram{} ended before {} fragments came: more than {cap} were in progress at once",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" },
+        );
+        out.push(warning(
+            record,
+            problem,
+            "counted as incomplete (a fragment flood, or a capture of many lost fragments)",
+        ));
+    }
+    out
 }
 
 /// Records of one chunk, decoded in parallel with other chunks; payloads cut to
@@ -1112,7 +1153,9 @@ pub(crate) fn conclude_owning(
         part: config.shard.is_some(),
         stopped: config.stopped.clone(),
     };
-    let (findings, totals) = verdict::verdict_owning(&metas, &flows, &correlation, &warnings, &options, own);
+    let (mut findings, totals) =
+        verdict::verdict_owning(&metas, &flows, &correlation, &warnings, &options, own);
+    crate::fragments::add(&mut findings, &flows, &correlation);
     let ladder = ladder_captures.map(|caps| {
         let order = verdict::request_order(&flows, &correlation);
         ladder::build(caps, &flows, &correlation, &order)

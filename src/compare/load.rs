@@ -396,6 +396,8 @@ fn csv_request(
             .filter(|l| !l.is_empty())
             .map(|l| index_of(labels, l))
             .collect::<Result<_, _>>()?,
+        // The CSV has no fragment columns (the JSON does).
+        fragments: None,
     })
 }
 

@@ -4,7 +4,7 @@
 //! length, so Ethernet padding is never payload). The version nibble decides
 //! IPv4 vs IPv6, whatever the link layer said. Never parses the transport.
 
-use super::{DecodeError, Fragment};
+use super::{DecodeError, FragPos, Fragment};
 use etherparse::err::ip::{HeaderError, LaxHeaderSliceError};
 use etherparse::err::ipv6_exts::HeaderSliceError as ExtError;
 use etherparse::LaxIpSlice;
@@ -26,6 +26,8 @@ pub struct IpLayer<'a> {
     /// Header + payload per the header (captured bytes when the header says 0).
     pub ip_len: u32,
     pub fragment: Fragment,
+    /// The fragment's place in its datagram (zero when not a fragment).
+    pub frag: FragPos,
     /// The transport protocol (after extension headers; for a later IPv6
     /// fragment, the fragment header's next header).
     pub protocol: u8,
@@ -56,6 +58,15 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
             let ip_len = if total < ihl_len { captured } else { len_u32(total) };
             let offset = h.fragments_offset().value();
             let fragment = fragment_state(offset, h.more_fragments());
+            let frag = match fragment {
+                Fragment::None => FragPos::default(),
+                _ => FragPos {
+                    id: u32::from(h.identification()),
+                    offset: u32::from(offset) * 8,
+                    len: ip_len.saturating_sub(len_u32(ihl_len)),
+                    more: h.more_fragments(),
+                },
+            };
             let payload = v4.payload();
             Ok(IpLayer {
                 src: IpAddr::V4(h.source_addr()),
@@ -66,6 +77,7 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
                 dont_fragment: h.dont_fragment(),
                 ip_len,
                 fragment,
+                frag,
                 protocol: payload.ip_number.0,
                 header_len,
                 payload: payload.payload,
@@ -81,8 +93,20 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
             // Find the fragment header (if any) and where it ends.
             let frag = find_fragment_header(h.next_header().0, v6.extensions().slice());
             let payload = v6.payload();
+            let pos = |offset: u16, more: bool, id: u32, end: usize| FragPos {
+                id,
+                offset: u32::from(offset) * 8,
+                len: ip_len.saturating_sub(len_u32(IPV6_HEADER_LEN.saturating_add(end))),
+                more,
+            };
+            let frag_pos = match frag {
+                Some((offset, more, _, id, end)) if fragment_state(offset, more) != Fragment::None => {
+                    pos(offset, more, id, end)
+                }
+                _ => FragPos::default(),
+            };
             let (fragment, protocol, header_len, transport) = match frag {
-                Some((offset, more, next, end)) if offset != 0 => {
+                Some((offset, more, next, _, end)) if offset != 0 => {
                     // A later fragment: what follows the fragment header is data,
                     // even if it looked like more extension headers to the slicer.
                     let start = IPV6_HEADER_LEN + end;
@@ -90,7 +114,7 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
                     let data = bytes.get(start..limit).unwrap_or(&[]);
                     (fragment_state(offset, more), next, start, data)
                 }
-                Some((offset, more, _, _)) => (
+                Some((offset, more, _, _, _)) => (
                     fragment_state(offset, more),
                     payload.ip_number.0,
                     IPV6_HEADER_LEN + v6.extensions().slice().len(),
@@ -115,6 +139,7 @@ pub fn parse(bytes: &[u8]) -> Result<IpLayer<'_>, DecodeError> {
                 dont_fragment: false,
                 ip_len,
                 fragment,
+                frag: frag_pos,
                 protocol,
                 header_len,
                 payload: transport,
@@ -134,11 +159,11 @@ const EXT_DEST_OPTIONS: u8 = 60;
 
 /// Walks the extension headers the slicer validated (`exts`, starting with
 /// header `first`) to the first fragment header: its offset (8-byte units), MF
-/// flag, next header and where it ends within `exts`. Our own bounds-checked
+/// flag, next header, identification and where it ends within `exts`. Our own bounds-checked
 /// walk: etherparse 0.21's `Ipv6ExtensionSliceIter` reads past the validated
 /// bytes (unchecked) when the slicer stopped at a cut-short extension header
 /// whose type the last valid header names (found by fuzzing).
-fn find_fragment_header(first: u8, exts: &[u8]) -> Option<(u16, bool, u8, usize)> {
+fn find_fragment_header(first: u8, exts: &[u8]) -> Option<(u16, bool, u8, u32, usize)> {
     let mut next = first;
     let mut at = 0usize;
     while let Some(rest) = exts.get(at..).filter(|r| r.len() >= 8) {
@@ -153,7 +178,8 @@ fn find_fragment_header(first: u8, exts: &[u8]) -> Option<(u16, bool, u8, usize)
         }
         if next == EXT_FRAGMENT {
             let field = u16::from_be_bytes([rest[2], rest[3]]);
-            return Some((field >> 3, field & 1 != 0, rest[0], at + len));
+            let id = u32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]);
+            return Some((field >> 3, field & 1 != 0, rest[0], id, at + len));
         }
         next = rest[0];
         at += len;

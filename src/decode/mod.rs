@@ -235,6 +235,7 @@ fn packet(
         dont_fragment: ip.dont_fragment,
         ip_len: ip.ip_len,
         fragment: ip.fragment,
+        frag: ip.frag,
         transport: t.transport,
         payload_offset: u32::try_from(payload_offset).unwrap_or(u32::MAX),
         payload_len,

@@ -52,6 +52,9 @@ pub struct Packet {
     /// says 0 (TSO/GRO) .
     pub ip_len: u32,
     pub fragment: Fragment,
+    /// Where a fragment's data lies in its datagram (zero when `fragment` is
+    /// `None`): the reassembly of `flows::reassembly` reads it.
+    pub frag: FragPos,
     pub transport: Transport,
     /// Offset of the transport payload in the record's data (after TCP/UDP/ICMP
     /// header; for ICMP echo: after the 8-byte echo header).
@@ -108,6 +111,22 @@ pub enum Fragment {
     First,
     /// A later fragment: no transport header; counted, not flowed.
     Later,
+}
+
+/// One fragment's place in its datagram, as its IP header says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FragPos {
+    /// IPv4 identification or IPv6 fragment header identification.
+    pub id: u32,
+    /// Offset of this fragment's data in the datagram's payload (bytes: the
+    /// header's 8-byte units × 8). IPv4: after the IP header; IPv6: after the
+    /// fragment header.
+    pub offset: u32,
+    /// The data bytes this fragment carries per its IP header (not what was
+    /// captured): for the first fragment the transport header and payload.
+    pub len: u32,
+    /// More fragments follow (MF / M flag).
+    pub more: bool,
 }
 
 /// The transport layer.

@@ -8,6 +8,7 @@ use super::carrier::StreamHead;
 use super::copies::fold_copies;
 use super::fingerprint::Learning;
 use super::key::FlowKey;
+use super::reassembly::{FragNotes, Reassembled, Reassembler};
 use super::Ns;
 use super::{Endpoint, Flow, FlowProto, FlowStats, Flows, Orientation};
 use crate::config::FlowConfig;
@@ -47,6 +48,9 @@ pub struct FlowTable {
     /// No new flows: a packet that would begin one is dropped (a time shard's
     /// records after its window, which only carry on flows begun in it).
     pub(super) closed: bool,
+    /// IP fragments being reassembled, and the datagrams just ended.
+    frags: Reassembler,
+    ended: Vec<Reassembled>,
 }
 
 impl FlowTable {
@@ -59,6 +63,8 @@ impl FlowTable {
             stats: FlowStats::default(),
             interfaces: Vec::new(),
             closed: false,
+            frags: Reassembler::default(),
+            ended: Vec::new(),
         }
     }
 
@@ -89,10 +95,21 @@ impl FlowTable {
     /// are ever used, so callers may pass just those.
     pub fn insert(&mut self, p: &Packet, payload: &[u8]) {
         self.stats.packets += 1;
-        if p.fragment == Fragment::Later {
-            self.stats.fragments += 1;
+        if !self.frags.is_empty() {
+            self.frags.expire(p.ts_ns, &mut self.ended);
+            self.add_ended();
+        }
+        if p.fragment != Fragment::None {
+            self.stats.fragments += u64::from(p.fragment == Fragment::Later);
+            self.frags.add(p, payload, &mut self.ended);
+            self.add_ended();
             return;
         }
+        self.dispatch(p, payload);
+    }
+
+    /// A (whole) packet to the flow its transport says.
+    fn dispatch(&mut self, p: &Packet, payload: &[u8]) {
         match &p.transport {
             Transport::Tcp(_) => self.insert_tcp(p, payload),
             Transport::Udp(_) => self.insert_udp(p, payload),
@@ -104,6 +121,46 @@ impl FlowTable {
             },
             Transport::Other { .. } => self.stats.other += 1,
         }
+    }
+
+    /// The datagrams the reassembly ended, each one packet of its flow.
+    fn add_ended(&mut self) {
+        if self.ended.is_empty() {
+            return;
+        }
+        let mut ended = std::mem::take(&mut self.ended);
+        for r in ended.drain(..) {
+            self.dispatch(&r.packet, &r.payload);
+            if let Some((idx, to_server)) = self.flow_of(&r.packet) {
+                let frags = self.flows[idx].frags.get_or_insert_with(Box::default);
+                if to_server { &mut frags.to_server } else { &mut frags.to_client }.add(&r);
+            }
+        }
+        self.ended = ended;
+    }
+
+    /// The flow a packet just dispatched went to, and whether it went to the
+    /// server; None for ICMP errors and other protocols.
+    fn flow_of(&self, p: &Packet) -> Option<(usize, bool)> {
+        let ep = |addr, port| Endpoint { addr, port };
+        let (proto, src, dst) = match &p.transport {
+            Transport::Tcp(t) => (FlowProto::Tcp, ep(p.src, t.src_port), ep(p.dst, t.dst_port)),
+            Transport::Udp(u) => (FlowProto::Udp, ep(p.src, u.src_port), ep(p.dst, u.dst_port)),
+            Transport::Icmp(i) => match i.message {
+                IcmpMessage::EchoRequest { id, .. } | IcmpMessage::EchoReply { id, .. } => {
+                    (FlowProto::Icmp, ep(p.src, id), ep(p.dst, id))
+                }
+                _ => return None,
+            },
+            Transport::Other { .. } => return None,
+        };
+        let idx = *self.index.get(&FlowKey::of(p, proto, src, dst))? as usize;
+        Some((idx, self.flows[idx].client == src))
+    }
+
+    /// The reassembly's problems to warn about since the last call (one file's).
+    pub fn take_frag_notes(&mut self) -> FragNotes {
+        self.frags.take_notes()
     }
 
     pub(super) fn new_flow(
@@ -213,7 +270,11 @@ impl FlowTable {
     /// Finishes the table with fingerprints hashed and copies kept: the caller
     /// splits the capture into observation points or folds them
     /// ([`Flows::fold_copies`]).
-    pub fn finish_unfolded(self) -> Flows {
+    pub fn finish_unfolded(mut self) -> Flows {
+        // The datagrams still in progress end incomplete with the capture.
+        self.frags.flush(&mut self.ended);
+        self.add_ended();
+        self.stats.reassembly = Box::new(self.frags.stats().clone());
         let FlowTable { mut flows, mut streams, index, stats, .. } = self;
         drop(index);
         for (f, s) in flows.iter_mut().zip(&mut streams) {
@@ -241,5 +302,72 @@ impl Flows {
         let before = self.flows.len();
         fold_copies(&mut self.flows);
         self.stats.duplicate_flows += (before - self.flows.len()) as u64;
+    }
+}
+
+#[cfg(test)]
+mod frag_tests {
+    use super::*;
+    use crate::read::{LinkType, RawRecord};
+
+    /// Raw IPv4 fragments of a UDP datagram 198.18.0.1:4000 -> 198.18.0.2:5000
+    /// (`dst` last byte), IP id `id`, 3000 IP bytes, at MTU 1500.
+    fn fragments(id: u8, src_last: u8) -> Vec<Vec<u8>> {
+        let mut data = vec![0x0f, 0xa0, 0x13, 0x88, 0x0b, 0xb8, 0, 0];
+        data.extend(std::iter::repeat_n(id, 2980 - 8));
+        (data.chunks(1480).enumerate())
+            .map(|(k, chunk)| {
+                let off = k * 1480;
+                let more = off + chunk.len() < data.len();
+                let total = (20 + chunk.len() as u16).to_be_bytes();
+                let field = ((off / 8) as u16 | if more { 0x2000 } else { 0 }).to_be_bytes();
+                let mut b = vec![0x45, 0, total[0], total[1], 0, id, field[0], field[1], 64, 17, 0, 0];
+                b.extend_from_slice(&[198, 18, 0, src_last, 198, 18, 0, 2]);
+                b.extend_from_slice(chunk);
+                b
+            })
+            .collect()
+    }
+
+    fn insert(t: &mut FlowTable, b: &[u8], ts_ns: i64, interface: u32) {
+        let rec = RawRecord {
+            ts_ns,
+            interface,
+            link_type: LinkType::RawIp,
+            data: b,
+            orig_len: 0,
+            record: 1,
+            byte_offset: 0,
+        };
+        let p = crate::decode::decode(&rec).unwrap();
+        t.insert(&p, p.payload(b));
+    }
+
+    #[test]
+    fn a_fragmented_datagram_is_one_packet_of_its_flow_with_its_fragments_counted() {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        let mut a = fragments(1, 1);
+        a.reverse();
+        for b in &a {
+            insert(&mut t, b, 10, 0);
+        }
+        // The same datagram on another interface (tcpdump -i any) is another one.
+        for b in &fragments(1, 1)[..2] {
+            insert(&mut t, b, 20, 1);
+        }
+        let f = t.finish_unfolded();
+        assert_eq!(f.flows.len(), 2);
+        let (x, y) = (&f.flows[0], &f.flows[1]);
+        assert_eq!((x.packets_to_server, x.bytes_to_server, x.first_interface), (1, 3000, 0));
+        let fx = x.frags.as_deref().unwrap().to_server;
+        assert_eq!(
+            (fx.fragments, fx.datagrams, fx.incomplete, fx.largest_fragment, fx.largest_datagram),
+            (3, 1, 0, 1500, 3000)
+        );
+        // The second copy lost its last fragment: one packet of the bytes that came, incomplete.
+        assert_eq!((y.packets_to_server, y.bytes_to_server, y.first_interface), (1, 20 + 2 * 1480, 1));
+        let fy = y.frags.as_deref().unwrap().to_server;
+        assert_eq!((fy.fragments, fy.datagrams, fy.incomplete, fy.largest_datagram), (2, 1, 1, 0));
+        assert_eq!((f.stats.fragments, f.stats.reassembly.whole, f.stats.reassembly.incomplete), (3, 1, 1));
     }
 }

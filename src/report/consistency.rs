@@ -71,6 +71,33 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                     say(part, "that capture is not blind to it");
                 }
             }
+        } else if part.contains(" fragments of ") && part.contains(" lost between ") {
+            let lost = r.fragments.iter().flat_map(|f| &f.lost);
+            if !lost.clone().any(|l| {
+                let head = format!(
+                    "{} of {} fragments of ",
+                    l.fragments_sent.saturating_sub(l.fragments_arrived),
+                    l.fragments_sent
+                );
+                part.starts_with(&head)
+                    && read_between(part, &l.between)
+                    && part.contains(&format!(" {} bytes", l.datagram_bytes))
+                    && part.contains(" reply ") == (l.direction == "reply")
+            }) {
+                say(part, "no such fragment loss in fragments.lost");
+            }
+        } else if part.contains(" arrived incomplete at ") && part.contains("fragmented") {
+            let lost = r.fragments.iter().flat_map(|f| &f.lost);
+            if !lost.clone().any(|l| {
+                part.starts_with(&format!("{} of {} fragmented ", l.incomplete, l.datagrams_arrived))
+            }) {
+                say(part, "no such incomplete datagrams in fragments.lost");
+            }
+        } else if let Some(n) = part.strip_prefix("the largest fragment that passed was ") {
+            let lost = r.fragments.iter().flat_map(|f| &f.lost);
+            if !lost.clone().any(|l| n == format!("{} bytes", l.largest_passed)) {
+                say(part, "no fragment loss with that largest fragment");
+            }
         } else if part == "reply returned on the same path" {
             if r.reply.path != ReplyPath::SamePath {
                 say(part, "reply.path is not same-path");

@@ -7,8 +7,8 @@
 use crate::report::icmp::IcmpCause;
 use crate::report::words::Words;
 use crate::verdict::{
-    Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, Identity, LostCause, Origin, OutcomeKind,
-    ReplyPath, Request, Segment, StrayPacket, Strength, UnexpectedSource,
+    Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, FragLoss, Identity, LostCause, Origin,
+    OutcomeKind, ReplyPath, Request, Segment, StrayPacket, Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -94,6 +94,38 @@ fn unexpected_source_words(w: &Words<'_>, r: &Request, u: UnexpectedSource) -> S
         w.endpoint(u.from),
         w.label(u.seen_at)
     )
+}
+
+/// Fragments lost at a boundary: how many of how many, of what, where, and
+/// the largest fragment that still passed (issue 32).
+fn fragment_words(w: &Words<'_>, l: &FragLoss, parts: &mut Vec<String>) {
+    let (s, a) = (l.sent, l.arrived);
+    let kind = if l.to_server { "" } else { "reply " };
+    let what = if s.datagrams == 1 {
+        format!("a {kind}datagram of {} bytes", s.largest_datagram)
+    } else {
+        format!("{} {kind}datagrams of up to {} bytes", s.datagrams, s.largest_datagram)
+    };
+    // The counts compare only while every datagram reached both sides.
+    parts.push(if a.fragments < s.fragments && a.datagrams == s.datagrams {
+        format!(
+            "{} of {} fragments of {what} lost {}",
+            s.fragments - a.fragments,
+            s.fragments,
+            between_read(w, l.between)
+        )
+    } else {
+        let (from, to) =
+            if l.to_server { (l.between.from, l.between.to) } else { (l.between.to, l.between.from) };
+        format!(
+            "{} of {} fragmented {kind}datagrams arrived incomplete at {}, whole at {}",
+            a.incomplete,
+            a.datagrams,
+            w.label(to),
+            w.label(from)
+        )
+    });
+    parts.push(format!("the largest fragment that passed was {} bytes", a.largest_fragment));
 }
 
 /// How a carrier is called: `PROXY v1`, `X-Forwarded-For`, ...
@@ -274,6 +306,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if let Some(d) = &r.data {
         data_words(w, r, d, &mut parts);
     }
+    for l in r.fragments.iter().flat_map(|f| &f.lost) {
+        fragment_words(w, l, &mut parts);
+    }
     // Who sent a RST or ICMP error and where it came in (words for those two only).
     let by = || r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));
     let (entered, injected) = (
@@ -429,6 +464,36 @@ fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lost_fragments_say_how_many_of_what_where_and_the_largest_that_passed() {
+        let mut f = findings();
+        f.requests[0].fragments = Some(Box::new(crate::report::fixtures::fragments_lost()));
+        let text = explain(&Words::new(&f), &f.requests[0]);
+        assert!(
+            text.contains(
+                "; 3 of 6 fragments of a datagram of 8028 bytes lost between egress and backend (downstream of the \
+                 pod); the largest fragment that passed was 1396 bytes"
+            ),
+            "{text}"
+        );
+        // The reply's, and counts that do not compare (the datagrams were cut otherwise there).
+        let l = &mut f.requests[0].fragments.as_mut().unwrap().lost[0];
+        l.to_server = false;
+        (l.sent.datagrams, l.sent.fragments, l.arrived.datagrams, l.arrived.fragments) = (2, 12, 2, 14);
+        let w = Words::new(&f);
+        let text = explain(&w, &f.requests[0]);
+        assert!(
+            text.contains(
+                "; 1 of 2 fragmented reply datagrams arrived incomplete at egress, whole at backend; the largest \
+                 fragment that passed was 1396 bytes"
+            ),
+            "{text}"
+        );
+        // Every clause is borne out by the fields.
+        let q = crate::report::schema::request(&w, &f.requests[0]);
+        assert!(crate::report::consistency::contradictions(&q).is_empty());
+    }
 
     #[test]
     fn a_boundary_reads_as_its_labels_with_the_usual_reading() {

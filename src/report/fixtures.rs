@@ -116,6 +116,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        fragments: None,
     };
     let r2 = Request {
         request: 2,
@@ -150,6 +151,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        fragments: None,
     };
     let r3 = Request {
         request: 3,
@@ -175,6 +177,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        fragments: None,
     };
     let r4 = Request {
         request: 4,
@@ -221,6 +224,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        fragments: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -247,6 +251,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        fragments: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
@@ -280,6 +285,7 @@ pub fn findings() -> Findings {
         smallest_mtu: None,
         syn_mss: None,
         largest_segment: None,
+        fragmentation: None,
     };
     Findings {
         tuplecorr: "0.1.0".into(),
@@ -357,5 +363,34 @@ pub fn spoofed_identity() -> Identity {
         added: Some(Added::ClientSide),
         preserved: false,
         client_set: Some(ep("203.0.113.9").addr),
+    }
+}
+
+/// A request's fragments: 6 at egress of an 8028-byte datagram, 3 of them at
+/// the backend (largest 1396 bytes); the reply's datagram whole at both.
+pub fn fragments_lost() -> crate::verdict::Fragments {
+    use crate::verdict::{FragDir, FragFlow};
+    let dir = |fragments, incomplete, largest_fragment, largest_datagram| FragDir {
+        fragments,
+        datagrams: 1,
+        incomplete,
+        largest_fragment,
+        largest_datagram,
+    };
+    let reply = dir(3, 0, 1500, 3000);
+    let sent = dir(6, 0, 1500, 8028);
+    let arrived = dir(3, 1, 1396, 0);
+    crate::verdict::Fragments {
+        captures: vec![
+            None,
+            Some(FragFlow { to_server: sent, to_client: reply }),
+            Some(FragFlow { to_server: arrived, to_client: reply }),
+        ],
+        lost: vec![crate::verdict::FragLoss {
+            between: Between { from: 1, to: 2 },
+            to_server: true,
+            sent,
+            arrived,
+        }],
     }
 }

@@ -306,6 +306,7 @@ mod tests {
             Some(crate::verdict::SynMissed { at: 1, syns: 2, after_ns: 1_000_123_456 });
         f.requests[3].identity = Some(Box::new(crate::report::fixtures::proxied_identity()));
         f.requests[4].identity = Some(Box::new(crate::report::fixtures::spoofed_identity()));
+        f.requests[0].fragments = Some(Box::new(crate::report::fixtures::fragments_lost()));
         let hostile = ["de\"c\\ap", "eg\u{1}ress\n\t", "bäckend ✓ \u{7f}"];
         for (c, label) in f.captures.iter_mut().zip(hostile) {
             c.label = label.to_string();

@@ -5,7 +5,7 @@
 //! Never decides a word or a field: `schema` owns both (names, order, what is
 //! skipped); this file only lays them out, ~3× faster than serde's generic
 //! path (keys are constants, text tuplecorr formats itself is not scanned for
-//! escapes). The rare parts (a missed SYN, attempts, data, identity) go
+//! escapes). The rare parts (a missed SYN, attempts, data, identity, fragments) go
 //! through serde_json at their depth.
 
 use crate::report::json::Indented;
@@ -55,6 +55,10 @@ pub fn request(buf: &mut Vec<u8>, depth: usize, q: &Request) -> io::Result<()> {
     if !q.blind.is_empty() {
         o.key("blind");
         o.serde(&q.blind)?;
+    }
+    if let Some(f) = &q.fragments {
+        o.key("fragments");
+        o.serde(f)?;
     }
     o.key("explanation");
     o.text(&q.explanation)?;

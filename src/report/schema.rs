@@ -265,6 +265,9 @@ pub struct Boundary {
     /// Largest segment (IP bytes, either way) seen on both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub largest_segment: Option<u32>,
+    /// Only when requests crossed it with fragmented datagrams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragmentation: Option<BoundaryFragmentsOut>,
 }
 
 /// A TOS byte rewritten at a boundary: before and after, with DSCP and ECN.
@@ -316,7 +319,155 @@ pub struct Request {
     /// path order. Their silence about the request is no evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blind: Vec<String>,
+    /// Only when some capture saw a datagram of it arrive as IP fragments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments: Option<FragmentsOut>,
     pub explanation: String,
+}
+
+/// One direction's fragmented datagrams at one capture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragDirOut {
+    pub fragments: u32,
+    pub datagrams: u32,
+    pub incomplete: u32,
+    pub largest_fragment: u32,
+    /// The largest datagram reassembled whole (IP bytes); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_datagram: Option<u32>,
+}
+
+/// A request's fragmented datagrams at one capture.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragHopOut {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_server: Option<FragDirOut>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_client: Option<FragDirOut>,
+}
+
+/// Datagrams whole where they came from, incomplete where they went.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragLossOut {
+    pub between: String,
+    /// `request` (client → server) or `reply`.
+    pub direction: String,
+    /// Fragments and datagrams where they came from (every fragment there).
+    pub fragments_sent: u32,
+    pub datagrams: u32,
+    /// The largest of those datagrams (IP bytes).
+    pub datagram_bytes: u32,
+    /// Fragments and datagrams where they went, and how many arrived incomplete.
+    pub fragments_arrived: u32,
+    pub datagrams_arrived: u32,
+    pub incomplete: u32,
+    /// The largest fragment that arrived (IP bytes).
+    pub largest_passed: u32,
+}
+
+/// A request's fragmented datagrams: per capture, and where fragments were lost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragmentsOut {
+    pub captures: Vec<FragHopOut>,
+    pub lost: Vec<FragLossOut>,
+}
+
+/// What fragmented datagrams did at one boundary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoundaryFragmentsOut {
+    pub datagrams: u64,
+    pub incomplete: u64,
+    pub fragments_lost: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_fragment: Option<u32>,
+}
+
+impl FragDirOut {
+    fn of(d: &crate::flows::FragDir) -> Option<FragDirOut> {
+        (d.datagrams > 0).then(|| FragDirOut {
+            fragments: d.fragments,
+            datagrams: d.datagrams,
+            incomplete: d.incomplete,
+            largest_fragment: d.largest_fragment,
+            largest_datagram: (d.largest_datagram > 0).then_some(d.largest_datagram),
+        })
+    }
+
+    fn typed(&self) -> crate::flows::FragDir {
+        crate::flows::FragDir {
+            fragments: self.fragments,
+            datagrams: self.datagrams,
+            incomplete: self.incomplete,
+            largest_fragment: self.largest_fragment,
+            largest_datagram: self.largest_datagram.unwrap_or(0),
+        }
+    }
+}
+
+impl FragmentsOut {
+    fn of(w: &crate::report::words::Words<'_>, f: &v::Fragments) -> FragmentsOut {
+        let captures = (f.captures.iter().enumerate())
+            .filter_map(|(c, x)| {
+                let x = x.as_ref()?;
+                Some(FragHopOut {
+                    label: w.label(c).to_string(),
+                    to_server: FragDirOut::of(&x.to_server),
+                    to_client: FragDirOut::of(&x.to_client),
+                })
+            })
+            .collect();
+        let lost = (f.lost.iter())
+            .map(|l| FragLossOut {
+                between: w.between(l.between),
+                direction: if l.to_server { "request" } else { "reply" }.to_string(),
+                fragments_sent: l.sent.fragments,
+                datagrams: l.sent.datagrams,
+                datagram_bytes: l.sent.largest_datagram,
+                fragments_arrived: l.arrived.fragments,
+                datagrams_arrived: l.arrived.datagrams,
+                incomplete: l.arrived.incomplete,
+                largest_passed: l.arrived.largest_fragment,
+            })
+            .collect();
+        FragmentsOut { captures, lost }
+    }
+
+    /// Back to the model (`n` captures; `labels` name them).
+    fn typed(&self, labels: &[String]) -> Result<v::Fragments, String> {
+        let mut captures = vec![None; labels.len()];
+        for h in &self.captures {
+            let c = index_of(labels, &h.label)?;
+            captures[c] = Some(crate::flows::FragFlow {
+                to_server: h.to_server.map(|d| d.typed()).unwrap_or_default(),
+                to_client: h.to_client.map(|d| d.typed()).unwrap_or_default(),
+            });
+        }
+        let lost = (self.lost.iter())
+            .map(|l| -> Result<v::FragLoss, String> {
+                let to_server = match l.direction.as_str() {
+                    "request" => true,
+                    "reply" => false,
+                    other => return Err(format!("unknown fragment direction {other:?}")),
+                };
+                let sent = crate::flows::FragDir {
+                    fragments: l.fragments_sent,
+                    datagrams: l.datagrams,
+                    largest_datagram: l.datagram_bytes,
+                    ..Default::default()
+                };
+                let arrived = crate::flows::FragDir {
+                    fragments: l.fragments_arrived,
+                    datagrams: l.datagrams_arrived,
+                    incomplete: l.incomplete,
+                    largest_fragment: l.largest_passed,
+                    ..Default::default()
+                };
+                Ok(v::FragLoss { between: between_of(labels, &l.between)?, to_server, sent, arrived })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(v::Fragments { captures, lost })
+    }
 }
 
 /// `{"at": "backend", "peer": "198.19.0.5:51000", "carrier": "proxy-v1",
@@ -746,6 +897,12 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         syn_mss_before: b.syn_mss.map(|(x, _)| x),
         syn_mss_after: b.syn_mss.map(|(_, y)| y),
         largest_segment: b.largest_segment,
+        fragmentation: b.fragmentation.map(|f| BoundaryFragmentsOut {
+            datagrams: f.datagrams,
+            incomplete: f.incomplete,
+            fragments_lost: f.fragments_lost,
+            largest_fragment: f.largest_fragment,
+        }),
     }
 }
 
@@ -898,6 +1055,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
         data: r.data.as_ref().map(|d| data(w, d)),
         identity: r.identity.as_deref().map(|i| identity(w, i)),
         blind: r.blind.iter().map(|&c| w.label(c).to_string()).collect(),
+        fragments: r.fragments.as_deref().map(|f| FragmentsOut::of(w, f)),
         explanation: crate::report::explain::explain(w, r),
     };
     // Every report a test build writes is checked: its words against its fields.
@@ -1262,6 +1420,7 @@ impl Request {
             data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
             identity: self.identity.map(|i| i.into_typed(labels).map(Box::new)).transpose()?,
             blind: self.blind.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
+            fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
         })
     }
 }
@@ -1324,6 +1483,32 @@ mod tests {
             let clients = |r: &v::Request| r.captures.iter().map(|h| h.client).collect::<Vec<_>>();
             assert_eq!(clients(a), clients(b));
         }
+    }
+
+    #[test]
+    fn fragments_are_written_only_when_present_and_read_back() {
+        let mut typed = crate::report::fixtures::findings();
+        assert!(!serde_json::to_string(&findings(&typed)).unwrap().contains("fragment"));
+        typed.requests[0].fragments = Some(Box::new(crate::report::fixtures::fragments_lost()));
+        let text = serde_json::to_string(&findings(&typed)).unwrap();
+        assert!(
+            text.contains(
+                r#""lost":[{"between":"egress->backend","direction":"request","fragments_sent":6,"datagrams":1,"datagram_bytes":8028,"fragments_arrived":3,"datagrams_arrived":1,"incomplete":1,"largest_passed":1396}]"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#"{"label":"backend","to_server":{"fragments":3,"datagrams":1,"incomplete":1,"largest_fragment":1396},"#), "{text}");
+        let back = serde_json::from_str::<Findings>(&text).unwrap().into_typed().unwrap();
+        let (a, b) =
+            (back.requests[0].fragments.as_deref().unwrap(), typed.requests[0].fragments.as_deref().unwrap());
+        assert_eq!(a.captures, b.captures);
+        assert_eq!(a.lost.len(), 1);
+        // What the explanation reads survives the trip.
+        let w = crate::report::words::Words::new(&typed);
+        assert_eq!(
+            crate::report::explain::explain(&w, &back.requests[0]),
+            crate::report::explain::explain(&w, &typed.requests[0])
+        );
     }
 
     #[test]

@@ -277,6 +277,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         data,
         identity: identity::identity(&flows).map(Box::new),
         blind,
+        fragments: None,
     }
 }
 

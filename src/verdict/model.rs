@@ -109,6 +109,51 @@ pub struct Boundary {
     pub syn_mss: Option<(u16, u16)>,
     /// Largest segment (IP bytes, either way) seen on both sides.
     pub largest_segment: Option<u32>,
+    /// Only when requests crossed it with fragmented datagrams (filled after
+    /// the verdicts by `crate::fragments`; not in `--stream` reports).
+    pub fragmentation: Option<BoundaryFragments>,
+}
+
+/// What fragmented datagrams did at one boundary, over its requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BoundaryFragments {
+    /// Fragmented datagrams that arrived at the side they came from (A for
+    /// requests, B for replies) with every fragment.
+    pub datagrams: u64,
+    /// Of those, the ones missing fragments on the other side.
+    pub incomplete: u64,
+    /// Fragments lost: where they went fewer arrived than left (sum of the
+    /// differences).
+    pub fragments_lost: u64,
+    /// The largest fragment (IP bytes) seen on both sides.
+    pub largest_fragment: Option<u32>,
+}
+
+/// Fragment counts of one flow at one capture (the flow stage's own types, not copies).
+pub use crate::flows::{FragDir, FragFlow};
+
+/// A request's fragmented datagrams (filled after the verdicts by `crate::fragments`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fragments {
+    /// Per capture in path order: the request's fragment counts there each
+    /// way; None where it was not seen or nothing arrived fragmented.
+    pub captures: Vec<Option<FragFlow>>,
+    /// Boundaries where datagrams whole on one side arrived incomplete on the
+    /// other, in path order (the request's datagrams, then the reply's).
+    pub lost: Vec<FragLoss>,
+}
+
+/// Datagrams whose every fragment was seen where they came from, and not
+/// every fragment where they went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragLoss {
+    pub between: Between,
+    /// The request's datagrams (client → server); false: the reply's.
+    pub to_server: bool,
+    /// The counts where they came from (A for requests, B for replies).
+    pub sent: FragDir,
+    /// The counts where they went.
+    pub arrived: FragDir,
 }
 
 /// Transport of a request (the flow stage's own enum, not a copy).
@@ -146,6 +191,8 @@ pub struct Request {
     /// (empty, or begun after it, or stopped before it): their silence about
     /// it is no evidence. In path order.
     pub blind: Vec<usize>,
+    /// Only when some capture saw a datagram of it arrive as IP fragments.
+    pub fragments: Option<Box<Fragments>>,
 }
 
 /// Kind of an identity carrier (the flow stage's own enum, not a copy).

@@ -201,6 +201,7 @@ impl BoundaryTally {
             smallest_mtu: self.smallest_mtu,
             syn_mss: self.syn_mss,
             largest_segment: self.largest_segment,
+            fragmentation: None,
         }
     }
 }

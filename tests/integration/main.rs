@@ -17,6 +17,7 @@ mod decode;
 mod docs;
 mod follow;
 mod formats;
+mod fragments;
 mod golden;
 mod honest_input;
 mod identity;

@@ -55,6 +55,7 @@ fn corpus_tests() -> usize {
         include_str!("decode.rs"),
         include_str!("corpus_nat.rs"),
         include_str!("overlays.rs"),
+        include_str!("fragments.rs"),
     ]
     .iter()
     .map(|src| src.matches(marker).count())
