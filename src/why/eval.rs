@@ -497,10 +497,11 @@ impl<'r> Walker<'r> {
                 }
                 out
             }
-            Action::Vmap { key, entries } => {
+            Action::Vmap { key, chance, entries } => {
                 let mut out = Vec::new();
                 for (k, verdict) in entries {
-                    match self.key_matches(key, k) {
+                    let t = if *chance { Truth::Unknown } else { self.key_matches(key, k) };
+                    match t {
                         Truth::No => continue,
                         Truth::Yes => {
                             out.extend(self.act(chain, i, rule, verdict, w, depth));
@@ -519,7 +520,9 @@ impl<'r> Walker<'r> {
                         }
                     }
                 }
-                out.extend(self.run(chain, i + 1, w, depth));
+                if !*chance {
+                    out.extend(self.run(chain, i + 1, w, depth));
+                }
                 out
             }
             Action::Unknown(t) => vec![(End::Stop(format!("not evaluated: {t}")), w)],

@@ -8,4 +8,5 @@
 pub mod eval;
 pub mod ipt;
 pub mod model;
+pub mod nft;
 pub mod text;

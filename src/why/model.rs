@@ -231,9 +231,11 @@ pub enum Action {
         chance: bool,
         entries: Vec<(Vec<Value>, NatTo)>,
     },
-    /// `KEY vmap { k : verdict, … }`: the first entry whose key matches decides.
+    /// `KEY vmap { k : verdict, … }`: the first entry whose key matches
+    /// decides; `numgen random mod N vmap` (`chance`): any entry may.
     Vmap {
         key: Vec<Field>,
+        chance: bool,
         entries: Vec<(Vec<Value>, Action)>,
     },
     /// `MARK --set-xmark v/m`, `meta mark set v`: mark = (mark & !m) ^ v.
