@@ -5,8 +5,10 @@
 //! parsed strictly, each line it cannot read named by number.
 //! A post-pass beside the verdicts: it never changes one.
 
+pub mod conntrack;
 pub mod eval;
 pub mod ipt;
+pub mod masq;
 pub mod model;
 pub mod nft;
 pub mod text;
