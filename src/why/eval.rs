@@ -20,7 +20,7 @@ pub const MAX_STEPS: usize = 200_000;
 pub const MAX_DEPTH: usize = 64;
 
 /// A request's packet at one host: before the host and after it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Observed {
     /// Layer-4 protocol number.
     pub proto: u8,
@@ -214,17 +214,8 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
         })
         .collect();
     Evaluation {
-        source: side(
-            set,
-            &notes,
-            &ways,
-            &fits,
-            |w| w.1.as_ref().map(|n| n.at),
-            Hook::Postrouting,
-            src_changed,
-        ),
+        source: side(&notes, &ways, &fits, |w| w.1.as_ref().map(|n| n.at), Hook::Postrouting, src_changed),
         destination: side(
-            set,
             &notes,
             &ways,
             &fits,
@@ -240,7 +231,6 @@ type Way<'r> = (Option<Nat<'r>>, Option<Nat<'r>>, World);
 
 /// What the ways that fit the captures say of one side.
 fn side<'r>(
-    set: &Ruleset,
     notes: &[String],
     ways: &[Way<'r>],
     fits: &[&Way<'r>],
@@ -273,7 +263,7 @@ fn side<'r>(
         return Found::NotEvaluated { conditions: conds };
     }
     match places[0] {
-        Some(p) => Found::Rule { rule: rule_ref(set, p), decided: forks },
+        Some(p) => Found::Rule { rule: rule_ref(p), decided: forks },
         None => {
             let mut deciding: Vec<String> =
                 fits[0].2.misses.iter().filter(|(h, _)| *h == hook).map(|(_, m)| m.clone()).collect();
@@ -292,9 +282,9 @@ fn same_place(a: Option<Place<'_>>, b: Option<Place<'_>>) -> bool {
     }
 }
 
-fn rule_ref(set: &Ruleset, p: Place<'_>) -> RuleRef {
+fn rule_ref(p: Place<'_>) -> RuleRef {
     RuleRef {
-        file: set.file.clone(),
+        file: p.table.file.clone(),
         line: p.rule.line,
         table: p.table.name.clone(),
         chain: p.chain.to_string(),

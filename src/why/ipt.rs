@@ -49,7 +49,12 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             }
             table = Some(t.to_string());
             if t == "nat" {
-                nat = Some(Table { name: "nat".into(), family: Family::V4, chains: Vec::new() });
+                nat = Some(Table {
+                    file: file.into(),
+                    name: "nat".into(),
+                    family: Family::V4,
+                    chains: Vec::new(),
+                });
             }
             continue;
         }

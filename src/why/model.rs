@@ -295,6 +295,8 @@ impl Family {
 /// A nat table (`*nat` of iptables-save, an nft table holding nat chains).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
+    /// The file it was read from.
+    pub file: String,
     /// `nat` (iptables), or nft's `ip tclab`.
     pub name: String,
     pub family: Family,

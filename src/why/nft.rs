@@ -131,7 +131,12 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                             continue;
                         }
                     };
-                    table = Some(Table { name: format!("{fam} {name}"), family, chains: Vec::new() });
+                    table = Some(Table {
+                        file: file.into(),
+                        name: format!("{fam} {name}"),
+                        family,
+                        chains: Vec::new(),
+                    });
                     named.clear();
                     block = Block::Table;
                 }
