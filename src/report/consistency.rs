@@ -22,7 +22,7 @@ fn names_its_rule(part: &str, c: &crate::report::schema::Change) -> bool {
     match (&c.rule, part.split_once(", by `")) {
         (Some(rule), Some((_, said))) => {
             said.ends_with(&format!("` ({}:{})", rule.file, rule.line))
-                && said.starts_with(&crate::report::explain::short_rule(&rule.text))
+                && said.starts_with(&crate::why::eval::short_rule(&rule.text))
         }
         (None, None) => true,
         _ => false,

@@ -180,29 +180,10 @@ fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate
     let found = w.why.and_then(|x| x.of(r.request, side, c.between)).and_then(|y| y.rule.as_ref());
     match found {
         Some(crate::why::eval::Found::Rule { rule, .. }) => {
-            format!(", by `{}` ({}:{})", short_rule(&rule.text), rule.file, rule.line)
+            format!(", by `{}` ({}:{})", crate::why::eval::short_rule(&rule.text), rule.file, rule.line)
         }
         _ => String::new(),
     }
-}
-
-/// A rule as a sentence quotes it: `-A CHAIN … -j TARGET …` (iptables), the
-/// NAT statement on (nft); never a `;` (it separates the sentence's parts).
-pub fn short_rule(text: &str) -> String {
-    let short = if let Some(rest) = text.strip_prefix("-A ") {
-        let chain = rest.split_whitespace().next().unwrap_or_default();
-        match rest.find(" -j ") {
-            Some(j) if rest[..j].trim() != chain => format!("-A {chain} …{}", &rest[j..]),
-            _ => text.to_string(),
-        }
-    } else {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        match words.iter().position(|w| matches!(*w, "masquerade" | "snat" | "dnat" | "redirect")) {
-            Some(0) | None => text.to_string(),
-            Some(k) => format!("… {}", words[k..].join(" ")),
-        }
-    };
-    short.replace(';', ",")
 }
 
 pub fn explain(w: &Words<'_>, r: &Request) -> String {

@@ -73,7 +73,7 @@ pub fn parse(file: &str, input: &str) -> (Table, Notes) {
     let mut table = Table { file: file.to_string(), ..Table::default() };
     for (n, line) in text::lines(input, &mut notes) {
         let l = line.trim();
-        if l.is_empty() || (l.starts_with("conntrack v") && l.contains("flow entries")) {
+        if l.is_empty() || (l.starts_with("conntrack v") && l.contains(" have been shown")) {
             continue;
         }
         match entry(n, l) {
@@ -177,6 +177,7 @@ mod tests {
     [NEW] ipv4     2 tcp      6 120 SYN_SENT src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 [UNREPLIED] src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 mark=0 zone=0
 tcp      6 431999 ESTABLISHED src=2001:db8:90::42 dst=2001:db8:96::10 sport=40001 dport=80 src=2001:db8:96::10 dst=2001:db8:3::17 sport=80 dport=40001 [ASSURED] mark=0 use=1
 conntrack v1.4.7 (conntrack-tools): 1 flow entries have been shown.
+conntrack v1.4.7 (conntrack-tools): 7 flow events have been shown.
 ";
 
     fn t(src: &str, sport: u16, dst: &str, dport: u16) -> Tuple {

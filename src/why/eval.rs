@@ -706,6 +706,25 @@ fn value_text(v: &Value) -> String {
     }
 }
 
+/// A rule as a sentence quotes it: `-A CHAIN … -j TARGET …` (iptables), the
+/// NAT statement on (nft); never a `;` (it separates the sentence's parts).
+pub fn short_rule(text: &str) -> String {
+    let short = if let Some(rest) = text.strip_prefix("-A ") {
+        let chain = rest.split_whitespace().next().unwrap_or_default();
+        match rest.find(" -j ") {
+            Some(j) if rest[..j].trim() != chain => format!("-A {chain} …{}", &rest[j..]),
+            _ => text.to_string(),
+        }
+    } else {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.iter().position(|w| matches!(*w, "masquerade" | "snat" | "dnat" | "redirect")) {
+            Some(0) | None => text.to_string(),
+            Some(k) => format!("… {}", words[k..].join(" ")),
+        }
+    };
+    short.replace(';', ",")
+}
+
 /// A condition as the iptables user reads it.
 pub fn cond_text(c: &Cond) -> String {
     match c {

@@ -47,6 +47,8 @@ const SCENARIOS: &[&str] = &[
     "any-router-sll",
     "reply-elsewhere",
     "vxlan",
+    "masq-agent",
+    "masq-agent-drift",
 ];
 
 fn lab_dir() -> PathBuf {

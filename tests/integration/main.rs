@@ -51,4 +51,5 @@ mod stream;
 mod terminal;
 mod util;
 mod verdicts_mutation;
+mod why;
 mod writer;
