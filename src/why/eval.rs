@@ -114,6 +114,13 @@ struct World {
     misses: Vec<(Hook, String)>,
 }
 
+/// Rule visits and ways of one whole evaluation (every hook, every way).
+#[derive(Default)]
+struct Budget {
+    steps: usize,
+    worlds: usize,
+}
+
 struct Walker<'r> {
     set: &'r Ruleset,
     table: &'r Table,
@@ -162,7 +169,8 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
     let start = World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() };
     let mut pre = Vec::new();
     let mut notes = Vec::new();
-    for (ends, t) in hook_walks(set, &first, start.clone()) {
+    let mut budget = Budget::default();
+    for (ends, t) in hook_walks(set, &first, start.clone(), &mut budget) {
         match ends {
             Err(stop) => notes.push(stop),
             Ok(list) => pre.extend(list.into_iter().map(|(e, w)| (e, w, t))),
@@ -192,7 +200,7 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
             ..first.clone()
         };
         let mut any = false;
-        for (ends, _) in hook_walks(set, &second, w.clone()) {
+        for (ends, _) in hook_walks(set, &second, w.clone(), &mut budget) {
             match ends {
                 Err(stop) => notes.push(stop),
                 Ok(list) => {
@@ -324,6 +332,7 @@ fn hook_walks<'r>(
     set: &'r Ruleset,
     pkt: &Pkt,
     start: World,
+    budget: &mut Budget,
 ) -> Vec<(Result<Vec<(Option<Nat<'r>>, World)>, String>, Option<&'r Table>)> {
     let hooks: &[Hook] = match pkt.hook {
         Hook::Prerouting => &[Hook::Prerouting],
@@ -339,10 +348,13 @@ fn hook_walks<'r>(
     let mut going = vec![start];
     let mut done: Vec<(Option<Nat<'r>>, World)> = Vec::new();
     for (t, c, _) in bases {
-        let mut walker = Walker { set, table: t, pkt: pkt.clone(), steps: 0, worlds: 1 };
+        let mut walker =
+            Walker { set, table: t, pkt: pkt.clone(), steps: budget.steps, worlds: budget.worlds };
         let mut next = Vec::new();
         for w in going {
-            for (end, w) in walker.run(c, 0, w, 0) {
+            let ends = walker.run(c, 0, w, 0);
+            (budget.steps, budget.worlds) = (walker.steps, walker.worlds);
+            for (end, w) in ends {
                 match end {
                     End::Return | End::Accept => next.push(w),
                     End::Drop => {}
@@ -878,6 +890,22 @@ mod tests {
         let set = super::super::ipt::parse("n", text).0;
         let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
         assert_eq!(e.source, Found::NotEvaluated { conditions: vec!["-m bpf --bytecode 1,6 0 0 0".into()] });
+    }
+
+    #[test]
+    fn ways_that_multiply_stop_at_the_budget_quickly() {
+        let mut text =
+            String::from("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:A - [0:0]\n");
+        for i in 0..30 {
+            text.push_str(&format!("-A PREROUTING -i x{i} -j A\n-A POSTROUTING -o y{i} -j A\n"));
+            text.push_str(&format!("-A A -m set --match-set s{i} src -j MARK --set-xmark 0x{i:x}/0xff\n"));
+        }
+        text.push_str("-A POSTROUTING -j MASQUERADE\nCOMMIT\n");
+        let set = super::super::ipt::parse("n", &text).0;
+        let t = std::time::Instant::now();
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+        assert!(matches!(&e.source, Found::NotEvaluated { .. } | Found::Rule { .. }), "{e:?}");
     }
 
     #[test]

@@ -215,7 +215,8 @@ fn json(file: &str, input: &str, notes: &mut Notes) -> Option<MasqConfig> {
     let v: serde_json::Value = match serde_json::from_str(input) {
         Ok(v) => v,
         Err(e) => {
-            notes.line(u32::try_from(e.line()).unwrap_or(0), format!("not JSON: {e}"));
+            let last = u32::try_from(input.lines().count()).unwrap_or(u32::MAX);
+            notes.line(u32::try_from(e.line()).unwrap_or(0).min(last), format!("not JSON: {e}"));
             return None;
         }
     };
