@@ -584,18 +584,7 @@ impl<'r> Walker<'r> {
     fn cond(&self, c: &Cond, w: &World) -> Truth {
         match c {
             Cond::Is { field, neg, any } => {
-                let mut t = Truth::No;
-                for v in any {
-                    match self.field(*field, v, w) {
-                        Truth::Yes => {
-                            t = Truth::Yes;
-                            break;
-                        }
-                        Truth::Unknown => t = Truth::Unknown,
-                        Truth::No => {}
-                    }
-                }
-                negate(t, *neg)
+                negate(any_of(any.iter().map(|v| self.field(*field, v, w))), *neg)
             }
             Cond::TcpFlags { neg, mask, comp } => {
                 // a connection's first packet: a SYN
@@ -609,18 +598,7 @@ impl<'r> Walker<'r> {
                 negate(t, *neg)
             }
             Cond::InSet { fields, neg, elements } => {
-                let mut t = Truth::No;
-                for e in elements {
-                    match self.key_matches(fields, e) {
-                        Truth::Yes => {
-                            t = Truth::Yes;
-                            break;
-                        }
-                        Truth::Unknown => t = Truth::Unknown,
-                        Truth::No => {}
-                    }
-                }
-                negate(t, *neg)
+                negate(any_of(elements.iter().map(|e| self.key_matches(fields, e))), *neg)
             }
             Cond::Chance(_) | Cond::Unknown(_) => Truth::Unknown,
         }
@@ -669,6 +647,19 @@ fn is_nat(a: &Action) -> bool {
             | Action::Redirect { .. }
             | Action::DnatMap { .. }
     )
+}
+
+/// Yes when any is (the first Yes ends it), else Unknown when any is, else No.
+fn any_of(ts: impl Iterator<Item = Truth>) -> Truth {
+    let mut t = Truth::No;
+    for x in ts {
+        match x {
+            Truth::Yes => return Truth::Yes,
+            Truth::Unknown => t = Truth::Unknown,
+            Truth::No => {}
+        }
+    }
+    t
 }
 
 fn negate(t: Truth, neg: bool) -> Truth {

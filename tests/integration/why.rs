@@ -233,3 +233,75 @@ fn csv_carries_the_short_rule_and_entry_columns_last_only_when_asked() {
     assert_eq!(&first[n - 3], "conntrack-node.log:1");
     assert_eq!((&first[n - 2], &first[n - 1]), ("", ""));
 }
+
+/// Scenarios captured before issue 33, with the nat rules of their NAT host
+/// saved by re-running the same configuration (the captures were not
+/// replaced): host file, WHERE, and the rule lines the lab applied.
+const EARLIER: &[(&str, &str, &str, &[&str])] = &[
+    ("masquerade-node", "rules-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("masquerade-pod", "rules-pod.txt", "decap->egress", &["-A POSTROUTING -o eth0 -j MASQUERADE"]),
+    (
+        "dnat-service",
+        "rules-node.txt",
+        "egress->backend",
+        &[
+            "-A PREROUTING -d 198.19.200.10/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 198.19.96.10:8080",
+            "-A POSTROUTING -o be0 -j MASQUERADE --random-fully",
+        ],
+    ),
+    ("udp-icmp", "rules-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("any-node", "rules-node.txt", "node", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("ipv6", "rules6-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("vxlan", "rules-node.txt", "egress->underlay", &["-A POSTROUTING -o vxlan0 -j MASQUERADE"]),
+];
+
+#[test]
+fn every_change_of_the_earlier_nat_scenarios_names_the_rule_the_lab_applied() {
+    for (scenario, file, at, applied) in EARLIER {
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(lab(scenario).join("expected.json")).unwrap())
+                .unwrap();
+        let files: Vec<String> = {
+            // the captures in path order, a split capture once
+            let text = std::fs::read_to_string(lab(scenario).join("expected.json")).unwrap();
+            let mut seen: Vec<String> = Vec::new();
+            for f in expected["captures"].as_object().unwrap().values() {
+                let f = f.as_str().unwrap().to_string();
+                if !seen.contains(&f) {
+                    seen.push(f);
+                }
+            }
+            // serde_json sorts keys: the order of the text is the path order
+            seen.sort_by_key(|f| text.find(&format!("\"{f}\"")).unwrap());
+            seen
+        };
+        let w = format!("{at}={file}");
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab(scenario))
+            .args(&files)
+            .args(["--format", "json", "--quiet", "--rules", &w])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut named = 0;
+        for req in r["requests"].as_array().unwrap() {
+            for side in ["source", "destination"] {
+                for c in req[side]["changed"].as_array().unwrap() {
+                    if c["kind"] == "proxy" {
+                        continue;
+                    }
+                    let rule = &c["rule"];
+                    assert!(rule.is_object(), "{scenario} request {}: {c}", req["request"]);
+                    let text = rule["text"].as_str().unwrap();
+                    assert!(applied.contains(&text), "{scenario}: {text}");
+                    assert_eq!(line(scenario, file, rule["line"].as_u64().unwrap()), text);
+                    let dnat = text.contains("DNAT");
+                    assert_eq!(dnat, side == "destination", "{scenario}: {text} on the {side}");
+                    named += 1;
+                }
+            }
+        }
+        assert!(named >= 3, "{scenario}: {named} changes named a rule");
+    }
+}
