@@ -58,12 +58,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             }
             table = Some(t.to_string());
             if t == "nat" {
-                nat = Some(Table {
-                    file: file.into(),
-                    name: "nat".into(),
-                    family: Family::V4,
-                    chains: Vec::new(),
-                });
+                nat = Some(Table::new(file, "nat".into(), Family::V4));
             }
             continue;
         }
@@ -94,11 +89,9 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                 notes.line(n, "a chain declaration without a name");
                 continue;
             };
-            if tab.chain(name).is_some() {
+            if !tab.add(Chain { name: name.to_string(), hook: builtin(name), rules: Vec::new() }) {
                 notes.line(n, format!("chain {name} declared twice"));
-                continue;
             }
-            tab.chains.push(Chain { name: name.to_string(), hook: builtin(name), rules: Vec::new() });
             continue;
         }
         // `-c` counters: `[packets:bytes] -A …`
@@ -123,7 +116,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                     v6.get_or_insert(false);
                 }
                 let r = Rule { line: n, text: line.to_string(), conds, action };
-                match tab.chains.iter_mut().find(|c| c.name == chain) {
+                match tab.chain_mut(&chain) {
                     Some(c) => c.rules.push(r),
                     None => notes.line(n, format!("a rule of chain {chain}, never declared")),
                 }

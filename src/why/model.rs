@@ -300,12 +300,33 @@ pub struct Table {
     /// `nat` (iptables), or nft's `ip tclab`.
     pub name: String,
     pub family: Family,
+    /// In the order read; add them with [`Table::add`] (it keeps the index).
     pub chains: Vec<Chain>,
+    /// Chain name → index in `chains` (a node holds thousands of KUBE-* chains).
+    by_name: std::collections::HashMap<String, usize>,
 }
 
 impl Table {
+    pub fn new(file: &str, name: String, family: Family) -> Table {
+        Table { file: file.to_string(), name, family, chains: Vec::new(), by_name: Default::default() }
+    }
+
     pub fn chain(&self, name: &str) -> Option<&Chain> {
-        self.chains.iter().find(|c| c.name == name)
+        self.by_name.get(name).map(|&i| &self.chains[i])
+    }
+
+    pub fn chain_mut(&mut self, name: &str) -> Option<&mut Chain> {
+        self.by_name.get(name).map(|&i| &mut self.chains[i])
+    }
+
+    /// Adds a chain; false (and not added) when one of that name is there.
+    pub fn add(&mut self, c: Chain) -> bool {
+        if self.by_name.contains_key(&c.name) {
+            return false;
+        }
+        self.by_name.insert(c.name.clone(), self.chains.len());
+        self.chains.push(c);
+        true
     }
 }
 

@@ -131,12 +131,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                             continue;
                         }
                     };
-                    table = Some(Table {
-                        file: file.into(),
-                        name: format!("{fam} {name}"),
-                        family,
-                        chains: Vec::new(),
-                    });
+                    table = Some(Table::new(file, format!("{fam} {name}"), family));
                     named.clear();
                     block = Block::Table;
                 }
@@ -176,7 +171,10 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                 match w.as_slice() {
                     ["}"] => {
                         if let (Some(t), Some(c)) = (table.as_mut(), chain.take()) {
-                            t.chains.push(c);
+                            let name = c.name.clone();
+                            if !t.add(c) {
+                                notes.line(n, format!("chain {name} defined twice: the second not used"));
+                            }
                         }
                         block = Block::Table;
                     }
@@ -214,7 +212,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
     if pending.is_some() || !matches!(block, Block::Top) {
         notes.line(0, "the file ends inside a block: what was read is used");
         if let (Some(t), Some(c)) = (table.as_mut(), chain.take()) {
-            t.chains.push(c);
+            t.add(c);
         }
         set.tables.extend(table.take());
     }
