@@ -232,6 +232,36 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
     Ok(hosts)
 }
 
+/// What the fuzz target `why_inputs` (and the replay of its seeds) does with
+/// one input: `pick` chooses the reader (rules, conntrack, ConfigMap); a
+/// ruleset is then evaluated for a translated and an untranslated packet.
+/// Panics only when a note names a line the input does not have.
+pub fn exercise(pick: u8, text: &str) {
+    let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+    let notes = match pick % 3 {
+        0 => {
+            let (set, notes) = parse_rules("f", text);
+            let a = |s: &str| s.parse().unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+            for after in ["198.19.3.17", "198.18.90.42"] {
+                let obs = eval::Observed {
+                    proto: 6,
+                    before: (a("198.18.90.42"), Some(40001), a("198.19.96.10"), Some(80)),
+                    after: (a(after), Some(40001), a("198.19.96.10"), Some(80)),
+                    iif: None,
+                    oif: Some("be0".into()),
+                };
+                let _ = eval::evaluate(&set, &obs);
+            }
+            notes
+        }
+        1 => conntrack::parse("f", text).1,
+        _ => masq::parse("f", text).1,
+    };
+    for (line, _) in &notes.list {
+        assert!(*line <= lines.max(1), "a note names line {line} of {lines}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
