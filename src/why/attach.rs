@@ -422,3 +422,56 @@ fn intent(
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(rules: &str) -> Host {
+        Host {
+            at: "egress->backend".into(),
+            span: (1, 2),
+            iif: None,
+            oif: None,
+            rules: Some(super::super::ipt::parse("nat.rules", rules).0),
+            conntrack: Vec::new(),
+            masq: None,
+        }
+    }
+
+    fn messages(h: &Host, cm: &str) -> Vec<String> {
+        let m = super::super::masq::parse("cm.yaml", cm).0.unwrap();
+        let findings = Findings {
+            tuplecorr: String::new(),
+            captures: Vec::new(),
+            boundaries: Vec::new(),
+            requests: Vec::new(),
+            unmatched: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let mut out = Explained::default();
+        intent(&mut out, h, &m, &BTreeMap::new(), &findings);
+        out.intent.into_iter().map(|i| i.message).collect()
+    }
+
+    #[test]
+    fn a_node_without_the_agent_s_chain_or_its_jump_is_an_intent_finding() {
+        let cm = "nonMasqueradeCIDRs:\n  - 10.0.0.0/8\n";
+        let none = host("*nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -j MASQUERADE\nCOMMIT\n");
+        assert_eq!(
+            messages(&none, cm),
+            ["ConfigMap cm.yaml is given, but the node's rules (nat.rules) have no IP-MASQ-AGENT chain"]
+        );
+        let unjumped = host(
+            "*nat\n:POSTROUTING ACCEPT [0:0]\n:IP-MASQ-AGENT - [0:0]\n-A IP-MASQ-AGENT -d 169.254.0.0/16 -j RETURN\n\
+             -A IP-MASQ-AGENT -d 10.0.0.0/8 -j RETURN\n-A IP-MASQ-AGENT -j MASQUERADE\nCOMMIT\n",
+        );
+        assert_eq!(
+            messages(&unjumped, cm),
+            ["the node's POSTROUTING (nat.rules) has no jump to IP-MASQ-AGENT: the agent's chain is never walked"]
+        );
+        // masqLinkLocal: true — the link-local RETURN is then one the ConfigMap does not ask for
+        let ll = messages(&unjumped, "nonMasqueradeCIDRs:\n  - 10.0.0.0/8\nmasqLinkLocal: true\n");
+        assert!(ll.iter().any(|m| m.contains("returns for 169.254.0.0/16 (nat.rules:4)")), "{ll:?}");
+    }
+}
