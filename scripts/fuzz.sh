@@ -18,7 +18,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(read_capture decode_packet pipeline)
+    targets=(read_capture decode_packet pipeline why_inputs)
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz.sh: cargo-fuzz is not installed (cargo install cargo-fuzz)" >&2

@@ -51,7 +51,8 @@ OUT="$ROOT/testdata/lab"
 PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
-  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan multihomed)
+  lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
+  multihomed masq-agent masq-agent-drift)
 
 NSS=()
 PIDS=()
@@ -533,9 +534,66 @@ background_concurrent() {
   client_run node "$WORK/plan-bg-node.json" "$WORK/client-bg-node.jsonl"
 }
 
+# ip-masq-agent on the node, as the agent writes it: POSTROUTING sends every
+# non-LOCAL destination to IP-MASQ-AGENT, which RETURNs for link-local and each
+# CIDR given ($@) and masquerades the rest. The backend holds a second address
+# 198.19.96.11 (TCP only: its UDP replies would leave from the primary).
+masq_agent_chain() {
+  local c
+  nsx backend ip addr add 198.19.96.11/24 dev eth0
+  nsx node iptables -t nat -N IP-MASQ-AGENT
+  nsx node iptables -t nat -A POSTROUTING -m comment --comment \
+    "ip-masq-agent: ensure nat POSTROUTING directs all non-LOCAL destination traffic to our custom IP-MASQ-AGENT chain" \
+    -m addrtype ! --dst-type LOCAL -j IP-MASQ-AGENT
+  for c in 169.254.0.0/16 "$@"; do
+    nsx node iptables -t nat -A IP-MASQ-AGENT -d "$c" -m comment \
+      --comment "ip-masq-agent: local traffic is not subject to MASQUERADE" -j RETURN
+  done
+  nsx node iptables -t nat -A IP-MASQ-AGENT -m comment \
+    --comment "ip-masq-agent: outbound traffic is subject to MASQUERADE (must be last in chain)" -j MASQUERADE
+}
+
+# The agent's ConfigMap as `kubectl get cm -n kube-system ip-masq-agent -o yaml`
+# prints it, with the CIDRs given ($@), into the scenario's work folder.
+masq_agent_configmap() {
+  local c
+  {
+    printf 'apiVersion: v1\ndata:\n  config: |\n    nonMasqueradeCIDRs:\n'
+    for c in "$@"; do printf '      - %s\n' "$c"; done
+    printf '    masqLinkLocal: false\n    resyncInterval: 60s\nkind: ConfigMap\nmetadata:\n'
+    printf '  name: ip-masq-agent\n  namespace: kube-system\n'
+  } >"$WORK/masq-agent.yaml"
+}
+
+cfg_masq-agent() {
+  # the chain carries the ConfigMap: 198.19.96.11 is kept, the rest masqueraded
+  masq_agent_chain 198.19.96.11/32
+  masq_agent_configmap 198.19.96.11/32
+}
+
+cfg_masq-agent-drift() {
+  # the ConfigMap keeps all of 198.19.96.0/24, but the chain still holds the old
+  # config (only 198.19.96.11/32): the agent has not applied it
+  masq_agent_chain 198.19.96.11/32
+  masq_agent_configmap 198.19.96.0/24
+}
+
+# The NAT rules of the pod and the node as `iptables-save`, `ip6tables-save`
+# and `nft list ruleset` print them, for the hosts that have any nat rule.
+save_rules() {
+  local n
+  for n in pod node; do
+    if nsx "$n" iptables-save -t nat | grep -q '^-A' || nsx "$n" ip6tables-save -t nat | grep -q '^-A'; then
+      nsx "$n" iptables-save >"$WORK/rules-$n.txt"
+      nsx "$n" ip6tables-save >"$WORK/rules6-$n.txt"
+      nsx "$n" nft list ruleset >"$WORK/nft-$n.txt"
+    fi
+  done
+}
+
 # ---------------------------------------------------------------- running one scenario
 run_scenario() {
-  local sc=$1 v6=0 dest fmt label f ext
+  local sc=$1 v6=0 dest fmt label f ext n
   declare -F "cfg_$sc" >/dev/null || die "unknown scenario: $sc (see --list)"
   log "=== $sc"
   WORK=$(mktemp -d /tmp/tclab-work.XXXXXX)
@@ -587,6 +645,7 @@ run_scenario() {
   [[ $sc == concurrent ]] && background_concurrent
   cap_stop
   ct_stop
+  save_rules
   stop_pid "$SERVER_PID" TERM
   forget_pid "$SERVER_PID"
   topo_down
@@ -621,6 +680,16 @@ run_scenario() {
     offsets=(--offset egress=2750 --offset backend=-1300)
   fi
   if [[ -n ${TCLAB_FOLLOW:-} ]]; then cp "$WORK/follow.json" "$dest/follow.json"; fi
+  # beside the captures: each NAT host's rules and its conntrack -E -o timestamp
+  # log, and the ConfigMap the scenario applied (tuplecorr --rules, --conntrack, --masq-agent)
+  for n in pod node; do
+    if [[ -f $WORK/rules-$n.txt ]]; then
+      cp "$WORK/rules-$n.txt" "$WORK/nft-$n.txt" "$dest/"
+      grep -q '^-A' "$WORK/rules6-$n.txt" && cp "$WORK/rules6-$n.txt" "$dest/"
+      cp "$WORK/conntrack-$n.log" "$dest/conntrack-$n.log"
+    fi
+  done
+  if [[ -f $WORK/masq-agent.yaml ]]; then cp "$WORK/masq-agent.yaml" "$dest/"; fi
   python3 "$LABPY/labexpect.py" expect "$sc" --work "$WORK" --dest "$dest" "${caps_arg[@]}" "${offsets[@]}"
   python3 "$LABPY/labexpect.py" verify "$dest" --work "$WORK"
   python3 "$LABPY/labexpect.py" index "$OUT"

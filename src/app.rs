@@ -244,6 +244,8 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     } else {
         Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
     };
+    // `--rules`, `--conntrack`, `--masq-agent` are read before any capture too
+    let why = if run.why.is_empty() { None } else { Some(crate::why::load(&run.why).map_err(UsageError)?) };
     // `ip -o link` output among them names the sub-points of an SLL2 capture
     let linked;
     let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
@@ -286,6 +288,10 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         .into());
     }
     findings.warnings.extend(crate::checks::all(config, &findings));
+    let explained = match &why {
+        Some(loaded) => Some(std::sync::Arc::new(explain_why(loaded, &mut findings)?)),
+        None => None,
+    };
     print_warnings(&findings.warnings, &config.captures);
     if let (Some(target), Some(path)) = (&warnings_target, &run.warnings_to) {
         crate::output::write_to(target, |out| {
@@ -307,7 +313,8 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             return Err(Error::Usage(UsageError(e)));
         }
     }
-    let options = report_options(run, names);
+    let mut options = report_options(run, names);
+    options.view.why = explained;
     crate::output::write_to(&target, |out| {
         report::write_with_ladder(&findings, ladder.as_ref(), &options, out)
     })?;
@@ -357,6 +364,28 @@ fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
     Ok((report, pcapng, warnings))
 }
 
+/// The post-pass of `--rules`, `--conntrack`, `--masq-agent`: each WHERE
+/// checked against the run's capture labels (an unknown one is a usage error
+/// naming the valid ones), the lines not read and the changes without a
+/// confirming conntrack entry added to the run's warnings.
+fn explain_why(
+    loaded: &crate::why::Loaded,
+    findings: &mut crate::verdict::Findings,
+) -> Result<crate::why::attach::Explained, UsageError> {
+    let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
+    let hosts = crate::why::hosts(loaded, &labels).map_err(UsageError)?;
+    let explained = crate::why::attach::explain(findings, &hosts);
+    let warning = |(label, message): &(String, String)| crate::verdict::WarningOut {
+        label: label.clone(),
+        record: None,
+        byte_offset: None,
+        message: message.clone(),
+    };
+    findings.warnings.extend(loaded.notes.iter().map(warning));
+    findings.warnings.extend(explained.warnings.iter().map(warning));
+    Ok(explained)
+}
+
 /// How the main form writes its report.
 fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> ReportOptions {
     let to_terminal = run.output.path.is_none() && io::stdout().is_terminal();
@@ -373,6 +402,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
             width: table_width(run.output.path.is_some(), to_terminal),
             columns_given: run.columns_given,
             clocks_from: run.clocks_from.as_ref().map(|p| p.display().to_string()),
+            why: None,
         },
     }
 }

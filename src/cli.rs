@@ -142,6 +142,20 @@ pub struct CorrelateArgs {
     /// (text or -o json). Names appear beside addresses, never instead of them.
     #[arg(long, value_name = "FILE")]
     pub names: Vec<PathBuf>,
+    /// The nat rules of a host, WHERE=FILE (repeatable): `iptables-save`, `ip6tables-save` or
+    /// `nft list ruleset` output. WHERE: a boundary as reports print it (egress->backend) or the
+    /// label of a split capture (node). Each change there names the rule that made it.
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub rules: Vec<String>,
+    /// The conntrack table or events of a host, WHERE=FILE (repeatable): `conntrack -L` or
+    /// `conntrack -E [-o timestamp,extended]` output. Each change there names the entry that records it.
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub conntrack: Vec<String>,
+    /// The ip-masq-agent ConfigMap of a host, WHERE=FILE: `kubectl get cm -n kube-system
+    /// ip-masq-agent -o yaml` (or json), or its config key alone; checked against the host's
+    /// IP-MASQ-AGENT chain (with --rules) and the packets (intent findings).
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub masq_agent: Vec<String>,
     /// Time zone of the table, summary and CSV: UTC, local, ±HH:MM or Area/City (JSON stays UTC).
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub tz: Option<String>,
@@ -486,6 +500,25 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
             let specs = capture_points(&list, 2).map_err(|e| UsageError(format!("{arg}: {}", e.0)))?;
             Ok(CompareSide::Captures(specs))
         }
+    }
+}
+
+impl CorrelateArgs {
+    /// `--rules`, `--conntrack`, `--masq-agent`, in the order given per option.
+    fn why_inputs(&self) -> Result<Vec<crate::why::Given>, UsageError> {
+        use crate::why::{Given, InputKind};
+        let kinds = [
+            (InputKind::Rules, &self.rules),
+            (InputKind::Conntrack, &self.conntrack),
+            (InputKind::MasqAgent, &self.masq_agent),
+        ];
+        let mut out = Vec::new();
+        for (kind, list) in kinds {
+            for text in list {
+                out.push(Given::parse(kind, text).map_err(UsageError)?);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -884,6 +917,16 @@ impl CorrelateArgs {
                 ],
             )?;
         }
+        let why = self.why_inputs()?;
+        if !why.is_empty() {
+            refuse_without(
+                "--rules, --conntrack and --masq-agent explain a finished run's changes",
+                &[(
+                    self.stream || self.follow,
+                    "no --stream or --follow (the run's intent findings need every request)",
+                )],
+            )?;
+        }
         if self.stream {
             refuse_without(
                 "--stream writes each window's requests as it goes",
@@ -944,6 +987,7 @@ impl CorrelateArgs {
         Ok(CorrelateRun {
             config,
             names: self.names.clone(),
+            why,
             time,
             columns,
             columns_given: self.columns.is_some(),

@@ -411,6 +411,8 @@ pub struct CorrelateRun {
     pub fail_on: Vec<FailOn>,
     /// `--names FILE`, in the order given.
     pub names: Vec<PathBuf>,
+    /// `--rules`, `--conntrack`, `--masq-agent WHERE=FILE`, in the order given per option.
+    pub why: Vec<crate::why::Given>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
     pub time: Option<crate::report::when::TimeStyle>,
     /// `--columns` of the table (with `--tz` alone, the default with the time).

@@ -56,6 +56,7 @@ pub mod time;
 pub mod tunnels;
 pub mod verdict;
 pub mod warning;
+pub mod why;
 
 /// The version written into every report (`"tuplecorr": "0.1.0"`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

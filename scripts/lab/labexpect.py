@@ -25,7 +25,8 @@ SCENARIOS = [
     "preserved", "masquerade-node", "masquerade-pod", "dnat-service", "no-return-route", "reject",
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
-    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan", "multihomed",
+    "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
+    "multihomed", "masq-agent", "masq-agent-drift",
 ]
 
 C42 = "198.18.90.42"
@@ -78,6 +79,9 @@ def plan(sc):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND),
                 tcp(sc, 5, C42, 40005, BACKEND, 8082, expect="handshake-only")]  # silent server
+    if sc in ("masq-agent", "masq-agent-drift"):
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                tcp(sc, 3, C42, 40003, BACKEND2, 80), udp(sc, 4, C42, 40004, BACKEND)]
     if sc in ("masquerade-node", "clock-shift"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C43, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND)]
@@ -198,6 +202,16 @@ MODELS = {
                            "node's be1). Its capture is tcpdump -i any (LINUX_SLL2): requests on one interface, "
                            "replies on the other, no packet on both: one observation point 'backend' (an end "
                            "host is not split into in/out sub-points), replies seen there; outcomes completed."},
+    "masq-agent": {"desc": "ip-masq-agent on the node: POSTROUTING jumps (addrtype ! LOCAL) to an IP-MASQ-AGENT "
+                           "chain that RETURNs for 169.254.0.0/16 and 198.19.96.11/32 and masquerades the rest, "
+                           "as its ConfigMap (masq-agent.yaml, nonMasqueradeCIDRs 198.19.96.11/32) asks; the "
+                           "backend holds a second address 198.19.96.11. Requests to 198.19.96.10 become "
+                           "198.19.3.17 between egress and backend (ports kept); request 3, to 198.19.96.11, "
+                           "keeps its source. rules-node.txt, nft-node.txt and conntrack-node.log beside."},
+    "masq-agent-drift": {"desc": "As masq-agent, but the ConfigMap keeps all of 198.19.96.0/24 unmasqueraded while "
+                                 "the node's IP-MASQ-AGENT chain still RETURNs only for 198.19.96.11/32 (the "
+                                 "agent has not applied it): requests to 198.19.96.10 are masqueraded to "
+                                 "198.19.3.17 against the ConfigMap's intent; request 3 keeps its source."},
     "masquerade-node": {"desc": "iptables MASQUERADE on the node (-o be0): the source becomes 198.19.3.17 "
                                 "between egress and backend (ports kept); replies on the same path."},
     "masquerade-pod": {"desc": "iptables MASQUERADE in the VPN pod (-o eth0): the source becomes the pod's "

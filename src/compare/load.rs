@@ -138,6 +138,7 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         requests,
         unmatched: Vec::new(),
         warnings: Vec::new(),
+        intent: Vec::new(),
     };
     let mut findings =
         wire.into_typed().map_err(|e| LoadError(format!("{name}: not a tuplecorr NDJSON report: {e}")))?;

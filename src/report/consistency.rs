@@ -16,6 +16,19 @@ fn read_between(part: &str, between: &str) -> bool {
     }
 }
 
+/// A change's clause names a rule (`, by `…` (file:line)`) only when the
+/// change's `rule` field is that rule, and it names one whenever the field is set.
+fn names_its_rule(part: &str, c: &crate::report::schema::Change) -> bool {
+    match (&c.rule, part.split_once(", by `")) {
+        (Some(rule), Some((_, said))) => {
+            said.ends_with(&format!("` ({}:{})", rule.file, rule.line))
+                && said.starts_with(&crate::why::eval::short_rule(&rule.text))
+        }
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// Every disagreement between the explanation of `r` and its fields.
 pub fn contradictions(r: &Request) -> Vec<String> {
     let mut out = Vec::new();
@@ -34,17 +47,23 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             }
         } else if part.starts_with("source ") && part.contains(" -> ") {
             let found = r.source.changed.iter().any(|c| {
-                read_between(part, &c.between) && part.contains(&c.before) && part.contains(&c.after)
+                read_between(part, &c.between)
+                    && part.contains(&c.before)
+                    && part.contains(&c.after)
+                    && names_its_rule(part, c)
             });
             if !found {
-                say(part, "no such source change");
+                say(part, "no such source change (or not by that rule)");
             }
         } else if part.starts_with("destination ") && part.contains(" -> ") {
             let found = r.destination.changed.iter().any(|c| {
-                read_between(part, &c.between) && part.contains(&c.before) && part.contains(&c.after)
+                read_between(part, &c.between)
+                    && part.contains(&c.before)
+                    && part.contains(&c.after)
+                    && names_its_rule(part, c)
             });
             if !found {
-                say(part, "no such destination change");
+                say(part, "no such destination change (or not by that rule)");
             }
         } else if part.starts_with("a proxy opened a new connection") {
             if !r

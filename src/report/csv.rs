@@ -91,6 +91,14 @@ pub fn header(labels: &[&str]) -> Vec<String> {
 /// (per capture label L: `L_client_name`, `L_server_name` between these).
 pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_name"];
 
+/// Columns appended last only with `--rules`/`--conntrack`/`--masq-agent`
+/// (so reports without them keep their columns): per change, `file:line
+/// chain` of its nat rule (or why none is named) and `file:line` of its
+/// conntrack entry (`disagrees` when its reply tuple is another), `;`-joined
+/// in the order of the change columns.
+pub const WHY_COLUMNS: [&str; 4] =
+    ["source_rule", "source_conntrack", "destination_rule", "destination_conntrack"];
+
 /// The header row with the name columns of `--names` after the others.
 pub fn header_with_names(labels: &[&str]) -> Vec<String> {
     let mut cols = header(labels);
@@ -140,7 +148,8 @@ fn endpoint_into(cell: &mut String, e: Option<Endpoint>) {
 /// One row, in the order of [`header`]: cells written into reused strings.
 pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
-    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len() + names;
+    let why = if w.why.is_some() { WHY_COLUMNS.len() } else { 0 };
+    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len() + names + why;
     cells.resize_with(columns, String::new);
     cells.iter_mut().for_each(String::clear);
     let mut cell = cells.iter_mut();
@@ -253,6 +262,25 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
         }
         name(next(), outcome.by.map(|addr| Endpoint { addr, port: None }));
     }
+    if let Some(x) = w.why {
+        use crate::why::attach::Side;
+        for (side, changes) in [(Side::Source, &request.source), (Side::Destination, &request.destination)] {
+            let of = |c: &crate::verdict::Change| x.of(request.request, side, c.between);
+            join_into(next(), changes, ";", |cell, c| match of(c).and_then(|y| y.rule.as_ref()) {
+                Some(crate::why::eval::Found::Rule { rule, .. }) => {
+                    let _ = write!(cell, "{}:{} {}", rule.file, rule.line, rule.chain);
+                }
+                Some(f) => cell.push_str(&crate::report::schema::rule_note(f).unwrap_or_default()),
+                None => {}
+            });
+            join_into(next(), changes, ";", |cell, c| {
+                if let Some(e) = of(c).and_then(|y| y.conntrack.as_ref()) {
+                    let _ =
+                        write!(cell, "{}:{}{}", e.file, e.line, if e.confirmed { "" } else { " disagrees" });
+                }
+            });
+        }
+    }
 }
 
 /// One row, in the order of [`header`].
@@ -281,7 +309,11 @@ pub fn write_csv_with(
 /// The header line of [`write_csv_with`].
 pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(&mut *out);
-    let header = if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
+    let mut header =
+        if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
+    if words.why.is_some() {
+        header.extend(WHY_COLUMNS.iter().map(|c| c.to_string()));
+    }
     w.write_record(header)?;
     w.flush()
 }

@@ -206,6 +206,18 @@ pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
     }
 }
 
+/// `, by `-A POSTROUTING … -j MASQUERADE` (nat.rules:41)` when `--rules`
+/// named the change's rule (its `rule` field); else nothing.
+fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate::verdict::Change) -> String {
+    let found = w.why.and_then(|x| x.of(r.request, side, c.between)).and_then(|y| y.rule.as_ref());
+    match found {
+        Some(crate::why::eval::Found::Rule { rule, .. }) => {
+            format!(", by `{}` ({}:{})", crate::why::eval::short_rule(&rule.text), rule.file, rule.line)
+        }
+        _ => String::new(),
+    }
+}
+
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in &r.source {
@@ -218,15 +230,21 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                     w.endpoint(c.after)
                 )
             }
-            _ => format!("source {} -> {} {at}", w.endpoint(c.before), w.endpoint(c.after)),
+            _ => format!(
+                "source {} -> {} {at}{}",
+                w.endpoint(c.before),
+                w.endpoint(c.after),
+                by_rule(w, r, crate::why::attach::Side::Source, c)
+            ),
         });
     }
     for c in &r.destination {
         parts.push(format!(
-            "destination {} -> {} {}",
+            "destination {} -> {} {}{}",
             w.endpoint(c.before),
             w.endpoint(c.after),
-            between_read(w, c.between)
+            between_read(w, c.between),
+            by_rule(w, r, crate::why::attach::Side::Destination, c)
         ));
     }
     if parts.is_empty() {

@@ -28,7 +28,7 @@ pub fn write_json_with(
     findings: &Findings,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    write_json_around(findings, !findings.requests.is_empty(), out, |out| {
+    write_json_around(findings, words.why, !findings.requests.is_empty(), out, |out| {
         write_json_requests(words, findings, true, out)
     })
 }
@@ -39,11 +39,13 @@ pub fn write_json_with(
 /// where [`write_json_requests`] put them window by window.
 pub fn write_json_around(
     run: &Findings,
+    why: Option<&crate::why::attach::Explained>,
     any: bool,
     out: &mut (dyn Write + Send),
     requests: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
-    let outer = schema::findings_without_requests(run);
+    let mut outer = schema::findings_without_requests(run);
+    outer.intent = why.map_or_else(Vec::new, |x| x.intent.iter().map(schema::IntentOut::of).collect());
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
         Some(at) if any => at + REQUESTS_KEY.len(),

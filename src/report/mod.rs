@@ -68,6 +68,8 @@ pub struct View {
     pub columns_given: bool,
     /// `--clocks-from REPORT` as given: the summary says the clocks came from it.
     pub clocks_from: Option<String>,
+    /// `--rules`, `--conntrack`, `--masq-agent`: what the post-pass found.
+    pub why: Option<std::sync::Arc<crate::why::attach::Explained>>,
 }
 
 impl View {
@@ -75,6 +77,7 @@ impl View {
     pub fn words<'a>(&'a self, findings: &'a Findings) -> words::Words<'a> {
         words::Words {
             clocks_from: self.clocks_from.as_deref(),
+            why: self.why.as_deref(),
             ..words::Words::with(findings, self.names.as_ref(), self.time.as_ref())
         }
     }
@@ -292,7 +295,7 @@ impl<'o> StreamReport<'o> {
             }
             StreamSink::Json { out, spill, any } => {
                 let mut requests = spill.read_back()?;
-                json::write_json_around(run, any, out, |out| io::copy(&mut requests, out).map(|_| ()))
+                json::write_json_around(run, w.why, any, out, |out| io::copy(&mut requests, out).map(|_| ()))
             }
             StreamSink::Parquet(p) => p.finish(&w, run),
             StreamSink::LiveTable { out, header, width } => {

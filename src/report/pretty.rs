@@ -138,6 +138,15 @@ fn change(buf: &mut Vec<u8>, depth: usize, c: &Change) -> io::Result<()> {
     o.plain(&c.after);
     o.some_text("before_name", &c.before_name)?;
     o.some_text("after_name", &c.after_name)?;
+    if let Some(r) = &c.rule {
+        o.key("rule");
+        o.serde(r)?;
+    }
+    o.some_text("rule_note", &c.rule_note)?;
+    if let Some(x) = &c.conntrack {
+        o.key("conntrack");
+        o.serde(x)?;
+    }
     o.close();
     Ok(())
 }

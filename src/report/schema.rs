@@ -160,6 +160,9 @@ pub struct Findings {
     pub requests: Vec<Request>,
     pub unmatched: Vec<Unmatched>,
     pub warnings: Vec<WarningOut>,
+    /// `--masq-agent` only: the ConfigMap against the node's chain and the packets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intent: Vec<IntentOut>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -736,6 +739,106 @@ pub struct Change {
     /// `--names` only: the name of `after`'s address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_name: Option<String>,
+    /// `--rules` only: the nat rule that made this change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleOut>,
+    /// `--rules` only, when no rule is named: why (`not evaluated: -o be0`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_note: Option<String>,
+    /// `--conntrack` only: the kernel's entry for this translation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<ConntrackOut>,
+}
+
+/// `{"file": "rules-node.txt", "line": 12, "table": "nat", "chain":
+/// "POSTROUTING", "text": "-A POSTROUTING -o be0 -j MASQUERADE"}`: a nat rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleOut {
+    pub file: String,
+    pub line: u32,
+    pub table: String,
+    pub chain: String,
+    pub text: String,
+    /// Conditions not evaluated from the rules alone that the captures
+    /// decided (only that way gives the change they show).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decided: Vec<String>,
+}
+
+impl RuleOut {
+    pub fn of(r: &crate::why::eval::RuleRef, decided: &[String]) -> RuleOut {
+        RuleOut {
+            file: r.file.clone(),
+            line: r.line,
+            table: r.table.clone(),
+            chain: r.chain.clone(),
+            text: r.text.clone(),
+            decided: decided.to_vec(),
+        }
+    }
+}
+
+/// `{"file": "conntrack.log", "line": 3, "confirmed": true}`: the conntrack
+/// entry whose original tuple is the request before the host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConntrackOut {
+    pub file: String,
+    pub line: u32,
+    /// Its reply tuple is the request after the host, as the captures show it.
+    pub confirmed: bool,
+    /// `conntrack -E -o timestamp`: when the kernel reported it (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Not confirmed: the entry's reply tuple, `src -> dst`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+}
+
+/// An ip-masq-agent intent finding: the ConfigMap against the node's
+/// IP-MASQ-AGENT chain (`kind: chain`) or against the packets (`packets`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntentOut {
+    /// The host (WHERE of `--masq-agent`).
+    pub at: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translated_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleOut>,
+    pub message: String,
+}
+
+impl IntentOut {
+    pub fn of(i: &crate::why::attach::IntentFinding) -> IntentOut {
+        IntentOut {
+            at: i.at.clone(),
+            kind: i.kind.to_string(),
+            cidr: i.cidr.clone(),
+            destination: i.destination.map(|a| a.to_string()),
+            requests: i.requests,
+            translated_to: i.translated_to.map(|a| a.to_string()),
+            rule: i.rule.as_ref().map(|r| RuleOut::of(r, &[])),
+            message: i.message.clone(),
+        }
+    }
+}
+
+/// The words of a rule result that names no rule.
+pub fn rule_note(f: &crate::why::eval::Found) -> Option<String> {
+    use crate::why::eval::Found;
+    match f {
+        Found::Rule { .. } => None,
+        Found::NoRule { deciding } if deciding.is_empty() => Some("no rule translates it".into()),
+        Found::NoRule { deciding } => Some(format!("no rule translates it: {}", deciding.join(", "))),
+        Found::NotEvaluated { conditions } => Some(format!("not evaluated: {}", conditions.join(", "))),
+        Found::Disagrees { why } => Some(format!("the rules disagree with the captures: {why}")),
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -848,6 +951,7 @@ pub fn findings_without_requests(f: &v::Findings) -> Findings {
         requests: Vec::new(),
         unmatched: f.unmatched.iter().map(|u| unmatched(&w, u)).collect(),
         warnings: f.warnings.iter().map(warning).collect(),
+        intent: Vec::new(),
     }
 }
 
@@ -1012,8 +1116,8 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
                     .collect(),
             })
             .collect(),
-        source: changes(w, &r.source),
-        destination: changes(w, &r.destination),
+        source: changes(w, r.request, crate::why::attach::Side::Source, &r.source),
+        destination: changes(w, r.request, crate::why::attach::Side::Destination, &r.destination),
         reply: Reply {
             path: r.reply.path,
             lost_between: r.reply.lost_between.map(|b| w.between(b)),
@@ -1149,17 +1253,38 @@ impl Data {
     }
 }
 
-fn changes(w: &crate::report::words::Words<'_>, list: &[v::Change]) -> Changes {
+fn changes(
+    w: &crate::report::words::Words<'_>,
+    request: u64,
+    side: crate::why::attach::Side,
+    list: &[v::Change],
+) -> Changes {
     Changes {
         changed: list
             .iter()
-            .map(|c| Change {
-                between: w.between(c.between),
-                kind: c.kind,
-                before: c.before.to_string(),
-                after: c.after.to_string(),
-                before_name: w.name_of(c.before.addr).map(str::to_string),
-                after_name: w.name_of(c.after.addr).map(str::to_string),
+            .map(|c| {
+                let why = w.why.and_then(|x| x.of(request, side, c.between));
+                let found = why.and_then(|x| x.rule.as_ref());
+                Change {
+                    between: w.between(c.between),
+                    kind: c.kind,
+                    before: c.before.to_string(),
+                    after: c.after.to_string(),
+                    before_name: w.name_of(c.before.addr).map(str::to_string),
+                    after_name: w.name_of(c.after.addr).map(str::to_string),
+                    rule: found.and_then(|f| match f {
+                        crate::why::eval::Found::Rule { rule, decided } => Some(RuleOut::of(rule, decided)),
+                        _ => None,
+                    }),
+                    rule_note: found.and_then(rule_note),
+                    conntrack: why.and_then(|x| x.conntrack.as_ref()).map(|x| ConntrackOut {
+                        file: x.file.clone(),
+                        line: x.line,
+                        confirmed: x.confirmed,
+                        time: x.time_ns.map(|t| w.time(t)),
+                        reply: x.reply.clone(),
+                    }),
+                }
             })
             .collect(),
     }

@@ -644,6 +644,14 @@ pub fn write_summary_tallied(
         }
     }
 
+    if let Some(x) = w.why.filter(|x| !x.intent.is_empty()) {
+        writeln!(out)?;
+        writeln!(out, "{}", paint("Intent (ip-masq-agent ConfigMap against the node):", Style::Bold, color))?;
+        for i in &x.intent {
+            writeln!(out, "  {}: {}", i.at, paint(&i.message, Style::Warn, color))?;
+        }
+    }
+
     if !findings.warnings.is_empty() {
         writeln!(out)?;
         writeln!(out, "{}", paint("Warnings:", Style::Bold, color))?;

@@ -18,6 +18,8 @@ pub struct Words<'a> {
     pub time: Option<&'a TimeStyle>,
     /// `--clocks-from REPORT`: where the clocks not estimated came from (else `--offset`).
     pub clocks_from: Option<&'a str>,
+    /// `--rules`, `--conntrack`, `--masq-agent`: the rule and entry behind each change.
+    pub why: Option<&'a crate::why::attach::Explained>,
 }
 
 impl<'a> Words<'a> {
@@ -27,6 +29,7 @@ impl<'a> Words<'a> {
             names: None,
             time: None,
             clocks_from: None,
+            why: None,
         }
     }
 
@@ -94,8 +97,13 @@ mod tests {
 
     #[test]
     fn indices_read_as_labels_and_out_of_range_as_a_question_mark() {
-        let w =
-            Words { labels: vec!["decap", "egress", "backend"], names: None, time: None, clocks_from: None };
+        let w = Words {
+            labels: vec!["decap", "egress", "backend"],
+            names: None,
+            time: None,
+            clocks_from: None,
+            why: None,
+        };
         assert_eq!(w.between(Between { from: 1, to: 2 }), "egress->backend");
         assert_eq!(w.between_words(Between { from: 0, to: 2 }), "decap and backend");
         assert_eq!(w.origin(Origin::Capture(2)), "backend");

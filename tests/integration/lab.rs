@@ -48,6 +48,8 @@ const SCENARIOS: &[&str] = &[
     "reply-elsewhere",
     "vxlan",
     "multihomed",
+    "masq-agent",
+    "masq-agent-drift",
 ];
 
 fn lab_dir() -> PathBuf {

@@ -52,4 +52,5 @@ mod stream;
 mod terminal;
 mod util;
 mod verdicts_mutation;
+mod why;
 mod writer;

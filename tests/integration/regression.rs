@@ -122,4 +122,10 @@ fn fuzz_seeds_replay_through_their_targets() {
         let (a, b) = split_pipeline_input(bytes);
         let _ = analyze_bytes(&Config::default(), &[("decap", a), ("egress", b)]);
     }
+    let why = files("why_inputs");
+    assert!(why.len() >= 6);
+    for bytes in why {
+        let Some((&pick, rest)) = bytes.split_first() else { continue };
+        tuplecorr::why::exercise(pick, &String::from_utf8_lossy(rest));
+    }
 }

@@ -1,0 +1,477 @@
+//! The post-pass: for every source/destination change at a host the user gave
+//! files for, the nat rule that made it and the conntrack entry that records
+//! it; per host, what the ip-masq-agent ConfigMap intended against the
+//! node's chain and the packets. Takes the run's typed findings and the
+//! loaded [`Host`]s; gives an [`Explained`] the report layer reads (never a
+//! changed verdict).
+
+use super::conntrack::{self, Record};
+use super::eval::{self, Evaluation, Found, Observed, RuleRef};
+use super::masq::{Intent, MasqConfig};
+use super::model::{Action, Cidr, Cond, Family, Field, Ruleset, Value};
+use crate::verdict::{Between, Change, ChangeKind, Findings, Proto, Request};
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+
+/// Evaluations kept per run (one per distinct tuple at a host); past it, each is evaluated anew.
+const CACHE: usize = 1 << 16;
+/// Findings of one kind kept per host (warnings, intent destinations); the rest counted.
+const MAX_FINDINGS: usize = 20;
+
+/// The files of one host and where it sits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    /// WHERE as given (`egress->backend`, `node`).
+    pub at: String,
+    /// The captures around it: a change between `from` and `to` with
+    /// `span.0 <= from` and `to <= span.1` happened in it.
+    pub span: (usize, usize),
+    /// Interfaces named by the points of a split capture.
+    pub iif: Option<String>,
+    pub oif: Option<String>,
+    /// Every rules file's tables, in the order given.
+    pub rules: Option<Ruleset>,
+    pub conntrack: Vec<conntrack::Table>,
+    pub masq: Option<MasqConfig>,
+}
+
+/// Which side of a request changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    Source,
+    Destination,
+}
+
+/// The kernel's record of one change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CtRef {
+    pub file: String,
+    pub line: u32,
+    /// The entry's reply tuple is the capture's after-side.
+    pub confirmed: bool,
+    /// `-o timestamp`: when the kernel reported it.
+    pub time_ns: Option<i64>,
+    /// Not confirmed: the entry's reply tuple, `src -> dst`.
+    pub reply: Option<String>,
+}
+
+/// What the post-pass found for one change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeWhy {
+    /// None when no rules file was given for the host.
+    pub rule: Option<Found>,
+    /// None when no conntrack file was given, or no entry was found.
+    pub conntrack: Option<CtRef>,
+}
+
+/// One intent finding (ip-masq-agent): the ConfigMap against the chain or the packets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntentFinding {
+    pub at: String,
+    /// `chain` (the ConfigMap against the node's rules) or `packets`.
+    pub kind: &'static str,
+    pub cidr: Option<String>,
+    pub destination: Option<IpAddr>,
+    pub requests: Option<u64>,
+    /// Masqueraded packets: the source they left with.
+    pub translated_to: Option<IpAddr>,
+    pub rule: Option<RuleRef>,
+    pub message: String,
+}
+
+/// The post-pass's findings for a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Explained {
+    changes: HashMap<(u64, Side, Between), ChangeWhy>,
+    pub intent: Vec<IntentFinding>,
+    /// `(host, message)`: a translation without a conntrack entry, an entry that disagrees.
+    pub warnings: Vec<(String, String)>,
+}
+
+impl Explained {
+    /// What was found for a change of request `request`.
+    pub fn of(&self, request: u64, side: Side, between: Between) -> Option<&ChangeWhy> {
+        self.changes.get(&(request, side, between))
+    }
+}
+
+/// The protocol number of a request's packets.
+fn proto_number(p: Proto, addr: IpAddr) -> u8 {
+    match p {
+        Proto::Tcp => 6,
+        Proto::Udp => 17,
+        Proto::Icmp if addr.is_ipv6() => 58,
+        Proto::Icmp => 1,
+    }
+}
+
+/// The packet before and after a host, from the captures on its two sides.
+fn observed(r: &Request, host: &Host, b: Between) -> Option<Observed> {
+    let (x, y) = (r.captures.get(b.from)?, r.captures.get(b.to)?);
+    let (c0, s0, c1, s1) = (x.client?, x.server?, y.client?, y.server?);
+    Some(Observed {
+        proto: proto_number(r.proto, c0.addr),
+        before: (c0.addr, c0.port, s0.addr, s0.port),
+        after: (c1.addr, c1.port, s1.addr, s1.port),
+        iif: host.iif.clone(),
+        oif: host.oif.clone(),
+    })
+}
+
+/// The run's post-pass.
+pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
+    let mut out = Explained::default();
+    let mut cache: HashMap<(usize, Observed), Evaluation> = HashMap::new();
+    for (h, host) in hosts.iter().enumerate() {
+        let mut warned = 0u64;
+        // intent per destination: (dst, masqueraded to) -> (count, first request)
+        let mut seen: BTreeMap<(IpAddr, Option<IpAddr>), (u64, u64)> = BTreeMap::new();
+        for r in &findings.requests {
+            let inside = |c: &&Change| c.between.from >= host.span.0 && c.between.to <= host.span.1;
+            let changes: Vec<(Side, &Change)> = (r.source.iter().filter(inside).map(|c| (Side::Source, c)))
+                .chain(r.destination.iter().filter(inside).map(|c| (Side::Destination, c)))
+                .filter(|(_, c)| c.kind != ChangeKind::Proxy)
+                .collect();
+            for &(side, c) in &changes {
+                let Some(obs) = observed(r, host, c.between) else { continue };
+                let rule = host.rules.as_ref().map(|set| {
+                    let key = (h, obs.clone());
+                    let e = match cache.get(&key) {
+                        Some(e) => e.clone(),
+                        None => {
+                            let e = eval::evaluate(set, &obs);
+                            if cache.len() < CACHE {
+                                cache.insert(key, e.clone());
+                            }
+                            e
+                        }
+                    };
+                    match side {
+                        Side::Source => e.source,
+                        Side::Destination => e.destination,
+                    }
+                });
+                let ct = record(r, host, c, &obs);
+                if !host.conntrack.is_empty() {
+                    let problem = match &ct {
+                        None => Some("no conntrack entry has its original tuple".to_string()),
+                        Some(x) if !x.confirmed => Some(format!(
+                            "the conntrack entry ({}:{}) replies {}, not as the captures show",
+                            x.file,
+                            x.line,
+                            x.reply.as_deref().unwrap_or("?")
+                        )),
+                        Some(_) => None,
+                    };
+                    if let Some(p) = problem {
+                        warned += 1;
+                        if out.warnings.len() < MAX_FINDINGS * hosts.len() && warned <= MAX_FINDINGS as u64 {
+                            let what = if side == Side::Source { "source" } else { "destination" };
+                            out.warnings.push((
+                                host.at.clone(),
+                                format!("request {}: {what} {} -> {}: {p}", r.request, c.before, c.after),
+                            ));
+                        }
+                    }
+                }
+                out.changes.insert((r.request, side, c.between), ChangeWhy { rule, conntrack: ct });
+            }
+            if host.masq.is_some() {
+                let (Some(a), Some(b)) = (first_seen(r, host.span, true), first_seen(r, host.span, false))
+                else {
+                    continue;
+                };
+                let (Some(dst), Some(before), Some(after)) = (
+                    r.captures[b].server.map(|s| s.addr),
+                    r.captures[a].client.map(|c| c.addr),
+                    r.captures[b].client.map(|c| c.addr),
+                ) else {
+                    continue;
+                };
+                let to = (before != after).then_some(after);
+                let e = seen.entry((dst, to)).or_insert((0, r.request));
+                e.0 += 1;
+            }
+        }
+        if warned > MAX_FINDINGS as u64 {
+            out.warnings.push((
+                host.at.clone(),
+                format!("{} more changes without a confirming conntrack entry", warned - MAX_FINDINGS as u64),
+            ));
+        }
+        if let Some(m) = &host.masq {
+            intent(&mut out, host, m, &seen, findings);
+        }
+    }
+    out
+}
+
+/// The first (`first`) or last capture in `span` that saw the request.
+fn first_seen(r: &Request, span: (usize, usize), first: bool) -> Option<usize> {
+    let mut seen = (span.0..=span.1).filter(|&i| r.captures.get(i).is_some_and(|h| h.seen));
+    if first {
+        seen.next()
+    } else {
+        seen.next_back()
+    }
+}
+
+/// The conntrack entry whose original tuple is the packet before the host.
+fn record(r: &Request, host: &Host, c: &Change, obs: &Observed) -> Option<CtRef> {
+    let icmp = r.proto == Proto::Icmp;
+    let id = |i: usize| r.captures.get(i).and_then(|h| h.icmp_id);
+    let port = |p: Option<u16>, i: usize| if icmp { id(i) } else { p };
+    let (cs, csp, ss, ssp) = obs.before;
+    let (ca, cap, sa, sap) = obs.after;
+    let orig = conntrack::Tuple {
+        src: cs,
+        dst: ss,
+        sport: port(csp, c.between.from),
+        dport: port(ssp, c.between.from),
+    };
+    let reply =
+        conntrack::Tuple { src: sa, dst: ca, sport: port(sap, c.between.to), dport: port(cap, c.between.to) };
+    for t in &host.conntrack {
+        match t.find(obs.proto, orig, reply) {
+            Record::Confirms(e) => {
+                return Some(CtRef {
+                    file: t.file.clone(),
+                    line: e.line,
+                    confirmed: true,
+                    time_ns: e.time_ns,
+                    reply: None,
+                })
+            }
+            Record::Disagrees(e) => {
+                let ep =
+                    |a: IpAddr, p: Option<u16>| crate::verdict::Endpoint { addr: a, port: p }.to_string();
+                return Some(CtRef {
+                    file: t.file.clone(),
+                    line: e.line,
+                    confirmed: false,
+                    time_ns: e.time_ns,
+                    reply: Some(format!(
+                        "{} -> {}",
+                        ep(e.reply.src, e.reply.sport),
+                        ep(e.reply.dst, e.reply.dport)
+                    )),
+                });
+            }
+            Record::None => {}
+        }
+    }
+    None
+}
+
+/// The RETURN rules of the IP-MASQ-AGENT chain, by destination CIDR.
+/// The agent's chain as the node has it: RETURNs by CIDR (with lines),
+/// whether POSTROUTING jumps to it, its table's family and file.
+type AgentChain = (Vec<(Cidr, u32)>, bool, Family, String);
+
+fn chain_returns(set: &Ruleset) -> Option<AgentChain> {
+    let t = set.tables.iter().find(|t| t.chain("IP-MASQ-AGENT").is_some())?;
+    let chain = t.chain("IP-MASQ-AGENT")?;
+    let mut returns = Vec::new();
+    for r in &chain.rules {
+        if r.action != Action::Return {
+            continue;
+        }
+        for c in &r.conds {
+            if let Cond::Is { field: Field::Daddr, neg: false, any } = c {
+                returns.extend(any.iter().filter_map(|v| match v {
+                    Value::Prefix(p) => Some((p.network(), r.line)),
+                    _ => None,
+                }));
+            }
+        }
+    }
+    let jumped = (t.chains.iter().filter(|c| c.name == "POSTROUTING"))
+        .flat_map(|c| &c.rules)
+        .any(|r| r.action == Action::Jump("IP-MASQ-AGENT".into()));
+    Some((returns, jumped, t.family, t.file.clone()))
+}
+
+/// The ConfigMap against the node's chain and against the packets.
+fn intent(
+    out: &mut Explained,
+    host: &Host,
+    m: &MasqConfig,
+    seen: &BTreeMap<(IpAddr, Option<IpAddr>), (u64, u64)>,
+    findings: &Findings,
+) {
+    let mut chain_missing: Vec<Cidr> = Vec::new();
+    let finding = |kind, cidr: Option<Cidr>, message: String| IntentFinding {
+        at: host.at.clone(),
+        kind,
+        cidr: cidr.map(|c| c.to_string()),
+        destination: None,
+        requests: None,
+        translated_to: None,
+        rule: None,
+        message,
+    };
+    let mut chain_findings = Vec::new();
+    if let (Some(set), Some(list)) = (&host.rules, &m.non_masquerade) {
+        match chain_returns(set) {
+            None => chain_findings.push(finding(
+                "chain",
+                None,
+                format!(
+                    "ConfigMap {} is given, but the node's rules ({}) have no IP-MASQ-AGENT chain",
+                    m.file, set.file
+                ),
+            )),
+            Some((returns, jumped, family, file)) => {
+                if !jumped {
+                    chain_findings.push(finding(
+                        "chain",
+                        None,
+                        format!("the node's POSTROUTING ({file}) has no jump to IP-MASQ-AGENT: the agent's chain is never walked"),
+                    ));
+                }
+                let fits = |c: &Cidr| family.sees(c.addr);
+                for (c, line) in list.iter().filter(|(c, _)| fits(c)) {
+                    if !returns.iter().any(|(r, _)| r == c) {
+                        chain_missing.push(*c);
+                        chain_findings.push(finding(
+                            "chain",
+                            Some(*c),
+                            format!(
+                                "ConfigMap keeps {c} unmasqueraded ({}:{line}), but the node's IP-MASQ-AGENT chain ({file}) has no RETURN for it: the chain does not carry the ConfigMap",
+                                m.file
+                            ),
+                        ));
+                    }
+                }
+                let ll = Cidr::parse("169.254.0.0/16");
+                for (r, line) in &returns {
+                    let listed = list.iter().any(|(c, _)| c == r);
+                    let link_local = Some(*r) == ll && !m.masq_link_local;
+                    if !listed && !link_local {
+                        chain_findings.push(finding(
+                            "chain",
+                            Some(*r),
+                            format!(
+                                "the node's IP-MASQ-AGENT chain returns for {r} ({file}:{line}), which ConfigMap {} does not list: the chain does not carry the ConfigMap",
+                                m.file
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // the packets
+    let mut packets = Vec::new();
+    for (&(dst, to), &(count, first)) in seen {
+        let Some(want) = m.intent(dst) else { continue };
+        let requests = if count == 1 { "1 request".to_string() } else { format!("{count} requests") };
+        let rule = || {
+            let r = findings.requests.iter().find(|r| r.request == first)?;
+            let (a, b) = (first_seen(r, host.span, true)?, first_seen(r, host.span, false)?);
+            let set = host.rules.as_ref()?;
+            let e = eval::evaluate(set, &observed(r, host, Between { from: a, to: b })?);
+            Some(e.source)
+        };
+        let (message, cidr, found) = match (want, to) {
+            (Intent::Keep(c), Some(after)) => {
+                let found = rule();
+                let by = match &found {
+                    Some(Found::Rule { rule, .. }) => {
+                        format!(", by `{}` ({}:{})", rule.text, rule.file, rule.line)
+                    }
+                    _ => String::new(),
+                };
+                (format!("ConfigMap keeps {c} unmasqueraded, but {requests} to {dst} were masqueraded to {after} at {}{by}", host.at), Some(c), found)
+            }
+            (Intent::Masquerade, None) => {
+                let found = rule();
+                let why = match &found {
+                    Some(Found::NoRule { deciding }) if !deciding.is_empty() => {
+                        format!(": {}", deciding.join("; "))
+                    }
+                    _ => String::new(),
+                };
+                (format!("ConfigMap masquerades {dst} (in no nonMasqueradeCIDRs of {}), but {requests} to it kept their source at {}{why}", m.file, host.at), None, found)
+            }
+            _ => continue,
+        };
+        packets.push(IntentFinding {
+            at: host.at.clone(),
+            kind: "packets",
+            cidr: cidr.map(|c| c.to_string()),
+            destination: Some(dst),
+            requests: Some(count),
+            translated_to: to,
+            rule: match found {
+                Some(Found::Rule { rule, .. }) => Some(rule),
+                _ => None,
+            },
+            message,
+        });
+    }
+    let more = packets.len().saturating_sub(MAX_FINDINGS);
+    packets.truncate(MAX_FINDINGS);
+    out.intent.extend(chain_findings);
+    out.intent.extend(packets);
+    if more > 0 {
+        out.intent.push(finding(
+            "packets",
+            None,
+            format!("{more} more destinations where the packets disagree with ConfigMap {}", m.file),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(rules: &str) -> Host {
+        Host {
+            at: "egress->backend".into(),
+            span: (1, 2),
+            iif: None,
+            oif: None,
+            rules: Some(super::super::ipt::parse("nat.rules", rules).0),
+            conntrack: Vec::new(),
+            masq: None,
+        }
+    }
+
+    fn messages(h: &Host, cm: &str) -> Vec<String> {
+        let m = super::super::masq::parse("cm.yaml", cm).0.unwrap();
+        let findings = Findings {
+            tuplecorr: String::new(),
+            captures: Vec::new(),
+            boundaries: Vec::new(),
+            requests: Vec::new(),
+            unmatched: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let mut out = Explained::default();
+        intent(&mut out, h, &m, &BTreeMap::new(), &findings);
+        out.intent.into_iter().map(|i| i.message).collect()
+    }
+
+    #[test]
+    fn a_node_without_the_agent_s_chain_or_its_jump_is_an_intent_finding() {
+        let cm = "nonMasqueradeCIDRs:\n  - 10.0.0.0/8\n";
+        let none = host("*nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -j MASQUERADE\nCOMMIT\n");
+        assert_eq!(
+            messages(&none, cm),
+            ["ConfigMap cm.yaml is given, but the node's rules (nat.rules) have no IP-MASQ-AGENT chain"]
+        );
+        let unjumped = host(
+            "*nat\n:POSTROUTING ACCEPT [0:0]\n:IP-MASQ-AGENT - [0:0]\n-A IP-MASQ-AGENT -d 169.254.0.0/16 -j RETURN\n\
+             -A IP-MASQ-AGENT -d 10.0.0.0/8 -j RETURN\n-A IP-MASQ-AGENT -j MASQUERADE\nCOMMIT\n",
+        );
+        assert_eq!(
+            messages(&unjumped, cm),
+            ["the node's POSTROUTING (nat.rules) has no jump to IP-MASQ-AGENT: the agent's chain is never walked"]
+        );
+        // masqLinkLocal: true — the link-local RETURN is then one the ConfigMap does not ask for
+        let ll = messages(&unjumped, "nonMasqueradeCIDRs:\n  - 10.0.0.0/8\nmasqLinkLocal: true\n");
+        assert!(ll.iter().any(|m| m.contains("returns for 169.254.0.0/16 (nat.rules:4)")), "{ll:?}");
+    }
+}

@@ -1,0 +1,920 @@
+//! Which nat rule translated a packet: the nat chains walked in kernel order
+//! (PREROUTING/OUTPUT for DNAT, then POSTROUTING for SNAT/MASQUERADE, base
+//! chains by priority, jumps, gotos, RETURN, verdict maps), for the packet as
+//! seen before the host. A condition this version cannot evaluate (an
+//! interface not known, `-m set`, a random choice) forks the walk: both ways
+//! are followed, and only the ways that give what the captures show are kept.
+//! When they all name one rule, that rule made the change (with the
+//! conditions the captures decided); when they disagree, the result is "not
+//! evaluated" with those conditions — never a guess.
+//! Takes a [`Ruleset`] and an [`Observed`] packet; gives a [`Found`] per side.
+
+use super::model::*;
+use std::net::IpAddr;
+
+/// Ways followed in one evaluation; past it, "not evaluated".
+pub const MAX_WORLDS: usize = 256;
+/// Rules visited in one evaluation; past it, "not evaluated".
+pub const MAX_STEPS: usize = 200_000;
+/// Nested jumps; past it, "not evaluated" (the kernel refuses loops at load).
+pub const MAX_DEPTH: usize = 64;
+
+/// A request's packet at one host: before the host and after it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Observed {
+    /// Layer-4 protocol number.
+    pub proto: u8,
+    pub before: (IpAddr, Option<u16>, IpAddr, Option<u16>),
+    pub after: (IpAddr, Option<u16>, IpAddr, Option<u16>),
+    /// Input and output interface, when a capture names them.
+    pub iif: Option<String>,
+    pub oif: Option<String>,
+}
+
+/// A rule found, as reports name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleRef {
+    pub file: String,
+    pub line: u32,
+    pub table: String,
+    pub chain: String,
+    pub text: String,
+}
+
+/// What the rules say about one side (source or destination) of a packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// This rule made the change; `decided`: conditions not evaluated that the
+    /// captures decided (only this way gives what they show).
+    Rule { rule: RuleRef, decided: Vec<String> },
+    /// No rule translates this side; `deciding`: the nat rules passed and the
+    /// condition of each that did not match (first few).
+    NoRule { deciding: Vec<String> },
+    /// The ways that give what the captures show disagree on the rule.
+    NotEvaluated { conditions: Vec<String> },
+    /// No way through the rules gives what the captures show.
+    Disagrees { why: String },
+}
+
+/// The result for both sides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    pub source: Found,
+    pub destination: Found,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Truth {
+    Yes,
+    No,
+    Unknown,
+}
+
+/// A NAT action taken, with where.
+#[derive(Clone, Debug)]
+struct Nat<'r> {
+    at: Place<'r>,
+    kind: NatKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Place<'r> {
+    table: &'r Table,
+    chain: &'r str,
+    rule: &'r Rule,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NatKind {
+    Masquerade { ports: Option<(u16, u16)> },
+    Snat(NatTo),
+    Dnat(NatTo),
+    Redirect { ports: Option<(u16, u16)> },
+}
+
+/// How a walk of one chain ended.
+#[derive(Clone, Debug)]
+enum End<'r> {
+    Return,
+    Accept,
+    Drop,
+    Nat(Nat<'r>),
+    Stop(String),
+}
+
+/// One way through the rules.
+#[derive(Clone, Debug, Default)]
+struct World {
+    /// None: not known (set outside nat).
+    mark: Option<u32>,
+    dnat_done: bool,
+    /// Conditions not evaluated and the way taken (`-o be0` matched / did not).
+    forks: Vec<String>,
+    /// NAT rules passed on each hook: `text: condition did not match`.
+    misses: Vec<(Hook, String)>,
+}
+
+/// Rule visits and ways of one whole evaluation (every hook, every way).
+#[derive(Default)]
+struct Budget {
+    steps: usize,
+    worlds: usize,
+}
+
+struct Walker<'r> {
+    set: &'r Ruleset,
+    table: &'r Table,
+    pkt: Pkt,
+    steps: usize,
+    worlds: usize,
+}
+
+/// The packet as a hook sees it.
+#[derive(Clone, Debug)]
+struct Pkt {
+    proto: u8,
+    saddr: IpAddr,
+    sport: Option<u16>,
+    daddr: IpAddr,
+    dport: Option<u16>,
+    iif: Option<String>,
+    oif: Option<String>,
+    hook: Hook,
+    /// Some(false): the address is not the host's (the host forwarded the packet).
+    daddr_local: Option<bool>,
+    saddr_local: Option<bool>,
+}
+
+/// Evaluates the nat rules of `set` for `obs`: which rule changed the
+/// destination (PREROUTING) and which the source (POSTROUTING).
+pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
+    let (bs, bsp, bd, bdp) = obs.before;
+    let (as_, asp, ad, adp) = obs.after;
+    let dst_changed = (bd, bdp) != (ad, adp);
+    let src_changed = (bs, bsp) != (as_, asp);
+    let first = Pkt {
+        proto: obs.proto,
+        saddr: bs,
+        sport: bsp,
+        daddr: bd,
+        dport: bdp,
+        iif: obs.iif.clone(),
+        oif: None,
+        hook: Hook::Prerouting,
+        // a packet to one of the host's own addresses is delivered, not
+        // forwarded: unchanged and seen beyond the host, it was not local
+        daddr_local: (!dst_changed).then_some(false),
+        saddr_local: Some(false),
+    };
+    let start = World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() };
+    let mut pre = Vec::new();
+    let mut notes = Vec::new();
+    let mut budget = Budget::default();
+    for (ends, t) in hook_walks(set, &first, start.clone(), &mut budget) {
+        match ends {
+            Err(stop) => notes.push(stop),
+            Ok(list) => pre.extend(list.into_iter().map(|(e, w)| (e, w, t))),
+        }
+    }
+    if pre.is_empty() {
+        pre.push((None, start, None));
+    }
+    // every way through PREROUTING, then POSTROUTING with its destination
+    let mut ways: Vec<Way<'_>> = Vec::new();
+    for (dnat, mut w, _) in pre {
+        let dnat_ok = match &dnat {
+            Some(n) => consistent(n.kind, obs, false),
+            None => !dst_changed,
+        };
+        if !dnat_ok {
+            continue;
+        }
+        w.dnat_done = dnat.is_some();
+        let second = Pkt {
+            hook: Hook::Postrouting,
+            daddr: ad,
+            dport: adp,
+            oif: obs.oif.clone(),
+            iif: None,
+            daddr_local: Some(false),
+            ..first.clone()
+        };
+        let mut any = false;
+        for (ends, _) in hook_walks(set, &second, w.clone(), &mut budget) {
+            match ends {
+                Err(stop) => notes.push(stop),
+                Ok(list) => {
+                    for (snat, w2) in list {
+                        any = true;
+                        ways.push((dnat.clone(), snat, w2));
+                    }
+                }
+            }
+        }
+        if !any {
+            ways.push((dnat.clone(), None, w));
+        }
+    }
+    let fits: Vec<_> = (ways.iter())
+        .filter(|(_, s, _)| match s {
+            Some(n) => consistent(n.kind, obs, true),
+            None => !src_changed,
+        })
+        .collect();
+    Evaluation {
+        source: side(&notes, &ways, &fits, |w| w.1.as_ref().map(|n| n.at), Hook::Postrouting, src_changed),
+        destination: side(
+            &notes,
+            &ways,
+            &fits,
+            |w| w.0.as_ref().map(|n| n.at),
+            Hook::Prerouting,
+            dst_changed,
+        ),
+    }
+}
+
+/// One way through the hooks: its DNAT, its SNAT, and how it went.
+type Way<'r> = (Option<Nat<'r>>, Option<Nat<'r>>, World);
+
+/// What the ways that fit the captures say of one side.
+fn side<'r>(
+    notes: &[String],
+    ways: &[Way<'r>],
+    fits: &[&Way<'r>],
+    pick: impl Fn(&Way<'r>) -> Option<Place<'r>>,
+    hook: Hook,
+    changed: bool,
+) -> Found {
+    if let Some(stop) = notes.first() {
+        return Found::NotEvaluated { conditions: vec![stop.clone()] };
+    }
+    if fits.is_empty() {
+        let why = if ways.is_empty() {
+            "no way through the nat chains".to_string()
+        } else if changed {
+            "no nat rule gives the observed translation".to_string()
+        } else {
+            "every way through the nat chains translates it, but the captures show it unchanged".to_string()
+        };
+        return Found::Disagrees { why };
+    }
+    let places: Vec<Option<Place<'_>>> = fits.iter().map(|w| pick(w)).collect();
+    let same = places.windows(2).all(|p| same_place(p[0], p[1]));
+    let mut forks: Vec<String> = fits.iter().flat_map(|w| w.2.forks.iter().cloned()).collect();
+    forks.sort();
+    forks.dedup();
+    if !same {
+        let mut conds: Vec<String> =
+            forks.iter().map(|f| f.split(" (").next().unwrap_or(f).to_string()).collect();
+        conds.dedup();
+        return Found::NotEvaluated { conditions: conds };
+    }
+    match places[0] {
+        Some(p) => Found::Rule { rule: rule_ref(p), decided: forks },
+        None => {
+            let mut deciding: Vec<String> =
+                fits[0].2.misses.iter().filter(|(h, _)| *h == hook).map(|(_, m)| m.clone()).collect();
+            deciding.dedup();
+            deciding.truncate(5);
+            Found::NoRule { deciding }
+        }
+    }
+}
+
+fn same_place(a: Option<Place<'_>>, b: Option<Place<'_>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => std::ptr::eq(x.rule, y.rule),
+        _ => false,
+    }
+}
+
+fn rule_ref(p: Place<'_>) -> RuleRef {
+    RuleRef {
+        file: p.table.file.clone(),
+        line: p.rule.line,
+        table: p.table.name.clone(),
+        chain: p.chain.to_string(),
+        text: p.rule.text.clone(),
+    }
+}
+
+/// True when a NAT action can give the observed after-side (`source`: the client's side).
+fn consistent(kind: NatKind, obs: &Observed, source: bool) -> bool {
+    let (b, bp, a, ap) = if source {
+        (obs.before.0, obs.before.1, obs.after.0, obs.after.1)
+    } else {
+        (obs.before.2, obs.before.3, obs.after.2, obs.after.3)
+    };
+    let port_in = |r: Option<(u16, u16)>| match (r, ap) {
+        (Some((x, y)), Some(p)) => (x..=y).contains(&p),
+        _ => true,
+    };
+    let _ = bp;
+    match kind {
+        // the interface's (the host's) address: never the forwarded packet's own
+        NatKind::Masquerade { ports } | NatKind::Redirect { ports } => a != b && port_in(ports),
+        NatKind::Snat(to) | NatKind::Dnat(to) => {
+            let addr_ok = match to.addr {
+                Some(r) => r.contains(a),
+                None => a == b,
+            };
+            addr_ok && port_in(to.ports)
+        }
+    }
+}
+
+/// The walks of every nat base chain on `pkt.hook`, table by table in
+/// priority order: the first that translates ends the hook.
+#[allow(clippy::type_complexity)]
+fn hook_walks<'r>(
+    set: &'r Ruleset,
+    pkt: &Pkt,
+    start: World,
+    budget: &mut Budget,
+) -> Vec<(Result<Vec<(Option<Nat<'r>>, World)>, String>, Option<&'r Table>)> {
+    let hooks: &[Hook] = match pkt.hook {
+        Hook::Prerouting => &[Hook::Prerouting],
+        _ => &[Hook::Postrouting],
+    };
+    let mut bases: Vec<(&Table, &Chain, i32)> = (set.tables.iter())
+        .filter(|t| t.family.sees(pkt.saddr))
+        .flat_map(|t| t.chains.iter().map(move |c| (t, c)))
+        .filter_map(|(t, c)| c.hook.filter(|(h, _)| hooks.contains(h)).map(|(_, p)| (t, c, p)))
+        .collect();
+    bases.sort_by_key(|b| b.2);
+    // ways still going, through the base chains in order
+    let mut going = vec![start];
+    let mut done: Vec<(Option<Nat<'r>>, World)> = Vec::new();
+    for (t, c, _) in bases {
+        let mut walker =
+            Walker { set, table: t, pkt: pkt.clone(), steps: budget.steps, worlds: budget.worlds };
+        let mut next = Vec::new();
+        for w in going {
+            let ends = walker.run(c, 0, w, 0);
+            (budget.steps, budget.worlds) = (walker.steps, walker.worlds);
+            for (end, w) in ends {
+                match end {
+                    End::Return | End::Accept => next.push(w),
+                    End::Drop => {}
+                    End::Nat(n) => done.push((Some(n), w)),
+                    End::Stop(why) => return vec![(Err(why), Some(t))],
+                }
+            }
+        }
+        going = next;
+    }
+    done.extend(going.into_iter().map(|w| (None, w)));
+    vec![(Ok(done), None)]
+}
+
+impl<'r> Walker<'r> {
+    /// The ways through `chain` from rule `from`.
+    fn run(&mut self, chain: &'r Chain, from: usize, mut w: World, depth: usize) -> Vec<(End<'r>, World)> {
+        let mut out = Vec::new();
+        if depth > MAX_DEPTH {
+            out.push((End::Stop(format!("jumps nested deeper than {MAX_DEPTH}")), w));
+            return out;
+        }
+        for (i, rule) in chain.rules.iter().enumerate().skip(from) {
+            self.steps += 1;
+            if self.steps > MAX_STEPS || self.worlds > MAX_WORLDS {
+                out.push((End::Stop(format!("more than {MAX_STEPS} rule visits or {MAX_WORLDS} ways")), w));
+                return out;
+            }
+            let (truth, cond) = self.test(rule, &w);
+            match truth {
+                Truth::Yes => {
+                    out.extend(self.act(chain, i, rule, &rule.action, w, depth));
+                    return out;
+                }
+                Truth::No => {
+                    if is_nat(&rule.action) {
+                        w.misses.push((
+                            self.pkt.hook,
+                            format!(
+                                "`{}` ({}:{}): {cond} did not match",
+                                rule.text, self.set.file, rule.line
+                            ),
+                        ));
+                    }
+                }
+                Truth::Unknown => {
+                    self.worlds += 1;
+                    let mut yes = w.clone();
+                    yes.forks.push(format!("{cond} (matched, line {})", rule.line));
+                    out.extend(self.act(chain, i, rule, &rule.action, yes, depth));
+                    w.forks.push(format!("{cond} (did not match, line {})", rule.line));
+                }
+            }
+        }
+        out.push((End::Return, w));
+        out
+    }
+
+    /// The ways on after `rule` (at `i` of `chain`) does `action`.
+    fn act(
+        &mut self,
+        chain: &'r Chain,
+        i: usize,
+        rule: &'r Rule,
+        action: &'r Action,
+        mut w: World,
+        depth: usize,
+    ) -> Vec<(End<'r>, World)> {
+        let place = Place { table: self.table, chain: &chain.name, rule };
+        let nat = |kind| vec![(End::Nat(Nat { at: place, kind }), w.clone())];
+        match action {
+            Action::Continue => self.run(chain, i + 1, w, depth),
+            Action::SetMark { value, mask } => {
+                w.mark = w.mark.map(|m| (m & !mask) ^ value);
+                self.run(chain, i + 1, w, depth)
+            }
+            Action::Return | Action::Accept => {
+                // a RETURN or ACCEPT that passes the chain's later NAT rules decides too
+                if let Some(later) = chain.rules[i + 1..].iter().find(|r| is_nat(&r.action)) {
+                    w.misses.push((
+                        self.pkt.hook,
+                        format!(
+                            "`{}` ({}:{}) came first, before `{}` (line {})",
+                            rule.text, self.set.file, rule.line, later.text, later.line
+                        ),
+                    ));
+                }
+                let end = if matches!(action, Action::Return) { End::Return } else { End::Accept };
+                vec![(end, w)]
+            }
+            Action::Drop => vec![(End::Drop, w)],
+            Action::Jump(c) | Action::Goto(c) => {
+                let Some(target) = self.table.chain(c) else {
+                    return vec![(End::Stop(format!("jump to {c}, not in {}", self.set.file)), w)];
+                };
+                let mut out = Vec::new();
+                for (end, w2) in self.run(target, 0, w, depth + 1) {
+                    match end {
+                        End::Return if matches!(action, Action::Jump(_)) => {
+                            out.extend(self.run(chain, i + 1, w2, depth))
+                        }
+                        other => out.push((other, w2)),
+                    }
+                }
+                out
+            }
+            Action::Masquerade { ports, .. } if self.pkt.hook == Hook::Postrouting => {
+                nat(NatKind::Masquerade { ports: *ports })
+            }
+            Action::Snat { to, .. } if self.pkt.hook == Hook::Postrouting => nat(NatKind::Snat(*to)),
+            Action::Dnat { to, .. } if self.pkt.hook == Hook::Prerouting => nat(NatKind::Dnat(*to)),
+            Action::Redirect { ports } if self.pkt.hook == Hook::Prerouting => {
+                nat(NatKind::Redirect { ports: *ports })
+            }
+            Action::Masquerade { .. }
+            | Action::Snat { .. }
+            | Action::Dnat { .. }
+            | Action::Redirect { .. } => {
+                vec![(End::Stop(format!("`{}` in a chain of the wrong hook", rule.text)), w)]
+            }
+            Action::DnatMap { key, chance, entries } => {
+                let mut out = Vec::new();
+                for (k, to) in entries {
+                    let t = if *chance { Truth::Unknown } else { self.key_matches(key, k) };
+                    match t {
+                        Truth::No => continue,
+                        Truth::Yes => {
+                            out.push((End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), w));
+                            return out;
+                        }
+                        Truth::Unknown => {
+                            self.worlds += 1;
+                            let mut yes = w.clone();
+                            yes.forks.push(format!("map key {} (chosen, line {})", values(k), rule.line));
+                            out.push((End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), yes));
+                        }
+                    }
+                }
+                if !*chance {
+                    // no entry: the kernel drops it
+                    out.push((End::Drop, w));
+                }
+                out
+            }
+            Action::Vmap { key, chance, entries } => {
+                let mut out = Vec::new();
+                for (k, verdict) in entries {
+                    let t = if *chance { Truth::Unknown } else { self.key_matches(key, k) };
+                    match t {
+                        Truth::No => continue,
+                        Truth::Yes => {
+                            out.extend(self.act(chain, i, rule, verdict, w, depth));
+                            return out;
+                        }
+                        Truth::Unknown => {
+                            self.worlds += 1;
+                            let mut yes = w.clone();
+                            yes.forks.push(format!("vmap key {} (matched, line {})", values(k), rule.line));
+                            out.extend(self.act(chain, i, rule, verdict, yes, depth));
+                            w.forks.push(format!(
+                                "vmap key {} (did not match, line {})",
+                                values(k),
+                                rule.line
+                            ));
+                        }
+                    }
+                }
+                if !*chance {
+                    out.extend(self.run(chain, i + 1, w, depth));
+                }
+                out
+            }
+            Action::Unknown(t) => vec![(End::Stop(format!("not evaluated: {t}")), w)],
+        }
+    }
+
+    /// Whether every condition of `rule` holds, and the text of the first
+    /// that does not (or cannot be evaluated).
+    fn test(&self, rule: &Rule, w: &World) -> (Truth, String) {
+        let mut unknown: Option<String> = None;
+        for c in &rule.conds {
+            match self.cond(c, w) {
+                Truth::Yes => {}
+                Truth::No => return (Truth::No, cond_text(c)),
+                Truth::Unknown => {
+                    unknown.get_or_insert_with(|| cond_text(c) + &self.why_unknown(c, w));
+                }
+            }
+        }
+        match unknown {
+            Some(t) => (Truth::Unknown, t),
+            None => (Truth::Yes, String::new()),
+        }
+    }
+
+    fn why_unknown(&self, c: &Cond, w: &World) -> String {
+        match c {
+            Cond::Is { field: Field::Iif, .. } => " (input interface not known)".into(),
+            Cond::Is { field: Field::Oif, .. } => " (output interface not known)".into(),
+            Cond::Is { field: Field::Mark, .. } if w.mark.is_none() => {
+                format!(
+                    " (the mark is set outside nat, {} line {})",
+                    self.set.file,
+                    self.set.mark_set_elsewhere.unwrap_or(0)
+                )
+            }
+            Cond::Chance(_) => " (chosen at random per connection)".into(),
+            _ => String::new(),
+        }
+    }
+
+    fn key_matches(&self, key: &[Field], values: &[Value]) -> Truth {
+        if key.len() != values.len() {
+            return Truth::No;
+        }
+        let mut t = Truth::Yes;
+        for (f, v) in key.iter().zip(values) {
+            match self.field(*f, v, &World::default()) {
+                Truth::No => return Truth::No,
+                Truth::Unknown => t = Truth::Unknown,
+                Truth::Yes => {}
+            }
+        }
+        t
+    }
+
+    fn cond(&self, c: &Cond, w: &World) -> Truth {
+        match c {
+            Cond::Is { field, neg, any } => {
+                negate(any_of(any.iter().map(|v| self.field(*field, v, w))), *neg)
+            }
+            Cond::TcpFlags { neg, mask, comp } => {
+                // a connection's first packet: a SYN
+                let t = if self.pkt.proto != 6 {
+                    Truth::No
+                } else if 0x02 & mask == *comp {
+                    Truth::Yes
+                } else {
+                    Truth::No
+                };
+                negate(t, *neg)
+            }
+            Cond::InSet { fields, neg, elements } => {
+                negate(any_of(elements.iter().map(|e| self.key_matches(fields, e))), *neg)
+            }
+            Cond::Chance(_) | Cond::Unknown(_) => Truth::Unknown,
+        }
+    }
+
+    /// One field of the packet against one value.
+    fn field(&self, f: Field, v: &Value, w: &World) -> Truth {
+        let p = &self.pkt;
+        let yes = |b: bool| if b { Truth::Yes } else { Truth::No };
+        match (f, v) {
+            (Field::Saddr, Value::Prefix(c)) => yes(c.contains(p.saddr)),
+            (Field::Daddr, Value::Prefix(c)) => yes(c.contains(p.daddr)),
+            (Field::Saddr, Value::Range(r)) => yes(r.contains(p.saddr)),
+            (Field::Daddr, Value::Range(r)) => yes(r.contains(p.daddr)),
+            (Field::Sport, Value::Ports(a, b)) => yes(p.sport.is_some_and(|x| (*a..=*b).contains(&x))),
+            (Field::Dport, Value::Ports(a, b)) => yes(p.dport.is_some_and(|x| (*a..=*b).contains(&x))),
+            (Field::Proto, Value::Proto(n)) => yes(p.proto == *n),
+            (Field::Iif, Value::Iface(name)) => {
+                p.iif.as_deref().map_or(Truth::Unknown, |i| yes(iface_is(i, name)))
+            }
+            (Field::Oif, Value::Iface(name)) => {
+                p.oif.as_deref().map_or(Truth::Unknown, |i| yes(iface_is(i, name)))
+            }
+            (Field::Mark, Value::Mark(value, mask)) => {
+                w.mark.map_or(Truth::Unknown, |m| yes(m & mask == *value))
+            }
+            (Field::CtState, Value::Word(s)) => match s.as_str() {
+                "new" => Truth::Yes,
+                "established" | "related" | "invalid" | "untracked" | "snat" => Truth::No,
+                "dnat" => yes(w.dnat_done),
+                _ => Truth::Unknown,
+            },
+            (Field::DaddrType, Value::Word(t)) => addr_type(p.daddr, p.daddr_local, t),
+            (Field::SaddrType, Value::Word(t)) => addr_type(p.saddr, p.saddr_local, t),
+            _ => Truth::Unknown,
+        }
+    }
+}
+
+fn is_nat(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::Masquerade { .. }
+            | Action::Snat { .. }
+            | Action::Dnat { .. }
+            | Action::Redirect { .. }
+            | Action::DnatMap { .. }
+    )
+}
+
+/// Yes when any is (the first Yes ends it), else Unknown when any is, else No.
+fn any_of(ts: impl Iterator<Item = Truth>) -> Truth {
+    let mut t = Truth::No;
+    for x in ts {
+        match x {
+            Truth::Yes => return Truth::Yes,
+            Truth::Unknown => t = Truth::Unknown,
+            Truth::No => {}
+        }
+    }
+    t
+}
+
+fn negate(t: Truth, neg: bool) -> Truth {
+    match (t, neg) {
+        (Truth::Yes, true) => Truth::No,
+        (Truth::No, true) => Truth::Yes,
+        (t, _) => t,
+    }
+}
+
+/// `eth+` (iptables) and `eth*` (nft) match every name that begins `eth`.
+fn iface_is(name: &str, pattern: &str) -> bool {
+    match pattern.strip_suffix('+').or_else(|| pattern.strip_suffix('*')) {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    }
+}
+
+/// An address's type (`local`, `unicast`, `multicast`, `broadcast`) when known.
+fn addr_type(a: IpAddr, local: Option<bool>, t: &str) -> Truth {
+    let multicast = a.is_multicast();
+    let broadcast = a == IpAddr::V4(std::net::Ipv4Addr::BROADCAST);
+    let yes = |b: bool| if b { Truth::Yes } else { Truth::No };
+    match (t, local) {
+        ("multicast", _) => yes(multicast),
+        ("local", Some(l)) => yes(l),
+        ("unicast", Some(l)) => yes(!l && !multicast && !broadcast),
+        ("broadcast", Some(false)) if !broadcast => Truth::Unknown,
+        _ => Truth::Unknown,
+    }
+}
+
+fn values(k: &[Value]) -> String {
+    k.iter().map(value_text).collect::<Vec<_>>().join(" . ")
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Prefix(c) if c.len == if c.addr.is_ipv4() { 32 } else { 128 } => c.addr.to_string(),
+        Value::Prefix(c) => c.to_string(),
+        Value::Range(r) => format!("{}-{}", r.first, r.last),
+        Value::Ports(a, b) if a == b => a.to_string(),
+        Value::Ports(a, b) => format!("{a}-{b}"),
+        Value::Proto(n) => n.to_string(),
+        Value::Iface(s) | Value::Word(s) => s.clone(),
+        Value::Mark(v, m) => format!("{v:#x}/{m:#x}"),
+    }
+}
+
+/// A rule as a sentence quotes it: `-A CHAIN … -j TARGET …` (iptables), the
+/// NAT statement on (nft); never a `;` (it separates the sentence's parts).
+pub fn short_rule(text: &str) -> String {
+    let short = if let Some(rest) = text.strip_prefix("-A ") {
+        let chain = rest.split_whitespace().next().unwrap_or_default();
+        match rest.find(" -j ") {
+            Some(j) if rest[..j].trim() != chain => format!("-A {chain} …{}", &rest[j..]),
+            _ => text.to_string(),
+        }
+    } else {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.iter().position(|w| matches!(*w, "masquerade" | "snat" | "dnat" | "redirect")) {
+            Some(0) | None => text.to_string(),
+            Some(k) => format!("… {}", words[k..].join(" ")),
+        }
+    };
+    short.replace(';', ",")
+}
+
+/// A condition as the iptables user reads it.
+pub fn cond_text(c: &Cond) -> String {
+    match c {
+        Cond::Is { field, neg, any } => {
+            let bang = if *neg { "! " } else { "" };
+            let list = any.iter().map(value_text).collect::<Vec<_>>().join(",");
+            let opt = match field {
+                Field::Saddr => "-s",
+                Field::Daddr => "-d",
+                Field::Sport => "--sport",
+                Field::Dport => "--dport",
+                Field::Proto => "-p",
+                Field::Iif => "-i",
+                Field::Oif => "-o",
+                Field::Mark => "--mark",
+                Field::CtState => "--ctstate",
+                Field::DaddrType => "--dst-type",
+                Field::SaddrType => "--src-type",
+            };
+            format!("{bang}{opt} {list}")
+        }
+        Cond::TcpFlags { neg, .. } => format!("{}--tcp-flags", if *neg { "! " } else { "" }),
+        Cond::InSet { neg, elements, .. } => {
+            format!("{}in a set of {} elements", if *neg { "! " } else { "" }, elements.len())
+        }
+        Cond::Chance(t) | Cond::Unknown(t) => t.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(before: &str, after: &str) -> Observed {
+        let ends = |t: &str| {
+            let (c, s) = t.split_once(" > ").unwrap();
+            let e = |x: &str| {
+                let (a, p) = x.rsplit_once(':').unwrap();
+                (a.parse::<IpAddr>().unwrap(), Some(p.parse::<u16>().unwrap()))
+            };
+            let (ca, cp) = e(c);
+            let (sa, sp) = e(s);
+            (ca, cp, sa, sp)
+        };
+        Observed { proto: 6, before: ends(before), after: ends(after), iif: None, oif: None }
+    }
+
+    fn kube() -> Ruleset {
+        super::super::ipt::parse("nat.rules", include_str!("testdata/kube-nat.rules")).0
+    }
+
+    fn rule_line(f: &Found) -> u32 {
+        match f {
+            Found::Rule { rule, .. } => rule.line,
+            other => panic!("no rule: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_pod_to_the_internet_is_masqueraded_by_ip_masq_agent_s_last_rule() {
+        let e =
+            evaluate(&kube(), &obs("10.4.1.7:40000 > 203.0.113.9:443", "10.128.0.7:40000 > 203.0.113.9:443"));
+        assert_eq!(rule_line(&e.source), 27);
+        let Found::Rule { rule, decided } = &e.source else { unreachable!() };
+        assert_eq!((rule.table.as_str(), rule.chain.as_str()), ("nat", "IP-MASQ-AGENT"));
+        assert!(rule.text.ends_with("-j MASQUERADE"));
+        assert!(decided.is_empty(), "{decided:?}");
+        assert_eq!(e.destination, Found::NoRule { deciding: vec![] });
+    }
+
+    #[test]
+    fn a_pod_to_a_non_masquerade_cidr_is_not_translated_and_the_return_decides() {
+        let e =
+            evaluate(&kube(), &obs("10.4.1.7:40000 > 10.20.30.40:443", "10.4.1.7:40000 > 10.20.30.40:443"));
+        let Found::NoRule { deciding } = &e.source else { panic!("{e:?}") };
+        assert_eq!(deciding.len(), 2, "KUBE-POSTROUTING's RETURN, then IP-MASQ-AGENT's: {deciding:?}");
+        assert!(deciding[1].contains("(nat.rules:25) came first"), "{deciding:?}");
+        // translated while the rules return for it: the captures and the rules disagree
+        let e =
+            evaluate(&kube(), &obs("10.4.1.7:40000 > 10.20.30.40:443", "10.128.0.7:40000 > 10.20.30.40:443"));
+        assert!(matches!(e.source, Found::Disagrees { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_cluster_ip_is_dnated_by_the_endpoint_the_captures_show_and_masqueraded_by_its_mark() {
+        // from outside the pod CIDR: KUBE-MARK-MASQ, then one of two endpoints at random
+        let o = obs("192.0.2.5:5555 > 10.96.0.10:80", "10.128.0.7:61000 > 10.8.2.9:8080");
+        let e = evaluate(&kube(), &o);
+        assert_eq!(rule_line(&e.destination), 36);
+        let Found::Rule { decided, .. } = &e.destination else { unreachable!() };
+        assert!(
+            decided.iter().any(|d| d.contains("statistic") && d.contains("did not match")),
+            "{decided:?}"
+        );
+        assert_eq!(rule_line(&e.source), 32);
+        let o = obs("192.0.2.5:5555 > 10.96.0.10:80", "10.128.0.7:61000 > 10.8.1.5:8080");
+        assert_eq!(rule_line(&evaluate(&kube(), &o).destination), 34);
+        // from a pod: no mark, so KUBE-POSTROUTING returns; the destination is in 10/8: no SNAT
+        let o = obs("10.4.1.7:5555 > 10.96.0.10:80", "10.4.1.7:5555 > 10.8.1.5:8080");
+        let e = evaluate(&kube(), &o);
+        assert_eq!(rule_line(&e.destination), 34);
+        let Found::NoRule { deciding } = &e.source else { panic!("{e:?}") };
+        assert!(deciding[1].starts_with("`-A IP-MASQ-AGENT -d 10.0.0.0/8"), "{deciding:?}");
+        assert!(deciding[1].contains("(nat.rules:25) came first, before `-A IP-MASQ-AGENT"), "{deciding:?}");
+    }
+
+    #[test]
+    fn an_unknown_interface_is_decided_by_the_captures_or_left_not_evaluated() {
+        let text = "*nat\n:POSTROUTING ACCEPT [0:0]\n\
+            -A POSTROUTING -o be0 -j MASQUERADE\n\
+            -A POSTROUTING -o be1 -j SNAT --to-source 198.19.3.99\nCOMMIT\n";
+        let set = super::super::ipt::parse("n", text).0;
+        let e = evaluate(&set, &obs("198.18.90.42:1 > 198.19.96.10:80", "198.19.3.17:1 > 198.19.96.10:80"));
+        // SNAT --to-source 198.19.3.99 cannot give 198.19.3.17: only MASQUERADE can
+        let Found::Rule { rule, decided } = e.source else { panic!() };
+        assert_eq!(rule.line, 3);
+        assert_eq!(decided, ["-o be0 (output interface not known) (matched, line 3)"]);
+        let e = evaluate(&set, &obs("198.18.90.42:1 > 198.19.96.10:80", "198.19.3.99:1 > 198.19.96.10:80"));
+        assert_eq!(
+            e.source,
+            Found::NotEvaluated { conditions: vec!["-o be0".into(), "-o be1".into()] },
+            "MASQUERADE could give .99 too"
+        );
+        let mut known = obs("198.18.90.42:1 > 198.19.96.10:80", "198.19.3.99:1 > 198.19.96.10:80");
+        known.oif = Some("be1".into());
+        let e = evaluate(&set, &known);
+        assert_eq!(rule_line(&e.source), 4);
+        known.after = known.before;
+        let e = evaluate(&set, &known);
+        assert!(matches!(e.source, Found::Disagrees { .. }));
+        known.oif = Some("eth9".into());
+        let Found::NoRule { deciding } = evaluate(&set, &known).source else { panic!() };
+        assert_eq!(deciding[0], "`-A POSTROUTING -o be0 -j MASQUERADE` (n:3): -o be0 did not match");
+    }
+
+    #[test]
+    fn an_ipset_match_on_the_deciding_rule_is_not_evaluated() {
+        let text = "*nat\n:POSTROUTING ACCEPT [0:0]\n\
+            -A POSTROUTING -m set --match-set nomasq dst -j RETURN\n\
+            -A POSTROUTING -j MASQUERADE\nCOMMIT\n";
+        let set = super::super::ipt::parse("n", text).0;
+        // masqueraded: only the way where the set did not match gives it
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
+        assert_eq!(rule_line(&e.source), 4);
+        // unchanged: only the way where the set matched
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
+        assert!(matches!(e.source, Found::NoRule { .. }));
+        let text = "*nat\n:POSTROUTING ACCEPT [0:0]\n\
+            -A POSTROUTING -m bpf --bytecode \"1,6 0 0 0\" -j MASQUERADE\n\
+            -A POSTROUTING -j MASQUERADE\nCOMMIT\n";
+        let set = super::super::ipt::parse("n", text).0;
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
+        assert_eq!(e.source, Found::NotEvaluated { conditions: vec!["-m bpf --bytecode 1,6 0 0 0".into()] });
+    }
+
+    #[test]
+    fn ways_that_multiply_stop_at_the_budget_quickly() {
+        let mut text =
+            String::from("*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:A - [0:0]\n");
+        for i in 0..30 {
+            text.push_str(&format!("-A PREROUTING -i x{i} -j A\n-A POSTROUTING -o y{i} -j A\n"));
+            text.push_str(&format!("-A A -m set --match-set s{i} src -j MARK --set-xmark 0x{i:x}/0xff\n"));
+        }
+        text.push_str("-A POSTROUTING -j MASQUERADE\nCOMMIT\n");
+        let set = super::super::ipt::parse("n", &text).0;
+        let t = std::time::Instant::now();
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+        assert!(matches!(&e.source, Found::NotEvaluated { .. } | Found::Rule { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_jump_loop_or_a_huge_chain_ends_not_evaluated_not_hung() {
+        let text = "*nat\n:POSTROUTING ACCEPT [0:0]\n:A - [0:0]\n-A POSTROUTING -j A\n-A A -j A\nCOMMIT\n";
+        let set = super::super::ipt::parse("n", text).0;
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
+        assert!(
+            matches!(&e.source, Found::NotEvaluated { conditions } if conditions[0].contains("deeper")),
+            "{e:?}"
+        );
+        let mut text = String::from("*nat\n:POSTROUTING ACCEPT [0:0]\n");
+        for _ in 0..40 {
+            text.push_str("-A POSTROUTING -o x -j RETURN\n");
+        }
+        text.push_str("COMMIT\n");
+        let set = super::super::ipt::parse("n", &text).0;
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
+        assert!(matches!(&e.source, Found::NotEvaluated { .. } | Found::NoRule { .. }), "{e:?}");
+    }
+}

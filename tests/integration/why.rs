@@ -1,0 +1,307 @@
+//! Issue 33 on real lab captures: every translated request names the nat rule
+//! that made it (from the node's own `iptables-save` and `nft list ruleset`,
+//! saved by the lab beside the captures) and the conntrack entry that records
+//! it (the node's `conntrack -E -o timestamp` log of the same run); the
+//! ip-masq-agent ConfigMap the lab applied is checked against the chain and
+//! the packets.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn lab(scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab").join(scenario)
+}
+
+/// The JSON report of `scenario` with `extra` options, and its exit status.
+fn report(scenario: &str, extra: &[&str]) -> (Value, i32, String) {
+    let mut args = vec!["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "--quiet"];
+    args.extend(extra);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(lab(scenario))
+        .args(&args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let json = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (json, o.status.code().unwrap_or(-1), err)
+}
+
+/// Line `n` (1-based) of a file of the scenario.
+fn line(scenario: &str, file: &str, n: u64) -> String {
+    let text = std::fs::read_to_string(lab(scenario).join(file)).unwrap();
+    text.lines().nth(n as usize - 1).unwrap_or_default().to_string()
+}
+
+/// For every translated request of `scenario` (per expected.json, from the
+/// lab's own configuration and conntrack events): its change names `rules`'s
+/// masquerade rule of the IP-MASQ-AGENT chain, and the conntrack line that
+/// holds its before and after tuples, confirmed.
+fn every_translation_names_its_rule_and_entry(scenario: &str, rules: &str, masquerade: &str) {
+    let w = format!("egress->backend={rules}");
+    let (r, code, err) =
+        report(scenario, &["--rules", &w, "--conntrack", "egress->backend=conntrack-node.log"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(lab(scenario).join("expected.json")).unwrap()).unwrap();
+    let mut translated = 0;
+    for (req, want) in r["requests"].as_array().unwrap().iter().zip(expected["requests"].as_array().unwrap())
+    {
+        let n = req["request"].as_u64().unwrap();
+        let changes = req["source"]["changed"].as_array().unwrap();
+        let kept = want["captures"]["egress"]["client"] == want["captures"]["backend"]["client"];
+        if kept {
+            assert!(changes.is_empty(), "{scenario} request {n}: no change expected");
+            continue;
+        }
+        translated += 1;
+        assert_eq!(changes.len(), 1, "{scenario} request {n}");
+        let c = &changes[0];
+        let rule = &c["rule"];
+        assert_eq!(rule["file"], rules, "{scenario} request {n}: {c}");
+        assert_eq!(rule["chain"], "IP-MASQ-AGENT", "{scenario} request {n}");
+        let at = line(scenario, rules, rule["line"].as_u64().unwrap());
+        assert_eq!(at.trim(), rule["text"].as_str().unwrap(), "the line named is the rule's text");
+        assert!(at.contains(masquerade), "{scenario} request {n}: {at}");
+        assert!(c.get("rule_note").is_none());
+        let ct = &c["conntrack"];
+        assert_eq!((&ct["file"], &ct["confirmed"]), (&Value::from("conntrack-node.log"), &Value::Bool(true)));
+        let entry = line(scenario, "conntrack-node.log", ct["line"].as_u64().unwrap());
+        let (before, after) = (c["before"].as_str().unwrap(), c["after"].as_str().unwrap());
+        let (ba, bp) = before.rsplit_once(':').unwrap();
+        let (aa, ap) = after.rsplit_once(':').unwrap();
+        assert!(entry.contains("[NEW]"), "{entry}");
+        assert!(entry.contains(&format!("src={ba} ")) && entry.contains(&format!("sport={bp} ")), "{entry}");
+        assert!(entry.contains(&format!("dst={aa} ")) && entry.ends_with(&format!("dport={ap}")), "{entry}");
+        assert!(ct["time"].as_str().unwrap().ends_with('Z'));
+        let explanation = req["explanation"].as_str().unwrap();
+        assert!(
+            explanation.contains(&format!("({rules}:{})", rule["line"])) && explanation.contains(", by `"),
+            "{explanation}"
+        );
+    }
+    assert_eq!(translated, 3, "{scenario}: requests 1, 2 and 4 are masqueraded");
+    assert!(r["warnings"].as_array().unwrap().is_empty(), "{}", r["warnings"]);
+}
+
+#[test]
+fn masq_agent_translations_name_the_iptables_rule_and_the_conntrack_entry() {
+    every_translation_names_its_rule_and_entry("masq-agent", "rules-node.txt", "-j MASQUERADE");
+    every_translation_names_its_rule_and_entry("masq-agent-drift", "rules-node.txt", "-j MASQUERADE");
+}
+
+#[test]
+fn masq_agent_translations_name_the_nft_rule_of_the_same_kernel() {
+    every_translation_names_its_rule_and_entry("masq-agent", "nft-node.txt", "masquerade");
+    every_translation_names_its_rule_and_entry("masq-agent-drift", "nft-node.txt", "masquerade");
+}
+
+#[test]
+fn a_configmap_the_chain_carries_gives_no_intent_finding() {
+    let (r, code, err) = report(
+        "masq-agent",
+        &["--rules", "egress->backend=rules-node.txt", "--masq-agent", "egress->backend=masq-agent.yaml"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(r.get("intent").is_none(), "{}", r["intent"]);
+}
+
+#[test]
+fn a_configmap_the_chain_does_not_carry_is_an_intent_finding_with_the_packets_that_show_it() {
+    for rules in ["rules-node.txt", "nft-node.txt"] {
+        let w = format!("egress->backend={rules}");
+        let (r, code, err) =
+            report("masq-agent-drift", &["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"]);
+        assert_eq!(code, 0, "{err}");
+        let intent = r["intent"].as_array().unwrap();
+        let chain: Vec<&Value> = intent.iter().filter(|i| i["kind"] == "chain").collect();
+        assert_eq!(chain.len(), 2, "{intent:?}");
+        assert_eq!(chain[0]["cidr"], "198.19.96.0/24");
+        assert!(
+            chain[0]["message"].as_str().unwrap().starts_with(
+                "ConfigMap keeps 198.19.96.0/24 unmasqueraded (masq-agent.yaml:5), but the node's IP-MASQ-AGENT \
+                 chain"
+            ),
+            "{}",
+            chain[0]["message"]
+        );
+        assert_eq!(chain[1]["cidr"], "198.19.96.11/32", "returned for, but not in the ConfigMap");
+        let packets: Vec<&Value> = intent.iter().filter(|i| i["kind"] == "packets").collect();
+        assert_eq!(packets.len(), 1, "{intent:?}");
+        let p = packets[0];
+        assert_eq!(
+            (&p["destination"], &p["requests"], &p["translated_to"]),
+            (&Value::from("198.19.96.10"), &Value::from(3), &Value::from("198.19.3.17"))
+        );
+        assert_eq!(p["rule"]["chain"], "IP-MASQ-AGENT");
+        // the summary says it too
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab("masq-agent-drift"))
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--summary", "--color", "never", "--quiet"])
+            .args(["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("ConfigMap keeps 198.19.96.0/24 unmasqueraded, but 3 requests to 198.19.96.10 were masqueraded to 198.19.3.17 at egress->backend, by `"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_where_is_refused_naming_the_valid_ones_and_a_stream_run_is_refused() {
+    let (_, code, err) = report("masq-agent", &["--rules", "egress->node=rules-node.txt"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("valid: decap->egress, egress->backend"), "{err}");
+    let (_, code, err) = report("masq-agent", &["--rules", "rules-node.txt"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("expected WHERE=FILE"), "{err}");
+    let (_, code, err) =
+        report("masq-agent", &["--stream", "--conntrack", "egress->backend=conntrack-node.log"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no --stream or --follow"), "{err}");
+    let (_, code, err) = report("masq-agent", &["--rules", "egress->backend=nope.txt"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nope.txt"), "{err}");
+}
+
+#[test]
+fn a_conntrack_entry_that_disagrees_or_is_missing_is_a_warning_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(lab("masq-agent").join("conntrack-node.log")).unwrap();
+    // the kernel's entry for request 1 says port 1024; request 2's entries are gone
+    let edited: String = (src.lines())
+        .filter(|l| !l.contains("sport=40002"))
+        .map(|l| {
+            l.replace("dst=198.19.3.17 sport=80 dport=40001", "dst=198.19.3.17 sport=80 dport=1024") + "\n"
+        })
+        .collect();
+    let ct = dir.path().join("ct.log");
+    std::fs::write(&ct, edited).unwrap();
+    let arg = format!("egress->backend={}", ct.display());
+    let (r, code, err) = report("masq-agent", &["--conntrack", &arg]);
+    assert_eq!(code, 0, "{err}");
+    let change = |n: usize| &r["requests"][n]["source"]["changed"][0];
+    assert_eq!(change(0)["conntrack"]["confirmed"], false);
+    assert_eq!(change(0)["conntrack"]["reply"], "198.19.96.10:80 -> 198.19.3.17:1024");
+    assert!(change(1).get("conntrack").is_none());
+    let warnings: Vec<&str> =
+        r["warnings"].as_array().unwrap().iter().map(|w| w["message"].as_str().unwrap()).collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "request 1: source 198.18.90.42:40001 -> 198.19.3.17:40001: the conntrack entry (ct.log:"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w
+            .starts_with("request 2: source 198.18.90.43:40002 -> 198.19.3.17:40002: no conntrack entry")),
+        "{warnings:?}"
+    );
+    assert!(err.contains("request 2: source"), "printed too: {err}");
+}
+
+#[test]
+fn csv_carries_the_short_rule_and_entry_columns_last_only_when_asked() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["decap.pcap", "egress.pcap", "backend.pcap", "--format", "csv", "--quiet"];
+        args.extend(extra);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab("masq-agent"))
+            .args(&args)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let plain = run(&[]);
+    assert!(!plain.lines().next().unwrap().contains("source_rule"));
+    let with = run(&[
+        "--rules",
+        "egress->backend=rules-node.txt",
+        "--conntrack",
+        "egress->backend=conntrack-node.log",
+    ]);
+    let mut rows = csv::Reader::from_reader(with.as_bytes());
+    let header: Vec<String> = rows.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(
+        &header[header.len() - 4..],
+        ["source_rule", "source_conntrack", "destination_rule", "destination_conntrack"]
+    );
+    let first = rows.records().next().unwrap().unwrap();
+    let n = first.len();
+    assert_eq!(&first[n - 4], "rules-node.txt:19 IP-MASQ-AGENT");
+    assert_eq!(&first[n - 3], "conntrack-node.log:1");
+    assert_eq!((&first[n - 2], &first[n - 1]), ("", ""));
+}
+
+/// Scenarios captured before issue 33, with the nat rules of their NAT host
+/// saved by re-running the same configuration (the captures were not
+/// replaced): host file, WHERE, and the rule lines the lab applied.
+const EARLIER: &[(&str, &str, &str, &[&str])] = &[
+    ("masquerade-node", "rules-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("masquerade-pod", "rules-pod.txt", "decap->egress", &["-A POSTROUTING -o eth0 -j MASQUERADE"]),
+    (
+        "dnat-service",
+        "rules-node.txt",
+        "egress->backend",
+        &[
+            "-A PREROUTING -d 198.19.200.10/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 198.19.96.10:8080",
+            "-A POSTROUTING -o be0 -j MASQUERADE --random-fully",
+        ],
+    ),
+    ("udp-icmp", "rules-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("any-node", "rules-node.txt", "node", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("ipv6", "rules6-node.txt", "egress->backend", &["-A POSTROUTING -o be0 -j MASQUERADE"]),
+    ("vxlan", "rules-node.txt", "egress->underlay", &["-A POSTROUTING -o vxlan0 -j MASQUERADE"]),
+];
+
+#[test]
+fn every_change_of_the_earlier_nat_scenarios_names_the_rule_the_lab_applied() {
+    for (scenario, file, at, applied) in EARLIER {
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(lab(scenario).join("expected.json")).unwrap())
+                .unwrap();
+        let files: Vec<String> = {
+            // the captures in path order, a split capture once
+            let text = std::fs::read_to_string(lab(scenario).join("expected.json")).unwrap();
+            let mut seen: Vec<String> = Vec::new();
+            for f in expected["captures"].as_object().unwrap().values() {
+                let f = f.as_str().unwrap().to_string();
+                if !seen.contains(&f) {
+                    seen.push(f);
+                }
+            }
+            // serde_json sorts keys: the order of the text is the path order
+            seen.sort_by_key(|f| text.find(&format!("\"{f}\"")).unwrap());
+            seen
+        };
+        let w = format!("{at}={file}");
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab(scenario))
+            .args(&files)
+            .args(["--format", "json", "--quiet", "--rules", &w])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut named = 0;
+        for req in r["requests"].as_array().unwrap() {
+            for side in ["source", "destination"] {
+                for c in req[side]["changed"].as_array().unwrap() {
+                    if c["kind"] == "proxy" {
+                        continue;
+                    }
+                    let rule = &c["rule"];
+                    assert!(rule.is_object(), "{scenario} request {}: {c}", req["request"]);
+                    let text = rule["text"].as_str().unwrap();
+                    assert!(applied.contains(&text), "{scenario}: {text}");
+                    assert_eq!(line(scenario, file, rule["line"].as_u64().unwrap()), text);
+                    let dnat = text.contains("DNAT");
+                    assert_eq!(dnat, side == "destination", "{scenario}: {text} on the {side}");
+                    named += 1;
+                }
+            }
+        }
+        assert!(named >= 3, "{scenario}: {named} changes named a rule");
+    }
+}
