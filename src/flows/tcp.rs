@@ -189,33 +189,20 @@ mod tests {
     fn table_closed_from(pkts: &[(i64, Vec<u8>, u32)], close_at: i64) -> Flows {
         let mut t = FlowTable::new(&FlowConfig::default());
         for (i, (ts, data, orig)) in pkts.iter().enumerate() {
-            let rec = RawRecord {
-                ts_ns: *ts,
-                interface: 0,
-                link_type: LinkType::RawIp,
-                data,
-                orig_len: *orig,
-                record: i as u64 + 1,
-                byte_offset: 0,
-            };
-            let p = decode(&rec).expect("synthetic packet");
+            let p = decode(&raw(*ts, 0, data, *orig, i as u64 + 1)).expect("synthetic packet");
             t.set_closed(*ts >= close_at);
             t.insert(&p, p.payload(data));
         }
         t.finish()
     }
 
+    /// A raw IP record of the synthetic packets.
+    fn raw(ts_ns: i64, interface: u32, data: &[u8], orig_len: u32, record: u64) -> RawRecord<'_> {
+        RawRecord { ts_ns, interface, link_type: LinkType::RawIp, data, orig_len, record, byte_offset: 0 }
+    }
+
     fn source(data: &[u8], orig_len: u32) -> std::net::IpAddr {
-        let rec = RawRecord {
-            ts_ns: 0,
-            interface: 0,
-            link_type: LinkType::RawIp,
-            data,
-            orig_len,
-            record: 0,
-            byte_offset: 0,
-        };
-        decode(&rec).expect("synthetic packet").src
+        decode(&raw(0, 0, data, orig_len, 0)).expect("synthetic packet").src
     }
 
     /// Inserts `pkts`, each on the interface `on` gives for its source address
@@ -225,16 +212,7 @@ mod tests {
         for (i, (ts, data, orig)) in pkts.iter().enumerate() {
             let src = source(data, *orig);
             for interface in on(src) {
-                let rec = RawRecord {
-                    ts_ns: *ts,
-                    interface,
-                    link_type: LinkType::RawIp,
-                    data,
-                    orig_len: *orig,
-                    record: i as u64 + 1,
-                    byte_offset: 0,
-                };
-                let p = decode(&rec).expect("synthetic packet");
+                let p = decode(&raw(*ts, interface, data, *orig, i as u64 + 1)).expect("synthetic packet");
                 t.insert(&p, p.payload(data));
             }
         }

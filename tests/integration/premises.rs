@@ -112,6 +112,13 @@ fn clock_free(r: &Value) -> Value {
     r
 }
 
+/// Whether the scenario's last capture is a classic pcap (not pcapng or gzip).
+fn ends_in_classic_pcap(scenario: &str, files: &[String]) -> bool {
+    let last = lab(scenario).join(files.last().unwrap());
+    let magic = std::fs::read(&last).unwrap()[..4].to_vec();
+    matches!(magic[..], [0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] | [0x4d, 0x3c, 0xb2, 0xa1])
+}
+
 /// Shifting the last capture of any lab scenario by seconds to days leaves
 /// every verdict and explanation as it was (the clock is found from pairs
 /// found without time) or, where too few such pairs exist, makes the last
@@ -121,12 +128,7 @@ fn a_clock_off_by_minutes_to_days_changes_no_verdict_or_is_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let (mut found, mut unknown) = (0, 0);
     for (scenario, files) in crate::util::lab_scenarios() {
-        let last = lab(&scenario).join(files.last().unwrap());
-        let magic = std::fs::read(&last).unwrap()[..4].to_vec();
-        if !matches!(
-            magic[..],
-            [0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] | [0x4d, 0x3c, 0xb2, 0xa1]
-        ) {
+        if !ends_in_classic_pcap(&scenario, &files) {
             continue; // pcapng and gzip: shift_pcap shifts classic pcap only
         }
         let labels: Vec<String> = (0..files.len()).map(|i| format!("p{i}")).collect();
@@ -197,12 +199,7 @@ fn a_clock_step_inside_a_capture_changes_no_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let (mut found, mut small) = (0, 0);
     for (scenario, files) in crate::util::lab_scenarios() {
-        let last = lab(&scenario).join(files.last().unwrap());
-        let magic = std::fs::read(&last).unwrap()[..4].to_vec();
-        if !matches!(
-            magic[..],
-            [0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] | [0x4d, 0x3c, 0xb2, 0xa1]
-        ) {
+        if !ends_in_classic_pcap(&scenario, &files) {
             continue; // pcapng and gzip: step_pcap steps classic pcap only
         }
         let labels: Vec<String> = (0..files.len()).map(|i| format!("p{i}")).collect();

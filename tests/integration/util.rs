@@ -214,19 +214,27 @@ pub fn lab_scenarios() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// A classic pcap file is little-endian (by its magic).
+fn pcap_le(bytes: &[u8]) -> bool {
+    matches!(bytes[..4], [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1])
+}
+
+/// A 4-byte word of a classic pcap in its byte order.
+fn pcap_word(le: bool, b: &[u8]) -> u32 {
+    let b: [u8; 4] = b.try_into().unwrap();
+    if le {
+        u32::from_le_bytes(b)
+    } else {
+        u32::from_be_bytes(b)
+    }
+}
+
 /// A classic pcap's records shifted by `secs` seconds (as `editcap -t`; the
 /// seconds field wraps as a u32 does).
 pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
     let mut out = bytes.to_vec();
-    let le = matches!(out[..4], [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
-    let word = |b: &[u8]| {
-        let b: [u8; 4] = b.try_into().unwrap();
-        if le {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
-    };
+    let le = pcap_le(&out);
+    let word = |b: &[u8]| pcap_word(le, b);
     let mut at = 24;
     while at + 16 <= out.len() {
         let ts = word(&out[at..at + 4]).wrapping_add_signed(secs as i32);
@@ -244,17 +252,10 @@ pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
 pub fn step_pcap(bytes: &[u8], step_ns: i64) -> Vec<u8> {
     let mut out = bytes.to_vec();
     let magic: [u8; 4] = out[..4].try_into().unwrap();
-    let le = matches!(magic, [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
+    let le = pcap_le(&out);
     let nano = matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]);
     let unit: i64 = if nano { 1 } else { 1000 };
-    let word = |b: &[u8]| {
-        let b: [u8; 4] = b.try_into().unwrap();
-        if le {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
-    };
+    let word = |b: &[u8]| pcap_word(le, b);
     let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
     let mut records = Vec::new();
     let mut at = 24;
