@@ -412,7 +412,7 @@ pub struct CorrelateRun {
     /// `--names FILE`, in the order given.
     pub names: Vec<PathBuf>,
     /// `--rules`, `--conntrack`, `--masq-agent WHERE=FILE`, in the order given per option.
-    pub why: Vec<crate::why::Given>,
+    pub why: Vec<Given>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
     pub time: Option<crate::report::when::TimeStyle>,
     /// `--columns` of the table (with `--tz` alone, the default with the time).
@@ -627,5 +627,50 @@ mod point_name_tests {
         let captures = ["decap", "node", "backend"];
         assert!(names_a_capture("node(out if3)", &captures) && names_a_capture("node", &captures));
         assert!(!names_a_capture("vpn(out if3)", &captures) && !names_a_capture("(x)", &captures));
+    }
+}
+
+/// Which option gave a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// `--rules`: iptables-save, ip6tables-save or nft list ruleset.
+    Rules,
+    /// `--conntrack`: conntrack -L or -E.
+    Conntrack,
+    /// `--masq-agent`: the ip-masq-agent ConfigMap or its config.
+    MasqAgent,
+}
+
+impl InputKind {
+    pub fn option(self) -> &'static str {
+        match self {
+            InputKind::Rules => "--rules",
+            InputKind::Conntrack => "--conntrack",
+            InputKind::MasqAgent => "--masq-agent",
+        }
+    }
+}
+
+/// One `--rules/--conntrack/--masq-agent WHERE=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Given {
+    pub kind: InputKind,
+    pub at: String,
+    pub path: std::path::PathBuf,
+}
+
+impl Given {
+    /// `WHERE=FILE`; the error says what is missing. WHERE may hold `=`-free
+    /// labels only (`egress->backend`, `node`), so the first `=` splits.
+    pub fn parse(kind: InputKind, text: &str) -> Result<Given, String> {
+        match text.split_once('=') {
+            Some((at, path)) if !at.is_empty() && !path.is_empty() => {
+                Ok(Given { kind, at: at.to_string(), path: std::path::PathBuf::from(path) })
+            }
+            _ => Err(format!(
+                "{} {text:?}: expected WHERE=FILE (WHERE: a boundary such as egress->backend, or the label of a split capture)",
+                kind.option()
+            )),
+        }
     }
 }

@@ -14,52 +14,8 @@ pub mod model;
 pub mod nft;
 pub mod text;
 
-use std::path::PathBuf;
-
-/// Which option gave a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputKind {
-    /// `--rules`: iptables-save, ip6tables-save or nft list ruleset.
-    Rules,
-    /// `--conntrack`: conntrack -L or -E.
-    Conntrack,
-    /// `--masq-agent`: the ip-masq-agent ConfigMap or its config.
-    MasqAgent,
-}
-
-impl InputKind {
-    pub fn option(self) -> &'static str {
-        match self {
-            InputKind::Rules => "--rules",
-            InputKind::Conntrack => "--conntrack",
-            InputKind::MasqAgent => "--masq-agent",
-        }
-    }
-}
-
-/// One `--rules/--conntrack/--masq-agent WHERE=FILE`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Given {
-    pub kind: InputKind,
-    pub at: String,
-    pub path: PathBuf,
-}
-
-impl Given {
-    /// `WHERE=FILE`; the error says what is missing. WHERE may hold `=`-free
-    /// labels only (`egress->backend`, `node`), so the first `=` splits.
-    pub fn parse(kind: InputKind, text: &str) -> Result<Given, String> {
-        match text.split_once('=') {
-            Some((at, path)) if !at.is_empty() && !path.is_empty() => {
-                Ok(Given { kind, at: at.to_string(), path: PathBuf::from(path) })
-            }
-            _ => Err(format!(
-                "{} {text:?}: expected WHERE=FILE (WHERE: a boundary such as egress->backend, or the label of a split capture)",
-                kind.option()
-            )),
-        }
-    }
-}
+// The settings are the configuration's (config sits below this module).
+pub use crate::config::{Given, InputKind};
 
 /// One file read and parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -299,7 +255,7 @@ mod tests {
         let numbered = ["a", "n(in if2)", "n(out if3)"];
         assert_eq!(hosts(&given("n"), &numbered).unwrap()[0].oif, None);
         assert!(Given::parse(InputKind::Rules, "nat.rules").unwrap_err().contains("WHERE=FILE"));
-        assert_eq!(Given::parse(InputKind::Rules, "a->b=x=y").unwrap().path, PathBuf::from("x=y"));
+        assert_eq!(Given::parse(InputKind::Rules, "a->b=x=y").unwrap().path, std::path::PathBuf::from("x=y"));
     }
 
     #[test]
