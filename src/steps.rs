@@ -18,7 +18,7 @@
 //! stepped is unknown; the captures are taken in path order, each against the
 //! one before it already corrected, so every time ends on capture 1's clock.
 
-use crate::correlate::unique_pairs;
+use crate::correlate::clock::pair_samples;
 use crate::flows::{Flow, Flows};
 use crate::warning::Warning;
 
@@ -117,31 +117,19 @@ pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> Vec<Step> {
     steps
 }
 
-/// The offsets of `b` relative to `a` shown by the pairs unique on both sides:
-/// NTP offsets when most pairs have both replies, else first packets.
+/// The offsets of `b` relative to `a` shown by the pairs unique on both sides
+/// (the clock estimate's samples, any offset): NTP offsets when most pairs
+/// have both replies, else first packets.
 fn samples(a: &[Flow], b: &[Flow]) -> Vec<Sample> {
-    let mut ntp = Vec::new();
-    let mut one_way = Vec::new();
-    for (ia, ib) in unique_pairs(a, b) {
-        let (fa, fb) = (&a[ia], &b[ib]);
-        let (Some(a1), Some(b1)) = (fa.first_client_ns.get(), fb.first_client_ns.get()) else { continue };
-        if fa.syn_count > 1 || fb.syn_count > 1 || fa.orientation != fb.orientation {
-            continue; // which SYN crossed is unknown; or a capture missed the first packet
-        }
-        let d1 = b1.saturating_sub(a1);
-        one_way.push(Sample { order: ib, at_ns: b1, offset_ns: d1 });
-        if let (Some(a2), Some(b2)) = (fa.first_server_ns.get(), fb.first_server_ns.get()) {
-            if a2 >= a1 {
-                let offset_ns = d1.saturating_sub(a2.saturating_sub(b2)) / 2;
-                ntp.push(Sample { order: ib, at_ns: b1, offset_ns });
-            }
-        }
-    }
+    let pairs = pair_samples(a, b, i64::MAX);
+    let ntp: Vec<Sample> = (pairs.iter())
+        .filter_map(|p| p.ntp.map(|(offset_ns, _)| Sample { order: p.ib, at_ns: p.b1, offset_ns }))
+        .collect();
     // One kind only: first-packet offsets hold the path delay, NTP ones do not.
-    if ntp.len() * 2 >= one_way.len() {
+    if ntp.len() * 2 >= pairs.len() {
         ntp
     } else {
-        one_way
+        pairs.iter().map(|p| Sample { order: p.ib, at_ns: p.b1, offset_ns: p.one_way }).collect()
     }
 }
 

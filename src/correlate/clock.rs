@@ -175,11 +175,21 @@ pub struct PairEstimate {
     pub one_way_median: Option<i64>,
 }
 
-/// Estimates B's clock relative to A's from flows that pair unambiguously.
-pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate {
-    let mut ntp_offsets = Vec::new();
-    let mut ntp_delays = Vec::new();
-    let mut one_way = Vec::new();
+/// One pair's clock sample: where B holds its flow, when B saw its first
+/// client packet, `b1 − a1`, and the NTP offset and delay when both captures
+/// saw a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairSample {
+    pub ib: usize,
+    pub b1: i64,
+    pub one_way: i64,
+    pub ntp: Option<(i64, i64)>,
+}
+
+/// The samples of the flows that pair unambiguously (`unique_pairs`) and
+/// whose first packets are comparable, within `max_offset_ns` either way.
+pub fn pair_samples(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> Vec<PairSample> {
+    let mut samples = Vec::new();
     for (ia, ib) in unique_pairs(a, b) {
         let (fa, fb) = (&a[ia], &b[ib]);
         let (Some(a1), Some(b1)) = (fa.first_client_ns.get(), fb.first_client_ns.get()) else { continue };
@@ -193,15 +203,24 @@ pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate
         if fa.orientation != fb.orientation {
             continue; // one capture missed the SYN: its first client packet is a later one
         }
-        one_way.push(d1);
+        let mut ntp = None;
         if let (Some(a2), Some(b2)) = (fa.first_server_ns.get(), fb.first_server_ns.get()) {
             let d2 = a2.saturating_sub(b2);
             if d2.saturating_abs() <= max_offset_ns && a2 >= a1 {
-                ntp_offsets.push(d1.saturating_sub(d2) / 2);
-                ntp_delays.push(d1.saturating_add(d2) / 2);
+                ntp = Some((d1.saturating_sub(d2) / 2, d1.saturating_add(d2) / 2));
             }
         }
+        samples.push(PairSample { ib, b1, one_way: d1, ntp });
     }
+    samples
+}
+
+/// Estimates B's clock relative to A's from flows that pair unambiguously.
+pub fn pair_estimate(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> PairEstimate {
+    let samples = pair_samples(a, b, max_offset_ns);
+    let mut one_way: Vec<i64> = samples.iter().map(|s| s.one_way).collect();
+    let (mut ntp_offsets, mut ntp_delays): (Vec<i64>, Vec<i64>) =
+        samples.iter().filter_map(|s| s.ntp).unzip();
     if !ntp_offsets.is_empty() {
         let (offset, spread) = median_mad(&mut ntp_offsets);
         let (delay, _) = median_mad(&mut ntp_delays);

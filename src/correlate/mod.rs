@@ -12,7 +12,6 @@ mod candidates;
 pub mod clock;
 pub mod evidence;
 
-pub use candidates::unique_pairs;
 pub use clock::{ClockEstimate, OffsetMethodKind};
 pub use evidence::{Evidence, Evidences, Strength};
 
