@@ -793,7 +793,7 @@ impl Elsewhere {
             byte_offset: None,
             problem: format!(
                 "{n} flows were answered on another interface than they began on, with no packet on both \
-                 (the first: if{asked}, answered on if{answered}): {label} is an end host with several \
+                 (the first: if{asked}, answered on if{answered}): {label} looks like an end host with several \
                  interfaces and asymmetric routing, not a host that forwards"
             ),
             consequence: format!(
@@ -1123,8 +1123,9 @@ pub(crate) fn conclude_owning(
     // A whole run reads each capture on one clock, across a step of it (a time
     // shard or a stream window holds too little of the capture to tell).
     if config.shard.is_none() {
-        let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
+        let (steps, unbridged) = crate::steps::correct(&mut flows, &correlate_config.clock_of);
         warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
+        warnings.extend(unbridged.iter().map(|u| crate::steps::unbridged_warning(u, &labels, &files)));
     }
     let correlation = correlate::correlate(&flows, &correlate_config);
     if let Some(pinned) = &config.clocks_from {

@@ -19,6 +19,7 @@
 //! one before it already corrected, so every time ends on capture 1's clock.
 
 use crate::correlate::clock::pair_samples;
+use crate::correlate::TOLERANCE_CAP_NS;
 use crate::flows::{Flow, Flows};
 use crate::warning::Warning;
 
@@ -70,9 +71,12 @@ struct Sample {
 /// Finds and corrects clock steps, point by point in path order. `clock_of`
 /// gives each point's capture (points of one capture are adjacent and share
 /// one clock: a step moves all of them).
-pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> Vec<Step> {
+/// Gives the steps corrected, and the pairs that still disagree with their
+/// capture's clock by more than the widest time gate (too few to be a step).
+pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> (Vec<Step>, Vec<Unbridged>) {
     let clock = |j: usize| clock_of.get(j).copied().unwrap_or(j);
     let mut steps = Vec::new();
+    let mut unbridged = Vec::new();
     let mut j = 1;
     while j < points.len() {
         let last = (j..points.len()).take_while(|&i| clock(i) == clock(j)).last().unwrap_or(j);
@@ -111,10 +115,71 @@ pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> Vec<Step> {
                 }
                 steps.push(step);
             }
+            unbridged.extend(unbridged_pairs(&current).map(|u| Unbridged { point: j, against, ..u }));
         }
         j = last + 1;
     }
-    steps
+    (steps, unbridged)
+}
+
+/// Pairs matched without time whose offset is further from the others' than
+/// the correlator's widest time gate: their flows cannot be matched by time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unbridged {
+    pub point: usize,
+    pub against: usize,
+    pub pairs: usize,
+    /// Recorded time (at `point`) of the first such pair.
+    pub first_at_ns: i64,
+    /// The largest distance from the median offset.
+    pub largest_ns: i64,
+}
+
+fn unbridged_pairs(samples: &[Sample]) -> Option<Unbridged> {
+    let mut offsets: Vec<i64> = samples.iter().map(|s| s.offset_ns).collect();
+    let (median, _) = crate::correlate::clock::median_mad(&mut offsets);
+    let far: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.offset_ns.saturating_sub(median).saturating_abs() > TOLERANCE_CAP_NS)
+        .collect();
+    let first = far.iter().min_by_key(|s| s.order)?;
+    Some(Unbridged {
+        point: 0,
+        against: 0,
+        pairs: far.len(),
+        first_at_ns: first.at_ns,
+        largest_ns: far
+            .iter()
+            .map(|s| s.offset_ns.saturating_sub(median).saturating_abs())
+            .max()
+            .unwrap_or(0),
+    })
+}
+
+/// The warning for pairs no step explains: the premise "one clock per
+/// capture" fails for them, and the run cannot bridge it.
+pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String]) -> Warning {
+    let label = labels.get(u.point).map_or("?", String::as_str);
+    let against = labels.get(u.against).map_or("?", String::as_str);
+    Warning {
+        label: label.to_string(),
+        file: files.get(u.point).cloned().unwrap_or_default(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "{} pairs matched without time (ISN, first datagram or echo) between {against} and {label} are up to \
+             {:.3} ms off the others' clock offset, the first at {} ({label}'s recorded time): a clock step with \
+             too few pairs on one side to correct, or packets held that long",
+            u.pairs,
+            u.largest_ns as f64 / 1e6,
+            crate::time::rfc3339(u.first_at_ns),
+        ),
+        consequence: format!(
+            "past the widest time gate ({} ms), their requests may read as not seen at {label}, or as stopped \
+             before it: check {label}'s clock there before blaming the path",
+            TOLERANCE_CAP_NS / 1_000_000
+        ),
+    }
 }
 
 /// The offsets of `b` relative to `a` shown by the pairs unique on both sides
@@ -207,7 +272,7 @@ pub fn warning(step: &Step, labels: &[String], files: &[String]) -> Warning {
         problem: format!(
             "the clocks of {against} and {label} disagree by a step of {:+.3} ms between {} and {} ({label}'s \
              recorded times of the last pair before and the first after; {} pairs before, {} after, matched \
-             without time by ISN, first datagram or echo): one of the two clocks stepped during the capture (NTP \
+             without time by ISN, first datagram or echo): one of the two clocks stepped during the capture (as NTP does \
              correcting a drifting host)",
             ms(step.step_ns),
             crate::time::rfc3339(step.last_before_ns),
@@ -269,6 +334,22 @@ mod tests {
         let mut v: Vec<Sample> = (0..2).map(|i| s(i * 100, 0.0)).collect();
         v.extend((2..4).map(|i| s(i * 100, 400.0 + i as f64 * 0.01)));
         assert_eq!(find(v).map(|s| (s.samples_before, s.samples_after, s.first_after)), Some((2, 2, 200)));
+    }
+
+    #[test]
+    fn pairs_past_the_time_gate_that_make_no_step_are_counted() {
+        // One pair 400 ms off the rest: no step (one side of one), but past the gate.
+        let mut v: Vec<Sample> = (0..6).map(|i| s(i * 100, 0.01 * i as f64)).collect();
+        v.push(s(600, 400.0));
+        assert_eq!(find(v.clone()), None);
+        let u = unbridged_pairs(&v).expect("said");
+        assert_eq!((u.pairs, u.first_at_ns), (1, 600_000_000));
+        assert!((u.largest_ns - 399_980_000).abs() < 30_000, "{}", u.largest_ns);
+        // 150 ms off: inside the gate, nothing to say.
+        v.pop();
+        v.push(s(600, 150.0));
+        assert_eq!(unbridged_pairs(&v), None);
+        assert_eq!(unbridged_pairs(&[]), None);
     }
 
     #[test]

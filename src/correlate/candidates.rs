@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 /// Default tolerance floor: 1 ms.
 const TOLERANCE_FLOOR_NS: i64 = 1_000_000;
 /// Default tolerance cap: 200 ms.
-const TOLERANCE_CAP_NS: i64 = 200_000_000;
+pub const TOLERANCE_CAP_NS: i64 = 200_000_000;
 
 /// The corrected-time gate between captures `from` and `to`.
 #[derive(Clone, Copy, Debug)]

@@ -12,6 +12,7 @@ mod candidates;
 pub mod clock;
 pub mod evidence;
 
+pub use candidates::TOLERANCE_CAP_NS;
 pub use clock::{ClockEstimate, OffsetMethodKind};
 pub use evidence::{Evidence, Evidences, Strength};
 
