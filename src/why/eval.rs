@@ -110,8 +110,29 @@ struct World {
     dnat_done: bool,
     /// Conditions not evaluated and the way taken (`-o be0` matched / did not).
     forks: Vec<String>,
-    /// NAT rules passed on each hook: `text: condition did not match`.
+    /// NAT rules passed on each hook: `text: condition did not match`; the
+    /// first [`MAX_MISSES`] per hook, repeats in a row kept once (all that
+    /// reports show; a chain jumped to thousands of times would otherwise
+    /// grow every way by a line per visit).
     misses: Vec<(Hook, String)>,
+}
+
+/// NAT rules passed that a way keeps per hook.
+const MAX_MISSES: usize = 5;
+
+impl World {
+    /// Notes a NAT rule passed on `hook`; `text` is only made when kept.
+    fn miss(&mut self, hook: Hook, text: impl FnOnce() -> String) {
+        let mut on_hook = self.misses.iter().filter(|(h, _)| *h == hook);
+        if on_hook.clone().count() >= MAX_MISSES {
+            return;
+        }
+        let text = text();
+        if on_hook.next_back().is_some_and(|(_, last)| *last == text) {
+            return;
+        }
+        self.misses.push((hook, text));
+    }
 }
 
 /// Rule visits and ways of one whole evaluation (every hook, every way).
@@ -273,13 +294,17 @@ fn side<'r>(
     match places[0] {
         Some(p) => Found::Rule { rule: rule_ref(p), decided: forks },
         None => {
-            let mut deciding: Vec<String> =
+            let deciding: Vec<String> =
                 fits[0].2.misses.iter().filter(|(h, _)| *h == hook).map(|(_, m)| m.clone()).collect();
-            deciding.dedup();
-            deciding.truncate(5);
             Found::NoRule { deciding }
         }
     }
+}
+
+/// Puts what an action left on the walk's stack so that it is taken in
+/// order: `Next` ways go on at rule `next` of the same chain.
+fn push_then<'r>(stack: &mut Vec<(usize, Then<'r>)>, next: usize, thens: Vec<Then<'r>>) {
+    stack.extend(thens.into_iter().rev().map(|then| (next, then)));
 }
 
 fn same_place(a: Option<Place<'_>>, b: Option<Place<'_>>) -> bool {
@@ -369,47 +394,76 @@ fn hook_walks<'r>(
     vec![(Ok(done), None)]
 }
 
+/// What an action leaves: a way that ended, or one that goes on with the
+/// next rule of the same chain.
+enum Then<'r> {
+    End(End<'r>, World),
+    Next(World),
+}
+
 impl<'r> Walker<'r> {
-    /// The ways through `chain` from rule `from`.
-    fn run(&mut self, chain: &'r Chain, from: usize, mut w: World, depth: usize) -> Vec<(End<'r>, World)> {
+    /// The ways through `chain` from rule `from`, in depth-first order (a
+    /// way that matched a condition not evaluated before the way that did
+    /// not). The ways going on in the same chain wait on a stack, not in
+    /// nested calls: a chain of thousands of jumps or marks costs no stack;
+    /// only nested jumps do, at most [`MAX_DEPTH`].
+    fn run(&mut self, chain: &'r Chain, from: usize, w: World, depth: usize) -> Vec<(End<'r>, World)> {
         let mut out = Vec::new();
         if depth > MAX_DEPTH {
             out.push((End::Stop(format!("jumps nested deeper than {MAX_DEPTH}")), w));
             return out;
         }
-        for (i, rule) in chain.rules.iter().enumerate().skip(from) {
-            self.steps += 1;
-            if self.steps > MAX_STEPS || self.worlds > MAX_WORLDS {
-                out.push((End::Stop(format!("more than {MAX_STEPS} rule visits or {MAX_WORLDS} ways")), w));
-                return out;
-            }
-            let (truth, cond) = self.test(rule, &w);
-            match truth {
-                Truth::Yes => {
-                    out.extend(self.act(chain, i, rule, &rule.action, w, depth));
-                    return out;
+        // (the rule a `Next` way goes on at, the way)
+        let mut stack = vec![(from, Then::Next(w))];
+        'ways: while let Some((from, then)) = stack.pop() {
+            let mut w = match then {
+                Then::End(end, w) => {
+                    out.push((end, w));
+                    continue;
                 }
-                Truth::No => {
-                    if is_nat(&rule.action) {
-                        w.misses.push((
-                            self.pkt.hook,
-                            format!(
-                                "`{}` ({}:{}): {cond} did not match",
-                                rule.text, self.set.file, rule.line
-                            ),
-                        ));
+                Then::Next(w) => w,
+            };
+            for (i, rule) in chain.rules.iter().enumerate().skip(from) {
+                self.steps += 1;
+                if self.steps > MAX_STEPS || self.worlds > MAX_WORLDS {
+                    out.push((
+                        End::Stop(format!("more than {MAX_STEPS} rule visits or {MAX_WORLDS} ways")),
+                        w,
+                    ));
+                    continue 'ways;
+                }
+                let (truth, cond) = self.test(rule, &w);
+                match truth {
+                    Truth::Yes => {
+                        let thens = self.act(chain, i, rule, &rule.action, w, depth);
+                        push_then(&mut stack, i + 1, thens);
+                        continue 'ways;
+                    }
+                    Truth::No => {
+                        if is_nat(&rule.action) {
+                            w.miss(self.pkt.hook, || {
+                                format!(
+                                    "`{}` ({}:{}): {cond} did not match",
+                                    rule.text, self.set.file, rule.line
+                                )
+                            });
+                        }
+                    }
+                    Truth::Unknown => {
+                        self.worlds += 1;
+                        let mut yes = w.clone();
+                        yes.forks.push(format!("{cond} (matched, line {})", rule.line));
+                        w.forks.push(format!("{cond} (did not match, line {})", rule.line));
+                        // the way that did not match goes on after the one that did
+                        stack.push((i + 1, Then::Next(w)));
+                        let thens = self.act(chain, i, rule, &rule.action, yes, depth);
+                        push_then(&mut stack, i + 1, thens);
+                        continue 'ways;
                     }
                 }
-                Truth::Unknown => {
-                    self.worlds += 1;
-                    let mut yes = w.clone();
-                    yes.forks.push(format!("{cond} (matched, line {})", rule.line));
-                    out.extend(self.act(chain, i, rule, &rule.action, yes, depth));
-                    w.forks.push(format!("{cond} (did not match, line {})", rule.line));
-                }
             }
+            out.push((End::Return, w));
         }
-        out.push((End::Return, w));
         out
     }
 
@@ -422,44 +476,40 @@ impl<'r> Walker<'r> {
         action: &'r Action,
         mut w: World,
         depth: usize,
-    ) -> Vec<(End<'r>, World)> {
+    ) -> Vec<Then<'r>> {
         let place = Place { table: self.table, chain: &chain.name, rule };
-        let nat = |kind| vec![(End::Nat(Nat { at: place, kind }), w.clone())];
+        let nat = |kind| vec![Then::End(End::Nat(Nat { at: place, kind }), w.clone())];
+        let stop = |why: String, w: World| vec![Then::End(End::Stop(why), w)];
         match action {
-            Action::Continue => self.run(chain, i + 1, w, depth),
+            Action::Continue => vec![Then::Next(w)],
             Action::SetMark { value, mask } => {
                 w.mark = w.mark.map(|m| (m & !mask) ^ value);
-                self.run(chain, i + 1, w, depth)
+                vec![Then::Next(w)]
             }
             Action::Return | Action::Accept => {
                 // a RETURN or ACCEPT that passes the chain's later NAT rules decides too
                 if let Some(later) = chain.rules[i + 1..].iter().find(|r| is_nat(&r.action)) {
-                    w.misses.push((
-                        self.pkt.hook,
+                    w.miss(self.pkt.hook, || {
                         format!(
                             "`{}` ({}:{}) came first, before `{}` (line {})",
                             rule.text, self.set.file, rule.line, later.text, later.line
-                        ),
-                    ));
+                        )
+                    });
                 }
                 let end = if matches!(action, Action::Return) { End::Return } else { End::Accept };
-                vec![(end, w)]
+                vec![Then::End(end, w)]
             }
-            Action::Drop => vec![(End::Drop, w)],
+            Action::Drop => vec![Then::End(End::Drop, w)],
             Action::Jump(c) | Action::Goto(c) => {
                 let Some(target) = self.table.chain(c) else {
-                    return vec![(End::Stop(format!("jump to {c}, not in {}", self.set.file)), w)];
+                    return stop(format!("jump to {c}, not in {}", self.set.file), w);
                 };
-                let mut out = Vec::new();
-                for (end, w2) in self.run(target, 0, w, depth + 1) {
-                    match end {
-                        End::Return if matches!(action, Action::Jump(_)) => {
-                            out.extend(self.run(chain, i + 1, w2, depth))
-                        }
-                        other => out.push((other, w2)),
-                    }
-                }
-                out
+                (self.run(target, 0, w, depth + 1).into_iter())
+                    .map(|(end, w2)| match end {
+                        End::Return if matches!(action, Action::Jump(_)) => Then::Next(w2),
+                        other => Then::End(other, w2),
+                    })
+                    .collect()
             }
             Action::Masquerade { ports, .. } if self.pkt.hook == Hook::Postrouting => {
                 nat(NatKind::Masquerade { ports: *ports })
@@ -472,9 +522,7 @@ impl<'r> Walker<'r> {
             Action::Masquerade { .. }
             | Action::Snat { .. }
             | Action::Dnat { .. }
-            | Action::Redirect { .. } => {
-                vec![(End::Stop(format!("`{}` in a chain of the wrong hook", rule.text)), w)]
-            }
+            | Action::Redirect { .. } => stop(format!("`{}` in a chain of the wrong hook", rule.text), w),
             Action::DnatMap { key, chance, entries } => {
                 let mut out = Vec::new();
                 for (k, to) in entries {
@@ -482,20 +530,20 @@ impl<'r> Walker<'r> {
                     match t {
                         Truth::No => continue,
                         Truth::Yes => {
-                            out.push((End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), w));
+                            out.push(Then::End(End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), w));
                             return out;
                         }
                         Truth::Unknown => {
                             self.worlds += 1;
                             let mut yes = w.clone();
                             yes.forks.push(format!("map key {} (chosen, line {})", values(k), rule.line));
-                            out.push((End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), yes));
+                            out.push(Then::End(End::Nat(Nat { at: place, kind: NatKind::Dnat(*to) }), yes));
                         }
                     }
                 }
                 if !*chance {
                     // no entry: the kernel drops it
-                    out.push((End::Drop, w));
+                    out.push(Then::End(End::Drop, w));
                 }
                 out
             }
@@ -523,11 +571,11 @@ impl<'r> Walker<'r> {
                     }
                 }
                 if !*chance {
-                    out.extend(self.run(chain, i + 1, w, depth));
+                    out.push(Then::Next(w));
                 }
                 out
             }
-            Action::Unknown(t) => vec![(End::Stop(format!("not evaluated: {t}")), w)],
+            Action::Unknown(t) => stop(format!("not evaluated: {t}"), w),
         }
     }
 
@@ -897,6 +945,40 @@ mod tests {
         let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
         assert!(matches!(&e.source, Found::NotEvaluated { .. } | Found::Rule { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_way_keeps_the_first_nat_rules_passed_per_hook_repeats_in_a_row_once() {
+        let mut w = World::default();
+        for i in [1, 1, 2, 3, 3, 4, 5, 6, 7] {
+            w.miss(Hook::Postrouting, || format!("r{i}"));
+            w.miss(Hook::Prerouting, || "p".into());
+        }
+        let on = |h| w.misses.iter().filter(|(x, _)| *x == h).map(|(_, m)| m.as_str()).collect::<Vec<_>>();
+        assert_eq!(on(Hook::Postrouting), ["r1", "r2", "r3", "r4", "r5"]);
+        assert_eq!(on(Hook::Prerouting), ["p"]);
+    }
+
+    #[test]
+    fn a_chain_jumped_to_thousands_of_times_keeps_a_few_lines_not_one_per_visit() {
+        // found by fuzzing: each visit of a long NAT rule that did not match
+        // was kept, in every way, until the budget (out of memory at 512 MiB)
+        let long = "x".repeat(4000);
+        let mut text = format!(
+            "*nat\n:POSTROUTING ACCEPT [0:0]\n:A - [0:0]\n-A A -s 10.7.0.0/16 -m comment --comment {long} -j MASQUERADE\n\
+             -A A -s 10.8.0.0/16 -m comment --comment {long} -j MASQUERADE\n"
+        );
+        for _ in 0..20_000 {
+            text.push_str("-A POSTROUTING -j A\n");
+        }
+        text.push_str("COMMIT\n");
+        let set = super::super::ipt::parse("n", &text).0;
+        let t = std::time::Instant::now();
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+        let Found::NoRule { deciding } = &e.source else { panic!("{e:?}") };
+        assert_eq!(deciding.len(), MAX_MISSES, "{deciding:?}");
+        assert!(deciding[0].contains("10.7.0.0/16") && deciding[1].contains("10.8.0.0/16"), "{deciding:?}");
     }
 
     #[test]
