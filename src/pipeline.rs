@@ -1123,11 +1123,14 @@ pub(crate) fn conclude_owning(
     // A whole run reads each capture on one clock, across a step of it (a time
     // shard or a stream window holds too little of the capture to tell).
     if config.shard.is_none() {
-        let (steps, unbridged) = crate::steps::correct(&mut flows, &correlate_config.clock_of);
+        let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
         warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
-        warnings.extend(unbridged.iter().map(|u| crate::steps::unbridged_warning(u, &labels, &files)));
     }
     let correlation = correlate::correlate(&flows, &correlate_config);
+    if config.shard.is_none() {
+        let unbridged = crate::steps::unlinked(&flows, &correlation, &correlate_config.clock_of);
+        warnings.extend(unbridged.iter().map(|u| crate::steps::unbridged_warning(u, &labels, &files)));
+    }
     if let Some(pinned) = &config.clocks_from {
         warnings.extend(crate::shard::clock_warnings(&labels, &correlation, &pinned.source));
     }

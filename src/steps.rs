@@ -19,8 +19,8 @@
 //! one before it already corrected, so every time ends on capture 1's clock.
 
 use crate::correlate::clock::pair_samples;
-use crate::correlate::TOLERANCE_CAP_NS;
-use crate::flows::{Flow, Flows};
+use crate::correlate::{unique_pairs, Correlation};
+use crate::flows::{Flow, FlowProto, Flows, Orientation};
 use crate::warning::Warning;
 
 /// Fewest pairs on each side of a step (two must agree within
@@ -71,12 +71,10 @@ struct Sample {
 /// Finds and corrects clock steps, point by point in path order. `clock_of`
 /// gives each point's capture (points of one capture are adjacent and share
 /// one clock: a step moves all of them).
-/// Gives the steps corrected, and the pairs that still disagree with their
-/// capture's clock by more than the widest time gate (too few to be a step).
-pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> (Vec<Step>, Vec<Unbridged>) {
+/// Gives the steps corrected.
+pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> Vec<Step> {
     let clock = |j: usize| clock_of.get(j).copied().unwrap_or(j);
     let mut steps = Vec::new();
-    let mut unbridged = Vec::new();
     let mut j = 1;
     while j < points.len() {
         let last = (j..points.len()).take_while(|&i| clock(i) == clock(j)).last().unwrap_or(j);
@@ -115,15 +113,18 @@ pub fn correct(points: &mut [Flows], clock_of: &[usize]) -> (Vec<Step>, Vec<Unbr
                 }
                 steps.push(step);
             }
-            unbridged.extend(unbridged_pairs(&current).map(|u| Unbridged { point: j, against, ..u }));
         }
         j = last + 1;
     }
-    (steps, unbridged)
+    steps
 }
 
-/// Pairs matched without time whose offset is further from the others' than
-/// the correlator's widest time gate: their flows cannot be matched by time.
+/// Pairs matched without time that the matching did not link: a flow of
+/// one capture holding the ISN (and, where both saw it, the server's ISN),
+/// the first datagram or the echo of a request's flow at the capture before,
+/// unique in both, yet not that request's flow there. Whatever the reason (a
+/// step too thin to find, packets held past the time gate), that request's
+/// verdict rests on a clock the evidence contradicts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unbridged {
     pub point: usize,
@@ -131,29 +132,137 @@ pub struct Unbridged {
     pub pairs: usize,
     /// Recorded time (at `point`) of the first such pair.
     pub first_at_ns: i64,
-    /// The largest distance from the median offset.
+    /// The largest distance from the clocks' offset (of the first server
+    /// packets where both captures saw one, else of the first client packets;
+    /// of the last packets where one capture missed the start).
     pub largest_ns: i64,
 }
 
-fn unbridged_pairs(samples: &[Sample]) -> Option<Unbridged> {
-    let mut offsets: Vec<i64> = samples.iter().map(|s| s.offset_ns).collect();
-    let (median, _) = crate::correlate::clock::median_mad(&mut offsets);
-    let far: Vec<&Sample> = samples
-        .iter()
-        .filter(|s| s.offset_ns.saturating_sub(median).saturating_abs() > TOLERANCE_CAP_NS)
-        .collect();
-    let first = far.iter().min_by_key(|s| s.order)?;
-    Some(Unbridged {
-        point: 0,
-        against: 0,
-        pairs: far.len(),
-        first_at_ns: first.at_ns,
-        largest_ns: far
-            .iter()
-            .map(|s| s.offset_ns.saturating_sub(median).saturating_abs())
-            .max()
-            .unwrap_or(0),
-    })
+/// The [`Unbridged`] pairs of each neighbour boundary between two clocks.
+pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize]) -> Vec<Unbridged> {
+    let clock = |j: usize| clock_of.get(j).copied().unwrap_or(j);
+    let mut out = Vec::new();
+    for j in 1..points.len() {
+        if clock(j - 1) == clock(j) {
+            continue; // one clock: nothing for it to keep apart
+        }
+        let (a, b) = (&points[j - 1].flows, &points[j].flows);
+        // The chain of each flow at j-1.
+        let mut chain_of = vec![None; a.len()];
+        for (c, chain) in correlation.chains.iter().enumerate() {
+            if let Some(Some(ia)) = chain.hops.get(j - 1) {
+                if let Some(slot) = chain_of.get_mut(*ia) {
+                    *slot = Some(c);
+                }
+            }
+        }
+        let offset = |k: usize| correlation.clocks.get(k).map_or(0, |c| c.offset_ns);
+        let (off_a, off_b) = (offset(j - 1), offset(j));
+        let mut far: Vec<(usize, i64)> = Vec::new();
+        for (ia, ib) in time_free_pairs(a, b) {
+            let (fa, fb) = (&a[ia], &b[ib]);
+            if let (Some(x), Some(y)) = (fa.server_isn, fb.server_isn) {
+                if x != y {
+                    continue; // one ISN alike by chance, not one connection
+                }
+            }
+            let Some(chain) = chain_of[ia].and_then(|c| correlation.chains.get(c)) else { continue };
+            if chain.hops.get(j) == Some(&Some(ib)) || chain.attempts.contains(&(j, ib)) {
+                continue;
+            }
+            // one packet seen at both: the first server packet (a retransmitted
+            // SYN may be the first client packet at one only), the first
+            // client packet, or where one capture missed the start, the last
+            let at = |f: &Flow| match (fa.first_server_ns.get(), fb.first_server_ns.get()) {
+                _ if fa.orientation != fb.orientation => Some(f.last_ns),
+                (Some(_), Some(_)) => f.first_server_ns.get(),
+                _ => f.first_client_ns.get(),
+            };
+            let (Some(ta), Some(tb)) = (at(fa), at(fb)) else { continue };
+            let off = tb.saturating_sub(off_b).saturating_sub(ta.saturating_sub(off_a));
+            far.push((ib, off.saturating_abs()));
+        }
+        let Some(&(first, _)) = far.iter().min_by_key(|(ib, _)| *ib) else { continue };
+        out.push(Unbridged {
+            point: j,
+            against: j - 1,
+            pairs: far.len(),
+            first_at_ns: b[first].first_ns,
+            largest_ns: far.iter().map(|f| f.1).max().unwrap_or(0),
+        });
+    }
+    out
+}
+
+/// The flows that hold one ISN, first datagram or echo, unique on both sides
+/// (`unique_pairs`: the clock's samples); where one is held by several flows
+/// (the same query from several ports), those it is unique to with their
+/// ports; and TCP flows one capture saw without their SYN, unique with their
+/// ports on both sides, whose client sequence numbers overlap.
+fn time_free_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
+    let mut pairs = unique_pairs(a, b);
+    let with_ports = |f: &Flow| {
+        let k = match f.proto {
+            FlowProto::Tcp if f.orientation != Orientation::Midstream => f.client_isn.map(u64::from),
+            FlowProto::Udp => f.client_fp.join_key(),
+            _ => None,
+        };
+        k.map(|k| (f.proto, k, f.client.port, f.server.port))
+    };
+    join_unpaired(a, b, &mut pairs, with_ports, |_, _| true);
+    let ports = |f: &Flow| (f.proto == FlowProto::Tcp).then_some((f.proto, 0, f.client.port, f.server.port));
+    join_unpaired(a, b, &mut pairs, ports, |x, y| match (client_seqs(x), client_seqs(y)) {
+        (Some((lo_x, len_x)), Some((lo_y, len_y))) => {
+            // wrapping distance of the starts within the longer stream
+            let d = lo_y.wrapping_sub(lo_x) as i32;
+            i64::from(d).unsigned_abs() <= u64::from(len_x.max(len_y)) + 1
+        }
+        _ => false,
+    });
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The client's sequence numbers a TCP flow saw: from its first (ISN + 1, or
+/// the first with ACK set when the SYN was missed), and how many after it.
+fn client_seqs(f: &Flow) -> Option<(u32, u32)> {
+    let lo = match f.orientation {
+        Orientation::Midstream => f.seq_pair?.0,
+        _ => f.client_isn?.wrapping_add(1),
+    };
+    Some((lo, f.client_payload.map_or(0, |p| p.1)))
+}
+
+/// Adds to `pairs` the flows of `a` and `b` not yet in it whose `key` is
+/// unique on both sides and that `agree`.
+fn join_unpaired<K: std::hash::Hash + Eq>(
+    a: &[Flow],
+    b: &[Flow],
+    pairs: &mut Vec<(usize, usize)>,
+    key: impl Fn(&Flow) -> Option<K>,
+    agree: impl Fn(&Flow, &Flow) -> bool,
+) {
+    let (mut in_a, mut in_b) = (vec![false; a.len()], vec![false; b.len()]);
+    for &(ia, ib) in pairs.iter() {
+        (in_a[ia], in_b[ib]) = (true, true);
+    }
+    let count = |flows: &[Flow], paired: &[bool]| {
+        let mut count: std::collections::HashMap<K, (usize, usize)> = std::collections::HashMap::new();
+        for (i, f) in flows.iter().enumerate().filter(|(i, _)| !paired[*i]) {
+            if let Some(k) = key(f) {
+                count.entry(k).or_insert((i, 0)).1 += 1;
+            }
+        }
+        count
+    };
+    let count_b = count(b, &in_b);
+    for (k, (ia, n)) in count(a, &in_a) {
+        if let Some(&(ib, 1)) = count_b.get(&k).filter(|_| n == 1) {
+            if agree(&a[ia], &b[ib]) {
+                pairs.push((ia, ib));
+            }
+        }
+    }
 }
 
 /// The warning for pairs no step explains: the premise "one clock per
@@ -167,17 +276,16 @@ pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String]) -> 
         record: None,
         byte_offset: None,
         problem: format!(
-            "{} pairs matched without time (ISN, first datagram or echo) between {against} and {label} are up to \
-             {:.3} ms off the others' clock offset, the first at {} ({label}'s recorded time): a clock step with \
-             too few pairs on one side to correct, or packets held that long",
+            "{} pairs matched without time (one ISN, first datagram or echo, and the ports where it is not unique) between {against} and \
+             {label} were not matched by time, up to {:.3} ms off the clocks' offset, the first at {} ({label}'s \
+             recorded time): a clock step with too few pairs on one side to correct, or packets held that long",
             u.pairs,
             u.largest_ns as f64 / 1e6,
             crate::time::rfc3339(u.first_at_ns),
         ),
         consequence: format!(
-            "past the widest time gate ({} ms), their requests may read as not seen at {label}, or as stopped \
-             before it: check {label}'s clock there before blaming the path",
-            TOLERANCE_CAP_NS / 1_000_000
+            "their requests read as not seen at {label}, or as stopped before it, and {label}'s silence in them \
+             is no evidence: check {label}'s clock there before blaming the path"
         ),
     }
 }
@@ -336,20 +444,50 @@ mod tests {
         assert_eq!(find(v).map(|s| (s.samples_before, s.samples_after, s.first_after)), Some((2, 2, 200)));
     }
 
+    /// Two captures of requests 1 s apart, each with its own ISN; the second
+    /// capture's clock reads `late_ms` later from its fourth request on (the
+    /// offset estimated is the first three's).
+    fn two_captures(late_ms: i64) -> Vec<Flows> {
+        let flows = |late: i64| {
+            let flows = (0..5u16)
+                .map(|i| {
+                    let t = i64::from(i) * 1_000_000_000 + if i >= 3 { late } else { 0 };
+                    Flow::test_tcp(
+                        &format!("198.18.0.1:{}", 40000 + i),
+                        "198.19.0.1:80",
+                        t,
+                        1000 + u32::from(i),
+                    )
+                })
+                .collect();
+            Flows { flows, stats: Default::default() }
+        };
+        vec![flows(0), flows(late_ms * 1_000_000)]
+    }
+
     #[test]
-    fn pairs_past_the_time_gate_that_make_no_step_are_counted() {
-        // One pair 400 ms off the rest: no step (one side of one), but past the gate.
-        let mut v: Vec<Sample> = (0..6).map(|i| s(i * 100, 0.01 * i as f64)).collect();
-        v.push(s(600, 400.0));
-        assert_eq!(find(v.clone()), None);
-        let u = unbridged_pairs(&v).expect("said");
-        assert_eq!((u.pairs, u.first_at_ns), (1, 600_000_000));
-        assert!((u.largest_ns - 399_980_000).abs() < 30_000, "{}", u.largest_ns);
-        // 150 ms off: inside the gate, nothing to say.
-        v.pop();
-        v.push(s(600, 150.0));
-        assert_eq!(unbridged_pairs(&v), None);
-        assert_eq!(unbridged_pairs(&[]), None);
+    fn pairs_matched_without_time_that_the_matching_kept_apart_are_counted() {
+        let config = crate::config::CorrelateConfig::default();
+        let points = two_captures(0);
+        let c = crate::correlate::correlate(&points, &config);
+        assert_eq!(unlinked(&points, &c, &[0, 1]), []);
+        // 400 ms late from the fourth on: two requests not seen at 1.
+        let points = two_captures(400);
+        let c = crate::correlate::correlate(&points, &config);
+        let u = unlinked(&points, &c, &[0, 1]);
+        assert_eq!(u.len(), 1, "{u:?}");
+        assert_eq!((u[0].point, u[0].against, u[0].pairs), (1, 0, 2));
+        assert_eq!(u[0].first_at_ns, 3_400_000_000);
+        assert_eq!(u[0].largest_ns, 400_000_000);
+        // One clock (points of one capture): never.
+        assert_eq!(unlinked(&points, &c, &[0, 0]), []);
+        // The server's ISN differs: one client ISN alike by chance, not one connection.
+        let mut points = two_captures(400);
+        for f in &mut points[1].flows {
+            f.server_isn = f.server_isn.map(|i| i ^ 1);
+        }
+        let c = crate::correlate::correlate(&points, &config);
+        assert_eq!(unlinked(&points, &c, &[0, 1]), []);
     }
 
     #[test]

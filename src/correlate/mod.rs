@@ -12,7 +12,7 @@ mod candidates;
 pub mod clock;
 pub mod evidence;
 
-pub use candidates::TOLERANCE_CAP_NS;
+pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
 pub use clock::{ClockEstimate, OffsetMethodKind};
 pub use evidence::{Evidence, Evidences, Strength};
 
