@@ -197,9 +197,10 @@ pub struct CorrelateArgs {
     /// 300; 1 with --follow).
     #[arg(long, value_name = "SECONDS", requires = "windowed", allow_negative_numbers = true)]
     pub stream_window: Option<f64>,
-    /// With --stream or --follow: how long past a window (and its margin) the stream waits for a
-    /// connection still open before it reports the window's requests with what was seen by then,
-    /// saying which, 0 to 31536000 (default 600; 10 with --follow). Longer waits hold the windows after it in memory meanwhile.
+    /// With --stream or --follow: how long the stream waits for a connection still open, after its
+    /// last packet and at most past its window (and margin), before it reports the window's requests
+    /// with what was seen by then, saying which, 0 to 31536000 (default 600; 10 with --follow).
+    /// Longer waits hold the windows after it in memory meanwhile.
     #[arg(long, value_name = "SECONDS", requires = "windowed", allow_negative_numbers = true)]
     pub stream_hold: Option<f64>,
     /// Correlate captures that are still being written (FIFOs, `<(ssh host tcpdump -U -w -)`, `-`,

@@ -19,8 +19,9 @@
 //! except packets of a flow after such a silence (a connection idle for over
 //! 130 s, then resumed, becomes a second flow, as with a shard's skipped file).
 //! A connection that goes on (a database pool's, a watch) would hold its
-//! window, and every window after it, to its end: so a window waits at most
-//! `--stream-hold` past its reach, then is correlated with what it has, as a
+//! window, and every window after it, to its end: so a window waits
+//! `--stream-hold` after the last packet of its flows that may go on, and at
+//! most that long past its reach, then is correlated with what it has, as a
 //! shard whose later file was skipped is, and its requests that hold a flow
 //! still open are counted in a warning. Memory is then bounded by the windows
 //! within window + 2 × reach + hold of the reading, whatever the connections.
@@ -185,6 +186,33 @@ impl Plan {
 /// how long a flow that has ended may still take a last packet).
 fn may_go_on(f: &Flow, t: i64, udp_idle_ns: i64, linger_ns: i64) -> bool {
     f.last_ns.saturating_add(linger_ns) > t || crate::shard::may_continue_later(f, t, udp_idle_ns)
+}
+
+/// What a window past its reach does at `t`.
+#[derive(Debug, PartialEq, Eq)]
+enum Past {
+    /// No flow of it may take more packets: finished.
+    Done,
+    /// Flows may go on, but it has waited the hold: finished with what it read.
+    Cut,
+    /// Flows may go on: checked again by `until` at the latest.
+    Wait { until: i64 },
+}
+
+/// A window past its reach (`hi`) at `t`, whose flows that may still take
+/// packets saw their latest at `open_last` (None: no flow may): it waits the
+/// hold after that packet, so a request whose connection fell silent (a SYN
+/// never answered, a datagram within `--udp-idle`) comes the hold after its
+/// last packet, and at most the hold past the reach, so a connection that
+/// goes on holds its window no longer than that.
+fn past_reach(open_last: Option<i64>, t: i64, hi: i64, hold_ns: i64) -> Past {
+    let Some(last) = open_last else { return Past::Done };
+    let due = last.saturating_add(hold_ns).min(hi.saturating_add(hold_ns));
+    if t > due {
+        Past::Cut
+    } else {
+        Past::Wait { until: due.saturating_add(1) }
+    }
 }
 
 /// Fewest samples an estimated clock needs to be pinned for the windows after.
@@ -458,12 +486,18 @@ impl Reader<'_> {
             if t > *hi && t >= *next_check {
                 *next_check = t.saturating_add(CHECK_EVERY_NS);
                 let (idle, linger) = (self.plan.udp_idle_ns, self.plan.linger_ns);
-                if !builder.table().flows().iter().any(|f| may_go_on(f, t, idle, linger)) {
-                    done.push(i);
-                } else if t > hi.saturating_add(self.plan.hold_ns) {
-                    // Waited long enough: what it read is what it has.
-                    *cut_until = Some(t);
-                    done.push(i);
+                let open_last = (builder.table().flows().iter())
+                    .filter(|f| may_go_on(f, t, idle, linger))
+                    .map(|f| f.last_ns)
+                    .max();
+                match past_reach(open_last, t, *hi, self.plan.hold_ns) {
+                    Past::Done => done.push(i),
+                    Past::Cut => {
+                        // Waited long enough: what it read is what it has.
+                        *cut_until = Some(t);
+                        done.push(i);
+                    }
+                    Past::Wait { until } => *next_check = (*next_check).min(until),
                 }
             }
         }
@@ -1279,6 +1313,25 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_past_its_reach_waits_the_hold_after_its_open_flows_last_packet_at_most_past_the_reach() {
+        // Nothing may go on: done.
+        assert_eq!(past_reach(None, 101, 100, 10), Past::Done);
+        // A flow silent since 95: cut once the hold has passed since then (at
+        // 106), not the hold past the reach (110); checked again right then.
+        assert_eq!(past_reach(Some(95), 101, 100, 10), Past::Wait { until: 106 });
+        assert_eq!(past_reach(Some(95), 105, 100, 10), Past::Wait { until: 106 });
+        assert_eq!(past_reach(Some(95), 106, 100, 10), Past::Cut);
+        // A flow that goes on (packets up to now): at most the hold past the reach.
+        assert_eq!(past_reach(Some(109), 110, 100, 10), Past::Wait { until: 111 });
+        assert_eq!(past_reach(Some(111), 111, 100, 10), Past::Cut);
+        // No overflow at the ends of time.
+        assert_eq!(
+            past_reach(Some(i64::MAX), i64::MAX, i64::MAX - 1, i64::MAX),
+            Past::Wait { until: i64::MAX }
+        );
+    }
 
     #[test]
     fn a_time_opens_exactly_the_windows_whose_reach_holds_it() {
