@@ -4,6 +4,7 @@
 //! clap type, and the value names of every choice come from `config`.
 
 use crate::compare::{Expectation, SourceWant};
+use crate::config::when::{TimeFormat, TimeStyle, Zone};
 pub use crate::config::UsageError;
 use crate::config::{
     CaptureSpec, Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, Config, CorrelateConfig,
@@ -11,7 +12,6 @@ use crate::config::{
     ReadConfig, Run, Shard, Source, TimeBound,
 };
 use crate::report::schema::WireName;
-use crate::report::when::{TimeFormat, TimeStyle, Zone};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -21,6 +21,14 @@ pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use key::{interface_of, side_of};
 pub use table::FlowTable;
 
+impl crate::config::FlowConfig {
+    /// Bytes of each packet's payload the flow stage reads: the fingerprint and
+    /// the client stream's carriers (PROXY header, HTTP request headers).
+    pub fn payload_limit(&self) -> usize {
+        self.fingerprint_len.max(CARRIER_PREFIX)
+    }
+}
+
 use std::net::IpAddr;
 
 /// Transport of a flow.

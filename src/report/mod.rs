@@ -21,7 +21,7 @@ mod pretty;
 pub mod schema;
 pub mod summary;
 pub mod table;
-pub mod when;
+pub use crate::config::when;
 pub mod words;
 
 #[cfg(test)]

@@ -7,6 +7,11 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+pub mod columns;
+pub mod when;
+
+pub use columns::Column;
+
 /// Where a capture's bytes come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -84,14 +89,6 @@ pub struct FlowConfig {
     pub udp_idle_ns: i64,
     /// Bytes of each direction's stream that are fingerprinted.
     pub fingerprint_len: usize,
-}
-
-impl FlowConfig {
-    /// Bytes of each packet's payload the flow stage reads: the fingerprint and
-    /// the client stream's carriers (PROXY header, HTTP request headers).
-    pub fn payload_limit(&self) -> usize {
-        self.fingerprint_len.max(crate::flows::CARRIER_PREFIX)
-    }
 }
 
 impl Default for FlowConfig {
@@ -414,9 +411,9 @@ pub struct CorrelateRun {
     /// `--rules`, `--conntrack`, `--masq-agent WHERE=FILE`, in the order given per option.
     pub why: Vec<Given>,
     /// `--tz` and `--time-format`; None = RFC 3339 UTC.
-    pub time: Option<crate::report::when::TimeStyle>,
+    pub time: Option<when::TimeStyle>,
     /// `--columns` of the table (with `--tz` alone, the default with the time).
-    pub columns: Option<Vec<crate::report::table::Column>>,
+    pub columns: Option<Vec<Column>>,
     /// `--columns` was given (a terminal's table then keeps them).
     pub columns_given: bool,
     /// `--warnings-to FILE`.
