@@ -1,14 +1,12 @@
 //! What the binary does for each form of the command line: a plain
-//! `config::Run` → pipeline → report → exit status. Takes a `Run` (never a clap
+//! `run::Run` → pipeline → report → exit status. Takes a `Run` (never a clap
 //! type); gives an exit status or one `Error` that `main` prints once. Exit
 //! statuses live here, in one place.
 
-use crate::config::{
-    ColorChoice, CompareRun, CompareSide, Config, CorrelateRun, Format, InspectFormat, InspectRun, Run,
-    UsageError,
-};
+use crate::config::{ColorChoice, CompareSide, Config, Format, InspectFormat, UsageError};
 use crate::progress::Bars;
 use crate::report::{self, ReportOptions};
+use crate::run::{CompareRun, CorrelateRun, InspectRun, Run};
 use crate::verdict::Findings;
 use std::ffi::OsStr;
 use std::fmt;

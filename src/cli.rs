@@ -1,5 +1,5 @@
 //! The command line (DESIGN.md "Command line", normative): clap derive `Args`
-//! turned into a plain `config::Run` before any work. Takes the arguments;
+//! turned into a plain `run::Run` before any work. Takes the arguments;
 //! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
 //! clap type, and the value names of every choice come from `config`.
 
@@ -7,11 +7,11 @@ use crate::compare::{Expectation, SourceWant};
 use crate::config::when::{TimeFormat, TimeStyle, Zone};
 pub use crate::config::UsageError;
 use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, Config, CorrelateConfig,
-    CorrelateRun, FailOn, Filter, FlowConfig, Format, Generate, InspectFormat, InspectRun, Output,
-    ReadConfig, Run, Shard, Source, TimeBound,
+    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, CorrelateConfig, FailOn, Filter,
+    FlowConfig, Format, InspectFormat, Output, ReadConfig, Shard, Source, TimeBound,
 };
 use crate::report::schema::WireName;
+use crate::run::{CompareRun, CorrelateRun, Generate, InspectRun, Run};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -22,7 +22,9 @@
 //! correlated window by window) ·
 //! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
 //! workspace crate `tuplecorr-synth`, in `synth/`) ·
-//! `cli -> config` (the only clap user; gives a plain `config::Run`) ·
+//! `cli -> run, config` (the only clap user; gives a plain `run::Run`) ·
+//! `run -> config, compare` (each form's settings, above every stage;
+//! `config` below them names no stage above it) ·
 //! `app` is what the binary runs: a `Run` → the stages → `report`, written by
 //! `output` (`-o`: never over an input, a directory or a device); it never sees clap.
 //! `verdict` gives typed findings (addresses, ns, capture indices, enums); `report`
@@ -49,6 +51,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
+pub mod run;
 pub mod shard;
 pub mod steps;
 pub mod stream;

@@ -154,10 +154,7 @@ impl Names {
         if let Some((_, name)) = self.exact.get(&addr) {
             return Some(name);
         }
-        self.nets
-            .iter()
-            .find(|n| crate::report::endpoint::net_contains(n.addr, n.prefix, addr))
-            .map(|n| n.name.as_str())
+        self.nets.iter().find(|n| net_contains(n.addr, n.prefix, addr)).map(|n| n.name.as_str())
     }
 
     /// Addresses and networks named.
@@ -542,6 +539,23 @@ fn kubectl_json(text: &str) -> Result<Vec<Entry>, String> {
         }
     }
     Ok(out)
+}
+
+/// True when `addr` lies in `net`/`prefix_len` (same address family only).
+pub fn net_contains(net: IpAddr, prefix_len: u8, addr: IpAddr) -> bool {
+    match (net, addr) {
+        (IpAddr::V4(n), IpAddr::V4(a)) => {
+            let len = u32::from(prefix_len.min(32));
+            let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+            u32::from(n) & mask == u32::from(a) & mask
+        }
+        (IpAddr::V6(n), IpAddr::V6(a)) => {
+            let len = u32::from(prefix_len.min(128));
+            let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
+            u128::from(n) & mask == u128::from(a) & mask
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

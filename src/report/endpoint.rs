@@ -111,22 +111,7 @@ pub fn parse_endpoint(text: &str) -> Option<(IpAddr, Option<u16>)> {
     Some((addr.parse().ok()?, Some(port.parse().ok()?)))
 }
 
-/// True when `addr` lies in `net`/`prefix_len` (same address family only).
-pub fn net_contains(net: IpAddr, prefix_len: u8, addr: IpAddr) -> bool {
-    match (net, addr) {
-        (IpAddr::V4(n), IpAddr::V4(a)) => {
-            let len = u32::from(prefix_len.min(32));
-            let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-            u32::from(n) & mask == u32::from(a) & mask
-        }
-        (IpAddr::V6(n), IpAddr::V6(a)) => {
-            let len = u32::from(prefix_len.min(128));
-            let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
-            u128::from(n) & mask == u128::from(a) & mask
-        }
-        _ => false,
-    }
-}
+pub use crate::names::net_contains;
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,9 @@
 use crate::fixtures::findings;
 use clap::Parser;
 use tuplecorr::cli::Args;
-use tuplecorr::config::{Choice, ColorChoice, CompareFormat, CompareRun, CompareSide, FailOn, Run};
+use tuplecorr::config::{Choice, ColorChoice, CompareFormat, CompareSide, FailOn};
 use tuplecorr::report::{self, Format, ReportOptions};
+use tuplecorr::run::{CompareRun, Run};
 use tuplecorr::{app, output};
 
 fn table(color: bool) -> String {

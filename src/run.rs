@@ -1,0 +1,88 @@
+//! What the binary is asked to do, one variant per form of the command line:
+//! built by `cli`, carried out by `app`. Each form's settings hold the stage
+//! settings of `config` and what that form writes (`compare`'s expectations
+//! among them), so they stand above every stage: nothing below names them.
+
+use crate::config::{when, Column};
+use crate::config::{
+    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, FailOn, Given, InspectFormat,
+    Output,
+};
+use std::path::PathBuf;
+
+/// What the binary is asked to do: one variant per form of the command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Run {
+    Correlate(Box<CorrelateRun>),
+    Inspect(InspectRun),
+    Compare(CompareRun),
+    /// `tuplecorr generate WHAT`: the man page or a completion script to standard output.
+    Generate(Generate),
+}
+
+/// What `tuplecorr generate` writes: the man page (roff) or a shell's completion script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generate {
+    Man,
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Choice for Generate {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("man", Generate::Man), ("bash", Generate::Bash), ("zsh", Generate::Zsh), ("fish", Generate::Fish)];
+}
+
+/// The main form: correlate captures and write a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorrelateRun {
+    pub config: Config,
+    pub output: Output,
+    /// `--pcapng FILE`: also write every capture merged into one annotated pcapng.
+    pub pcapng: Option<PathBuf>,
+    /// `--pcapng-only-requests`: leave out packets of no reported request.
+    pub pcapng_only_requests: bool,
+    /// `--summary`: only the text summary (the table format only).
+    pub summary_only: bool,
+    pub color: ColorChoice,
+    pub fail_on: Vec<FailOn>,
+    /// `--names FILE`, in the order given.
+    pub names: Vec<PathBuf>,
+    /// `--rules`, `--conntrack`, `--masq-agent WHERE=FILE`, in the order given per option.
+    pub why: Vec<Given>,
+    /// `--tz` and `--time-format`; None = RFC 3339 UTC.
+    pub time: Option<when::TimeStyle>,
+    /// `--columns` of the table (with `--tz` alone, the default with the time).
+    pub columns: Option<Vec<Column>>,
+    /// `--columns` was given (a terminal's table then keeps them).
+    pub columns_given: bool,
+    /// `--warnings-to FILE`.
+    pub warnings_to: Option<PathBuf>,
+    /// `--clocks-from REPORT`: read before the captures into `config.clocks_from`.
+    pub clocks_from: Option<PathBuf>,
+}
+
+/// `tuplecorr inspect`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InspectRun {
+    pub captures: Vec<CaptureSpec>,
+    pub format: InspectFormat,
+    pub quiet: bool,
+}
+
+/// `tuplecorr compare`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareRun {
+    pub before: CompareSide,
+    pub after: CompareSide,
+    /// `-o FILE` (written atomically); None = standard output.
+    pub path: Option<PathBuf>,
+    pub format: CompareFormat,
+    pub quiet: bool,
+    /// `--expect-*`, in command-line order: exit status 1 when one does not hold.
+    pub expectations: Vec<crate::compare::Expectation>,
+    /// `--allow-regressions`: a service and client that got worse is reported
+    /// as a note and does not make the exit status 1.
+    pub allow_regressions: bool,
+}
