@@ -30,6 +30,17 @@
 //! `verdict` gives typed findings (addresses, ns, capture indices, enums); `report`
 //! owns every word and the wire contract (`report::schema`).
 //! Check: `rg 'crate::(report|verdict)' src/{read,decode,flows,correlate}` stays empty.
+//!
+//! The stack, top first: a module takes only from the groups below its own
+//! (`tests/integration/architecture.rs` reads this list and every `crate::`
+//! path of `src/`, and fails on a module missing here or an import that runs
+//! up or sideways):
+//!
+//! ```text
+//! app > cli > inspect merge stream > pipeline run > checks compare tunnels > report
+//!     > fragments shard why > ladder steps verdict > correlate > flows > decode progress
+//!     > output read > config > flowid names time warning
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod app;
