@@ -5,7 +5,13 @@
 //! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
-use crate::report::csv::{EARLIER_TRAILING_COLUMNS, HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
+use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
+
+use std::collections::HashMap;
+
+/// The columns after the per-capture ones that every tuplecorr CSV report has
+/// had (the ones added later may be missing: read as empty).
+const REQUIRED_COLUMNS: [&str; 3] = ["reply_path", "outcome", "match_strength"];
 use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
 use crate::verdict::*;
 use std::path::Path;
@@ -192,35 +198,32 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         .iter()
         .map(String::from)
         .collect();
-    // `--names` appends name columns after every other: not needed to compare.
-    let mut header = header;
-    if let Some(at) = header.iter().position(|c| c == crate::report::csv::NAME_COLUMNS[0]) {
-        header.truncate(at);
-    }
-    // Reports of earlier versions end before the newer columns: read with them empty.
-    let trailing_columns = std::iter::once(TRAILING_COLUMNS.len())
-        .chain(EARLIER_TRAILING_COLUMNS)
-        .find(|&k| header.len() >= k && header[header.len() - k..] == TRAILING_COLUMNS[..k])
-        .unwrap_or(TRAILING_COLUMNS.len());
-    let hop_columns = header.len().checked_sub(LEADING_COLUMNS.len() + trailing_columns);
-    let labels: Vec<String> = match hop_columns {
-        Some(n)
-            if n % 3 == 0
-                && header[header.len() - trailing_columns..] == TRAILING_COLUMNS[..trailing_columns] =>
+    // Every column after the per-capture ones is found by its name: columns a
+    // later version appends (or `--names`, `--rules` add) are passed over, and
+    // a report of an earlier version reads its missing columns as empty.
+    let first_trailing = header.iter().position(|c| c == TRAILING_COLUMNS[0]);
+    let labels: Vec<String> = match first_trailing {
+        Some(end)
+            if header.get(..LEADING_COLUMNS.len()) == Some(&LEADING_COLUMNS.map(String::from)[..])
+                && end.checked_sub(LEADING_COLUMNS.len()).is_some_and(|n| n.is_multiple_of(3))
+                && REQUIRED_COLUMNS.iter().all(|c| header[end..].iter().any(|h| h == c)) =>
         {
-            header[LEADING_COLUMNS.len()..LEADING_COLUMNS.len() + n]
+            header[LEADING_COLUMNS.len()..end]
                 .chunks(3)
                 .map(|c| c[0].strip_suffix(HOP_SUFFIXES[0]).unwrap_or(&c[0]).to_string())
                 .collect()
         }
         _ => return Err(bad("the CSV header is not a tuplecorr report's".to_string())),
     };
-    let trailing = LEADING_COLUMNS.len() + 3 * labels.len();
+    let end = first_trailing.unwrap_or(header.len());
+    let columns: HashMap<&str, usize> = (TRAILING_COLUMNS.iter())
+        .filter_map(|&name| header[end..].iter().position(|h| h == name).map(|i| (name, end + i)))
+        .collect();
     let mut requests = Vec::new();
     for (n, record) in reader.records().enumerate() {
         let line = n + 2;
         let rec = record.map_err(|e| bad(format!("row {line}: {e}")))?;
-        let request = csv_request(&rec, &labels, trailing, n).map_err(|e| bad(format!("row {line}: {e}")))?;
+        let request = csv_request(&rec, &labels, &columns, n).map_err(|e| bad(format!("row {line}: {e}")))?;
         requests.push(request);
     }
     let captures = labels.iter().map(|label| schema::placeholder_capture(label, name)).collect();
@@ -321,14 +324,19 @@ fn identity_of(labels: &[String], captures: &[Hop], cells: [&str; 3]) -> Result<
 }
 
 /// One CSV row → a request (`n`: its position among the rows).
+/// One row; `columns`: where each of [`TRAILING_COLUMNS`] this report has stands.
 fn csv_request(
     rec: &csv::StringRecord,
     labels: &[String],
-    trailing: usize,
+    columns: &HashMap<&str, usize>,
     n: usize,
 ) -> Result<Request, String> {
     let cell = |i: usize| rec.get(i).unwrap_or_default();
-    let t = |i: usize| cell(trailing + i);
+    // a column of TRAILING_COLUMNS by name ("": not in this report)
+    let t = |name: &str| {
+        debug_assert!(TRAILING_COLUMNS.contains(&name), "{name} is no column");
+        columns.get(name).map_or("", |&i| cell(i))
+    };
     let proto = Proto::from_wire(cell(1)).ok_or_else(|| format!("unknown proto {:?}", cell(1)))?;
     let mut captures = Vec::with_capacity(labels.len());
     for i in 0..labels.len() {
@@ -347,8 +355,8 @@ fn csv_request(
         first.start_ns = first.time_ns;
     }
     let seen: Vec<usize> = (0..captures.len()).filter(|&i| captures[i].seen).collect();
-    let strengths = split(t(12));
-    let evidences = split(t(13));
+    let strengths = split(t("match_strength"));
+    let evidences = split(t("match_evidence"));
     let matches = strengths
         .iter()
         .enumerate()
@@ -364,35 +372,54 @@ fn csv_request(
             candidates: Vec::new(),
         })
         .collect();
-    let path = ReplyPath::from_wire(t(6)).ok_or_else(|| format!("unknown reply_path {:?}", t(6)))?;
-    let kind = OutcomeKind::from_wire(t(8)).ok_or_else(|| format!("unknown outcome {:?}", t(8)))?;
+    let path = ReplyPath::from_wire(t("reply_path"))
+        .ok_or_else(|| format!("unknown reply_path {:?}", t("reply_path")))?;
+    let kind =
+        OutcomeKind::from_wire(t("outcome")).ok_or_else(|| format!("unknown outcome {:?}", t("outcome")))?;
     Ok(Request {
         request: cell(0).parse().unwrap_or(n as u64 + 1),
         proto,
         matches,
-        source: changes(labels, t(0), t(1), t(2), t(15))?,
-        destination: changes(labels, t(3), t(4), t(5), t(16))?,
+        source: changes(
+            labels,
+            t("source_changed_at"),
+            t("source_before"),
+            t("source_after"),
+            t("source_change_kind"),
+        )?,
+        destination: changes(
+            labels,
+            t("destination_changed_at"),
+            t("destination_before"),
+            t("destination_after"),
+            t("destination_change_kind"),
+        )?,
         reply: Reply {
             path,
-            lost_between: opt(t(7), |b| between_of(labels, b))?,
-            bypassed: opt(t(17), |l| index_of(labels, l))?,
-            reached: opt(t(18), |l| index_of(labels, l))?,
-            lost_cause: opt(t(21), |c| lost_cause_of(labels, c))?,
-            unexpected_source: opt(t(22), |c| unexpected_source_of(labels, c))?,
+            lost_between: opt(t("reply_lost_between"), |b| between_of(labels, b))?,
+            bypassed: opt(t("reply_bypassed"), |l| index_of(labels, l))?,
+            reached: opt(t("reply_reached"), |l| index_of(labels, l))?,
+            lost_cause: opt(t("reply_lost_cause"), |c| lost_cause_of(labels, c))?,
+            unexpected_source: opt(t("reply_unexpected_source"), |c| unexpected_source_of(labels, c))?,
         },
         outcome: Outcome {
             kind,
-            by: opt(t(9), |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
-            origin: opt(t(10), |o| origin_of(labels, o))?,
-            icmp: opt(t(11), icmp_of)?,
+            by: opt(t("outcome_by"), |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
+            origin: opt(t("outcome_origin"), |o| origin_of(labels, o))?,
+            icmp: opt(t("outcome_icmp"), icmp_of)?,
         },
         captures: captures.clone(),
         seq_shift: false,
         syn_missed: None,
-        attempts: attempts_of(labels, t(23))?,
+        attempts: attempts_of(labels, t("earlier_attempts"))?,
         data: None,
-        identity: identity_of(labels, &captures, [t(24), t(25), t(26)])?.map(Box::new),
-        blind: t(27)
+        identity: identity_of(
+            labels,
+            &captures,
+            [t("identity"), t("identity_preserved"), t("identity_client_set")],
+        )?
+        .map(Box::new),
+        blind: t("blind")
             .split(';')
             .filter(|l| !l.is_empty())
             .map(|l| index_of(labels, l))
@@ -547,6 +574,34 @@ mod tests {
         let spoof =
             identity_of(&labels, &hops, ["x-real-ip unknown added client-side", "no", ""]).unwrap().unwrap();
         assert_eq!((spoof.at, spoof.added, spoof.carried.unwrap().addr), (1, Some(Added::ClientSide), None));
+    }
+
+    #[test]
+    fn csv_columns_are_read_by_name_in_any_order_past_unknown_ones() {
+        let text = csv_text();
+        let rows: Vec<Vec<String>> = (text.lines())
+            .map(|l| {
+                let mut r = csv::ReaderBuilder::new().has_headers(false).from_reader(l.as_bytes());
+                r.records().next().unwrap().unwrap().iter().map(String::from).collect()
+            })
+            .collect();
+        // outcome and reply_path swapped, a column of a later version between them
+        let (a, b) = (
+            rows[0].iter().position(|c| c == "reply_path").unwrap(),
+            rows[0].iter().position(|c| c == "outcome").unwrap(),
+        );
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for (i, row) in rows.iter().enumerate() {
+            let mut row = row.clone();
+            row.swap(a, b);
+            row.insert(a + 1, if i == 0 { "a_later_column".into() } else { "completed".into() });
+            w.write_record(&row).unwrap();
+        }
+        let moved = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let (got, want) =
+            (findings_from_csv(&moved, "m.csv").unwrap(), findings_from_csv(&text, "r.csv").unwrap());
+        assert_eq!(got.requests, want.requests);
+        assert!(want.requests.iter().any(|r| r.outcome.kind != OutcomeKind::Completed));
     }
 
     #[test]

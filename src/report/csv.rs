@@ -55,12 +55,6 @@ pub const TRAILING_COLUMNS: [&str; 28] = [
     "blind",
 ];
 
-/// How many of [`TRAILING_COLUMNS`] reports of earlier versions had, newest
-/// first: before `blind`, before the identity columns, before `earlier_attempts`, before
-/// `reply_unexpected_source`, before `reply_lost_cause` (read back by
-/// `compare` with the newer columns empty).
-pub const EARLIER_TRAILING_COLUMNS: [usize; 5] = [27, 24, 23, 22, 21];
-
 /// The `identity` cell: `carrier carried added boundary`, or `none`.
 pub fn identity_cell(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
     use crate::report::schema::{carried_text, ADDED_CLIENT_SIDE};
