@@ -1127,9 +1127,13 @@ pub(crate) fn conclude_owning(
         warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
     }
     let correlation = correlate::correlate(&flows, &correlate_config);
+    // (chain, point): requests whose flow a point holds apart by its clock
+    let mut apart = Vec::new();
     if config.shard.is_none() {
         let unbridged = crate::steps::unlinked(&flows, &correlation, &correlate_config.clock_of);
         warnings.extend(unbridged.iter().map(|u| crate::steps::unbridged_warning(u, &labels, &files)));
+        apart.extend(unbridged.iter().flat_map(|u| u.chains.iter().map(|&c| (c, u.point))));
+        apart.sort_unstable();
     }
     if let Some(pinned) = &config.clocks_from {
         warnings.extend(crate::shard::clock_warnings(&labels, &correlation, &pinned.source));
@@ -1156,6 +1160,7 @@ pub(crate) fn conclude_owning(
         list_unmatched: config.list_unmatched,
         part: config.shard.is_some(),
         stopped: config.stopped.clone(),
+        apart,
     };
     let (mut findings, totals) =
         verdict::verdict_owning(&metas, &flows, &correlation, &warnings, &options, own);

@@ -136,6 +136,9 @@ pub struct Unbridged {
     /// packets where both captures saw one, else of the first client packets;
     /// of the last packets where one capture missed the start).
     pub largest_ns: i64,
+    /// The chains (requests) whose flow at `against` was kept apart from its
+    /// flow at `point`, in chain order.
+    pub chains: Vec<usize>,
 }
 
 /// The [`Unbridged`] pairs of each neighbour boundary between two clocks.
@@ -158,7 +161,7 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
         }
         let offset = |k: usize| correlation.clocks.get(k).map_or(0, |c| c.offset_ns);
         let (off_a, off_b) = (offset(j - 1), offset(j));
-        let mut far: Vec<(usize, i64)> = Vec::new();
+        let mut far: Vec<(usize, i64, usize)> = Vec::new();
         for (ia, ib) in time_free_pairs(a, b) {
             let (fa, fb) = (&a[ia], &b[ib]);
             if let (Some(x), Some(y)) = (fa.server_isn, fb.server_isn) {
@@ -166,7 +169,9 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
                     continue; // one ISN alike by chance, not one connection
                 }
             }
-            let Some(chain) = chain_of[ia].and_then(|c| correlation.chains.get(c)) else { continue };
+            let Some((c, chain)) = chain_of[ia].and_then(|c| Some((c, correlation.chains.get(c)?))) else {
+                continue;
+            };
             if chain.hops.get(j) == Some(&Some(ib)) || chain.attempts.contains(&(j, ib)) {
                 continue;
             }
@@ -180,15 +185,18 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
             };
             let (Some(ta), Some(tb)) = (at(fa), at(fb)) else { continue };
             let off = tb.saturating_sub(off_b).saturating_sub(ta.saturating_sub(off_a));
-            far.push((ib, off.saturating_abs()));
+            far.push((ib, off.saturating_abs(), c));
         }
-        let Some(&(first, _)) = far.iter().min_by_key(|(ib, _)| *ib) else { continue };
+        let Some(&(first, _, _)) = far.iter().min_by_key(|(ib, _, _)| *ib) else { continue };
+        let mut chains: Vec<usize> = far.iter().map(|f| f.2).collect();
+        chains.sort_unstable();
         out.push(Unbridged {
             point: j,
             against: j - 1,
             pairs: far.len(),
             first_at_ns: b[first].first_ns,
             largest_ns: far.iter().map(|f| f.1).max().unwrap_or(0),
+            chains,
         });
     }
     out

@@ -424,6 +424,11 @@ fn csv_request(
             .filter(|l| !l.is_empty())
             .map(|l| index_of(labels, l))
             .collect::<Result<_, _>>()?,
+        apart: t("apart")
+            .split(';')
+            .filter(|l| !l.is_empty())
+            .map(|l| index_of(labels, l))
+            .collect::<Result<_, _>>()?,
         // The CSV has no fragment columns (the JSON does).
         fragments: None,
     })
@@ -516,7 +521,7 @@ mod tests {
         let f = findings_from_csv(&text, "blind.csv").unwrap();
         assert_eq!(f.requests[2].blind, [1, 2]);
         assert!(f.requests[0].blind.is_empty());
-        let old = without_last_columns(&text, 1);
+        let old = without_last_columns(&text, 2);
         assert!(!old.contains("blind") && old.contains("identity_client_set"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert!(f.requests.iter().all(|r| r.blind.is_empty()));
@@ -525,7 +530,7 @@ mod tests {
 
     #[test]
     fn csv_of_the_version_before_the_identity_columns_reads_back() {
-        let old = without_last_columns(&csv_text(), 4);
+        let old = without_last_columns(&csv_text(), 5);
         assert!(!old.contains("identity") && old.contains("reply_unexpected_source"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert!(f.requests.iter().all(|r| r.identity.is_none()));
@@ -535,8 +540,8 @@ mod tests {
     #[test]
     fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
         // the last columns: reply_lost_cause, reply_unexpected_source,
-        // earlier_attempts, the identity ones, blind
-        let old = without_last_columns(&csv_text(), 7);
+        // earlier_attempts, the identity ones, blind, apart
+        let old = without_last_columns(&csv_text(), 8);
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());

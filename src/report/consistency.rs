@@ -90,6 +90,13 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                     say(part, "that capture is not blind to it");
                 }
             }
+            if let Some(rest) =
+                part.split("; ").nth(1).and_then(|p| p.split(" holds a flow tied to it").next())
+            {
+                if part.contains(" holds a flow tied to it") && !r.apart.iter().any(|b| b == rest) {
+                    say(part, "that capture kept nothing of it apart");
+                }
+            }
         } else if part.contains(" fragments of ") && part.contains(" lost between ") {
             let lost = r.fragments.iter().flat_map(|f| &f.lost);
             if !lost.clone().any(|l| {
@@ -189,9 +196,11 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             }
         }
         if let Some(rest) = part.split("where it entered the path is unknown: ").nth(1) {
-            let blind_all = r.blind.iter().all(|b| rest.contains(b.as_str()));
-            if origin.is_some() || r.blind.is_empty() || !blind_all {
-                say(part, "outcome.origin is known, or blind says otherwise");
+            // the captures named: those blind to it, else those that kept it apart
+            let named = if r.blind.is_empty() { &r.apart } else { &r.blind };
+            let all = named.iter().all(|b| rest.contains(b.as_str()));
+            if origin.is_some() || named.is_empty() || !all {
+                say(part, "outcome.origin is known, or blind and apart say otherwise");
             }
         }
         if part.starts_with("reset by ") && r.outcome.kind != OutcomeKind::Reset {

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
 
 /// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 28] = [
+pub const TRAILING_COLUMNS: [&str; 29] = [
     "source_changed_at",
     "source_before",
     "source_after",
@@ -53,6 +53,9 @@ pub const TRAILING_COLUMNS: [&str; 28] = [
     // Appended: `egress;backend`, the captures that recorded no flow while the
     // request lived (their silence about it is no evidence).
     "blind",
+    // Appended: `backend`, the captures holding a flow tied to the request
+    // without time that the clocks kept apart (their silence is no evidence).
+    "apart",
 ];
 
 /// The `identity` cell: `carrier carried added boundary`, or `none`.
@@ -241,6 +244,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
         let _ = write!(set, "{a}");
     }
     join_into(next(), &request.blind, ";", |c, &b| c.push_str(w.label(b)));
+    join_into(next(), &request.apart, ";", |c, &b| c.push_str(w.label(b)));
     if w.names.is_some() {
         let name = |cell: &mut String, e: Option<Endpoint>| {
             if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
@@ -344,7 +348,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 28);
+        assert_eq!(h.len(), 5 + 6 + 29);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -363,7 +367,8 @@ mod tests {
                 "identity",
                 "identity_preserved",
                 "identity_client_set",
-                "blind"
+                "blind",
+                "apart"
             ]
         );
     }
@@ -409,7 +414,7 @@ mod tests {
     #[test]
     fn earlier_attempts_follow_the_reply_cells() {
         let r = &rows()[0];
-        assert_eq!(r.len(), 42);
+        assert_eq!(r.len(), 43);
         assert_eq!(
             &r[37],
             "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"

@@ -206,6 +206,16 @@ pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
     }
 }
 
+/// `backend holds a flow tied to it …`: the captures of `apart` (see
+/// `Request::apart`), whose clocks kept its flow apart.
+pub fn apart_words(w: &Words<'_>, apart: &[usize]) -> String {
+    format!(
+        "{} {} a flow tied to it without time (ISN, first datagram or echo) that the clocks kept apart",
+        blind_labels(w, apart),
+        if apart.len() == 1 { "holds" } else { "hold" }
+    )
+}
+
 /// `, by `-A POSTROUTING … -j MASQUERADE` (nat.rules:41)` when `--rules`
 /// named the change's rule (its `rule` field); else nothing.
 fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate::verdict::Change) -> String {
@@ -260,6 +270,12 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                     "request from {client} seen only at {}; {next} recorded nothing while it ran",
                     seen.join(", ")
                 ));
+            } else if r.apart.contains(&1) {
+                parts.push(format!(
+                    "request from {client} seen only at {}; {}",
+                    seen.join(", "),
+                    apart_words(w, &[1])
+                ));
             } else {
                 parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
             }
@@ -312,6 +328,12 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                     blind_labels(w, &after)
                 ));
             }
+            let apart: Vec<usize> =
+                (r.apart.iter().copied()).filter(|&b| r.reply.reached.is_some_and(|c| b > c)).collect();
+            if !apart.is_empty() {
+                let and = if after.is_empty() { ", and whether it went further is unknown: " } else { "; " };
+                text.push_str(&format!("{and}{}", apart_words(w, &apart)));
+            }
             text
         }
     });
@@ -337,6 +359,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                 "where it entered the path is unknown: {} recorded nothing while this request ran",
                 blind_labels(w, &r.blind)
             ),
+            None if !r.apart.is_empty() => {
+                format!("where it entered the path is unknown: {}", apart_words(w, &r.apart))
+            }
             None => "first seen at ?".to_string(),
         },
         matches!(r.outcome.origin, Some(Origin::Between(_))),

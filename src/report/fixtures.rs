@@ -116,6 +116,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        apart: Vec::new(),
         fragments: None,
     };
     let r2 = Request {
@@ -151,6 +152,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        apart: Vec::new(),
         fragments: None,
     };
     let r3 = Request {
@@ -177,6 +179,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        apart: Vec::new(),
         fragments: None,
     };
     let r4 = Request {
@@ -224,6 +227,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        apart: Vec::new(),
         fragments: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
@@ -251,6 +255,7 @@ pub fn findings() -> Findings {
         data: None,
         identity: None,
         blind: Vec::new(),
+        apart: Vec::new(),
         fragments: None,
     };
     let capture =

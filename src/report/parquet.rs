@@ -216,6 +216,8 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     cols.push(("identity", identity(&rows)?));
     let blind = strs(rows.iter().flat_map(|(_, q)| q.blind.iter().map(Some)));
     cols.push(("blind", list(rows.iter().map(|(_, q)| q.blind.len()), blind)?));
+    let apart = strs(rows.iter().flat_map(|(_, q)| q.apart.iter().map(Some)));
+    cols.push(("apart", list(rows.iter().map(|(_, q)| q.apart.len()), apart)?));
     cols.push(("explanation", strs(rows.iter().map(|(_, q)| Some(q.explanation.as_str())))));
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(field).unzip();
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)

@@ -56,6 +56,10 @@ pub fn request(buf: &mut Vec<u8>, depth: usize, q: &Request) -> io::Result<()> {
         o.key("blind");
         o.serde(&q.blind)?;
     }
+    if !q.apart.is_empty() {
+        o.key("apart");
+        o.serde(&q.apart)?;
+    }
     if let Some(f) = &q.fragments {
         o.key("fragments");
         o.serde(f)?;

@@ -322,6 +322,13 @@ pub struct Request {
     /// path order. Their silence about the request is no evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blind: Vec<String>,
+    /// Only when some capture holds a flow tied to the request's flow at the
+    /// capture before by evidence without time (ISN, first datagram or echo)
+    /// that the matching kept apart by time: their labels, in path order.
+    /// The clocks disagree for the request there: their silence about it is
+    /// no evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<String>,
     /// Only when some capture saw a datagram of it arrive as IP fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragments: Option<FragmentsOut>,
@@ -1159,6 +1166,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
         data: r.data.as_ref().map(|d| data(w, d)),
         identity: r.identity.as_deref().map(|i| identity(w, i)),
         blind: r.blind.iter().map(|&c| w.label(c).to_string()).collect(),
+        apart: r.apart.iter().map(|&c| w.label(c).to_string()).collect(),
         fragments: r.fragments.as_deref().map(|f| FragmentsOut::of(w, f)),
         explanation: crate::report::explain::explain(w, r),
     };
@@ -1545,6 +1553,7 @@ impl Request {
             data: self.data.map(|d| d.into_typed(labels).map(Box::new)).transpose()?,
             identity: self.identity.map(|i| i.into_typed(labels).map(Box::new)).transpose()?,
             blind: self.blind.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
+            apart: self.apart.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
         })
     }

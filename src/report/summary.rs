@@ -72,6 +72,10 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
                 ", where it entered unknown ({} recorded nothing then)",
                 crate::report::explain::blind_labels(w, &r.blind)
             )),
+            None if !r.apart.is_empty() => s.push_str(&format!(
+                ", where it entered unknown ({} kept apart by the clocks)",
+                crate::report::explain::blind_labels(w, &r.apart)
+            )),
             None => {}
         }
         s

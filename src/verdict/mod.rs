@@ -48,6 +48,11 @@ pub struct VerdictOptions {
     /// records; empty when nothing is known. A capture is blind to the
     /// requests that began after it stopped.
     pub stopped: Vec<Option<i64>>,
+    /// (chain, capture), sorted: the captures holding a flow tied to that
+    /// request's flow at the capture before by evidence without time (its
+    /// ISN, first datagram or echo) that the matching kept apart by time
+    /// (`steps::unlinked`): their silence about it is no evidence either.
+    pub apart: Vec<(usize, usize)>,
 }
 
 /// Builds the findings of a run.
@@ -71,7 +76,12 @@ pub fn verdict_owning(
     options: &VerdictOptions,
     own: Option<(i64, i64)>,
 ) -> (Findings, Option<WindowTotals>) {
-    let ctx = Ctx { part: options.part, stopped: &options.stopped, ..Ctx::new(metas.len(), captures, corr) };
+    let ctx = Ctx {
+        part: options.part,
+        stopped: &options.stopped,
+        apart: &options.apart,
+        ..Ctx::new(metas.len(), captures, corr)
+    };
     let strays = stray_roots(&ctx);
     let order = order_of(captures, corr, &strays);
     let requests: Vec<Request> =
@@ -147,6 +157,8 @@ pub(crate) struct Ctx<'a> {
     part: bool,
     /// [`VerdictOptions::stopped`].
     stopped: &'a [Option<i64>],
+    /// [`VerdictOptions::apart`].
+    apart: &'a [(usize, usize)],
 }
 
 impl<'a> Ctx<'a> {
@@ -158,7 +170,7 @@ impl<'a> Ctx<'a> {
     fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
         let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
         let (claims, recorded, spans) = Default::default();
-        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false, stopped: &[] }
+        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false, stopped: &[], apart: &[] }
     }
 
     /// The captures blind to a request that lived `life` (capture 1's clock):
@@ -240,11 +252,15 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let (source, destination) = rewrite::changes(chain, &flows);
     let data = data::data_path(&flows).map(Box::new);
     let blind = ctx.blind((first.first_ns, first.last_ns));
+    let from = ctx.apart.partition_point(|&(c, _)| c < chain_ix);
+    let apart: Vec<usize> =
+        ctx.apart[from..].iter().take_while(|&&(c, _)| c == chain_ix).map(|&(_, p)| p).collect();
     let mut outcome = outcome::outcome(&flows, data.as_deref());
-    // A RST or ICMP error missing at a capture that was not recording then
-    // did not enter before it: where it entered is unknown.
+    // A RST or ICMP error missing at a capture that was not recording then,
+    // or whose clock kept this request's flow apart, did not enter before it:
+    // where it entered is unknown.
     if let Some(Origin::Between(b)) = outcome.origin {
-        if blind.contains(&b.to) {
+        if blind.contains(&b.to) || apart.contains(&b.to) {
             outcome.origin = None;
         }
     }
@@ -277,6 +293,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         data,
         identity: identity::identity(&flows).map(Box::new),
         blind,
+        apart,
         fragments: None,
     }
 }

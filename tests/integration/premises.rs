@@ -241,6 +241,18 @@ fn a_clock_step_inside_a_capture_changes_no_verdict() {
                 let differ = a.iter().zip(b).any(|(x, y)| step_free(x) != step_free(y));
                 let said = warnings(&v).iter().any(|(_, m)| m.contains("pairs matched without time"));
                 assert_eq!(said, differ, "{what}: warned {said}, verdicts changed {differ}");
+                // And each request it changed says which capture's silence is
+                // no evidence for it (`apart`, or `blind` where the step moved
+                // the capture's recorded span off the request).
+                for (x, y) in a.iter().zip(b).filter(|(x, y)| step_free(x) != step_free(y)) {
+                    let listed = |k: &str| y[k].as_array().is_some_and(|l| !l.is_empty());
+                    assert!(
+                        listed("apart") || listed("blind"),
+                        "{what}: {}\n -> {}",
+                        x["explanation"],
+                        y["explanation"]
+                    );
+                }
                 unbridged += usize::from(said);
             }
         }
@@ -253,6 +265,37 @@ fn a_clock_step_inside_a_capture_changes_no_verdict() {
     // Not found, and verdicts changed: said, 17 of the 50 (reject, lossy-capture
     // and syn-retransmit among them: pairs by ports and by sequence numbers).
     assert!(unbridged >= 17, "{unbridged} of {small} said");
+}
+
+/// A step too thin to find leaves no-return-route's echo (request 3) unmatched
+/// at the backend: "got as far as egress" would blame the path; the backend's
+/// flow with its echo, kept apart by the clock, makes it "unknown".
+#[test]
+fn a_request_whose_flow_the_clock_kept_apart_is_not_blamed_on_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab_dir = lab("no-return-route");
+    let stepped = dir.path().join("backend.pcap");
+    std::fs::write(&stepped, step_pcap(&std::fs::read(lab_dir.join("backend.pcap")).unwrap(), 400_000_000))
+        .unwrap();
+    let v = json(&[
+        ("decap", &lab_dir.join("decap.pcap")),
+        ("egress", &lab_dir.join("egress.pcap")),
+        ("backend", &stepped),
+    ]);
+    let r = &v["requests"][2];
+    assert_eq!(r["proto"], "icmp", "{r:#}");
+    assert_eq!(r["apart"], serde_json::json!(["backend"]), "{r:#}");
+    assert_eq!(r["reply"]["path"], "no-reply", "{r:#}");
+    let e = r["explanation"].as_str().unwrap();
+    assert!(
+        e.ends_with(
+            "the request got as far as egress, and whether it went further is unknown: backend holds a flow \
+                     tied to it without time (ISN, first datagram or echo) that the clocks kept apart"
+        ),
+        "{e}"
+    );
+    // The requests the clock did not touch list nothing.
+    assert!(v["requests"][0].get("apart").is_none(), "{:#}", v["requests"][0]);
 }
 
 /// [`clock_free`] without the corrected times either (a step is corrected by
