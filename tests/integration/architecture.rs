@@ -4,7 +4,7 @@
 //! the stack, or named twice, fails too.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The stack of `src/lib.rs`: each module and its group's height (0: top).
 fn stack(lib: &str) -> BTreeMap<String, usize> {
@@ -22,17 +22,6 @@ fn stack(lib: &str) -> BTreeMap<String, usize> {
         }
     }
     out
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The top module a file of `src/` belongs to (`src/flows/tcp.rs`: `flows`).
@@ -85,9 +74,7 @@ fn every_import_runs_down_the_stack_that_lib_rs_writes() {
     for m in stack.keys() {
         assert!(declared.contains(&m.as_str()), "lib.rs's stack names {m}, which lib.rs does not declare");
     }
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
+    let files = crate::util::files_under(&src, "rs");
     let mut wrong = Vec::new();
     let mut imports = 0;
     for file in &files {

@@ -7,7 +7,7 @@
 //! it names exists, and its test command is the one CI runs.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn root() -> PathBuf {
@@ -16,18 +16,8 @@ fn root() -> PathBuf {
 
 /// README.md, CHANGELOG.md and every .md under docs/.
 fn documents() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                out.push(path);
-            }
-        }
-    }
     let mut docs = vec![root().join("README.md"), root().join("CHANGELOG.md")];
-    walk(&root().join("docs"), &mut docs);
+    docs.extend(crate::util::files_under(&root().join("docs"), "md"));
     docs.sort();
     docs
 }

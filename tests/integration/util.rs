@@ -315,3 +315,21 @@ pub fn signal(pid: u32, name: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// The files under `dir` (every level) whose extension is `ext`, sorted.
+pub fn files_under(dir: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, ext, out);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, ext, &mut out);
+    out.sort();
+    out
+}
