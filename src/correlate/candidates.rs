@@ -2,7 +2,7 @@
 //! evidence key (client ISN, client and server stream fingerprints, ICMP echo
 //! sequence + payload), each with the evidence it carries, and the time gate.
 
-use super::clock::ClockEstimate;
+use super::estimate::ClockEstimate;
 use super::evidence::{Evidence, Evidences};
 use super::LinkKind;
 use crate::config::CorrelateConfig;

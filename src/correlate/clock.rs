@@ -6,42 +6,16 @@
 //! ahead of capture 1's; corrected time = recorded time − offset.
 
 use super::candidates::unique_pairs;
+pub use super::estimate::{ClockEstimate, OffsetMethodKind};
 use crate::config::CorrelateConfig;
 use crate::flows::{Flow, Flows};
 use rayon::prelude::*;
-
-/// How a capture's offset was obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OffsetMethodKind {
-    Reference,
-    RequestReply,
-    OneWay,
-    Manual,
-    /// A later sub-point of a split capture: the clock of the capture's first
-    /// point (one file, one clock).
-    SameCapture,
-    /// Beyond `--max-offset`: from pairs found without time (the same TCP
-    /// ISN, first datagram or echo), at least [`FAR_SAMPLES`] of them agreeing
-    /// within [`FAR_SPREAD_NS`].
-    TimeFree,
-    None,
-}
 
 /// Pairs needed for an estimate beyond `--max-offset`.
 pub const FAR_SAMPLES: usize = 2;
 
 /// Largest spread (MAD) of an estimate beyond `--max-offset`.
 pub const FAR_SPREAD_NS: i64 = 100_000_000;
-
-/// A capture's clock relative to capture 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ClockEstimate {
-    pub offset_ns: i64,
-    /// Median absolute deviation of the samples (accumulated along the path).
-    pub spread_ns: i64,
-    pub samples: usize,
-    pub method: OffsetMethodKind,
-}
 
 /// Default `--max-offset`: 60 s.
 pub const DEFAULT_MAX_OFFSET_NS: i64 = 60_000_000_000;

@@ -10,6 +10,7 @@ mod assign;
 mod attempts;
 mod candidates;
 pub mod clock;
+mod estimate;
 pub mod evidence;
 
 pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
