@@ -4,8 +4,8 @@
 //! as far as the quote was captured. Never reads past the record; a quote cut
 //! short still gives what it holds.
 
+use super::be::{be16, be32};
 use super::ip;
-use super::transport::{be16, be32};
 use super::{ip_proto, Fragment, IcmpInfo, IcmpMessage, Quoted};
 
 /// ICMP header fields (both versions), smoltcp style.

@@ -23,6 +23,7 @@
 //!   fragment has its transport decoded. An ICMP error whose quote holds no
 //!   whole IP header is `IcmpMessage::Other` with `truncated`.
 
+mod be;
 mod icmp;
 mod ip;
 pub mod link;

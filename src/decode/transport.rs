@@ -4,8 +4,8 @@
 //! present (bounded by the IP length); gives the `Transport` summary, the header
 //! length and whether it was cut short. Never reads past the given bytes.
 
+use super::be::{be16, be32};
 use super::{icmp, ip_proto, Fragment, TcpInfo, Transport, UdpInfo};
-use std::ops::Range;
 
 /// TCP header fields (RFC 9293 §3.1).
 mod tcp {
@@ -150,16 +150,6 @@ fn find_mss(mut options: &[u8]) -> Option<u16> {
         }
     }
     None
-}
-
-/// Big-endian u16 at `range`, None when the bytes are not all there.
-pub(super) fn be16(bytes: &[u8], range: Range<usize>) -> Option<u16> {
-    bytes.get(range).and_then(|b| <[u8; 2]>::try_from(b).ok()).map(u16::from_be_bytes)
-}
-
-/// Big-endian u32 at `range`, None when the bytes are not all there.
-pub(super) fn be32(bytes: &[u8], range: Range<usize>) -> Option<u32> {
-    bytes.get(range).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_be_bytes)
 }
 
 #[cfg(test)]
