@@ -8,10 +8,9 @@
 //! escapes). The rare parts (a missed SYN, attempts, data, identity, fragments) go
 //! through serde_json at their depth.
 
-use crate::report::json::Indented;
 use crate::report::schema::{self, Change, Changes, Hop, Match, Reply, Request, WireName};
 use serde::Serialize;
-use std::io;
+use std::io::{self, Write};
 
 /// Indentation: two spaces a level.
 const SPACES: &[u8; 64] = b"                                                                ";
@@ -341,5 +340,99 @@ fn indent(buf: &mut Vec<u8>, depth: usize) {
         let n = left.min(SPACES.len());
         buf.extend_from_slice(&SPACES[..n]);
         left -= n;
+    }
+}
+
+/// serde_json's pretty layout (two spaces a level) starting `depth` levels in,
+/// so a request printed alone lines up inside the report's request array.
+pub(crate) struct Indented {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Indented {
+    pub(crate) fn at(depth: usize) -> Indented {
+        Indented { depth, has_value: false }
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+        // The comma, the newline and the usual indentation in one write (a
+        // request has ~120 keys and values).
+        const LINE: &[u8; 2 + 32] = b",\n                                ";
+        let at = usize::from(first);
+        match LINE.get(at..2 + 2 * self.depth) {
+            Some(line) => w.write_all(line),
+            None => {
+                w.write_all(&LINE[at..2])?;
+                self.indent(w)
+            }
+        }
+    }
+
+    fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
+        // One write for the usual depths (a request goes 5 levels deep).
+        const SPACES: &[u8; 32] = b"                                ";
+        let mut left = 2 * self.depth;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            w.write_all(&SPACES[..n])?;
+            left -= n;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.newline(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
