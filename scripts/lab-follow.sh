@@ -8,13 +8,14 @@
 #   TUPLECORR=BIN scripts/lab-follow.sh [SCENARIO]
 #
 # healthcheck runs a minute of traffic (TCLAB_HEALTHCHECK_SECONDS, default 60:
-# a request every 200 ms). Every line must come within 12 s of its
+# a request every 200 ms). Every line must come within 14 s of its
 # connection's last packet at capture 1: the hold (10 s with --follow: a flow
 # that may go on, such as a SYN never answered or a datagram within
 # --udp-idle, waits it after its last packet), the 1 s a silent point's clock
-# is taken to lag the wall clock, and 1 s for the reading and the check;
-# healthcheck's within 11 s of its first packet too (its connections close at
-# once), the other scenarios' within 20 s.
+# is taken to lag the wall clock, and 3 s for reading and scheduling on a busy
+# CI machine (measured on 2 idle cores: healthcheck at most 10.3 s, reject and
+# masquerade-node 11.5-11.9 s); healthcheck's within 12 s of its first packet
+# too (its connections close at once), the other scenarios' within 20 s.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,8 +42,8 @@ echo "lab-follow: running scenario $SCENARIO live with tuplecorr --follow"
 limit=20
 if [[ $SCENARIO == healthcheck ]]; then
   export TCLAB_HEALTHCHECK_SECONDS=${TCLAB_HEALTHCHECK_SECONDS:-60}
-  limit=11
+  limit=12
 fi
 TCLAB_FOLLOW=$bin timeout 400 "$ROOT/scripts/lab.sh" --out "$out" "$SCENARIO"
-python3 "$HERE/lab/check-follow.py" "$bin" "$out/$SCENARIO" "$limit" 20 12
+python3 "$HERE/lab/check-follow.py" "$bin" "$out/$SCENARIO" "$limit" 20 14
 echo "lab-follow: OK"
