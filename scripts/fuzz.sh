@@ -12,6 +12,12 @@
 # (in fuzz/), fix it in the library, copy the input to testdata/regress/ and add
 # a test named after what it exercises to tests/integration/regression.rs.
 # Seeds are rebuilt with scripts/fuzz-seeds.py.
+# Memory: one allocation over 512 MiB is a crash (-malloc_limit_mb: a length
+# read from the input must never size an allocation), and so is the whole
+# process past 1 GiB. ASan keeps freed memory in a quarantine to catch a use
+# after free (none is possible here: #![forbid(unsafe_code)]); its default
+# 256 MiB grew why_inputs past 500 MiB in a minute with no input at fault
+# (a 512 MiB limit failed CI), so it is 16 MiB here (peak 180 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${1:-60}"
@@ -25,13 +31,14 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     exit 2
 fi
 export RUSTC_BOOTSTRAP=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=16}"
 status=0
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"
     echo "fuzz.sh: $t for ${secs}s" >&2
     before=$(ls "artifacts/$t" | wc -l)
     if ! cargo fuzz run "$t" "corpus/$t" "seeds/$t" -- \
-        -max_total_time="$secs" -rss_limit_mb=512 -max_len=65536 \
+        -max_total_time="$secs" -malloc_limit_mb=512 -rss_limit_mb=1024 -max_len=65536 \
         -print_final_stats=1 2>"artifacts/$t.log"; then
         status=1
     fi
