@@ -175,12 +175,13 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
             if chain.hops.get(j) == Some(&Some(ib)) || chain.attempts.contains(&(j, ib)) {
                 continue;
             }
-            // one packet seen at both: the first server packet (a retransmitted
-            // SYN may be the first client packet at one only), the first
-            // client packet, or where one capture missed the start, the last
-            let at = |f: &Flow| match (fa.first_server_ns.get(), fb.first_server_ns.get()) {
+            // one packet seen at both: where one capture missed the start, the
+            // last; else the first server packet (a retransmitted SYN may be the
+            // first client packet at one only), else the first client packet
+            let both_answered = fa.first_server_ns.get().is_some() && fb.first_server_ns.get().is_some();
+            let at = |f: &Flow| match () {
                 _ if fa.orientation != fb.orientation => Some(f.last_ns),
-                (Some(_), Some(_)) => f.first_server_ns.get(),
+                _ if both_answered => f.first_server_ns.get(),
                 _ => f.first_client_ns.get(),
             };
             let (Some(ta), Some(tb)) = (at(fa), at(fb)) else { continue };
@@ -255,7 +256,7 @@ fn join_unpaired<K: std::hash::Hash + Eq>(
         (in_a[ia], in_b[ib]) = (true, true);
     }
     let count = |flows: &[Flow], paired: &[bool]| {
-        let mut count: std::collections::HashMap<K, (usize, usize)> = std::collections::HashMap::new();
+        let mut count: rustc_hash::FxHashMap<K, (usize, usize)> = Default::default();
         for (i, f) in flows.iter().enumerate().filter(|(i, _)| !paired[*i]) {
             if let Some(k) = key(f) {
                 count.entry(k).or_insert((i, 0)).1 += 1;
@@ -284,7 +285,8 @@ pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String]) -> 
         record: None,
         byte_offset: None,
         problem: format!(
-            "{} pairs matched without time (one ISN, first datagram or echo, and the ports where it is not unique) between {against} and \
+            "{} pairs matched without time (one ISN, first datagram or echo, with the ports where it is not unique; \
+             the ports and client sequence numbers where a capture missed the SYN) between {against} and \
              {label} were not matched by time, up to {:.3} ms off the clocks' offset, the first at {} ({label}'s \
              recorded time): a clock step with too few pairs on one side to correct, or packets held that long",
             u.pairs,

@@ -210,7 +210,8 @@ pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
 /// `Request::apart`), whose clocks kept its flow apart.
 pub fn apart_words(w: &Words<'_>, apart: &[usize]) -> String {
     format!(
-        "{} {} a flow tied to it without time (ISN, first datagram or echo) that the clocks kept apart",
+        "{} {} a flow tied to it without time (ISN, first datagram, echo or sequence numbers) that the clocks \
+         kept apart",
         blind_labels(w, apart),
         if apart.len() == 1 { "holds" } else { "hold" }
     )

@@ -323,8 +323,8 @@ pub struct Request {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blind: Vec<String>,
     /// Only when some capture holds a flow tied to the request's flow at the
-    /// capture before by evidence without time (ISN, first datagram or echo)
-    /// that the matching kept apart by time: their labels, in path order.
+    /// capture before by evidence without time (ISN, first datagram, echo or
+    /// sequence numbers) that the matching kept apart by time: their labels, in path order.
     /// The clocks disagree for the request there: their silence about it is
     /// no evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

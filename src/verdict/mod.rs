@@ -50,7 +50,8 @@ pub struct VerdictOptions {
     pub stopped: Vec<Option<i64>>,
     /// (chain, capture), sorted: the captures holding a flow tied to that
     /// request's flow at the capture before by evidence without time (its
-    /// ISN, first datagram or echo) that the matching kept apart by time
+    /// ISN, first datagram, echo or sequence numbers) that the matching kept
+    /// apart by time
     /// (`steps::unlinked`): their silence about it is no evidence either.
     pub apart: Vec<(usize, usize)>,
 }

@@ -192,8 +192,8 @@ pub struct Request {
     /// it is no evidence. In path order.
     pub blind: Vec<usize>,
     /// Captures holding a flow tied to this request's flow at the capture
-    /// before by evidence without time (ISN, first datagram or echo) that the
-    /// matching kept apart by time: the clocks disagree for it there, so that
+    /// before by evidence without time (ISN, first datagram, echo or sequence
+    /// numbers) that the matching kept apart by time: the clocks disagree for it there, so that
     /// capture's silence about it is no evidence. In path order.
     pub apart: Vec<usize>,
     /// Only when some capture saw a datagram of it arrive as IP fragments.
