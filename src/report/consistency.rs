@@ -29,6 +29,11 @@ fn names_its_rule(part: &str, c: &crate::report::schema::Change) -> bool {
     }
 }
 
+/// The labels of `a, b and c` (as `explain::blind_labels` writes them).
+fn labels_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split(", ").flat_map(|p| p.split(" and "))
+}
+
 /// Every disagreement between the explanation of `r` and its fields.
 pub fn contradictions(r: &Request) -> Vec<String> {
     let mut out = Vec::new();
@@ -37,6 +42,27 @@ pub fn contradictions(r: &Request) -> Vec<String> {
     let no_reply_anywhere = r.captures.iter().all(|h| !h.reply_seen);
     let origin = r.outcome.origin.as_deref();
     for part in r.explanation.split("; ") {
+        // "X recorded nothing while it ran": X blind; "Y holds a flow tied to
+        // it …": Y apart. X and Y follow the clause's last ": ", or begin it
+        // (where a RST or ICMP error entered is checked below, with origin).
+        for (tail, list, field) in [
+            (" recorded nothing while it ran", &r.blind, "blind"),
+            (" a flow tied to it without time", &r.apart, "apart"),
+        ] {
+            if let Some((head, _)) = part.split_once(tail) {
+                let named = head.rsplit(": ").next().unwrap_or(head);
+                let named = named.strip_suffix(" holds").or(named.strip_suffix(" hold")).unwrap_or(named);
+                if !labels_of(named).all(|l| list.iter().any(|b| b == l)) {
+                    say(part, &format!("{field} does not list {named}"));
+                }
+            }
+        }
+        if let Some(at) = part.strip_prefix("the request got as far as ") {
+            let at = at.split(',').next().unwrap_or_default();
+            if r.reply.reached.as_deref() != Some(at) {
+                say(part, "reply.reached says otherwise");
+            }
+        }
         if part.starts_with("source ") && part.contains(" unchanged through ") {
             if !r.source.changed.is_empty() || !r.destination.changed.is_empty() {
                 say(part, "an address changed");
@@ -81,20 +107,6 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             if let Some(next) = part.split(", not at ").nth(1) {
                 if r.captures.iter().any(|h| h.label == next && h.seen) || r.blind.iter().any(|b| b == next) {
                     say(part, "the next capture saw it or recorded nothing then");
-                }
-            }
-            if let Some(rest) =
-                part.split("; ").nth(1).and_then(|p| p.strip_suffix(" recorded nothing while it ran"))
-            {
-                if !r.blind.iter().any(|b| b == rest) {
-                    say(part, "that capture is not blind to it");
-                }
-            }
-            if let Some(rest) =
-                part.split("; ").nth(1).and_then(|p| p.split(" holds a flow tied to it").next())
-            {
-                if part.contains(" holds a flow tied to it") && !r.apart.iter().any(|b| b == rest) {
-                    say(part, "that capture kept nothing of it apart");
                 }
             }
         } else if part.contains(" fragments of ") && part.contains(" lost between ") {
@@ -152,10 +164,7 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             if !no_reply_anywhere || r.reply.path != ReplyPath::NoReply {
                 say(part, "a capture saw a reply");
             }
-            if let Some(at) = rest
-                .strip_prefix("; the request got as far as ")
-                .or(rest.strip_prefix(", the request got as far as "))
-            {
+            if let Some(at) = rest.strip_prefix(", the request got as far as ") {
                 let at = at.split(',').next().unwrap_or_default();
                 if r.reply.reached.as_deref() != Some(at) {
                     say(part, "reply.reached says otherwise");
@@ -287,6 +296,22 @@ mod tests {
         assert_eq!(contradictions(&r), Vec::<String>::new());
         r.blind.clear();
         assert_eq!(contradictions(&r).len(), 1);
+        // "whether it went further is unknown" names captures blind or apart.
+        let mut r = requests[0].clone();
+        (r.reply.path, r.reply.reached) = (ReplyPath::NoReply, Some("decap".into()));
+        let at = "decap";
+        r.explanation = format!(
+            "source unchanged; no reply at any capture; the request got as far as {at}, and whether it went \
+             further is unknown: backend recorded nothing while it ran; egress and backend hold a flow tied to \
+             it without time (ISN, first datagram, echo or sequence numbers) that the clocks kept apart"
+        );
+        let said =
+            |r: &Request| contradictions(r).into_iter().filter(|c| c.contains("does not list")).count();
+        assert_eq!(said(&r), 2, "{:?}", contradictions(&r));
+        (r.blind, r.apart) = (vec!["backend".into()], vec!["egress".into(), "backend".into()]);
+        assert_eq!(said(&r), 0, "{:?}", contradictions(&r));
+        r.apart.pop();
+        assert_eq!(said(&r), 1, "{:?}", contradictions(&r));
         // "every client packet crossed … cut to at most N bytes" against data.cut.
         let mut r = requests[0].clone();
         let seg = |bytes| Some(schema::Segment { bytes, count: 1 });
