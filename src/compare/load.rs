@@ -6,15 +6,14 @@
 //! sentence saying why not. Never runs the pipeline.
 
 use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
-
+use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
+use crate::verdict::*;
 use std::collections::HashMap;
+use std::path::Path;
 
 /// The columns after the per-capture ones that every tuplecorr CSV report has
 /// had (the ones added later may be missing: read as empty).
 const REQUIRED_COLUMNS: [&str; 3] = ["reply_path", "outcome", "match_strength"];
-use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
-use crate::verdict::*;
-use std::path::Path;
 
 /// A side of `compare` that could not be read.
 #[derive(Debug, PartialEq, Eq)]
@@ -237,6 +236,11 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     })
 }
 
+/// `egress;backend` (a `blind` or `apart` cell) → capture indices.
+fn indices_of(labels: &[String], cell: &str) -> Result<Vec<usize>, String> {
+    cell.split(';').filter(|l| !l.is_empty()).map(|l| index_of(labels, l)).collect()
+}
+
 /// `3/0 by 198.19.3.17 at egress` (the `reply_lost_cause` cell) → typed.
 fn lost_cause_of(labels: &[String], text: &str) -> Result<LostCause, String> {
     let bad = || format!("{text:?} is not `type/code by address at label`");
@@ -323,8 +327,8 @@ fn identity_of(labels: &[String], captures: &[Hop], cells: [&str; 3]) -> Result<
     }))
 }
 
-/// One CSV row → a request (`n`: its position among the rows).
-/// One row; `columns`: where each of [`TRAILING_COLUMNS`] this report has stands.
+/// One CSV row → a request (`n`: its position among the rows; `columns`:
+/// where each of [`TRAILING_COLUMNS`] this report has stands).
 fn csv_request(
     rec: &csv::StringRecord,
     labels: &[String],
@@ -419,16 +423,8 @@ fn csv_request(
             [t("identity"), t("identity_preserved"), t("identity_client_set")],
         )?
         .map(Box::new),
-        blind: t("blind")
-            .split(';')
-            .filter(|l| !l.is_empty())
-            .map(|l| index_of(labels, l))
-            .collect::<Result<_, _>>()?,
-        apart: t("apart")
-            .split(';')
-            .filter(|l| !l.is_empty())
-            .map(|l| index_of(labels, l))
-            .collect::<Result<_, _>>()?,
+        blind: indices_of(labels, t("blind"))?,
+        apart: indices_of(labels, t("apart"))?,
         // The CSV has no fragment columns (the JSON does).
         fragments: None,
     })
