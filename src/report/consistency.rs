@@ -303,7 +303,7 @@ mod tests {
         r.explanation = format!(
             "source unchanged; no reply at any capture; the request got as far as {at}, and whether it went \
              further is unknown: backend recorded nothing while it ran; egress and backend hold a flow tied to \
-             it without time (ISN, first datagram, echo or sequence numbers) that the clocks kept apart"
+             it without time (ISN, first datagram, echo or sequence numbers) that matching by time left apart"
         );
         let said =
             |r: &Request| contradictions(r).into_iter().filter(|c| c.contains("does not list")).count();

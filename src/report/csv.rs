@@ -54,7 +54,7 @@ pub const TRAILING_COLUMNS: [&str; 29] = [
     // request lived (their silence about it is no evidence).
     "blind",
     // Appended: `backend`, the captures holding a flow tied to the request
-    // without time that the clocks kept apart (their silence is no evidence).
+    // without time that matching by time left apart (their silence is no evidence).
     "apart",
 ];
 

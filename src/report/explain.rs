@@ -207,11 +207,12 @@ pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
 }
 
 /// `backend holds a flow tied to it …`: the captures of `apart` (see
-/// `Request::apart`), whose clocks kept its flow apart.
+/// `Request::apart`), which hold a flow tied to it that matching by time
+/// left apart (a clock step the usual suspect: the warning says so).
 pub fn apart_words(w: &Words<'_>, apart: &[usize]) -> String {
     format!(
-        "{} {} a flow tied to it without time (ISN, first datagram, echo or sequence numbers) that the clocks \
-         kept apart",
+        "{} {} a flow tied to it without time (ISN, first datagram, echo or sequence numbers) that matching \
+         by time left apart",
         blind_labels(w, apart),
         if apart.len() == 1 { "holds" } else { "hold" }
     )

@@ -73,7 +73,7 @@ pub fn outcome_phrase(w: &Words<'_>, r: &Request) -> Option<String> {
                 crate::report::explain::blind_labels(w, &r.blind)
             )),
             None if !r.apart.is_empty() => s.push_str(&format!(
-                ", where it entered unknown ({} kept apart by the clocks)",
+                ", where it entered unknown ({} left apart by time)",
                 crate::report::explain::blind_labels(w, &r.apart)
             )),
             None => {}

@@ -290,7 +290,7 @@ fn a_request_whose_flow_the_clock_kept_apart_is_not_blamed_on_the_path() {
     assert!(
         e.ends_with(
             "the request got as far as egress, and whether it went further is unknown: backend holds a flow \
-                     tied to it without time (ISN, first datagram, echo or sequence numbers) that the clocks kept apart"
+                     tied to it without time (ISN, first datagram, echo or sequence numbers) that matching by time left apart"
         ),
         "{e}"
     );
