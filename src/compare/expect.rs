@@ -4,11 +4,11 @@
 //! after run's findings and the comparison; gives one `ExpectationResult` per expectation
 //! with the requests (or pairings) that break it. Never formats a report.
 
-use super::diff::{pair_key, reply_path_name, Comparison, Pairing, Sides};
+use super::model::{pair_key, reply_path_name, Comparison, Pairing, Sides};
+pub use super::model::{Breach, ExpectationResult};
 use crate::report::schema::WireName;
 use crate::report::words::Words;
-use crate::verdict::{Findings, OutcomeKind, Proto, ReplyPath, Request};
-use serde::{Deserialize, Serialize};
+use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request};
 use std::net::IpAddr;
 
 /// What the source seen at a capture must be.
@@ -31,31 +31,6 @@ pub enum Expectation {
     Reply(ReplyPath),
     /// Every request of the after run ends this way.
     Outcome(OutcomeKind),
-}
-
-/// One request (or, for `unchanged`, one pairing) that breaks an expectation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Breach {
-    /// `before` or `after`: the run whose requests are listed.
-    pub run: String,
-    /// Request numbers in that run's report.
-    pub requests: Vec<u64>,
-    pub proto: Proto,
-    pub service: String,
-    pub client: String,
-    /// What was found instead, e.g. `source at backend 198.18.90.42`.
-    pub found: String,
-}
-
-/// Whether one expectation held.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpectationResult {
-    /// The expectation in words, e.g. `source at backend is 198.19.3.17`.
-    pub expectation: String,
-    pub holds: bool,
-    /// Requests (pairings for `unchanged`) it was checked on.
-    pub checked: u64,
-    pub broken_by: Vec<Breach>,
 }
 
 impl Expectation {

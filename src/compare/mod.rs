@@ -9,16 +9,23 @@
 pub mod diff;
 pub mod expect;
 pub mod load;
+pub mod model;
 pub mod regress;
 pub mod write;
 
 pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};
 pub use expect::{Expectation, ExpectationResult, SourceWant};
 pub use load::{load_report, LoadError};
-pub use regress::{passes, Regression, Worse};
+pub use regress::{Regression, Worse};
 pub use write::write;
 
 use std::path::{Path, PathBuf};
+
+/// True when the comparison passes: every expectation holds, and no pairing
+/// regressed unless regressions are allowed (`--allow-regressions`).
+pub fn passes(c: &Comparison) -> bool {
+    expect::all_hold(c) && (c.regressions_allowed || c.regressions.is_empty())
+}
 
 /// What one side of `compare` names.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,11 +7,11 @@
 //! requests of one pairing in both runs; gives which of the two got worse and
 //! the after requests that did. Never formats a report.
 
-use super::diff::{reply_path_name, PairKey};
+use super::model::{reply_path_name, PairKey};
+pub use super::model::{Regression, Worse};
 use crate::report::table::outcome_sender_text;
 use crate::report::words::Words;
-use crate::verdict::{OutcomeKind, Proto, ReplyPath, Request};
-use serde::{Deserialize, Serialize};
+use crate::verdict::{OutcomeKind, ReplyPath, Request};
 use std::collections::HashSet;
 use std::hash::Hash;
 
@@ -45,47 +45,6 @@ pub fn reply_standing(p: ReplyPath) -> Standing {
         ReplyPath::SamePath => Standing::Good,
         ReplyPath::ReplyLost | ReplyPath::NoReply | ReplyPath::Bypassed => Standing::Failed,
     }
-}
-
-/// Which verdict of a pairing got worse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Worse {
-    Outcome,
-    ReplyPath,
-}
-
-impl Worse {
-    pub fn wire(self) -> &'static str {
-        match self {
-            Worse::Outcome => "outcome",
-            Worse::ReplyPath => "reply-path",
-        }
-    }
-}
-
-/// One service and client that got worse.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Regression {
-    pub proto: Proto,
-    /// Server endpoint at capture 1.
-    pub service: String,
-    /// Client address at capture 1 (no port).
-    pub client: String,
-    /// What got worse: `outcome`, `reply-path` or both.
-    pub worse: Vec<Worse>,
-    /// The before run's requests of this pairing that were good in what got worse.
-    pub requests_before: Vec<u64>,
-    /// The after run's requests of this pairing that failed in what got worse.
-    pub requests_after: Vec<u64>,
-    /// Distinct outcomes of the pairing's requests before, e.g. `completed`.
-    pub outcome_before: Vec<String>,
-    /// Distinct outcomes after, e.g. `no-reply`, `icmp-error 3/13 by 198.19.3.1`.
-    pub outcome_after: Vec<String>,
-    /// Distinct reply paths before, e.g. `same-path`.
-    pub reply_path_before: Vec<String>,
-    /// Distinct reply paths after, e.g. `reply-lost egress->backend`.
-    pub reply_path_after: Vec<String>,
 }
 
 /// One verdict of a request, typed, and its standing.
@@ -174,16 +133,12 @@ pub fn worse_words(worse: &[Worse]) -> String {
     words.join(" and ")
 }
 
-/// True when the comparison passes: every expectation holds, and no pairing
-/// regressed unless regressions are allowed (`--allow-regressions`).
-pub fn passes(c: &super::Comparison) -> bool {
-    super::expect::all_hold(c) && (c.regressions_allowed || c.regressions.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::passes;
     use crate::report::fixtures::findings;
+    use crate::verdict::Proto;
     use OutcomeKind::*;
 
     #[test]
