@@ -17,7 +17,6 @@ pub mod parquet;
 #[cfg(not(feature = "parquet"))]
 #[path = "parquet_off.rs"]
 pub mod parquet;
-mod pretty;
 pub mod schema;
 pub mod summary;
 pub mod table;
