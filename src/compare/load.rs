@@ -1,12 +1,11 @@
 //! Reads a tuplecorr report back into typed `Findings`: JSON and NDJSON through
-//! the wire types of `report::schema`, CSV through its columns (proto, endpoints
-//! and reply per capture, changes with their kind, reply path with the bypassed
-//! and reached captures, outcome, matches). The one place
-//! that parses text tuplecorr wrote. Takes a file; gives `Findings` or a
+//! the wire types of `report::schema`, CSV through its cells (`report::cells`)
+//! into the same wire types, then schema's one wire → typed step for both. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
-use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS, TRAILING_COLUMNS};
-use crate::report::schema::{self, between_of, endpoint_of, icmp_of, index_of, origin_of, WireName};
+use crate::report::cells;
+use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS};
+use crate::report::schema::{self, WireName};
 use crate::verdict::*;
 use std::collections::HashMap;
 use std::path::Path;
@@ -154,39 +153,6 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
     Ok(findings)
 }
 
-fn split(cell: &str) -> Vec<&str> {
-    if cell.is_empty() {
-        Vec::new()
-    } else {
-        cell.split(';').collect()
-    }
-}
-
-fn opt<T>(cell: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
-    (!cell.is_empty()).then(|| f(cell)).transpose()
-}
-
-/// Changes from the four `;`-joined columns (boundary, before, after, kind).
-fn changes(
-    labels: &[String],
-    at: &str,
-    before: &str,
-    after: &str,
-    kind: &str,
-) -> Result<Vec<Change>, String> {
-    let (at, before, after, kind) = (split(at), split(before), split(after), split(kind));
-    at.iter()
-        .enumerate()
-        .map(|(i, between)| {
-            let b = endpoint_of(before.get(i).copied().unwrap_or_default())?;
-            let a = endpoint_of(after.get(i).copied().unwrap_or_default())?;
-            let k = kind.get(i).copied().unwrap_or_default();
-            let kind = ChangeKind::from_wire(k).ok_or_else(|| format!("unknown change kind {k:?}"))?;
-            Ok(Change { between: between_of(labels, between)?, kind, before: b, after: a })
-        })
-        .collect()
-}
-
 /// Parses a tuplecorr CSV report back into findings (as far as its columns go).
 pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> {
     let bad = |what: String| LoadError(format!("{name}: {what}"));
@@ -200,7 +166,7 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     // Every column after the per-capture ones is found by its name: columns a
     // later version appends (or `--names`, `--rules` add) are passed over, and
     // a report of an earlier version reads its missing columns as empty.
-    let first_trailing = header.iter().position(|c| c == TRAILING_COLUMNS[0]);
+    let first_trailing = header.iter().position(|c| c == cells::TRAILING[0].name);
     let labels: Vec<String> = match first_trailing {
         Some(end)
             if header.get(..LEADING_COLUMNS.len()) == Some(&LEADING_COLUMNS.map(String::from)[..])
@@ -215,8 +181,8 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         _ => return Err(bad("the CSV header is not a tuplecorr report's".to_string())),
     };
     let end = first_trailing.unwrap_or(header.len());
-    let columns: HashMap<&str, usize> = (TRAILING_COLUMNS.iter())
-        .filter_map(|&name| header[end..].iter().position(|h| h == name).map(|i| (name, end + i)))
+    let columns: HashMap<&str, usize> = cells::trailing_names()
+        .filter_map(|name| header[end..].iter().position(|h| h == name).map(|i| (name, end + i)))
         .collect();
     let mut requests = Vec::new();
     for (n, record) in reader.records().enumerate() {
@@ -236,99 +202,9 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     })
 }
 
-/// `egress;backend` (a `blind` or `apart` cell) → capture indices.
-fn indices_of(labels: &[String], cell: &str) -> Result<Vec<usize>, String> {
-    cell.split(';').filter(|l| !l.is_empty()).map(|l| index_of(labels, l)).collect()
-}
-
-/// `3/0 by 198.19.3.17 at egress` (the `reply_lost_cause` cell) → typed.
-fn lost_cause_of(labels: &[String], text: &str) -> Result<LostCause, String> {
-    let bad = || format!("{text:?} is not `type/code by address at label`");
-    let (icmp, rest) = text.split_once(" by ").ok_or_else(bad)?;
-    let (by, at) = rest.split_once(" at ").ok_or_else(bad)?;
-    Ok(LostCause { icmp: icmp_of(icmp)?, by: by.parse().map_err(|_| bad())?, seen_at: index_of(labels, at)? })
-}
-
-/// `198.19.2.2:80 syn-ack at decap` (the `reply_unexpected_source` cell) → typed.
-fn unexpected_source_of(labels: &[String], text: &str) -> Result<UnexpectedSource, String> {
-    let bad = || format!("{text:?} is not `endpoint packet at label`");
-    let (what, at) = text.split_once(" at ").ok_or_else(bad)?;
-    let (from, packet) = what.split_once(' ').ok_or_else(bad)?;
-    Ok(UnexpectedSource {
-        from: endpoint_of(from)?,
-        seen_at: index_of(labels, at)?,
-        packet: StrayPacket::from_wire(packet).ok_or_else(bad)?,
-    })
-}
-
-/// `C->S @TIME ENDING at LABEL;…` → the earlier attempts.
-fn attempts_of(labels: &[String], text: &str) -> Result<Vec<Attempt>, String> {
-    (text.split(';').filter(|a| !a.is_empty()))
-        .map(|a| {
-            let bad = || format!("{a:?} is not `client->server @time ending at label`");
-            let (what, at) = a.split_once(" at ").ok_or_else(bad)?;
-            let mut parts = what.split(' ');
-            let (Some(tuple), Some(time), Some(ending), None) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return Err(bad());
-            };
-            let (client, server) = tuple.split_once("->").ok_or_else(bad)?;
-            Ok(Attempt {
-                capture: index_of(labels, at)?,
-                client: endpoint_of(client)?,
-                server: endpoint_of(server)?,
-                time_ns: time.strip_prefix('@').and_then(crate::time::parse_rfc3339).ok_or_else(bad)?,
-                ending: AttemptEnd::from_wire(ending).ok_or_else(bad)?,
-            })
-        })
-        .collect()
-}
-
-/// The identity cells (`identity`, `identity_preserved`, `identity_client_set`)
-/// → typed; the backend side is the last capture that saw the request.
-fn identity_of(labels: &[String], captures: &[Hop], cells: [&str; 3]) -> Result<Option<Identity>, String> {
-    let [text, preserved, client_set] = cells;
-    if text.is_empty() {
-        return Ok(None);
-    }
-    let bad = || format!("{text:?} is not `carrier address added boundary` or `none`");
-    let (at, peer) = captures
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(i, h)| h.client.filter(|_| h.seen).map(|c| (i, c)))
-        .ok_or_else(|| "an identity for a request seen nowhere".to_string())?;
-    let (carried, added) = if text == "none" {
-        (None, None)
-    } else {
-        let mut words = text.split(' ');
-        let kind = words.next().and_then(CarrierKind::from_wire).ok_or_else(bad)?;
-        let addr = words.next().ok_or_else(bad)?;
-        let (addr, port) = match addr {
-            schema::CARRIED_UNKNOWN => (None, None),
-            a => endpoint_of(a).map(|e| (Some(e.addr), e.port))?,
-        };
-        let added = match (words.next(), words.next(), words.next()) {
-            (None, _, _) => None,
-            (Some("added"), Some(schema::ADDED_CLIENT_SIDE), None) => Some(Added::ClientSide),
-            (Some("added"), Some(b), None) => Some(Added::Between(between_of(labels, b)?)),
-            _ => return Err(bad()),
-        };
-        (Some(CarriedAddress { kind, addr, port }), added)
-    };
-    Ok(Some(Identity {
-        at,
-        peer,
-        carried,
-        added,
-        preserved: preserved == "yes",
-        client_set: opt(client_set, |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
-    }))
-}
-
 /// One CSV row → a request (`n`: its position among the rows; `columns`:
-/// where each of [`TRAILING_COLUMNS`] this report has stands).
+/// where each column of `cells::TRAILING` this report has stands): its cells
+/// into the wire view, then the wire view into the typed request.
 fn csv_request(
     rec: &csv::StringRecord,
     labels: &[String],
@@ -336,98 +212,31 @@ fn csv_request(
     n: usize,
 ) -> Result<Request, String> {
     let cell = |i: usize| rec.get(i).unwrap_or_default();
-    // a column of TRAILING_COLUMNS by name ("": not in this report)
-    let t = |name: &str| {
-        debug_assert!(TRAILING_COLUMNS.contains(&name), "{name} is no column");
-        columns.get(name).map_or("", |&i| cell(i))
-    };
+    let some = |text: &str| (!text.is_empty()).then(|| text.to_string());
     let proto = Proto::from_wire(cell(1)).ok_or_else(|| format!("unknown proto {:?}", cell(1)))?;
     let mut captures = Vec::with_capacity(labels.len());
-    for i in 0..labels.len() {
+    for (i, label) in labels.iter().enumerate() {
         let base = LEADING_COLUMNS.len() + 3 * i;
         let (client, server, reply) = (cell(base), cell(base + 1), cell(base + 2));
-        captures.push(Hop {
+        captures.push(schema::Hop {
+            label: label.clone(),
             seen: !client.is_empty() || !server.is_empty(),
-            client: opt(client, endpoint_of)?,
-            server: opt(server, endpoint_of)?,
+            client: some(client),
+            server: some(server),
             reply_seen: reply == "yes",
-            ..Hop::unseen()
+            ..schema::Hop::default()
         });
     }
+    // `first_seen` (in any `--time-format` a parser reads) is capture 1's time.
     if let Some(first) = captures.first_mut() {
-        first.time_ns = crate::config::parse_rfc3339_ns(cell(2));
-        first.start_ns = first.time_ns;
+        first.time = crate::config::parse_rfc3339_ns(cell(2)).map(crate::time::rfc3339);
     }
-    let seen: Vec<usize> = (0..captures.len()).filter(|&i| captures[i].seen).collect();
-    let strengths = split(t("match_strength"));
-    let evidences = split(t("match_evidence"));
-    let matches = strengths
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Match {
-            between: seen
-                .get(i..i + 2)
-                .map_or(Between { from: 0, to: 0 }, |w| Between { from: w[0], to: w[1] }),
-            strength: Strength::from_wire(s).unwrap_or(Strength::Weak),
-            evidence: evidences
-                .get(i)
-                .map(|e| e.split('+').filter_map(Evidence::from_wire).collect())
-                .unwrap_or_default(),
-            candidates: Vec::new(),
-        })
-        .collect();
-    let path = ReplyPath::from_wire(t("reply_path"))
-        .ok_or_else(|| format!("unknown reply_path {:?}", t("reply_path")))?;
-    let kind =
-        OutcomeKind::from_wire(t("outcome")).ok_or_else(|| format!("unknown outcome {:?}", t("outcome")))?;
-    Ok(Request {
-        request: cell(0).parse().unwrap_or(n as u64 + 1),
-        proto,
-        matches,
-        source: changes(
-            labels,
-            t("source_changed_at"),
-            t("source_before"),
-            t("source_after"),
-            t("source_change_kind"),
-        )?,
-        destination: changes(
-            labels,
-            t("destination_changed_at"),
-            t("destination_before"),
-            t("destination_after"),
-            t("destination_change_kind"),
-        )?,
-        reply: Reply {
-            path,
-            lost_between: opt(t("reply_lost_between"), |b| between_of(labels, b))?,
-            bypassed: opt(t("reply_bypassed"), |l| index_of(labels, l))?,
-            reached: opt(t("reply_reached"), |l| index_of(labels, l))?,
-            lost_cause: opt(t("reply_lost_cause"), |c| lost_cause_of(labels, c))?,
-            unexpected_source: opt(t("reply_unexpected_source"), |c| unexpected_source_of(labels, c))?,
-        },
-        outcome: Outcome {
-            kind,
-            by: opt(t("outcome_by"), |a| a.parse().map_err(|_| format!("{a:?} is not an address")))?,
-            origin: opt(t("outcome_origin"), |o| origin_of(labels, o))?,
-            icmp: opt(t("outcome_icmp"), icmp_of)?,
-        },
-        captures: captures.clone(),
-        seq_shift: false,
-        syn_missed: None,
-        attempts: attempts_of(labels, t("earlier_attempts"))?,
-        data: None,
-        identity: identity_of(
-            labels,
-            &captures,
-            [t("identity"), t("identity_preserved"), t("identity_client_set")],
-        )?
-        .map(Box::new),
-        blind: indices_of(labels, t("blind"))?,
-        apart: indices_of(labels, t("apart"))?,
-        // The CSV has no fragment columns (the JSON does).
-        fragments: None,
-    })
+    let mut q = schema::Request::read_back(cell(0).parse().unwrap_or(n as u64 + 1), proto, captures);
+    cells::read_trailing(&mut q, &|name| {
+        debug_assert!(cells::trailing_names().any(|c| c == name), "{name} is no column");
+        columns.get(name).map_or("", |&i| cell(i))
+    })?;
+    q.into_typed(labels)
 }
 
 #[cfg(test)]
@@ -565,15 +374,18 @@ mod tests {
         for (g, w) in got.requests.iter().zip(&want.requests) {
             assert_eq!(g.identity, w.identity, "request {}", w.request);
         }
-        let labels: Vec<String> = ["a", "b"].map(String::from).to_vec();
-        let hops = vec![
-            Hop::unseen(),
-            Hop { seen: true, client: Some(endpoint_of("198.18.0.1:9").unwrap()), ..Hop::unseen() },
-        ];
-        assert!(identity_of(&labels, &hops, ["proxy-v1 198.18.0.2 added x->b", "yes", ""]).is_err());
-        assert!(identity_of(&labels, &hops, ["smtp 198.18.0.2", "yes", ""]).is_err());
-        let spoof =
-            identity_of(&labels, &hops, ["x-real-ip unknown added client-side", "no", ""]).unwrap().unwrap();
+        // One row of captures a (not seen) and b, with the identity cells given.
+        let identity = |cells: &str| {
+            let text = format!(
+                "request,proto,first_seen,client,service,a_client,a_server,a_reply,b_client,b_server,b_reply,\
+                 source_changed_at,reply_path,outcome,match_strength,identity,identity_preserved\n\
+                 1,tcp,,,,,,,198.18.0.1:9,198.19.0.1:80,yes,,same-path,completed,,{cells}\n"
+            );
+            findings_from_csv(&text, "r.csv").map(|mut f| f.requests.remove(0).identity)
+        };
+        assert!(identity("proxy-v1 198.18.0.2 added x->b,yes").is_err());
+        assert!(identity("smtp 198.18.0.2,yes").is_err());
+        let spoof = identity("x-real-ip unknown added client-side,no").unwrap().unwrap();
         assert_eq!((spoof.at, spoof.added, spoof.carried.unwrap().addr), (1, Some(Added::ClientSide), None));
     }
 

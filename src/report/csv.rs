@@ -4,72 +4,15 @@
 //! Takes `Findings`; gives bytes. Several values in one cell join with `;` in
 //! path order; match evidence tokens join with `+`. Never reads captures.
 
-use crate::report::schema::WireName;
+use crate::report::cells;
+use crate::report::schema::{self, WireName};
 use crate::report::words::Words;
-use crate::verdict::{Endpoint, Findings, Hop, Request};
+use crate::verdict::{Findings, Request};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Columns before the per-capture ones.
 pub const LEADING_COLUMNS: [&str; 5] = ["request", "proto", "first_seen", "client", "service"];
-
-/// Columns after the per-capture ones.
-pub const TRAILING_COLUMNS: [&str; 29] = [
-    "source_changed_at",
-    "source_before",
-    "source_after",
-    "destination_changed_at",
-    "destination_before",
-    "destination_after",
-    "reply_path",
-    "reply_lost_between",
-    "outcome",
-    "outcome_by",
-    "outcome_origin",
-    "outcome_icmp",
-    "match_strength",
-    "match_evidence",
-    "explanation",
-    // Appended so a CSV report reads back losslessly (`compare`).
-    "source_change_kind",
-    "destination_change_kind",
-    "reply_bypassed",
-    "reply_reached",
-    "data_stopped",
-    "path_mtu",
-    // Appended: `3/0 by 198.19.3.17 at egress`, an ICMP error quoting the reply.
-    "reply_lost_cause",
-    // Appended: `198.19.2.2:80 syn-ack at decap`, a reply from elsewhere.
-    "reply_unexpected_source",
-    // Appended: `198.19.3.17:40000->198.19.96.10:80 @TIME bare-ack at backend;…`,
-    // the connection's earlier attempts.
-    "earlier_attempts",
-    // Appended: `proxy-v1 198.18.90.42:40001 added egress->backend` (`none`: no
-    // carrier reached the backend), whether that identity is the client, and
-    // an address the client side set in the carrier itself.
-    "identity",
-    "identity_preserved",
-    "identity_client_set",
-    // Appended: `egress;backend`, the captures that recorded no flow while the
-    // request lived (their silence about it is no evidence).
-    "blind",
-    // Appended: `backend`, the captures holding a flow tied to the request
-    // without time that matching by time left apart (their silence is no evidence).
-    "apart",
-];
-
-/// The `identity` cell: `carrier carried added boundary`, or `none`.
-pub fn identity_cell(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
-    use crate::report::schema::{carried_text, ADDED_CLIENT_SIDE};
-    let Some(c) = i.carried else { return "none".to_string() };
-    let mut cell = format!("{} {}", c.kind.wire(), carried_text(c));
-    match i.added {
-        Some(crate::verdict::Added::ClientSide) => cell.push_str(&format!(" added {ADDED_CLIENT_SIDE}")),
-        Some(crate::verdict::Added::Between(b)) => cell.push_str(&format!(" added {}", w.between(b))),
-        None => {}
-    }
-    cell
-}
 
 /// Suffixes of the three columns each capture label gets.
 pub const HOP_SUFFIXES: [&str; 3] = ["_client", "_server", "_reply"];
@@ -80,11 +23,11 @@ pub fn header(labels: &[&str]) -> Vec<String> {
     for label in labels {
         cols.extend(HOP_SUFFIXES.iter().map(|s| format!("{label}{s}")));
     }
-    cols.extend(TRAILING_COLUMNS.iter().map(|c| c.to_string()));
+    cols.extend(cells::trailing_names().map(String::from));
     cols
 }
 
-/// Name columns, appended after [`TRAILING_COLUMNS`] only with `--names`
+/// Name columns, appended after [`cells::TRAILING`] only with `--names`
 /// (per capture label L: `L_client_name`, `L_server_name` between these).
 pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_name"];
 
@@ -118,7 +61,7 @@ pub fn defuse(name: &str) -> String {
 }
 
 /// `yes`, `no`, or empty where the request was not seen and no reply either.
-pub fn reply_cell(hop: Option<&Hop>) -> &'static str {
+pub fn reply_cell(hop: Option<&schema::Hop>) -> &'static str {
     match hop {
         Some(h) if h.reply_seen => "yes",
         Some(h) if h.seen => "no",
@@ -126,35 +69,29 @@ pub fn reply_cell(hop: Option<&Hop>) -> &'static str {
     }
 }
 
-/// Writes `items` into `cell` separated by `sep`.
-fn join_into<T>(cell: &mut String, items: &[T], sep: &str, mut each: impl FnMut(&mut String, &T)) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            cell.push_str(sep);
-        }
-        each(cell, item);
-    }
-}
-
-fn endpoint_into(cell: &mut String, e: Option<Endpoint>) {
+fn endpoint_into(cell: &mut String, e: Option<&String>) {
     if let Some(e) = e {
-        crate::report::endpoint::push_endpoint(cell, e);
+        cell.push_str(e);
     }
 }
 
-/// One row, in the order of [`header`]: cells written into reused strings.
-pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
+/// One row, in the order of [`header`], from the request's wire view `q`
+/// (made from `request` by `schema`): cells written into reused strings.
+/// `first_seen` is the one cell taken from the typed request: its time is
+/// written in the style of `--tz`/`--time-format`.
+pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
     let why = if w.why.is_some() { WHY_COLUMNS.len() } else { 0 };
-    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + TRAILING_COLUMNS.len() + names + why;
+    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + cells::TRAILING.len() + names + why;
     cells.resize_with(columns, String::new);
     cells.iter_mut().for_each(String::clear);
     let mut cell = cells.iter_mut();
     let mut next = || cell.next().expect("cells sized to the header");
-    let first = request.captures.iter().find(|h| h.seen);
-    let _ = write!(next(), "{}", request.request);
-    next().push_str(request.proto.wire());
-    if let Some(t) = first.and_then(|h| h.time_ns) {
+    let first = q.captures.iter().find(|h| h.seen);
+    let _ = write!(next(), "{}", q.request);
+    next().push_str(q.proto.wire());
+    let time = request.captures.iter().find(|h| h.seen).and_then(|h| h.time_ns);
+    if let Some(t) = time {
         next().push_str(&match w.time {
             Some(style) => style.format(t),
             None => crate::time::rfc3339(t),
@@ -162,121 +99,37 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
     } else {
         next();
     }
-    endpoint_into(next(), first.and_then(|h| h.client));
-    endpoint_into(next(), first.and_then(|h| h.server));
+    endpoint_into(next(), first.and_then(|h| h.client.as_ref()));
+    endpoint_into(next(), first.and_then(|h| h.server.as_ref()));
     for i in 0..w.labels.len() {
-        let hop = request.captures.get(i);
+        let hop = q.captures.get(i);
         let seen = hop.filter(|h| h.seen);
-        endpoint_into(next(), seen.and_then(|h| h.client));
-        endpoint_into(next(), seen.and_then(|h| h.server));
+        endpoint_into(next(), seen.and_then(|h| h.client.as_ref()));
+        endpoint_into(next(), seen.and_then(|h| h.server.as_ref()));
         next().push_str(reply_cell(hop));
     }
-    for changes in [&request.source, &request.destination] {
-        join_into(next(), changes, ";", |c, x| c.push_str(&w.between(x.between)));
-        join_into(next(), changes, ";", |c, x| endpoint_into(c, Some(x.before)));
-        join_into(next(), changes, ";", |c, x| endpoint_into(c, Some(x.after)));
+    for column in &cells::TRAILING {
+        (column.write)(q, next());
     }
-    let reply = &request.reply;
-    let outcome = &request.outcome;
-    next().push_str(reply.path.wire());
-    if let Some(b) = reply.lost_between {
-        next().push_str(&w.between(b));
-    } else {
-        next();
-    }
-    next().push_str(outcome.kind.wire());
-    let by = next();
-    if let Some(a) = outcome.by {
-        let _ = write!(by, "{a}");
-    }
-    if let Some(o) = outcome.origin {
-        next().push_str(&w.origin(o));
-    } else {
-        next();
-    }
-    let icmp = next();
-    if let Some(i) = outcome.icmp {
-        let _ = write!(icmp, "{}/{}", i.ty, i.code);
-    }
-    join_into(next(), &request.matches, ";", |c, m| c.push_str(m.strength.wire()));
-    join_into(next(), &request.matches, ";", |c, m| {
-        join_into(c, &m.evidence, "+", |c, e| c.push_str(e.wire()));
-    });
-    next().push_str(&crate::report::explain::explain(w, request));
-    for changes in [&request.source, &request.destination] {
-        join_into(next(), changes, ";", |c, x| c.push_str(x.kind.wire()));
-    }
-    for at in [reply.bypassed, reply.reached] {
-        if let Some(l) = at {
-            next().push_str(w.label(l));
-        } else {
-            next();
-        }
-    }
-    let data = request.data.as_ref();
-    if let Some(b) = data.and_then(|d| d.stopped) {
-        next().push_str(&w.between(b));
-    } else {
-        next();
-    }
-    if let Some(m) = data.and_then(|d| d.mtu.as_ref()) {
-        let _ = write!(next(), "{}", m.mtu);
-    } else {
-        next();
-    }
-    let cause = next();
-    if let Some(l) = reply.lost_cause {
-        let _ = write!(cause, "{}/{} by {} at {}", l.icmp.ty, l.icmp.code, l.by, w.label(l.seen_at));
-    }
-    let stray = next();
-    if let Some(u) = reply.unexpected_source {
-        let _ = write!(stray, "{} {} at {}", u.from, u.packet.wire(), w.label(u.seen_at));
-    }
-    join_into(next(), &request.attempts, ";", |c, a| {
-        let time = crate::time::rfc3339(a.time_ns);
-        let _ = write!(c, "{}->{} @{time} {} at {}", a.client, a.server, a.ending.wire(), w.label(a.capture));
-    });
-    let identity = request.identity.as_deref();
-    next().push_str(&identity.map(|i| identity_cell(w, i)).unwrap_or_default());
-    next().push_str(identity.map_or("", |i| if i.preserved { "yes" } else { "no" }));
-    let set = next();
-    if let Some(a) = identity.and_then(|i| i.client_set) {
-        let _ = write!(set, "{a}");
-    }
-    join_into(next(), &request.blind, ";", |c, &b| c.push_str(w.label(b)));
-    join_into(next(), &request.apart, ";", |c, &b| c.push_str(w.label(b)));
     if w.names.is_some() {
-        let name = |cell: &mut String, e: Option<Endpoint>| {
-            if let Some(n) = e.and_then(|e| w.name_of(e.addr)) {
+        let name = |cell: &mut String, n: Option<&String>| {
+            if let Some(n) = n {
                 cell.push_str(&defuse(n));
             }
         };
-        name(next(), first.and_then(|h| h.client));
-        name(next(), first.and_then(|h| h.server));
+        name(next(), first.and_then(|h| h.client_name.as_ref()));
+        name(next(), first.and_then(|h| h.server_name.as_ref()));
         for i in 0..w.labels.len() {
-            let seen = request.captures.get(i).filter(|h| h.seen);
-            name(next(), seen.and_then(|h| h.client));
-            name(next(), seen.and_then(|h| h.server));
+            let seen = q.captures.get(i).filter(|h| h.seen);
+            name(next(), seen.and_then(|h| h.client_name.as_ref()));
+            name(next(), seen.and_then(|h| h.server_name.as_ref()));
         }
-        name(next(), outcome.by.map(|addr| Endpoint { addr, port: None }));
+        name(next(), q.outcome.by_name.as_ref());
     }
-    if let Some(x) = w.why {
-        use crate::why::attach::Side;
-        for (side, changes) in [(Side::Source, &request.source), (Side::Destination, &request.destination)] {
-            let of = |c: &crate::verdict::Change| x.of(request.request, side, c.between);
-            join_into(next(), changes, ";", |cell, c| match of(c).and_then(|y| y.rule.as_ref()) {
-                Some(crate::why::eval::Found::Rule { rule, .. }) => {
-                    let _ = write!(cell, "{}:{} {}", rule.file, rule.line, rule.chain);
-                }
-                Some(f) => cell.push_str(&crate::report::schema::rule_note(f).unwrap_or_default()),
-                None => {}
-            });
-            join_into(next(), changes, ";", |cell, c| {
-                if let Some(e) = of(c).and_then(|y| y.conntrack.as_ref()) {
-                    let _ =
-                        write!(cell, "{}:{}{}", e.file, e.line, if e.confirmed { "" } else { " disagrees" });
-                }
-            });
+    if w.why.is_some() {
+        for changes in [&q.source, &q.destination] {
+            cells::rule_cell(next(), changes);
+            cells::conntrack_cell(next(), changes);
         }
     }
 }
@@ -284,7 +137,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, cells: &mut Vec<String>) {
 /// One row, in the order of [`header`].
 pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
     let mut cells = Vec::new();
-    row_into(w, request, &mut cells);
+    row_into(w, request, &schema::request(w, request), &mut cells);
     cells
 }
 
@@ -326,8 +179,16 @@ pub fn write_csv_rows(
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         let mut w = csv::Writer::from_writer(buf);
         let mut cells = Vec::new();
+        let mut wire: Option<schema::Request> = None;
         for r in requests {
-            row_into(words, r, &mut cells);
+            let q = match &mut wire {
+                Some(q) => {
+                    schema::request_cells_into(words, r, q);
+                    q
+                }
+                None => wire.insert(schema::request(words, r)),
+            };
+            row_into(words, r, q, &mut cells);
             w.write_record(&cells)?;
         }
         w.flush()

@@ -4,6 +4,7 @@
 //! word and the wire contract (`schema`). The only csv and serde_json user
 //! besides `compare`; never reads captures.
 
+pub mod cells;
 pub mod consistency;
 pub mod csv;
 pub mod endpoint;

@@ -514,7 +514,8 @@ pub fn carried_text(c: v::CarriedAddress) -> String {
     c.addr.map_or_else(|| CARRIED_UNKNOWN.to_string(), |addr| v::Endpoint { addr, port: c.port }.to_string())
 }
 
-fn identity(w: &crate::report::words::Words<'_>, i: &v::Identity) -> IdentityOut {
+/// The wire view of an identity.
+pub(crate) fn identity(w: &crate::report::words::Words<'_>, i: &v::Identity) -> IdentityOut {
     IdentityOut {
         at: w.label(i.at).to_string(),
         peer: i.peer.to_string(),
@@ -1020,7 +1021,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
     let mut hops = Vec::new();
-    hops_into(w, r, &mut hops);
+    hops_into(w, r, &mut hops, true);
     request_with(w, r, hops)
 }
 
@@ -1028,12 +1029,23 @@ pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
 /// thousands of requests through one: no allocation per hop field).
 pub fn request_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
     let mut hops = std::mem::take(&mut q.captures);
-    hops_into(w, r, &mut hops);
+    hops_into(w, r, &mut hops, true);
     *q = request_with(w, r, hops);
 }
 
-/// The wire view of the request's hops into `hops` (its strings reused).
-fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec<Hop>) {
+/// [`request_into`] for the CSV cells (`report::cells`): each hop with what a
+/// cell shows (label, seen, endpoints and their names, reply seen, counts),
+/// without its times, Community ID and Wireshark filter (the CSV has no column
+/// for them; hashing them cost ×1.1 on a CSV of small flows).
+pub fn request_cells_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
+    let mut hops = std::mem::take(&mut q.captures);
+    hops_into(w, r, &mut hops, false);
+    *q = request_with(w, r, hops);
+}
+
+/// The wire view of the request's hops into `hops` (its strings reused);
+/// without `full`, no times, Community IDs or filters.
+fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec<Hop>, full: bool) {
     hops.resize_with(r.captures.len(), Hop::default);
     let local = w.time.filter(|t| t.zone != crate::config::when::Zone::Utc);
     let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
@@ -1043,19 +1055,28 @@ fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec
         out.label.clear();
         out.label.push_str(w.label(i));
         out.seen = h.seen;
-        fill(&mut out.time, |s| h.time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
-        fill(&mut out.raw_time, |s| h.raw_time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
         fill(&mut out.client, |s| h.client.map(|e| crate::report::endpoint::push_endpoint(s, e)).is_some());
         fill(&mut out.server, |s| h.server.map(|e| crate::report::endpoint::push_endpoint(s, e)).is_some());
         out.client_name = name(&h.client);
         out.server_name = name(&h.server);
-        out.time_local = local.and_then(|t| h.time_ns.map(|ns| t.rfc3339(ns)));
         out.reply_seen = h.reply_seen;
         out.rtt_ms = h.rtt_ns.map(ms);
         out.packets_to_server = h.packets_to_server;
         out.packets_to_client = h.packets_to_client;
         out.bytes_to_server = h.bytes_to_server;
         out.bytes_to_client = h.bytes_to_client;
+        out.icmp_id = h.icmp_id;
+        out.largest_to_server = h.largest_to_server;
+        out.largest_to_client = h.largest_to_client;
+        if !full {
+            (out.time, out.raw_time, out.time_local, out.community_id, out.wireshark_filter) =
+                (None, None, None, None, None);
+            out.icmp_seqs = None;
+            continue;
+        }
+        fill(&mut out.time, |s| h.time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
+        fill(&mut out.raw_time, |s| h.raw_time_ns.map(|ns| crate::time::push_rfc3339(s, ns)).is_some());
+        out.time_local = local.and_then(|t| h.time_ns.map(|ns| t.rfc3339(ns)));
         // A hop with the previous hop's tuple (no NAT between them) has its
         // Community ID and filter: copied, not hashed and written again.
         let same = i > 0 && {
@@ -1078,10 +1099,7 @@ fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec
                 });
             }
         }
-        out.icmp_id = h.icmp_id;
         out.icmp_seqs = h.icmp_seqs.map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") });
-        out.largest_to_server = h.largest_to_server;
-        out.largest_to_client = h.largest_to_client;
     }
 }
 
@@ -1460,7 +1478,45 @@ pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary 
 }
 
 impl Request {
-    fn into_typed(self, labels: &[String]) -> Result<v::Request, String> {
+    /// A request being read back from cells (`report::cells`), with its hops:
+    /// no match, change or carrier yet, no reply and no outcome until its
+    /// cells say otherwise.
+    pub(crate) fn read_back(request: u64, proto: v::Proto, captures: Vec<Hop>) -> Request {
+        Request {
+            request,
+            proto,
+            captures,
+            matches: Vec::new(),
+            source: Changes::default(),
+            destination: Changes::default(),
+            reply: Reply {
+                path: v::ReplyPath::NoReply,
+                lost_between: None,
+                bypassed: None,
+                reached: None,
+                lost_cause: None,
+                unexpected_source: None,
+            },
+            outcome: Outcome {
+                kind: v::OutcomeKind::NoReply,
+                by: None,
+                by_name: None,
+                origin: None,
+                icmp: None,
+                icmp_cause: None,
+            },
+            syn_missed: None,
+            attempts: Vec::new(),
+            data: None,
+            identity: None,
+            blind: Vec::new(),
+            apart: Vec::new(),
+            fragments: None,
+            explanation: String::new(),
+        }
+    }
+
+    pub(crate) fn into_typed(self, labels: &[String]) -> Result<v::Request, String> {
         let mut captures = vec![v::Hop::unseen(); labels.len()];
         for h in self.captures {
             let i = index_of(labels, &h.label)?;

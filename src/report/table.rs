@@ -194,7 +194,11 @@ fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
         None => ("-".to_string(), Style::Plain),
         Some(i) => {
             let style = if i.preserved { Style::Good } else { Style::Warn };
-            (super::csv::identity_cell(w, i), style)
+            {
+                let mut cell = String::new();
+                super::cells::identity_cell(&mut cell, &super::schema::identity(w, i));
+                (cell, style)
+            }
         }
     }
 }
