@@ -29,6 +29,8 @@ pub enum Error {
     Read(crate::read::ReadError),
     /// A `compare` side is not a tuplecorr report.
     Load(crate::compare::LoadError),
+    /// A `--names` file could not be read (before any capture: a usage error).
+    Names(crate::names::NamesError),
     /// The report (or the merged pcapng) could not be written.
     Write(crate::output::OutputError),
     /// `--threads`: the pool could not be built.
@@ -42,6 +44,7 @@ impl fmt::Display for Error {
             // Every capture point is needed for the verdicts.
             Error::Read(e) => write!(f, "{e}; stopped, no report written (every capture point is needed)"),
             Error::Load(e) => write!(f, "{e}"),
+            Error::Names(e) => write!(f, "{e}"),
             Error::Write(e) => write!(f, "{e}"),
             Error::Threads(e) => write!(f, "{e}"),
         }
@@ -54,6 +57,7 @@ impl std::error::Error for Error {
             Error::Usage(e) => Some(e),
             Error::Read(e) => Some(e),
             Error::Load(e) => Some(e),
+            Error::Names(e) => Some(e),
             Error::Write(e) => Some(e),
             Error::Threads(e) => Some(e),
         }
@@ -240,7 +244,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     let names = if run.names.is_empty() {
         None
     } else {
-        Some(crate::names::Names::load(&run.names).map_err(|e| UsageError(e.0))?)
+        Some(crate::names::Names::load(&run.names).map_err(Error::Names)?)
     };
     // `--rules`, `--conntrack`, `--masq-agent` are read before any capture too
     let why = if run.why.is_empty() { None } else { Some(crate::why::load(&run.why).map_err(UsageError)?) };

@@ -88,17 +88,43 @@ pub struct Names {
     links: std::collections::BTreeMap<u32, String>,
 }
 
-/// A names file that could not be read: the whole message.
-#[derive(Debug, PartialEq, Eq)]
-pub struct NamesError(pub String);
+/// A `--names` file that could not be read: which, and why. `Display` is
+/// the whole sentence.
+#[derive(Debug)]
+pub enum NamesError {
+    /// It could not be opened or read.
+    Unreadable { path: std::path::PathBuf, error: std::io::Error },
+    /// It is larger than [`MAX_FILE_BYTES`].
+    TooLarge { path: std::path::PathBuf },
+    /// A line is neither a names line nor an `ip link` line (`why` names it).
+    Malformed { path: std::path::PathBuf, why: String },
+}
 
 impl std::fmt::Display for NamesError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            NamesError::Unreadable { path, error } => write!(f, "--names {}: {error}", path.display()),
+            NamesError::TooLarge { path } => {
+                write!(
+                    f,
+                    "--names {}: larger than {} MiB; not a names file",
+                    path.display(),
+                    MAX_FILE_BYTES >> 20
+                )
+            }
+            NamesError::Malformed { path, why } => write!(f, "--names {}: {why}", path.display()),
+        }
     }
 }
 
-impl std::error::Error for NamesError {}
+impl std::error::Error for NamesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NamesError::Unreadable { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 impl Names {
     /// Reads every file in order (`--names` is repeatable).
@@ -106,7 +132,7 @@ impl Names {
         let mut names = Names::default();
         for path in paths {
             let text = read_text(path)?;
-            let failed = |e: String| NamesError(format!("--names {}: {e}", path.display()));
+            let failed = |why: String| NamesError::Malformed { path: path.clone(), why };
             match parse_links(&text) {
                 Some(links) => names.add_links(links.map_err(failed)?.1),
                 None => names.extend(parse(&text).map_err(failed)?.1),
@@ -268,18 +294,12 @@ fn canonical(addr: IpAddr) -> IpAddr {
 }
 
 fn read_text(path: &Path) -> Result<String, NamesError> {
-    let file =
-        std::fs::File::open(path).map_err(|e| NamesError(format!("--names {}: {e}", path.display())))?;
+    let unreadable = |error| NamesError::Unreadable { path: path.to_path_buf(), error };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| NamesError(format!("--names {}: {e}", path.display())))?;
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(NamesError(format!(
-            "--names {}: larger than {} MiB; not a names file",
-            path.display(),
-            MAX_FILE_BYTES >> 20
-        )));
+        return Err(NamesError::TooLarge { path: path.to_path_buf() });
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -561,6 +581,28 @@ pub fn net_contains(net: IpAddr, prefix_len: u8, addr: IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_names_file_that_cannot_be_read_says_which_and_why() {
+        let dir = std::env::temp_dir().join(format!("tc-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.txt");
+        let e = Names::load(std::slice::from_ref(&missing)).unwrap_err();
+        assert!(matches!(&e, NamesError::Unreadable { path, .. } if *path == missing), "{e:?}");
+        assert!(std::error::Error::source(&e).is_some());
+        let big = dir.join("big.txt");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let e = Names::load(std::slice::from_ref(&big)).unwrap_err();
+        assert!(matches!(&e, NamesError::TooLarge { path } if *path == big), "{e:?}");
+        assert_eq!(e.to_string(), format!("--names {}: larger than 64 MiB; not a names file", big.display()));
+        let bad = dir.join("bad.txt");
+        std::fs::write(&bad, "198.18.0.1 ok\nnot-an-address name\n").unwrap();
+        let e = Names::load(std::slice::from_ref(&bad)).unwrap_err();
+        assert!(matches!(&e, NamesError::Malformed { path, .. } if *path == bad), "{e:?}");
+        assert!(e.to_string().starts_with(&format!("--names {}: ", bad.display())), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()

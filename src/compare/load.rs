@@ -14,17 +14,68 @@ use std::path::Path;
 /// had (the ones added later may be missing: read as empty).
 const REQUIRED_COLUMNS: [&str; 3] = ["reply_path", "outcome", "match_strength"];
 
-/// A side of `compare` that could not be read.
-#[derive(Debug, PartialEq, Eq)]
-pub struct LoadError(pub String);
+/// A side of `compare` (or `--clocks-from`) that could not be read: which
+/// file, and why. `Display` is the whole sentence.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be opened or read.
+    Unreadable { file: String, error: std::io::Error },
+    /// The file is a pcap or pcapng capture.
+    Capture { file: String },
+    /// The file is not UTF-8 text.
+    NotText { file: String },
+    /// Neither a JSON object, NDJSON request lines nor our CSV header.
+    Unrecognised { file: String },
+    /// A report of that kind whose content is not ours (`line`: the line or
+    /// CSV row it failed at, when known).
+    Malformed { file: String, kind: ReportKind, line: Option<usize>, why: String },
+    /// `--clocks-from`: not a JSON report holding the clocks.
+    NoClocks { file: String, why: String },
+}
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            LoadError::Unreadable { file, error } => write!(f, "{file}: cannot read it: {error}"),
+            LoadError::Capture { file } => write!(
+                f,
+                "{file}: is a capture, not a report; give a tuplecorr report or a comma-separated list of captures in path order"
+            ),
+            LoadError::NotText { file } => write!(f, "{file}: not a tuplecorr report (not UTF-8 text)"),
+            LoadError::Unrecognised { file } => write!(
+                f,
+                "{file}: not a tuplecorr report (neither a JSON object, NDJSON request lines nor a CSV starting with `{}`)",
+                LEADING_COLUMNS.join(",")
+            ),
+            LoadError::Malformed { file, kind: ReportKind::Json, why, .. } => {
+                write!(f, "{file}: not a tuplecorr JSON report: {why}")
+            }
+            LoadError::Malformed { file, kind: ReportKind::Ndjson, line: Some(n), why } => {
+                write!(f, "{file}: line {n}: not a tuplecorr NDJSON request: {why}")
+            }
+            LoadError::Malformed { file, kind: ReportKind::Ndjson, line: None, why } => {
+                write!(f, "{file}: not a tuplecorr NDJSON report: {why}")
+            }
+            LoadError::Malformed { file, kind: ReportKind::Csv, line: Some(n), why } => {
+                write!(f, "{file}: row {n}: {why}")
+            }
+            LoadError::Malformed { file, kind: ReportKind::Csv, line: None, why } => write!(f, "{file}: {why}"),
+            LoadError::NoClocks { file, why } => write!(
+                f,
+                "--clocks-from {file}: not a tuplecorr JSON report (--format json, the only one that holds the clocks): {why}"
+            ),
+        }
     }
 }
 
-impl std::error::Error for LoadError {}
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Unreadable { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// What a file holds, judged from its first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,26 +105,23 @@ pub fn detect(text: &str) -> Option<ReportKind> {
 
 /// Loads a tuplecorr report (JSON, NDJSON or CSV, detected).
 pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
-    let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| LoadError(format!("{name}: cannot read it: {e}")))?;
+    let file = path.display().to_string();
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) => return Err(LoadError::Unreadable { file, error }),
+    };
     if crate::read::looks_like_capture(&bytes) {
-        return Err(LoadError(format!(
-            "{name}: is a capture, not a report; give a tuplecorr report or a comma-separated list of captures in path order"
-        )));
+        return Err(LoadError::Capture { file });
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| LoadError(format!("{name}: not a tuplecorr report (not UTF-8 text)")))?;
+    let Ok(text) = String::from_utf8(bytes) else { return Err(LoadError::NotText { file }) };
     match detect(&text) {
         Some(ReportKind::Json) => serde_json::from_str::<schema::Findings>(&text)
             .map_err(|e| e.to_string())
             .and_then(schema::Findings::into_typed)
-            .map_err(|e| LoadError(format!("{name}: not a tuplecorr JSON report: {e}"))),
-        Some(ReportKind::Ndjson) => findings_from_ndjson(&text, &name.to_string()),
-        Some(ReportKind::Csv) => findings_from_csv(&text, &name.to_string()),
-        None => Err(LoadError(format!(
-            "{name}: not a tuplecorr report (neither a JSON object, NDJSON request lines nor a CSV starting with `{}`)",
-            LEADING_COLUMNS.join(",")
-        ))),
+            .map_err(|why| LoadError::Malformed { file, kind: ReportKind::Json, line: None, why }),
+        Some(ReportKind::Ndjson) => findings_from_ndjson(&text, &file),
+        Some(ReportKind::Csv) => findings_from_csv(&text, &file),
+        None => Err(LoadError::Unrecognised { file }),
     }
 }
 
@@ -100,12 +148,9 @@ pub fn pinned_clocks(path: &Path) -> Result<crate::config::PinnedClocks, LoadErr
         boundaries: Vec<Delay>,
     }
     let name = path.display();
-    let not_json = |why: String| {
-        LoadError(format!(
-            "--clocks-from {name}: not a tuplecorr JSON report (--format json, the only one that holds the clocks): {why}"
-        ))
-    };
-    let file = std::fs::File::open(path).map_err(|e| LoadError(format!("{name}: cannot read it: {e}")))?;
+    let not_json = |why: String| LoadError::NoClocks { file: name.to_string(), why };
+    let file =
+        std::fs::File::open(path).map_err(|error| LoadError::Unreadable { file: name.to_string(), error })?;
     let r: Clocks =
         serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| not_json(e.to_string()))?;
     if r.tuplecorr.is_empty() || r.captures.is_empty() {
@@ -131,8 +176,12 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         if line.trim().is_empty() {
             continue;
         }
-        let r: schema::Request = serde_json::from_str(line)
-            .map_err(|e| LoadError(format!("{name}: line {}: not a tuplecorr NDJSON request: {e}", n + 1)))?;
+        let r: schema::Request = serde_json::from_str(line).map_err(|e| LoadError::Malformed {
+            file: name.to_string(),
+            kind: ReportKind::Ndjson,
+            line: Some(n + 1),
+            why: e.to_string(),
+        })?;
         requests.push(r);
     }
     let wire = schema::Findings {
@@ -144,8 +193,12 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         warnings: Vec::new(),
         intent: Vec::new(),
     };
-    let mut findings =
-        wire.into_typed().map_err(|e| LoadError(format!("{name}: not a tuplecorr NDJSON report: {e}")))?;
+    let mut findings = wire.into_typed().map_err(|why| LoadError::Malformed {
+        file: name.to_string(),
+        kind: ReportKind::Ndjson,
+        line: None,
+        why,
+    })?;
     for c in &mut findings.captures {
         c.file = name.to_string();
         c.format = "tuplecorr-ndjson".to_string();
@@ -155,7 +208,14 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
 
 /// Parses a tuplecorr CSV report back into findings (as far as its columns go).
 pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> {
-    let bad = |what: String| LoadError(format!("{name}: {what}"));
+    let bad =
+        |why: String| LoadError::Malformed { file: name.to_string(), kind: ReportKind::Csv, line: None, why };
+    let bad_row = |line: usize, why: String| LoadError::Malformed {
+        file: name.to_string(),
+        kind: ReportKind::Csv,
+        line: Some(line),
+        why,
+    };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(text.as_bytes());
     let header: Vec<String> = reader
         .headers()
@@ -187,8 +247,8 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     let mut requests = Vec::new();
     for (n, record) in reader.records().enumerate() {
         let line = n + 2;
-        let rec = record.map_err(|e| bad(format!("row {line}: {e}")))?;
-        let request = csv_request(&rec, &labels, &columns, n).map_err(|e| bad(format!("row {line}: {e}")))?;
+        let rec = record.map_err(|e| bad_row(line, e.to_string()))?;
+        let request = csv_request(&rec, &labels, &columns, n).map_err(|e| bad_row(line, e))?;
         requests.push(request);
     }
     let captures = labels.iter().map(|label| schema::placeholder_capture(label, name)).collect();
@@ -420,6 +480,43 @@ mod tests {
     #[test]
     fn foreign_csv_is_refused_with_a_sentence() {
         let err = findings_from_csv("request,proto,first_seen,client,service,x\n", "r.csv").unwrap_err();
-        assert!(err.0.starts_with("r.csv: the CSV header"), "{err}");
+        assert!(err.to_string().starts_with("r.csv: the CSV header"), "{err}");
+    }
+
+    #[test]
+    fn a_load_error_names_the_file_and_carries_what_failed() {
+        let dir = std::env::temp_dir().join(format!("tc-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        match load_report(&missing) {
+            Err(e @ LoadError::Unreadable { .. }) => {
+                assert!(std::error::Error::source(&e).is_some());
+                assert!(
+                    e.to_string().starts_with(&format!("{}: cannot read it: ", missing.display())),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let binary = dir.join("b.json");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x7b]).unwrap();
+        assert!(
+            matches!(load_report(&binary), Err(LoadError::NotText { file }) if file == binary.display().to_string())
+        );
+        let other = dir.join("o.txt");
+        std::fs::write(&other, "hello\n").unwrap();
+        assert!(matches!(load_report(&other), Err(LoadError::Unrecognised { .. })));
+        // A row that is not ours: its row number (the header is row 1).
+        let mut text = csv_text();
+        text.push_str("9,sctp\n");
+        let rows = text.lines().count();
+        match findings_from_csv(&text, "r.csv") {
+            Err(e @ LoadError::Malformed { kind: ReportKind::Csv, line: Some(n), .. }) => {
+                assert_eq!(n, rows);
+                assert!(e.to_string().starts_with(&format!("r.csv: row {rows}: ")), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
