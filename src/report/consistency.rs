@@ -100,6 +100,19 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             {
                 say(part, "no proxy change there");
             }
+        } else if part.starts_with("sequence numbers shifted by a middlebox") {
+            // "… between A and B (client +N, server +M)": a seq_shift entry
+            // there, each amount said its own and none said that is unknown.
+            let found = r.seq_shift.iter().any(|x| {
+                let side = |name: &str, by: Option<i32>| match by {
+                    Some(n) => part.contains(&format!("{name} {n:+}")),
+                    None => !part.contains(&format!("{name} ")),
+                };
+                read_between(part, &x.between) && side("client", x.client) && side("server", x.server)
+            });
+            if !found {
+                say(part, "seq_shift says otherwise");
+            }
         } else if part.starts_with("request from ") && part.contains(" seen only at ") {
             if seen.len() != 1 || !part.contains(&format!(" seen only at {}", seen[0])) {
                 say(part, &format!("seen at {}", seen.join(", ")));
@@ -312,6 +325,26 @@ mod tests {
         assert_eq!(said(&r), 0, "{:?}", contradictions(&r));
         r.apart.pop();
         assert_eq!(said(&r), 1, "{:?}", contradictions(&r));
+        // "sequence numbers shifted …" against seq_shift, made by the typed
+        // request's own words, then each field moved under them.
+        let mut typed = findings();
+        typed.requests[0].seq_shift = vec![crate::verdict::SeqShift {
+            between: crate::verdict::Between { from: 1, to: 2 },
+            client: Some(12345),
+            server: None,
+        }];
+        let r = schema::findings(&typed).requests.remove(0);
+        assert!(r.explanation.contains("shifted by a middlebox between egress and backend (client +12345)"));
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        for tamper in [
+            |x: &mut schema::SeqShiftOut| x.client = Some(-12345),
+            |x: &mut schema::SeqShiftOut| x.server = Some(1),
+            |x: &mut schema::SeqShiftOut| x.between = "decap->egress".into(),
+        ] {
+            let mut r = r.clone();
+            tamper(&mut r.seq_shift[0]);
+            assert!(contradictions(&r).iter().any(|c| c.contains("seq_shift")), "{r:?}");
+        }
         // "every client packet crossed … cut to at most N bytes" against data.cut.
         let mut r = requests[0].clone();
         let seg = |bytes| Some(schema::Segment { bytes, count: 1 });

@@ -286,8 +286,16 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if let Some(i) = r.identity.as_deref() {
         parts.push(identity_words(w, r, i));
     }
-    if r.seq_shift {
-        parts.push("sequence numbers shifted by a middlebox".into());
+    for x in &r.seq_shift {
+        let moved: Vec<String> = [("client", x.client), ("server", x.server)]
+            .iter()
+            .filter_map(|&(side, by)| by.map(|n| format!("{side} {n:+}")))
+            .collect();
+        let by = if moved.is_empty() { String::new() } else { format!(" ({})", moved.join(", ")) };
+        parts.push(format!(
+            "sequence numbers shifted by a middlebox between {}{by}",
+            w.between_words(x.between)
+        ));
     }
     let only_at = match r.captures.iter().filter(|h| h.seen).count() {
         1 => r.captures.iter().position(|h| h.seen),

@@ -307,6 +307,10 @@ pub struct Request {
     /// Only when the first SYN(s) were lost before a capture that saw a retransmission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_missed: Option<SynMissed>,
+    /// Only where a middlebox shifted TCP sequence numbers: one entry per such
+    /// boundary, in path order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seq_shift: Vec<SeqShiftOut>,
     /// Only when the connection had earlier attempts (the same client ISN on
     /// another tuple before the chained flow): one entry each, path then time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -656,6 +660,18 @@ impl Attempt {
 }
 
 /// `{"at": "egress", "syns": 1, "retransmission_after_ms": 1000.0}`.
+/// `{"between": "egress->backend", "client": 12345, "server": 12345}`: how
+/// far each side's sequence numbers moved on that boundary (mod 2^32, signed;
+/// absent where that side was not seen at both captures).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeqShiftOut {
+    pub between: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<i32>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SynMissed {
     /// The capture that did not see the first SYN(s).
@@ -1167,6 +1183,9 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: V
             icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
             icmp_cause: crate::report::icmp::icmp_cause(r),
         },
+        seq_shift: (r.seq_shift.iter())
+            .map(|x| SeqShiftOut { between: w.between(x.between), client: x.client, server: x.server })
+            .collect(),
         syn_missed: r.syn_missed.map(|m| SynMissed {
             at: w.label(m.at).to_string(),
             syns: m.syns,
@@ -1506,6 +1525,7 @@ impl Request {
                 icmp_cause: None,
             },
             syn_missed: None,
+            seq_shift: Vec::new(),
             attempts: Vec::new(),
             data: None,
             identity: None,
@@ -1594,7 +1614,15 @@ impl Request {
                 origin: opt(self.outcome.origin.as_deref(), |o| origin_of(labels, o))?,
                 icmp: opt(self.outcome.icmp.as_deref(), icmp_of)?,
             },
-            seq_shift: false,
+            seq_shift: (self.seq_shift.iter())
+                .map(|x| {
+                    Ok(v::SeqShift {
+                        between: between_of(labels, &x.between)?,
+                        client: x.client,
+                        server: x.server,
+                    })
+                })
+                .collect::<Result<_, String>>()?,
             syn_missed: self
                 .syn_missed
                 .map(|m| -> Result<v::SynMissed, String> {

@@ -223,6 +223,16 @@ pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
     Endpoint { addr: e.addr, port: (f.proto != FlowProto::Icmp).then_some(e.port) }
 }
 
+/// How far each side's sequence numbers moved from flow `a` to flow `b`:
+/// by their ISNs, else by the first packet with ACK set.
+fn seq_shift(between: Between, a: &Flow, b: &Flow) -> SeqShift {
+    let by = |isn: fn(&Flow) -> Option<u32>, pair: fn((u32, u32)) -> u32| {
+        let moved = |x: Option<u32>, y: Option<u32>| Some(y?.wrapping_sub(x?) as i32);
+        moved(isn(a), isn(b)).or_else(|| moved(a.seq_pair.map(pair), b.seq_pair.map(pair)))
+    };
+    SeqShift { between, client: by(|f| f.client_isn, |p| p.0), server: by(|f| f.server_isn, |p| p.1) }
+}
+
 fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
     let chain = &ctx.corr.chains[chain_ix];
     let flows: Vec<Option<&Flow>> = (0..ctx.n).map(|c| chain.hops[c].map(|f| ctx.flow(c, f))).collect();
@@ -274,7 +284,9 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         destination,
         reply: Reply { unexpected_source: stray::unexpected_source(ctx, chain_ix), ..reply::reply(&flows) },
         outcome,
-        seq_shift: chain.links.iter().any(|l| l.kind == LinkKind::SeqShift),
+        seq_shift: (chain.links.iter().filter(|l| l.kind == LinkKind::SeqShift))
+            .filter_map(|l| Some(seq_shift(Between { from: l.from, to: l.to }, flows[l.from]?, flows[l.to]?)))
+            .collect(),
         syn_missed: chain
             .links
             .iter()
@@ -497,6 +509,25 @@ pub(crate) fn answered(mut f: Flow, t_ns: i64) -> Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sequence_shift_is_measured_per_side_by_isn_else_by_the_first_ack_and_wraps() {
+        let b = Between { from: 1, to: 2 };
+        let a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 0xffff_fff0);
+        let mut c = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 0x10);
+        // the server's ISN moved another way than the client's
+        c.server_isn = a.server_isn.map(|i| i.wrapping_sub(7));
+        assert_eq!(seq_shift(b, &a, &c), SeqShift { between: b, client: Some(0x20), server: Some(-7) });
+        assert_eq!(seq_shift(b, &c, &a).client, Some(-0x20));
+        // no SYN at the later capture: its first ACK tells
+        let mut mid = c.clone();
+        (mid.client_isn, mid.server_isn) = (None, None);
+        mid.seq_pair = a.seq_pair.map(|(x, y)| (x.wrapping_add(1000), y.wrapping_sub(3)));
+        assert_eq!(seq_shift(b, &a, &mid), SeqShift { between: b, client: Some(1000), server: Some(-3) });
+        // neither
+        mid.seq_pair = None;
+        assert_eq!(seq_shift(b, &a, &mid), SeqShift { between: b, client: None, server: None });
+    }
 
     /// A capture of no packets, labelled `label`.
     fn meta(label: &str) -> CaptureMeta {

@@ -173,8 +173,8 @@ pub struct Request {
     pub destination: Vec<Change>,
     pub reply: Reply,
     pub outcome: Outcome,
-    /// A middlebox shifted sequence numbers on one of its links.
-    pub seq_shift: bool,
+    /// Links where a middlebox shifted sequence numbers, in path order.
+    pub seq_shift: Vec<SeqShift>,
     /// The first SYN(s) were lost before a capture that saw a retransmission.
     pub syn_missed: Option<SynMissed>,
     /// Earlier attempts of the TCP connection (the same client ISN on another
@@ -310,6 +310,18 @@ pub struct SynMissed {
     pub at: usize,
     pub syns: u32,
     pub after_ns: i64,
+}
+
+/// A constant shift of TCP sequence numbers on one link (a SYN proxy, a load
+/// balancer, `tcprewrite --tcp-sequence`): how far the client's and the
+/// server's sequence numbers moved from `between.from` to `between.to`, mod
+/// 2^32 as a signed shift (None: that side's ISN and first ACK were seen at
+/// one of the two captures only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeqShift {
+    pub between: Between,
+    pub client: Option<i32>,
+    pub server: Option<i32>,
 }
 
 /// A request as seen (or not) at one capture.

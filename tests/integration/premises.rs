@@ -401,6 +401,7 @@ fn a_sequence_shift_that_keeps_the_ttl_and_ports_is_a_shift_not_a_proxy() {
     assert_eq!((b["seq_shift"].as_bool(), b["ttl_decrement"].as_i64()), (Some(true), Some(0)), "{b:#}");
     let tcp: Vec<&Value> = v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "tcp").collect();
     assert_eq!(tcp.len(), 3);
+    let mut shifts = Vec::new();
     for r in tcp {
         let change = &r["source"]["changed"][0];
         assert_eq!(
@@ -408,11 +409,23 @@ fn a_sequence_shift_that_keeps_the_ttl_and_ports_is_a_shift_not_a_proxy() {
             (Some("egress->backend"), Some("snat"))
         );
         assert_eq!(r["matches"][1]["evidence"][0], "seq-shift", "{r:#}");
-        assert!(
-            r["explanation"].as_str().unwrap().contains("sequence numbers shifted by a middlebox"),
-            "{r:#}"
+        // tcprewrite moves every sequence and acknowledgement number by one
+        // amount: both sides by it, every connection the same.
+        let shift = &r["seq_shift"];
+        assert_eq!(shift.as_array().map(Vec::len), Some(1), "{r:#}");
+        let by = shift[0]["client"].as_i64().unwrap();
+        assert_eq!(
+            (shift[0]["between"].as_str(), shift[0]["server"].as_i64()),
+            (Some("egress->backend"), Some(by))
         );
+        assert_ne!(by, 0);
+        shifts.push(by);
+        let words = format!(
+            "sequence numbers shifted by a middlebox between egress and backend (client {by:+}, server {by:+})"
+        );
+        assert!(r["explanation"].as_str().unwrap().contains(&words), "{r:#}");
     }
+    assert!(shifts.windows(2).all(|w| w[0] == w[1]), "{shifts:?}");
 }
 
 /// Packets cut on their way (`tcprewrite --mtu-trunc`, a middlebox that
