@@ -283,6 +283,7 @@ pub fn findings() -> Findings {
         icmp_id: Kept::Kept,
         mss_clamped: false,
         seq_shift: false,
+        seq_shift_by: None,
         tos: Kept::Kept,
         tos_change: None,
         vlan: Kept::Kept,

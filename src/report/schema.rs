@@ -242,6 +242,10 @@ pub struct Boundary {
     pub icmp_id: String,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// How far the client's sequence numbers moved, when every shifted request
+    /// there moved by this one amount (mod 2^32, signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_shift_by: Option<i32>,
     /// The client's first packet's TOS byte (DSCP and ECN): `kept`, `rewritten`,
     /// `mixed` or `unknown`; with `tos_change` when every rewrite agrees.
     #[serde(default)]
@@ -1009,6 +1013,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),
         mss_clamped: b.mss_clamped,
         seq_shift: b.seq_shift,
+        seq_shift_by: b.seq_shift_by,
         tos: kept_word(b.tos, TOS_CHANGED).to_string(),
         tos_change: b.tos_change.map(|(x, y)| TosChange {
             before: x,

@@ -496,7 +496,10 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
         parts.push("MSS clamped".to_string());
     }
     if b.seq_shift {
-        parts.push("sequence numbers shifted".to_string());
+        parts.push(match b.seq_shift_by {
+            Some(n) => format!("sequence numbers shifted by {n:+}"),
+            None => "sequence numbers shifted".to_string(),
+        });
     }
     // Said only where they changed: most paths keep both.
     match (b.tos, b.tos_change) {

@@ -225,7 +225,7 @@ pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
 
 /// How far each side's sequence numbers moved from flow `a` to flow `b`:
 /// by their ISNs, else by the first packet with ACK set.
-fn seq_shift(between: Between, a: &Flow, b: &Flow) -> SeqShift {
+pub(crate) fn seq_shift(between: Between, a: &Flow, b: &Flow) -> SeqShift {
     let by = |isn: fn(&Flow) -> Option<u32>, pair: fn((u32, u32)) -> u32| {
         let moved = |x: Option<u32>, y: Option<u32>| Some(y?.wrapping_sub(x?) as i32);
         moved(isn(a), isn(b)).or_else(|| moved(a.seq_pair.map(pair), b.seq_pair.map(pair)))

@@ -94,6 +94,9 @@ pub struct Boundary {
     pub icmp_id: Kept,
     pub mss_clamped: bool,
     pub seq_shift: bool,
+    /// How far the client's sequence numbers moved, when every shifted
+    /// request there moved by this one amount (a constant shift).
+    pub seq_shift_by: Option<i32>,
     /// The TOS byte / traffic class (DSCP, ECN) of the client's first packet,
     /// and its one change when every request that changed agrees.
     pub tos: Kept,

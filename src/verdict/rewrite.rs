@@ -91,6 +91,8 @@ pub struct BoundaryTally {
     icmp_id: Tally,
     mss_clamped: bool,
     seq_shift: bool,
+    /// The client's sequence shifts seen (where measured).
+    seq_shifts: std::collections::BTreeSet<i32>,
     /// The client's first TOS byte and VLAN tag kept or changed, and each change seen.
     tos: Tally,
     tos_changes: std::collections::BTreeSet<(u8, u8)>,
@@ -120,6 +122,7 @@ impl BoundaryTally {
             let (a, b) = (ctx.flow(i, fa), ctx.flow(i + 1, fb));
             if link.kind == LinkKind::SeqShift {
                 self.seq_shift = true;
+                self.seq_shifts.extend(super::seq_shift(Between { from: i, to: i + 1 }, a, b).client);
             }
             if link.kind == LinkKind::Proxy {
                 continue;
@@ -167,6 +170,7 @@ impl BoundaryTally {
         self.icmp_id.changed += later.icmp_id.changed;
         self.mss_clamped |= later.mss_clamped;
         self.seq_shift |= later.seq_shift;
+        self.seq_shifts.extend(&later.seq_shifts);
         self.tos.kept += later.tos.kept;
         self.tos.changed += later.tos.changed;
         self.tos_changes.extend(&later.tos_changes);
@@ -194,6 +198,7 @@ impl BoundaryTally {
             icmp_id: self.icmp_id.kept(),
             mss_clamped: self.mss_clamped,
             seq_shift: self.seq_shift,
+            seq_shift_by: only(&self.seq_shifts),
             tos: self.tos.kept(),
             tos_change: only(&self.tos_changes),
             vlan: self.vlan.kept(),
@@ -480,6 +485,9 @@ mod tests {
             if i == 2 {
                 b.server.port = 8080; // a DNAT to another port
             }
+            if i == 3 {
+                b.client_isn = a.client_isn.map(|isn| isn.wrapping_add(500)); // a sequence shift
+            }
             pairs.push((a, b, if i == 3 { LinkKind::SeqShift } else { LinkKind::Forwarded }));
         }
         // Path-MTU messages from beyond the first point: 1400 twice (the first
@@ -497,6 +505,7 @@ mod tests {
         assert_eq!((b.ports, b.server_ports), (Kept::Mixed, Kept::Mixed));
         assert_eq!(b.icmp_id, Kept::Unknown);
         assert!(b.mss_clamped && b.seq_shift);
+        assert_eq!(b.seq_shift_by, Some(500));
         // TTL drops 1, 1, 2, 3, 1: the median is 1; each side's smallest MSS.
         assert_eq!(b.ttl_decrement, Some(1));
         assert_eq!(b.syn_mss, Some((1380, 1360)));
@@ -523,6 +532,15 @@ mod tests {
         let (captures, corr) = two_points(vec![(a, b, LinkKind::Forwarded)]);
         let moved = boundaries(&Ctx::new(2, &captures, &corr));
         assert_eq!((moved[0].ports, moved[0].server_ports), (Kept::Kept, Kept::Changed));
+        // Two shifts by other amounts: shifted, by no one amount.
+        let shifted = |i: u16, by: u32| {
+            let (a, mut b) = forwarded(i, 1, (1460, 1460), true, 1500);
+            b.client_isn = a.client_isn.map(|isn| isn.wrapping_add(by));
+            (a, b, LinkKind::SeqShift)
+        };
+        let (captures, corr) = two_points(vec![shifted(1, 500), shifted(2, 600)]);
+        let two = boundaries(&Ctx::new(2, &captures, &corr));
+        assert_eq!((two[0].seq_shift, two[0].seq_shift_by), (true, None));
         // A tally of none is the unknown boundary.
         let none = boundary_tallies(&ctx, |_| false);
         let b = none[0].finish(Between { from: 0, to: 1 }, None);

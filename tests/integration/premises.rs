@@ -426,6 +426,10 @@ fn a_sequence_shift_that_keeps_the_ttl_and_ports_is_a_shift_not_a_proxy() {
         assert!(r["explanation"].as_str().unwrap().contains(&words), "{r:#}");
     }
     assert!(shifts.windows(2).all(|w| w[0] == w[1]), "{shifts:?}");
+    // One amount for every request: the boundary's trait says it.
+    assert_eq!(b["seq_shift_by"].as_i64(), Some(shifts[0]), "{b:#}");
+    let (_, table, _) = run(&[("decap", &d), ("egress", &e), ("backend", &shifted)], &[]);
+    assert!(table.contains(&format!("sequence numbers shifted by {:+}", shifts[0])), "{table}");
 }
 
 /// Packets cut on their way (`tcprewrite --mtu-trunc`, a middlebox that
