@@ -17,6 +17,19 @@ pub mod ethertype {
     pub const VLAN: u16 = 0x8100;
     pub const QINQ: u16 = 0x88a8;
     pub const QINQ_OLD: u16 = 0x9100;
+    pub const MPLS: u16 = 0x8847;
+    pub const MPLS_MULTICAST: u16 = 0x8848;
+}
+
+/// An MPLS label stack (RFC 3032) and what follows its bottom entry.
+mod mpls {
+    /// One label stack entry: label (20 bits), traffic class (3), bottom of
+    /// stack (1), TTL (8).
+    pub const ENTRY_LEN: usize = 4;
+    /// Deeper stacks than this are treated as malformed (real ones hold 1–4).
+    pub const MAX_LABELS: usize = 8;
+    /// The pseudowire control word (RFC 4385) before an Ethernet frame.
+    pub const CONTROL_WORD_LEN: usize = 4;
 }
 
 /// Ethernet II header fields.
@@ -108,16 +121,26 @@ pub struct LinkInfo {
     pub sll_ifindex: Option<u32>,
     /// The outermost VLAN tag's VLAN ID (12 bits), when tagged.
     pub vlan: Option<u16>,
+    /// The outermost MPLS label (20 bits), when the packet came labelled.
+    pub mpls: Option<u32>,
 }
 
 impl LinkInfo {
     fn at(ip_offset: usize) -> LinkInfo {
-        LinkInfo { ip_offset, sll_packet_type: None, sll_ifindex: None, vlan: None }
+        LinkInfo { ip_offset, sll_packet_type: None, sll_ifindex: None, vlan: None, mpls: None }
     }
 
-    fn tagged((ip_offset, vlan): (usize, Option<u16>)) -> LinkInfo {
-        LinkInfo { vlan, ..LinkInfo::at(ip_offset) }
+    fn tagged(t: Tags) -> LinkInfo {
+        LinkInfo { vlan: t.vlan, mpls: t.mpls, ..LinkInfo::at(t.ip_offset) }
     }
+}
+
+/// What lay between the link header and the IP header: VLAN tags, MPLS labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tags {
+    ip_offset: usize,
+    vlan: Option<u16>,
+    mpls: Option<u32>,
 }
 
 /// Finds the IP header in `data` for `link_type`.
@@ -239,28 +262,71 @@ fn family_to_ip(family: u32, data: &[u8]) -> Result<LinkInfo, DecodeError> {
     }
 }
 
-/// Skips VLAN tags starting at `offset` (where `ty` was the last ethertype
-/// read); gives the offset of the IP header and the outermost tag's VLAN ID,
-/// or NotIp.
-fn follow_tags(data: &[u8], mut ty: u16, mut offset: usize) -> Result<(usize, Option<u16>), DecodeError> {
-    let mut outer = None;
+/// Skips VLAN tags and MPLS label stacks starting at `offset` (where `ty`
+/// was the last ethertype read): gives the offset of the IP header, the
+/// outermost tag's VLAN ID and the outermost MPLS label, or NotIp. Below an
+/// MPLS stack's bottom entry the first nibble tells: 4 is IPv4, 6 is IPv6, 0 a
+/// pseudowire control word before an Ethernet frame (Ethernet over MPLS, its
+/// own tags followed in turn); anything else is not IP.
+fn follow_tags(data: &[u8], mut ty: u16, mut offset: usize) -> Result<Tags, DecodeError> {
+    let mut tags = Tags { ip_offset: offset, vlan: None, mpls: None };
     for _ in 0..=vlan::MAX_DEPTH {
         match ty {
-            ethertype::IPV4 | ethertype::IPV6 => return Ok((offset, outer)),
+            ethertype::IPV4 | ethertype::IPV6 => return Ok(Tags { ip_offset: offset, ..tags }),
             ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD => {
                 let tag = data.get(offset..).unwrap_or(&[]);
                 // The tag control information: priority (3 bits), DEI, VLAN ID (12 bits).
                 let tci = be16(tag, vlan::TCI, "vlan")?;
-                outer = outer.or(Some(tci & 0x0fff));
+                tags.vlan = tags.vlan.or(Some(tci & 0x0fff));
                 ty = be16(tag, vlan::ETHERTYPE, "vlan")?;
                 offset += vlan::TAG_LEN;
+            }
+            ethertype::MPLS | ethertype::MPLS_MULTICAST => {
+                let (label, bottom) = label_stack(data, offset)?;
+                tags.mpls = tags.mpls.or(Some(label));
+                offset = bottom;
+                let first = data.get(offset).ok_or(DecodeError::Truncated {
+                    layer: "mpls",
+                    needed: offset + 1,
+                    available: data.len(),
+                })?;
+                ty = match first >> 4 {
+                    4 => ethertype::IPV4,
+                    6 => ethertype::IPV6,
+                    0 => {
+                        offset += mpls::CONTROL_WORD_LEN;
+                        need(data, offset + eth::HEADER_LEN, "mpls")?;
+                        let t =
+                            be16(data, offset + eth::ETHERTYPE.start..offset + eth::ETHERTYPE.end, "mpls")?;
+                        offset += eth::HEADER_LEN;
+                        t
+                    }
+                    _ => return Err(DecodeError::NotIp { ethertype: ty }),
+                };
             }
             other => return Err(DecodeError::NotIp { ethertype: other }),
         }
     }
     Err(DecodeError::Malformed {
         layer: "vlan",
-        what: format!("more than {} stacked VLAN tags", vlan::MAX_DEPTH),
+        what: format!("more than {} stacked VLAN tags or MPLS stacks", vlan::MAX_DEPTH),
+    })
+}
+
+/// The MPLS label stack starting at `offset`: its outermost label and the
+/// offset after its bottom entry.
+fn label_stack(data: &[u8], offset: usize) -> Result<(u32, usize), DecodeError> {
+    let top = be32(data, offset..offset + mpls::ENTRY_LEN, "mpls")? >> 12;
+    for k in 0..mpls::MAX_LABELS {
+        let at = offset + k * mpls::ENTRY_LEN;
+        // bit 8 of the entry: the bottom of the stack
+        if be32(data, at..at + mpls::ENTRY_LEN, "mpls")? & 0x100 != 0 {
+            return Ok((top, at + mpls::ENTRY_LEN));
+        }
+    }
+    Err(DecodeError::Malformed {
+        layer: "mpls",
+        what: format!("more than {} MPLS labels without a bottom of stack", mpls::MAX_LABELS),
     })
 }
 
@@ -336,6 +402,81 @@ mod tests {
         );
     }
 
+    /// Ethernet, `labels` as MPLS entries (the last the bottom of the stack, TTL 64), then `rest`.
+    fn mpls_frame(labels: &[u32], rest: &[u8]) -> Vec<u8> {
+        let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0x47];
+        for (k, &label) in labels.iter().enumerate() {
+            let bottom = u32::from(k + 1 == labels.len());
+            f.extend_from_slice(&((label << 12) | (bottom << 8) | 64).to_be_bytes());
+        }
+        f.extend_from_slice(rest);
+        f
+    }
+
+    #[test]
+    fn an_mpls_label_stack_is_skipped_to_ip_and_its_outer_label_kept() {
+        let v4 = mpls_frame(&[16_001, 299_776], &[0x45]);
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, &v4),
+            Ok(LinkInfo { mpls: Some(16_001), ..LinkInfo::at(22) })
+        );
+        let v6 = mpls_frame(&[3], &[0x60]);
+        assert_eq!(locate_ip(LinkType::Ethernet, &v6), Ok(LinkInfo { mpls: Some(3), ..LinkInfo::at(18) }));
+        // A VLAN tag before the labels (a tagged PE link): both are kept.
+        let mut tagged = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x81, 0x00, 0x00, 0x0a];
+        tagged.extend_from_slice(&mpls_frame(&[17], &[0x45])[12..]);
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, &tagged),
+            Ok(LinkInfo { vlan: Some(10), mpls: Some(17), ..LinkInfo::at(22) })
+        );
+    }
+
+    #[test]
+    fn an_ethernet_pseudowire_after_its_control_word_is_followed_to_ip() {
+        // control word 0, then an inner Ethernet frame with an 802.1Q tag and IPv4
+        let mut rest = vec![0, 0, 0, 0];
+        rest.extend_from_slice(&[
+            0x02, 0, 0, 0, 0, 3, 0x02, 0, 0, 0, 0, 4, 0x81, 0x00, 0x00, 0x05, 0x08, 0x00, 0x45,
+        ]);
+        let pw = mpls_frame(&[42], &rest);
+        // 14 + 4 (label) + 4 (control word) + 14 (inner Ethernet) + 4 (tag)
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, &pw),
+            Ok(LinkInfo { vlan: Some(5), mpls: Some(42), ..LinkInfo::at(40) })
+        );
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_mpls_payload_is_said_not_guessed() {
+        // nine entries, none the bottom of the stack
+        let mut endless = mpls_frame(&[1; 9], &[0x45]);
+        endless[14..14 + 9 * 4].chunks_mut(4).for_each(|e| e[2] &= !1);
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &endless),
+            Err(DecodeError::Malformed { layer: "mpls", .. })
+        ));
+        // cut inside the stack, and right after it
+        let cut = mpls_frame(&[1, 2], &[]);
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &cut[..20]),
+            Err(DecodeError::Truncated { layer: "mpls", .. })
+        ));
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &cut),
+            Err(DecodeError::Truncated { layer: "mpls", .. })
+        ));
+        // a first nibble that is neither IP nor a control word
+        assert_eq!(
+            locate_ip(LinkType::Ethernet, &mpls_frame(&[1], &[0x85])),
+            Err(DecodeError::NotIp { ethertype: 0x8847 })
+        );
+        // a control word with no whole inner Ethernet header
+        assert!(matches!(
+            locate_ip(LinkType::Ethernet, &mpls_frame(&[1], &[0, 0, 0, 0, 0x02, 0])),
+            Err(DecodeError::Truncated { layer: "mpls", .. })
+        ));
+    }
+
     #[test]
     fn vlan_tagged_arp_is_not_ip() {
         assert_eq!(
@@ -372,7 +513,10 @@ mod tests {
     #[test]
     fn sll_gives_packet_type() {
         let info = locate_ip(LinkType::LinuxSll, SLL_IPV4).unwrap();
-        assert_eq!(info, LinkInfo { ip_offset: 16, sll_packet_type: Some(4), sll_ifindex: None, vlan: None });
+        assert_eq!(
+            info,
+            LinkInfo { ip_offset: 16, sll_packet_type: Some(4), sll_ifindex: None, vlan: None, mpls: None }
+        );
     }
 
     #[test]
@@ -380,7 +524,13 @@ mod tests {
         let info = locate_ip(LinkType::LinuxSll2, SLL2_IPV6).unwrap();
         assert_eq!(
             info,
-            LinkInfo { ip_offset: 20, sll_packet_type: Some(0), sll_ifindex: Some(7), vlan: None }
+            LinkInfo {
+                ip_offset: 20,
+                sll_packet_type: Some(0),
+                sll_ifindex: Some(7),
+                vlan: None,
+                mpls: None
+            }
         );
     }
 

@@ -242,7 +242,11 @@ fn packet(
         payload_len,
         payload_captured,
         truncated: ip.truncated || t.truncated,
-        overlay: tunnel.outermost,
+        // A label stack lies outside any tunnel the packet carries.
+        overlay: link
+            .mpls
+            .map(|label| Overlay { kind: OverlayKind::Mpls, id: Some(label) })
+            .or(tunnel.outermost),
         overlay_depth: tunnel.depth,
         overlay_damage: tunnel.damage,
         encrypted,

@@ -87,6 +87,10 @@ pub enum OverlayKind {
     Ip4In6,
     /// IPv6 in IPv6 (protocol 41).
     Ip6In6,
+    /// An MPLS label stack (ethertype 0x8847/0x8848) below the IP packet or,
+    /// with a pseudowire control word, below an Ethernet frame; its id is the
+    /// outermost label.
+    Mpls,
 }
 
 impl OverlayKind {
@@ -101,6 +105,7 @@ impl OverlayKind {
             OverlayKind::Ip6In4 => "6in4",
             OverlayKind::Ip4In6 => "4in6",
             OverlayKind::Ip6In6 => "ip6ip6",
+            OverlayKind::Mpls => "mpls",
         }
     }
 
@@ -114,12 +119,13 @@ impl OverlayKind {
         match self {
             OverlayKind::Vxlan | OverlayKind::Geneve => Some("vni"),
             OverlayKind::Gre | OverlayKind::GreEthernet => Some("key"),
+            OverlayKind::Mpls => Some("label"),
             _ => None,
         }
     }
 }
 
-const ALL_KINDS: [OverlayKind; 8] = [
+const ALL_KINDS: [OverlayKind; 9] = [
     OverlayKind::Vxlan,
     OverlayKind::Geneve,
     OverlayKind::Gre,
@@ -128,6 +134,7 @@ const ALL_KINDS: [OverlayKind; 8] = [
     OverlayKind::Ip6In4,
     OverlayKind::Ip4In6,
     OverlayKind::Ip6In6,
+    OverlayKind::Mpls,
 ];
 
 /// One overlay layer peeled off a packet.

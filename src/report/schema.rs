@@ -202,23 +202,27 @@ pub struct OverlayOut {
     pub vni: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<u32>,
+    /// MPLS: the outermost label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<u32>,
     pub packets: u64,
 }
 
 impl OverlayOut {
     pub(crate) fn of(o: &crate::decode::Overlay, packets: u64) -> OverlayOut {
-        let (vni, key) = match o.kind.id_name() {
-            Some("vni") => (o.id, None),
-            Some(_) => (None, o.id),
-            None => (None, None),
+        let (vni, key, label) = match o.kind.id_name() {
+            Some("vni") => (o.id, None, None),
+            Some("label") => (None, None, o.id),
+            Some(_) => (None, o.id, None),
+            None => (None, None, None),
         };
-        OverlayOut { overlay: o.kind.wire().to_string(), vni, key, packets }
+        OverlayOut { overlay: o.kind.wire().to_string(), vni, key, label, packets }
     }
 
     /// Back to the model; None for an overlay this version does not know.
     pub(crate) fn typed(&self) -> Option<(crate::decode::Overlay, u64)> {
         let kind = crate::decode::OverlayKind::from_wire(&self.overlay)?;
-        Some((crate::decode::Overlay { kind, id: self.vni.or(self.key) }, self.packets))
+        Some((crate::decode::Overlay { kind, id: self.vni.or(self.key).or(self.label) }, self.packets))
     }
 }
 

@@ -451,6 +451,7 @@ pub fn overlay_name(o: &crate::decode::Overlay) -> String {
         K::Ip6In4 => "IPv6-in-IPv4 (6in4)",
         K::Ip4In6 => "IPv4-in-IPv6",
         K::Ip6In6 => "IPv6-in-IPv6",
+        K::Mpls => "MPLS",
     };
     match (o.kind.id_name(), o.id) {
         (Some(name), Some(id)) => format!("{kind} {name} {id}"),

@@ -287,3 +287,84 @@ fn corpus_overlays_are_peeled_as_tshark_sees_them() {
     }
     assert!(peeled > 600, "{peeled}");
 }
+
+/// `ip` behind an Ethernet header, an MPLS label stack (transport label
+/// 16001, service label 299776) and, with `pseudowire`, a control word and
+/// an inner Ethernet frame (Ethernet over MPLS).
+fn mpls(ip: &[u8], pseudowire: bool) -> Vec<u8> {
+    let ethernet = |ty: [u8; 2]| [[0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2].as_slice(), &ty].concat();
+    let mut f = ethernet([0x88, 0x47]);
+    f.extend_from_slice(&((16_001u32 << 12) | 63).to_be_bytes());
+    f.extend_from_slice(&((299_776u32 << 12) | 0x100 | 63).to_be_bytes());
+    if pseudowire {
+        f.extend_from_slice(&[0, 0, 0, 0]);
+        f.extend(ethernet(if ip[0] >> 4 == 6 { [0x86, 0xdd] } else { [0x08, 0x00] }));
+    }
+    f.extend_from_slice(ip);
+    f
+}
+
+/// A pcap of Ethernet frames (LINKTYPE_ETHERNET).
+fn pcap_ethernet(packets: &[(i64, Vec<u8>, u32)]) -> Vec<u8> {
+    let mut out = pcap(packets);
+    out[20..24].copy_from_slice(&1u32.to_le_bytes());
+    out
+}
+
+/// A provider core seen at two points: MPLS-labelled packets (egress), an
+/// Ethernet pseudowire over MPLS (backend). Their requests match as if plain,
+/// and each capture says which label its packets came under (issue 30).
+#[test]
+fn requests_seen_under_mpls_labels_match_as_if_plain_and_the_label_is_named() {
+    let points = mix(30);
+    let plain: Vec<Vec<u8>> = points.iter().map(|p| pcap(p)).collect();
+    let expected = run(&plain);
+    let labelled = pcap_ethernet(&wrapped(&points[1], |ip| mpls(ip, false)));
+    let pseudowire = pcap_ethernet(&wrapped(&points[2], |ip| mpls(ip, true)));
+    let found = run(&[plain[0].clone(), labelled.clone(), pseudowire.clone()]);
+    assert_eq!(found.requests, expected.requests);
+    let under = |n: usize| vec![(Overlay { kind: OverlayKind::Mpls, id: Some(16_001) }, n as u64)];
+    assert_eq!(found.captures[1].overlays, under(points[1].len()));
+    assert_eq!(found.captures[2].overlays, under(points[2].len()));
+    assert!(found.warnings.is_empty(), "{:?}", found.warnings);
+    let mut text = Vec::new();
+    tuplecorr::report::summary::write_summary(&found, false, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(&format!("  egress   MPLS label 16001: {} packets\n", points[1].len())), "{text}");
+    let mut json = Vec::new();
+    tuplecorr::report::json::write_json(&found, &mut json).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(
+        v["captures"][2]["overlays"],
+        serde_json::json!([{"overlay": "mpls", "label": 16001, "packets": points[2].len()}])
+    );
+    let wire: tuplecorr::report::schema::Findings = serde_json::from_slice(&json).unwrap();
+    assert_eq!(wire.into_typed().unwrap().captures[2].overlays, found.captures[2].overlays);
+    // The frames are MPLS as Wireshark reads it: every one labelled, and the
+    // same IP packets inside (the pseudowire's payload told to it: Wireshark's
+    // heuristic takes a control word of zeros for the start of a MAC address).
+    if std::process::Command::new("tshark").arg("--version").output().is_err() {
+        eprintln!("skipped the tshark check: tshark is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes, n, payload) in [
+        ("l.pcap", &labelled, points[1].len(), None),
+        ("pw.pcap", &pseudowire, points[2].len(), Some("mpls.label==299776,pwethcw")),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let count = |filter: &str| {
+            let out = std::process::Command::new("tshark")
+                .arg("-n")
+                .args(payload.iter().flat_map(|p| ["-d", p]))
+                .arg("-r")
+                .arg(&path)
+                .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).lines().count()
+        };
+        assert_eq!((count("mpls.label == 16001"), count("ip or ipv6")), (n, n), "{name}");
+    }
+}
