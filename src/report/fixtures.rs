@@ -278,6 +278,7 @@ pub fn findings() -> Findings {
         delay_ns: Some(80_000),
         ttl_decrement: Some(1),
         ttl_set_to: None,
+        ttl_by: Vec::new(),
         ports,
         server_ports: Kept::Kept,
         icmp_id: Kept::Kept,

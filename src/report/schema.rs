@@ -226,6 +226,19 @@ impl OverlayOut {
     }
 }
 
+/// `{"proto": "tcp", "direction": "replies", "ttl_decrement": -58,
+/// "ttl_set_to": 122, "requests": 6}`: one protocol and direction's TTL change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TtlByOut {
+    pub proto: v::Proto,
+    /// `requests` (client to server) or `replies`.
+    pub direction: String,
+    pub ttl_decrement: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_set_to: Option<u8>,
+    pub requests: u64,
+}
+
 /// Traits of one boundary between neighbouring captures, over all its requests.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Boundary {
@@ -237,6 +250,10 @@ pub struct Boundary {
     /// Only when a middlebox set the TTL: the value every request arrived with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_set_to: Option<u8>,
+    /// Only where a protocol's packets, or the replies, fared otherwise than
+    /// `ttl_decrement` and `ttl_set_to` say: each such protocol and direction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ttl_by: Vec<TtlByOut>,
     /// `kept`, `remapped`, `mixed` or `unknown`.
     pub ports: String,
     /// The server's port: `kept`, `remapped`, `mixed` or `unknown`.
@@ -1012,6 +1029,15 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
         delay_ms: b.delay_ns.map(ms),
         ttl_decrement: b.ttl_decrement,
         ttl_set_to: b.ttl_set_to,
+        ttl_by: (b.ttl_otherwise())
+            .map(|t| TtlByOut {
+                proto: t.proto,
+                direction: if t.reply { "replies" } else { "requests" }.to_string(),
+                ttl_decrement: t.decrement,
+                ttl_set_to: t.set_to,
+                requests: t.requests,
+            })
+            .collect(),
         ports: kept_word(b.ports, PORTS_CHANGED).to_string(),
         server_ports: kept_word(b.server_ports, PORTS_CHANGED).to_string(),
         icmp_id: kept_word(b.icmp_id, ICMP_ID_CHANGED).to_string(),

@@ -473,14 +473,27 @@ pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     if let Some(d) = b.delay_ns {
         parts.push(format!("delay {:.3} ms", crate::report::schema::ms(d)));
     }
-    if let Some(n) = b.ttl_set_to {
-        parts.push(format!("TTL set to {n}"));
-    } else if let Some(t) = b.ttl_decrement {
-        parts.push(match t {
-            0 => "TTL kept".to_string(),
-            1.. => format!("TTL -{t}"),
-            _ => format!("TTL +{}", t.unsigned_abs()),
-        });
+    let ttl = |set_to: Option<u8>, decrement: Option<i64>| match (set_to, decrement) {
+        (Some(n), _) => Some(format!("set to {n}")),
+        (None, Some(0)) => Some("kept".to_string()),
+        (None, Some(t @ 1..)) => Some(format!("-{t}")),
+        (None, Some(t)) => Some(format!("+{}", t.unsigned_abs())),
+        (None, None) => None,
+    };
+    if let Some(change) = ttl(b.ttl_set_to, b.ttl_decrement) {
+        // "TTL -1", "TTL kept", "TTL set to 58"; then each protocol or
+        // direction that fared otherwise: "(tcp set to 122, udp replies kept)".
+        let mut text = format!("TTL {change}");
+        let otherwise: Vec<String> = (b.ttl_otherwise())
+            .filter_map(|t| {
+                let change = ttl(t.set_to, t.decrement)?;
+                Some(format!("{}{} {change}", t.proto.wire(), if t.reply { " replies" } else { "" }))
+            })
+            .collect();
+        if !otherwise.is_empty() {
+            text.push_str(&format!(" ({})", otherwise.join(", ")));
+        }
+        parts.push(text);
     }
     // One word when client and server ports fared alike, else each.
     if b.ports == b.server_ports {
@@ -696,6 +709,29 @@ mod tests {
         b.ttl_decrement = Some(197);
         assert!(boundary_text(&b).contains(", TTL set to 58,"), "{}", boundary_text(&b));
         assert!(!boundary_text(&b).contains("197"));
+    }
+
+    #[test]
+    fn a_protocol_or_direction_whose_ttl_fared_otherwise_is_said_after_the_median() {
+        use crate::verdict::{Proto, TtlBy};
+        let mut b = findings().boundaries[1].clone();
+        let by = |proto, reply, decrement, set_to| TtlBy { proto, reply, decrement, set_to, requests: 2 };
+        b.ttl_by = vec![
+            by(Proto::Tcp, false, Some(-58), Some(122)),
+            by(Proto::Tcp, true, Some(0), None),
+            by(Proto::Udp, false, Some(1), None),
+            by(Proto::Udp, true, Some(-3), None),
+        ];
+        let text = boundary_text(&b);
+        assert!(text.contains(", TTL -1 (tcp set to 122, tcp replies kept, udp replies +3),"), "{text}");
+        let wire = crate::report::schema::boundary(&crate::report::words::Words::new(&findings()), &b);
+        assert_eq!(wire.ttl_by.len(), 3);
+        assert_eq!(
+            (wire.ttl_by[0].direction.as_str(), wire.ttl_by[0].ttl_set_to, wire.ttl_by[2].ttl_decrement),
+            ("requests", Some(122), Some(-3))
+        );
+        b.ttl_by.retain(|t| t.proto == Proto::Udp && !t.reply);
+        assert!(boundary_text(&b).contains(", TTL -1,"), "{}", boundary_text(&b));
     }
 
     #[test]

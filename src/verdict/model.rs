@@ -87,6 +87,10 @@ pub struct Boundary {
     /// The TTL every request arrived with when a middlebox sets it rather
     /// than routers decrementing it (see `rewrite::ttl_set`).
     pub ttl_set_to: Option<u8>,
+    /// The TTL change per protocol and direction (requests, replies), in
+    /// that order: where one protocol or the replies fared otherwise than the
+    /// boundary's median says.
+    pub ttl_by: Vec<TtlBy>,
     /// The client's port (TCP, UDP).
     pub ports: Kept,
     /// The server's port (TCP, UDP): a DNAT to another port changes it.
@@ -313,6 +317,29 @@ pub struct SynMissed {
     pub at: usize,
     pub syns: u32,
     pub after_ns: i64,
+}
+
+impl Boundary {
+    /// The protocols and directions whose TTL fared otherwise than the
+    /// boundary's `ttl_decrement` and `ttl_set_to` say (a middlebox that sets
+    /// one protocol's TTL, replies routed another way).
+    pub fn ttl_otherwise(&self) -> impl Iterator<Item = &TtlBy> {
+        (self.ttl_by.iter()).filter(|t| (t.decrement, t.set_to) != (self.ttl_decrement, self.ttl_set_to))
+    }
+}
+
+/// The TTL (hop limit) change of one protocol's packets in one direction on
+/// a boundary: its lower median over the requests, and the one value they all
+/// arrived with when a middlebox sets it (as [`Boundary::ttl_set_to`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtlBy {
+    pub proto: Proto,
+    /// The server's packets towards the client (they cross the boundary the other way).
+    pub reply: bool,
+    pub decrement: Option<i64>,
+    pub set_to: Option<u8>,
+    /// The requests it is measured on.
+    pub requests: u64,
 }
 
 /// A constant shift of TCP sequence numbers on one link (a SYN proxy, a load

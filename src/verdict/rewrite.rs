@@ -5,7 +5,7 @@
 //! boundary over all its requests. Takes a chain's flows; gives typed changes
 //! and boundary traits. Never formats text.
 
-use super::model::{Between, Boundary, Change, ChangeKind, Kept};
+use super::model::{Between, Boundary, Change, ChangeKind, Kept, TtlBy};
 use super::{endpoint, Ctx};
 use crate::correlate::{Chain, LinkKind};
 use crate::flows::{Flow, FlowProto};
@@ -102,6 +102,8 @@ pub struct BoundaryTally {
     ttl: std::collections::BTreeMap<i64, u64>,
     /// The client's TTLs on arrival at the later capture.
     ttl_after: std::collections::BTreeSet<u8>,
+    /// The same per protocol and direction (true: replies).
+    ttl_split: std::collections::BTreeMap<(FlowProto, bool), TtlCounts>,
     smallest_mtu: Option<(u32, std::net::IpAddr)>,
     syn_mss: Option<(u16, u16)>,
     largest_segment: Option<u32>,
@@ -144,9 +146,15 @@ impl BoundaryTally {
                 .map(|(x, y)| x.bytes.min(y.bytes))
                 .max();
             self.largest_segment = self.largest_segment.max(crossed);
+            // A reply crosses the boundary from `b`'s side to `a`'s.
+            if let (Some(x), Some(y)) = (a.server_ttl, b.server_ttl) {
+                self.ttl_split.entry((a.proto, true)).or_default().add(i64::from(y) - i64::from(x), x);
+            }
             if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
                 *self.ttl.entry(i64::from(a.client_ttl) - i64::from(b.client_ttl)).or_default() += 1;
                 self.ttl_after.insert(b.client_ttl);
+                (self.ttl_split.entry((a.proto, false)).or_default())
+                    .add(i64::from(a.client_ttl) - i64::from(b.client_ttl), b.client_ttl);
                 self.tos.add(a.client_tos == b.client_tos);
                 if a.client_tos != b.client_tos {
                     self.tos_changes.insert((a.client_tos, b.client_tos));
@@ -181,6 +189,13 @@ impl BoundaryTally {
             *self.ttl.entry(d).or_default() += n;
         }
         self.ttl_after.extend(&later.ttl_after);
+        for (k, t) in &later.ttl_split {
+            let mine = self.ttl_split.entry(*k).or_default();
+            for (&d, &n) in &t.drops {
+                *mine.drops.entry(d).or_default() += n;
+            }
+            mine.after.extend(&t.after);
+        }
         self.smallest_mtu = smaller_mtu(self.smallest_mtu, later.smallest_mtu);
         self.syn_mss = smaller_mss(self.syn_mss, later.syn_mss);
         self.largest_segment = self.largest_segment.max(later.largest_segment);
@@ -193,6 +208,15 @@ impl BoundaryTally {
             delay_ns,
             ttl_decrement: lower_median(&self.ttl),
             ttl_set_to: ttl_set(&self.ttl, &self.ttl_after),
+            ttl_by: (self.ttl_split.iter())
+                .map(|(&(proto, reply), t)| TtlBy {
+                    proto,
+                    reply,
+                    decrement: lower_median(&t.drops),
+                    set_to: ttl_set(&t.drops, &t.after),
+                    requests: t.drops.values().sum(),
+                })
+                .collect(),
             ports: self.ports.kept(),
             server_ports: self.server_ports.kept(),
             icmp_id: self.icmp_id.kept(),
@@ -255,6 +279,21 @@ fn ttl_set(
 ) -> Option<u8> {
     let only = after.first().copied().filter(|_| after.len() == 1)?;
     lower_median(drops).filter(|d| !(-MOST_HOPS..=MOST_HOPS).contains(d)).map(|_| only)
+}
+
+/// TTL changes counted (how many requests showed each) and the TTLs the
+/// packets arrived with, of one protocol and direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TtlCounts {
+    drops: std::collections::BTreeMap<i64, u64>,
+    after: std::collections::BTreeSet<u8>,
+}
+
+impl TtlCounts {
+    fn add(&mut self, drop: i64, arrived: u8) {
+        *self.drops.entry(drop).or_default() += 1;
+        self.after.insert(arrived);
+    }
 }
 
 fn lower_median(counts: &std::collections::BTreeMap<i64, u64>) -> Option<i64> {
@@ -602,6 +641,46 @@ mod tests {
             traits(&boundaries(&Ctx::new(2, &captures, &corr))[0]),
             (Kept::Unknown, None, Kept::Unknown, None)
         );
+    }
+
+    /// A middlebox that sets TCP's TTL to 122 (64 → 122) among more UDP
+    /// requests that lose one hop: the boundary's median is UDP's, and TCP is
+    /// said apart; replies lose one hop each, as the median says (issue 30).
+    #[test]
+    fn a_protocol_or_direction_that_fares_otherwise_is_told_apart() {
+        let mut pairs = Vec::new();
+        for i in 0..5u16 {
+            let (mut a, mut b) = forwarded(i, 1, (1460, 1460), true, 1500);
+            if i < 3 {
+                (a.proto, b.proto) = (FlowProto::Udp, FlowProto::Udp);
+            } else {
+                b.client_ttl = 122;
+            }
+            (a.server_ttl, b.server_ttl) = (Some(63), Some(64));
+            pairs.push((a, b, LinkKind::Forwarded));
+        }
+        let (captures, corr) = two_points(pairs);
+        let ctx = Ctx::new(2, &captures, &corr);
+        let b = &boundaries(&ctx)[0];
+        assert_eq!((b.ttl_decrement, b.ttl_set_to), (Some(1), None));
+        let by =
+            |proto, reply, decrement, set_to, requests| TtlBy { proto, reply, decrement, set_to, requests };
+        assert_eq!(
+            b.ttl_by,
+            vec![
+                by(FlowProto::Tcp, false, Some(-58), Some(122), 2),
+                by(FlowProto::Tcp, true, Some(1), None, 2),
+                by(FlowProto::Udp, false, Some(1), None, 3),
+                by(FlowProto::Udp, true, Some(1), None, 3),
+            ]
+        );
+        assert_eq!(b.ttl_otherwise().collect::<Vec<_>>(), vec![&b.ttl_by[0]]);
+        // Any split of the requests, merged, is the same boundary.
+        for cut in 0..=5 {
+            let mut early = boundary_tallies(&ctx, |c| c < cut);
+            early[0].merge(&boundary_tallies(&ctx, |c| c >= cut)[0]);
+            assert_eq!(&finish_boundaries(&early, &corr.delays_ns)[0], b, "split at {cut}");
+        }
     }
 
     #[test]
