@@ -5,7 +5,7 @@
 //! seen from both sides.
 
 use super::candidates::{evidence, syn_alignment, weak_evidence, Gate, Index, Scored};
-use super::evidence::{Evidences, Strength};
+use super::evidence::{Evidence, Evidences, Strength};
 use super::LinkKind;
 use crate::flows::Flow;
 use rayon::prelude::*;
@@ -212,8 +212,8 @@ fn weak_pass(
             Assigned {
                 target: ib,
                 strength,
+                kind: if ev.contains(&Evidence::SeqShift) { LinkKind::SeqShift } else { LinkKind::Forwarded },
                 evidence: ev,
-                kind: LinkKind::Forwarded,
                 candidates,
                 syn_missed: None,
             },
@@ -310,7 +310,21 @@ mod tests {
         assert!(out.iter().all(|(_, l)| l.candidates == vec![0]));
         // Alone, the same pair is weak.
         let out = assign(&a, &[0], &b, &[false], &gate());
-        assert_eq!(out[0].1.strength, Strength::Weak);
+        assert_eq!((out[0].1.strength, out[0].1.kind), (Strength::Weak, LinkKind::Forwarded));
+    }
+
+    #[test]
+    fn an_empty_connection_shifted_on_the_wire_is_a_weak_sequence_shift() {
+        // A health check through a SYN proxy: handshake and FIN, no payload;
+        // another ISN, the same IP ID and ports.
+        let mut a = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 1)];
+        let mut b = vec![Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 100_000, 9)];
+        (a[0].client_ip_id, b[0].client_ip_id) = (Some(7), Some(7));
+        let out = assign(&a, &[0], &b, &[false], &gate());
+        assert_eq!(out.len(), 1);
+        let l = &out[0].1;
+        assert_eq!((l.target, l.strength, l.kind), (0, Strength::Weak, LinkKind::SeqShift));
+        assert_eq!(l.evidence[0], Evidence::SeqShift);
     }
 
     #[test]

@@ -491,7 +491,12 @@ pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Evidences> {
     if a.server_fp.agreement_known(&b.server_fp) && a.server_fp.agreement(&b.server_fp).is_none() {
         return None;
     }
-    if a.client_isn.is_some() && b.client_isn.is_some() && a.client_isn != b.client_isn {
+    // Another ISN rules the pair out, unless it is the one shift bytes cannot
+    // show: a connection that carried no payload either way at both captures,
+    // its first packet's IP ID and both ports kept (a SYN proxy, a load
+    // balancer, a rewriter on the wire that shifts sequence numbers).
+    let shifted = a.client_isn.is_some() && b.client_isn.is_some() && a.client_isn != b.client_isn;
+    if shifted && !empty_shift(a, b) {
         return None;
     }
     if a.client_ip_id.is_some() && b.client_ip_id.is_some() && a.client_ip_id != b.client_ip_id {
@@ -503,6 +508,9 @@ pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Evidences> {
         }
     }
     let mut ev = Evidences::new();
+    if shifted {
+        ev.push(Evidence::SeqShift);
+    }
     if a.client_ip_id.is_some() && a.client_ip_id == b.client_ip_id {
         ev.push(Evidence::IpId);
     }
@@ -511,6 +519,19 @@ pub fn weak_evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Evidences> {
     }
     ev.push(Evidence::Time);
     Some(ev)
+}
+
+/// Two TCP flows with no payload either way, the same IP ID on their first
+/// client packet and both ports kept: the same packets, their sequence numbers
+/// shifted.
+fn empty_shift(a: &Flow, b: &Flow) -> bool {
+    let empty = |f: &Flow| f.max_to_server.bytes == 0 && f.max_to_client.bytes == 0;
+    empty(a)
+        && empty(b)
+        && a.client_ip_id.is_some()
+        && a.client_ip_id == b.client_ip_id
+        && a.client.port == b.client.port
+        && a.server.port == b.server.port
 }
 
 /// Pairs that share a packet-for-packet strong key (client ISN, first UDP
@@ -916,6 +937,35 @@ mod tests {
             weak_evidence(&a, &b, &g),
             Some(Evidences::from([Evidence::IpId, Evidence::Ports, Evidence::Time]))
         );
+        // Another ISN on a connection that carried no payload either way at
+        // both captures, its IP ID and both ports kept: the same packets,
+        // shifted (a SYN proxy in front of a health check), said so.
+        let shifted = || {
+            let (mut a, mut b) = pair();
+            (b.client.port, b.server.port) = (a.client.port, a.server.port);
+            (a.client_isn, b.client_isn, a.client_ip_id, b.client_ip_id) =
+                (Some(1), Some(2), Some(5), Some(5));
+            (a, b)
+        };
+        let (a, b) = shifted();
+        assert_eq!(
+            weak_evidence(&a, &b, &g),
+            Some(Evidences::from([Evidence::SeqShift, Evidence::IpId, Evidence::Ports, Evidence::Time]))
+        );
+        let not_shifted: [(&str, Edit); 7] = [
+            ("payload to the server before", |a, _| a.max_to_server.bytes = 10),
+            ("payload to the client before", |a, _| a.max_to_client.bytes = 10),
+            ("payload to the server after", |_, b| b.max_to_server.bytes = 10),
+            ("payload to the client after", |_, b| b.max_to_client.bytes = 10),
+            ("client port moved", |_, b| b.client.port += 1),
+            ("server port moved", |_, b| b.server.port += 1),
+            ("IP ID unknown", |a, b| (a.client_ip_id, b.client_ip_id) = (None, None)),
+        ];
+        for (what, edit) in not_shifted {
+            let (mut a, mut b) = shifted();
+            edit(&mut a, &mut b);
+            assert_eq!(weak_evidence(&a, &b, &g), None, "{what}");
+        }
     }
 
     #[test]
