@@ -230,9 +230,10 @@ fn seq_bucket(seq: u32) -> u64 {
 /// retransmission schedule or a connection's lifetime earlier.
 const LEAD_NS: i64 = 64_000_000_000;
 
-/// A TCP flow whose capture missed its beginning (no SYN seen).
+/// A flow whose capture missed its beginning: TCP without its SYN, UDP seen
+/// from its answer.
 fn incomplete(f: &Flow) -> bool {
-    f.proto == FlowProto::Tcp && f.orientation != Orientation::Syn
+    (f.proto == FlowProto::Tcp && f.orientation != Orientation::Syn) || f.orientation == Orientation::Reply
 }
 
 impl Index {

@@ -21,6 +21,11 @@ impl FlowTable {
         };
         let idx = match found {
             Some(i) if p.ts_ns.saturating_sub(self.flows[i].last_ns) <= idle => Some(i),
+            // A datagram from a system port to an ephemeral one answers a
+            // query this capture missed: the flow is the querier's.
+            _ if u.src_port < 1024 && u.dst_port >= 32768 => {
+                self.new_flow(key, p, FlowProto::Udp, dst, src, Orientation::Reply)
+            }
             _ => self.new_flow(key, p, FlowProto::Udp, src, dst, Orientation::FirstPacket),
         };
         let Some(idx) = idx else { return }; // a new flow while the table is closed

@@ -56,6 +56,10 @@ pub enum Orientation {
     SynAck,
     /// UDP / ICMP: the sender of the first datagram or echo request.
     FirstPacket,
+    /// UDP whose first datagram went from a system port (below 1024) to an
+    /// ephemeral one (32768 and up): an answer (DNS, NTP, SNMP, Kerberos) of
+    /// an exchange whose query this capture missed; its receiver is the client.
+    Reply,
     /// TCP without handshake: the server is the lower (well-known) port.
     Midstream,
 }

@@ -100,6 +100,18 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             {
                 say(part, "no proxy change there");
             }
+        } else if let Some(at) =
+            part.strip_prefix("the query was not seen at ").and_then(|p| p.strip_suffix(", only its answer"))
+        {
+            // each capture named saw the flow with no datagram to the server
+            let answer_only = |l: &str| {
+                r.captures.iter().any(|h| {
+                    h.label == l && h.seen && h.packets_to_server == Some(0) && h.packets_to_client > Some(0)
+                })
+            };
+            if r.proto != crate::verdict::Proto::Udp || !labels_of(at).all(answer_only) {
+                say(part, "the hops there show datagrams to the server, or none back");
+            }
         } else if part.starts_with("sequence numbers shifted by a middlebox") {
             // "… between A and B (client +N, server +M)": a seq_shift entry
             // there, each amount said its own and none said that is unknown.
@@ -345,6 +357,24 @@ mod tests {
             tamper(&mut r.seq_shift[0]);
             assert!(contradictions(&r).iter().any(|c| c.contains("seq_shift")), "{r:?}");
         }
+        // "the query was not seen at X, only its answer" against X's counts.
+        let mut typed = findings();
+        let q = &mut typed.requests[0];
+        q.proto = crate::verdict::Proto::Udp;
+        (q.captures[1].packets_to_server, q.captures[1].packets_to_client) = (Some(0), Some(1));
+        let r = schema::findings(&typed).requests.remove(0);
+        assert!(
+            r.explanation.contains("the query was not seen at egress, only its answer"),
+            "{}",
+            r.explanation
+        );
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        let mut sent = r.clone();
+        sent.captures[1].packets_to_server = Some(1);
+        assert!(contradictions(&sent).iter().any(|c| c.contains("datagrams to the server")), "{sent:?}");
+        let mut tcp = r.clone();
+        tcp.proto = crate::verdict::Proto::Tcp;
+        assert!(!contradictions(&tcp).is_empty());
         // "every client packet crossed … cut to at most N bytes" against data.cut.
         let mut r = requests[0].clone();
         let seg = |bytes| Some(schema::Segment { bytes, count: 1 });

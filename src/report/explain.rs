@@ -196,6 +196,11 @@ pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
     text
 }
 
+/// A capture that saw the exchange but none of the client's datagrams.
+fn answer_only(h: &crate::verdict::Hop) -> bool {
+    h.seen && h.packets_to_server == Some(0) && h.packets_to_client.is_some_and(|n| n > 0)
+}
+
 /// `b` or `b and c`, or `b, c and d`: the labels of blind captures.
 pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
     let labels: Vec<&str> = blind.iter().map(|&c| w.label(c)).collect();
@@ -285,6 +290,18 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     }
     if let Some(i) = r.identity.as_deref() {
         parts.push(identity_words(w, r, i));
+    }
+    // UDP seen from its answer only (the query lost before that capture, or
+    // not captured there): the change there is read off the answer.
+    if r.proto == crate::verdict::Proto::Udp {
+        let answer_only: Vec<usize> =
+            (0..r.captures.len()).filter(|&c| answer_only(&r.captures[c])).collect();
+        if !answer_only.is_empty() {
+            parts.push(format!(
+                "the query was not seen at {}, only its answer",
+                blind_labels(w, &answer_only)
+            ));
+        }
     }
     for x in &r.seq_shift {
         let moved: Vec<String> = [("client", x.client), ("server", x.server)]

@@ -408,3 +408,55 @@ fn a_real_nat_under_port_pressure_lists_the_earlier_mappings_as_attempts() {
     }
     assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0));
 }
+
+/// A DNS query lost before egress (or not captured there) whose answer egress
+/// saw: a datagram from a system port to an ephemeral one is an answer, so the
+/// flow there is the querier's, chained by the answer's bytes, and the
+/// explanation says the query was not seen there (issue 30). A datagram from a
+/// system port to another system port (NTP, 123 to 123) stays its sender's.
+#[test]
+fn an_answer_seen_without_its_query_is_chained_by_its_bytes_and_said() {
+    let mut p = Path::new(three(), masquerade(80_000));
+    let query =
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x03com\x00\x00\x01\x00\x01".to_vec();
+    let answer = [&query[..], b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x0e\x10\x00\x04\xc6\x13\x60\x0a"].concat();
+    p.udp(&Udp {
+        client: (ip("198.18.90.42"), 40000),
+        server: (ip("198.19.96.53"), 53),
+        start_ns: T0,
+        request: query,
+        response: Some(answer),
+        ip_id: 7,
+    });
+    p.udp(&Udp {
+        client: (ip("198.18.90.42"), 123),
+        server: (ip("198.19.96.123"), 123),
+        start_ns: T0 + 5_000_000,
+        request: vec![0x23; 48],
+        response: Some(vec![0x24; 48]),
+        ip_id: 8,
+    });
+    let mut points = p.finish().points;
+    // egress lost the DNS query: its first packet
+    let query_at = points[1].iter().position(|(_, b, _)| b.len() > 28 && b[22..24] == 53u16.to_be_bytes());
+    points[1].remove(query_at.expect("the query at egress"));
+    let v = run_json(&points, &LABELS, &[]);
+    let rs = requests(&v);
+    assert_eq!(rs.len(), 2, "{v:#}");
+    let dns = rs.iter().find(|r| server_at(r, 0).ends_with(":53")).unwrap();
+    assert!((0..3).all(|k| seen(dns, k)), "{dns:#}");
+    let egress = &dns["captures"][1];
+    assert_eq!(
+        (egress["packets_to_server"].as_u64(), egress["packets_to_client"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!((client_at(dns, 1), client_at(dns, 2)), ("198.18.90.42:40000", "198.19.3.17:40000"));
+    assert_eq!(dns["matches"][0]["evidence"][0], "udp-payload", "{dns:#}");
+    assert_eq!(dns["source"]["changed"][0]["between"], "egress->backend");
+    let words = dns["explanation"].as_str().unwrap();
+    assert!(words.contains("; the query was not seen at egress, only its answer;"), "{words}");
+    let ntp = rs.iter().find(|r| server_at(r, 0).ends_with(":123")).unwrap();
+    assert_eq!(client_at(ntp, 0), "198.18.90.42:123");
+    assert!(!ntp["explanation"].as_str().unwrap().contains("only its answer"));
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{v:#}");
+}
