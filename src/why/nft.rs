@@ -229,7 +229,7 @@ fn table_index(set: &Ruleset, _t: &Option<Table>) -> usize {
 /// The first line that sets a mark in a chain reachable from a base chain
 /// that is not nat (a filter or route chain): nat alone then does not tell
 /// a packet's mark.
-fn mark_outside_nat(set: &Ruleset, bases: &[(usize, String)]) -> Option<u32> {
+pub(super) fn mark_outside_nat(set: &Ruleset, bases: &[(usize, String)]) -> Option<u32> {
     let mut seen: std::collections::HashSet<(usize, &str)> = std::collections::HashSet::new();
     let mut todo: Vec<(usize, &str)> = bases.iter().map(|(t, c)| (*t, c.as_str())).collect();
     let mut first: Option<u32> = None;
@@ -375,7 +375,7 @@ fn selector(w: &[&str]) -> Option<(Field, usize, Option<u8>)> {
 }
 
 /// One value of `field` (`10.0.0.0/8`, `1-5`, `"eth*"`, `tcp`, `0x4000`, `new`).
-fn value(field: Field, s: &str) -> Option<Value> {
+pub(super) fn value(field: Field, s: &str) -> Option<Value> {
     match field {
         Field::Saddr | Field::Daddr => match s.split_once('-') {
             Some((a, b)) if !s.contains('/') => {
