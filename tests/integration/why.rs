@@ -95,6 +95,71 @@ fn masq_agent_translations_name_the_nft_rule_of_the_same_kernel() {
     every_translation_names_its_rule_and_entry("masq-agent-drift", "nft-node.txt", "masquerade");
 }
 
+/// A rule's text with blanks squeezed and without nft's `# handle N`.
+fn squeezed(text: &str) -> String {
+    let text = text.split(" # handle ").next().unwrap_or(text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `nft -j list ruleset` of a namespace loaded with the lab's `nft-node.txt`
+/// (`nft -f`, nft 1.0.6): for every request, each change names the same rule
+/// (table, chain, text but for the handle, counters included) and entry as
+/// the text gives; the JSON rule's `line` is its place in the `nftables`
+/// array, whose element is that rule of that chain with that handle.
+#[test]
+fn nft_json_names_the_same_rule_as_the_nft_text_for_every_request() {
+    for scenario in ["masq-agent", "masq-agent-drift"] {
+        let run = |rules: &str| {
+            let w = format!("egress->backend={rules}");
+            let (r, code, err) =
+                report(scenario, &["--rules", &w, "--conntrack", "egress->backend=conntrack-node.log"]);
+            assert_eq!(code, 0, "{err}");
+            assert!(r["warnings"].as_array().unwrap().is_empty(), "{scenario} {rules}: {}", r["warnings"]);
+            r
+        };
+        let (text, json) = (run("nft-node.txt"), run("nft-node.json"));
+        let dump: Value =
+            serde_json::from_str(&std::fs::read_to_string(lab(scenario).join("nft-node.json")).unwrap())
+                .unwrap();
+        let (text, json) = (text["requests"].as_array().unwrap(), json["requests"].as_array().unwrap());
+        assert_eq!(text.len(), json.len());
+        let mut named = 0;
+        for (t, j) in text.iter().zip(json) {
+            let n = &t["request"];
+            for side in ["source", "destination"] {
+                let (tc, jc) =
+                    (t[side]["changed"].as_array().unwrap(), j[side]["changed"].as_array().unwrap());
+                assert_eq!(tc.len(), jc.len(), "{scenario} request {n}");
+                for (tc, jc) in tc.iter().zip(jc) {
+                    let (tr, jr) = (&tc["rule"], &jc["rule"]);
+                    assert!(tr.is_object(), "{scenario} request {n}: {tc}");
+                    assert_eq!(jr["file"], "nft-node.json");
+                    assert_eq!(
+                        (&jr["table"], &jr["chain"]),
+                        (&tr["table"], &tr["chain"]),
+                        "{scenario} request {n}"
+                    );
+                    let jt = jr["text"].as_str().unwrap();
+                    assert_eq!(
+                        squeezed(jt),
+                        squeezed(tr["text"].as_str().unwrap()),
+                        "{scenario} request {n}"
+                    );
+                    let el = &dump["nftables"][jr["line"].as_u64().unwrap() as usize - 1]["rule"];
+                    assert_eq!(el["chain"], jr["chain"], "{scenario} request {n}: line {}", jr["line"]);
+                    assert!(jt.ends_with(&format!(" # handle {}", el["handle"])), "{jt}");
+                    assert_eq!(jc["conntrack"], tc["conntrack"]);
+                    assert_eq!(jc.get("decided"), tc.get("decided"));
+                    let expl = j["explanation"].as_str().unwrap();
+                    assert!(expl.contains(&format!("(nft-node.json:{})", jr["line"])), "{expl}");
+                    named += 1;
+                }
+            }
+        }
+        assert_eq!(named, 3, "{scenario}: requests 1, 2 and 4 are masqueraded");
+    }
+}
+
 #[test]
 fn a_configmap_the_chain_carries_gives_no_intent_finding() {
     let (r, code, err) = report(
@@ -107,7 +172,7 @@ fn a_configmap_the_chain_carries_gives_no_intent_finding() {
 
 #[test]
 fn a_configmap_the_chain_does_not_carry_is_an_intent_finding_with_the_packets_that_show_it() {
-    for rules in ["rules-node.txt", "nft-node.txt"] {
+    for rules in ["rules-node.txt", "nft-node.txt", "nft-node.json"] {
         let w = format!("egress->backend={rules}");
         let (r, code, err) =
             report("masq-agent-drift", &["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"]);
