@@ -679,6 +679,21 @@ impl<'r> Walker<'r> {
                 "dnat" => yes(w.dnat_done),
                 _ => Truth::Unknown,
             },
+            // the nat chains see a connection's first packet, before it is
+            // confirmed and before any reply; expected (related) not known
+            (Field::CtStatus, Value::Word(s)) => match s.as_str() {
+                "seen_reply" | "seen-reply" | "assured" | "confirmed" | "snat" => Truth::No,
+                "dnat" => yes(w.dnat_done),
+                _ => Truth::Unknown,
+            },
+            (Field::Ports, Value::Ports(a, b)) => {
+                yes([p.sport, p.dport].iter().any(|x| x.is_some_and(|x| (*a..=*b).contains(&x))))
+            }
+            // an ICMP request is an echo flow: its first packet an echo request, code 0
+            (Field::IcmpType | Field::Icmp6Type, Value::Icmp(t, c)) => {
+                let (proto, echo) = if f == Field::IcmpType { (1, 8) } else { (58, 128) };
+                yes(p.proto == proto && t.is_none_or(|t| t == echo) && c.is_none_or(|c| c == 0))
+            }
             (Field::DaddrType, Value::Word(t)) => addr_type(p.daddr, p.daddr_local, t),
             (Field::SaddrType, Value::Word(t)) => addr_type(p.saddr, p.saddr_local, t),
             _ => Truth::Unknown,
@@ -753,6 +768,9 @@ fn value_text(v: &Value) -> String {
         Value::Ports(a, b) => format!("{a}-{b}"),
         Value::Proto(n) => n.to_string(),
         Value::Iface(s) | Value::Word(s) => s.clone(),
+        Value::Icmp(None, _) => "any".into(),
+        Value::Icmp(Some(t), None) => t.to_string(),
+        Value::Icmp(Some(t), Some(c)) => format!("{t}/{c}"),
         Value::Mark(v, m) => format!("{v:#x}/{m:#x}"),
     }
 }
@@ -792,6 +810,10 @@ pub fn cond_text(c: &Cond) -> String {
                 Field::Oif => "-o",
                 Field::Mark => "--mark",
                 Field::CtState => "--ctstate",
+                Field::CtStatus => "--ctstatus",
+                Field::Ports => "--ports",
+                Field::IcmpType => "--icmp-type",
+                Field::Icmp6Type => "--icmpv6-type",
                 Field::DaddrType => "--dst-type",
                 Field::SaddrType => "--src-type",
             };

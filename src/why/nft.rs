@@ -317,6 +317,8 @@ fn split_element(t: &[Tok]) -> (Vec<String>, Vec<Tok>) {
 const KNOWN: &[&str] = &[
     "ip",
     "ip6",
+    "icmp",
+    "icmpv6",
     "tcp",
     "udp",
     "th",
@@ -367,7 +369,10 @@ fn selector(w: &[&str]) -> Option<(Field, usize, Option<u8>)> {
         }
         ["meta", "mark", ..] => (Field::Mark, 2, None),
         ["mark", ..] => (Field::Mark, 1, None),
-        ["ct", "state", ..] | ["ct", "status", ..] => (Field::CtState, 2, None),
+        ["ct", "state", ..] => (Field::CtState, 2, None),
+        ["ct", "status", ..] => (Field::CtStatus, 2, None),
+        ["icmp", "type", ..] => (Field::IcmpType, 2, Some(1)),
+        ["icmpv6", "type", ..] => (Field::Icmp6Type, 2, Some(58)),
         ["fib", "daddr", "type", ..] => (Field::DaddrType, 3, None),
         ["fib", "saddr", "type", ..] => (Field::SaddrType, 3, None),
         _ => return None,
@@ -387,7 +392,11 @@ pub(super) fn value(field: Field, s: &str) -> Option<Value> {
         Field::Proto => proto_number(s).map(Value::Proto),
         Field::Iif | Field::Oif => Some(Value::Iface(s.to_string())),
         Field::Mark => super::ipt::number(s).map(|v| Value::Mark(v, u32::MAX)),
-        Field::CtState | Field::DaddrType | Field::SaddrType => Some(Value::Word(s.to_string())),
+        Field::CtState | Field::CtStatus | Field::DaddrType | Field::SaddrType => {
+            Some(Value::Word(s.to_string()))
+        }
+        Field::IcmpType | Field::Icmp6Type => icmp_type(s, field == Field::Icmp6Type),
+        Field::Ports => None,
     }
 }
 
@@ -813,5 +822,21 @@ mod tests {
         assert_eq!(r[0].conds, [Cond::Unknown("foo bar".into())]);
         assert_eq!(priority(&["srcnat", "+", "10;"]), Some(110));
         assert_eq!(priority(&["-100;"]), Some(-100));
+    }
+
+    #[test]
+    fn icmp_types_and_ct_status_read_as_their_own_fields() {
+        let text = "table ip t {\n\tchain c {\n\t\ttype nat hook postrouting priority srcnat;\n\
+            \t\ticmp type echo-request ct status != seen-reply masquerade\n\t}\n}\n";
+        let (set, notes) = parse("t.nft", text);
+        assert!(notes.list.is_empty(), "{:?}", notes.messages());
+        assert_eq!(
+            set.tables[0].chains[0].rules[0].conds,
+            [
+                Cond::Is { field: Field::Proto, neg: false, any: vec![Value::Proto(1)] },
+                Cond::Is { field: Field::IcmpType, neg: false, any: vec![Value::Icmp(Some(8), None)] },
+                Cond::Is { field: Field::CtStatus, neg: true, any: vec![Value::Word("seen-reply".into())] },
+            ]
+        );
     }
 }

@@ -474,6 +474,8 @@ fn field(kind: &str, b: &J) -> Option<(Field, Option<u8>)> {
             ("udp", "dport") => (Field::Dport, Some(17)),
             ("th", "sport") => (Field::Sport, None),
             ("th", "dport") => (Field::Dport, None),
+            ("icmp", "type") => (Field::IcmpType, Some(1)),
+            ("icmpv6", "type") => (Field::Icmp6Type, Some(58)),
             _ => return None,
         },
         "meta" => match str_of(b, "key")? {
@@ -484,7 +486,8 @@ fn field(kind: &str, b: &J) -> Option<(Field, Option<u8>)> {
             _ => return None,
         },
         "ct" if b.get("dir").is_none() => match str_of(b, "key")? {
-            "state" | "status" => (Field::CtState, None),
+            "state" => (Field::CtState, None),
+            "status" => (Field::CtStatus, None),
             _ => return None,
         },
         "fib" if str_of(b, "result")? == "type" => {
@@ -541,6 +544,7 @@ fn typed(f: Field, v: &J, mask: u32) -> Option<Value> {
                 }
                 Field::Proto => Some(Value::Proto(u8::try_from(n).ok()?)),
                 Field::Mark => Some(Value::Mark(u32::try_from(n).ok()?, mask)),
+                Field::IcmpType | Field::Icmp6Type => Some(Value::Icmp(Some(u8::try_from(n).ok()?), None)),
                 _ => None,
             }
         }
