@@ -125,6 +125,10 @@ fn changes(buf: &mut Vec<u8>, depth: usize, c: &Changes) -> io::Result<()> {
     let mut o = Object::open(buf, depth);
     o.key("changed");
     o.array(&c.changed, change)?;
+    if !c.kept.is_empty() {
+        o.key("kept");
+        o.serde(&c.kept)?;
+    }
     o.close();
     Ok(())
 }

@@ -160,6 +160,56 @@ fn nft_json_names_the_same_rule_as_the_nft_text_for_every_request() {
     }
 }
 
+/// Why not (issue 33, item 3): the request the lab sent to 198.19.96.11 (a
+/// RETURN in IP-MASQ-AGENT) crossed the node unchanged; its source's `kept`
+/// names that RETURN and the MASQUERADE it came before, in both rules
+/// formats, and the explanation says so; the translated requests keep nothing.
+#[test]
+fn an_unchanged_request_names_the_return_that_kept_it_and_the_masquerade_it_passed() {
+    for (rules, ret, masq) in [
+        (
+            "rules-node.txt",
+            "`-A IP-MASQ-AGENT -d 198.19.96.11/32 -j RETURN` (rules-node.txt:18)",
+            "(line 19)",
+        ),
+        (
+            "nft-node.json",
+            "`ip daddr 198.19.96.11 counter packets 1 bytes 60 return # handle 4` (nft-node.json:9)",
+            "(line 10)",
+        ),
+    ] {
+        let w = format!("egress->backend={rules}");
+        let (r, code, err) = report("masq-agent", &["--rules", &w]);
+        assert_eq!(code, 0, "{err}");
+        for req in r["requests"].as_array().unwrap() {
+            let n = req["request"].as_u64().unwrap();
+            assert!(req["destination"].get("kept").is_none(), "no nat rule on PREROUTING: nothing to say");
+            let kept = &req["source"]["kept"];
+            if n != 3 {
+                assert!(kept.is_null(), "request {n} was masqueraded: {kept}");
+                continue;
+            }
+            assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
+            assert_eq!(kept[0]["at"], "egress->backend");
+            let note = kept[0]["rule_note"].as_str().unwrap();
+            assert!(
+                note.starts_with(&format!("no rule translates it: {ret} came first, before `")),
+                "{note}"
+            );
+            assert!(note.ends_with(masq), "{note}");
+            let explanation = req["explanation"].as_str().unwrap();
+            assert!(
+                explanation.contains(&format!("; source kept at egress->backend: {note}; ")),
+                "{explanation}"
+            );
+        }
+    }
+    // without --rules: no kept, the explanation as before
+    let (r, _, _) = report("masq-agent", &[]);
+    assert!(r["requests"][2]["source"].get("kept").is_none());
+    assert!(!r["requests"][2]["explanation"].as_str().unwrap().contains(" kept at "));
+}
+
 #[test]
 fn a_configmap_the_chain_carries_gives_no_intent_finding() {
     let (r, code, err) = report(
