@@ -10,6 +10,7 @@ pub mod diff;
 pub mod expect;
 pub mod load;
 pub mod regress;
+pub mod why;
 pub mod write;
 
 pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};

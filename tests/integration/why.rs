@@ -420,3 +420,61 @@ fn every_change_of_the_earlier_nat_scenarios_names_the_rule_the_lab_applied() {
         assert!(named >= 3, "{scenario}: {named} changes named a rule");
     }
 }
+
+/// Issue 33, item 5's last sentence: `compare` of two JSON reports made
+/// with `--rules` and `--masq-agent` carries, per service and client, the
+/// rule each run names for its requests' changes, and each run's intent
+/// findings (masq-agent: the chain carries the ConfigMap; masq-agent-drift:
+/// it does not).
+#[test]
+fn compare_carries_the_rules_and_intent_findings_of_both_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = |scenario: &str, rules: &str, name: &str| {
+        let w = format!("egress->backend={rules}");
+        let (r, code, err) =
+            report(scenario, &["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"]);
+        assert_eq!(code, 0, "{err}");
+        let path = dir.path().join(name);
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    let before = save("masq-agent", "rules-node.txt", "before.json");
+    let after = save("masq-agent-drift", "nft-node.json", "after.json");
+    let run = |format: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .args(["compare", "--quiet", "--format", format])
+            .arg(&before)
+            .arg(&after)
+            .output()
+            .unwrap()
+    };
+    let o = run("json");
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let statements: Vec<&str> =
+        c["pairings"].as_array().unwrap().iter().map(|p| p["statement"].as_str().unwrap()).collect();
+    let by = |file: &str, line: u32, n: &str| {
+        format!("{n} source at egress->backend by {file}:{line} IP-MASQ-AGENT")
+    };
+    // requests 1, 2 and 4 (each its own service and client) were masqueraded
+    // in both runs; request 3 (to the RETURNed 198.19.96.11) in neither: no rule to name
+    let one = format!(
+        "; rules before: {}, after: {}",
+        by("rules-node.txt", 19, "1 request"),
+        by("nft-node.json", 10, "1 request")
+    );
+    assert_eq!(statements.iter().filter(|s| s.ends_with(&one)).count(), 3, "{statements:#?}");
+    let kept: Vec<&&str> = statements.iter().filter(|s| s.contains("198.19.96.11:80")).collect();
+    assert_eq!(kept.len(), 1);
+    assert!(!kept[0].contains("; rules before"), "{kept:?}");
+    assert!(c.get("intent_before").is_none(), "the chain carries the ConfigMap before");
+    let after_intent: Vec<&str> =
+        c["intent_after"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(after_intent.len(), 3, "{after_intent:?}");
+    assert!(
+        after_intent[0].starts_with("at egress->backend: ConfigMap keeps 198.19.96.0/24 unmasqueraded"),
+        "{after_intent:?}"
+    );
+    let text = String::from_utf8(run("table").stdout).unwrap();
+    assert!(text.contains("Intent (ip-masq-agent)\n\n- before: no intent finding\n- after: at egress->backend: ConfigMap keeps 198.19.96.0/24"), "{text}");
+    assert!(text.contains(&one), "{text}");
+}
