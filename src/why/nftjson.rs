@@ -40,6 +40,8 @@ struct Reader {
     index: u32,
     /// Whether a `nftables` array was seen.
     seen: bool,
+    /// Rules holding an iptables-nft extension (`xt`) other than a comment.
+    xt: u32,
 }
 
 /// Parses `nft -j list ruleset` output.
@@ -52,12 +54,23 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
         other_bases: Vec::new(),
         index: 0,
         seen: false,
+        xt: 0,
     };
     let mut de = serde_json::Deserializer::from_str(input);
     let read = DeserializeSeed::deserialize(Top(&mut r), &mut de).and_then(|()| de.end());
     if let Err(e) = read {
         let at = if r.index > 0 { format!(" after element {}", r.index) } else { String::new() };
         r.notes.line(0, format!("not nft JSON{at} (line {} column {}): {e}", e.line(), e.column()));
+    }
+    if r.xt > 0 {
+        r.notes.line(
+            0,
+            format!(
+                "{} rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: those \
+                 matches and targets are not evaluated (give `iptables-save` output for them)",
+                r.xt
+            ),
+        );
     }
     if !r.seen && r.notes.list.is_empty() {
         r.notes.line(0, "no `nftables` array: no rule read");
@@ -253,6 +266,11 @@ impl Reader {
             return;
         };
         let (conds, action) = self.statements(fam, table, exprs);
+        let opaque =
+            |e: &J| e.get("xt").is_some_and(|x| !matches!(str_of(x, "name"), Some("comment" | "MASQUERADE")));
+        if exprs.iter().any(opaque) {
+            self.xt += 1;
+        }
         let mut text = exprs.iter().map(show).collect::<Vec<_>>().join(" ");
         if let Some(c) = str_of(body, "comment") {
             text.push_str(&format!(" comment {}", quote(c)));
@@ -319,6 +337,19 @@ impl Reader {
                     }
                 }
                 "mangle" => action = set_mark(b).unwrap_or(Action::Unknown(show(e))),
+                // iptables-nft's extensions: nft -j names them without their arguments
+                "xt" => match (str_of(b, "type"), str_of(b, "name")) {
+                    // a comment never decides
+                    (Some("match"), Some("comment")) => {}
+                    // the interface's address, whatever its port options (not checked)
+                    (Some("target"), Some("MASQUERADE")) => {
+                        action = Action::Masquerade { ports: None, random: false }
+                    }
+                    (Some("target"), _) => {
+                        action = Action::Unknown(format!("{} (arguments not shown)", show(e)))
+                    }
+                    _ => conds.push(Cond::Unknown(format!("{} (arguments not shown)", unknown(e)))),
+                },
                 // a match or statement not known: not evaluated, as the text reader does
                 _ => conds.push(Cond::Unknown(unknown(e))),
             }
@@ -1048,5 +1079,56 @@ mod tests {
         assert_eq!(notes.messages(), ["z.json: no `nftables` array: no rule read"]);
         let deep = format!("{{\"nftables\": [{}{}]}}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(parse("d.json", &deep).1.messages()[0].contains("recursion limit"), "nesting is bounded");
+    }
+
+    /// `nft -j list ruleset` of a namespace where `iptables-restore` (nft
+    /// backend, 1.8.9) loaded kube-nat.rules: comments, addrtype, statistic,
+    /// tcp, MARK, DNAT and MASQUERADE are `xt` extensions without arguments.
+    const XT: &str = include_str!("testdata/kube-nat-xt.json");
+
+    #[test]
+    fn iptables_nft_extensions_are_not_evaluated_but_comments_and_masquerade_are_read() {
+        let (set, notes) = parse("kube.json", XT);
+        assert_eq!(
+            notes.messages(),
+            ["kube.json: 8 rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: \
+              those matches and targets are not evaluated (give `iptables-save` output for them)"]
+        );
+        let text = super::super::ipt::parse("kube-nat.rules", include_str!("testdata/kube-nat.rules")).0;
+        let a = |s: &str| s.parse().unwrap();
+        let obs = |b: (&str, &str), after: (&str, &str)| Observed {
+            proto: 6,
+            before: (a(b.0), Some(40000), a(b.1), Some(443)),
+            after: (a(after.0), Some(40000), a(after.1), Some(443)),
+            iif: None,
+            oif: None,
+        };
+        // a pod to the internet: the same rule (the fourth of IP-MASQ-AGENT),
+        // the addrtype match decided by the captures
+        let o = obs(("10.4.1.7", "203.0.113.9"), ("10.128.0.7", "203.0.113.9"));
+        let (t, j) = (evaluate(&text, &o), evaluate(&set, &o));
+        let (Found::Rule { rule: tr, .. }, Found::Rule { rule: jr, decided }) = (&t.source, &j.source) else {
+            panic!("{t:?} {j:?}")
+        };
+        assert_eq!((jr.chain.as_str(), tr.chain.as_str()), ("IP-MASQ-AGENT", "IP-MASQ-AGENT"));
+        let place = |s: &Ruleset, r: &crate::why::eval::RuleRef| {
+            let c = s.tables.iter().find(|t| t.name == r.table).unwrap().chain(&r.chain).unwrap();
+            c.rules.iter().position(|x| x.line == r.line)
+        };
+        assert_eq!(place(&set, jr), place(&text, tr));
+        assert_eq!(place(&set, jr), Some(3));
+        // the jump to IP-MASQ-AGENT's addrtype matched (only that way masquerades);
+        // KUBE-SERVICES' addrtype to KUBE-NODEPORTS either way
+        assert!(decided.contains(&"xt match addrtype (arguments not shown) (matched, line 22)".to_string()));
+        assert!(!decided.iter().any(|d| d.contains("(did not match, line 22)")), "{decided:?}");
+        // kept: to 10/8 no rule either way
+        let o = obs(("10.4.1.7", "10.20.30.40"), ("10.4.1.7", "10.20.30.40"));
+        assert!(matches!(evaluate(&set, &o).source, Found::NoRule { .. }));
+        // a cluster IP: KUBE-MARK-MASQ's MARK is not shown: not evaluated, not guessed
+        let o = obs(("192.0.2.5", "10.96.0.10"), ("10.128.0.7", "10.8.2.9"));
+        let mut o = o;
+        (o.before.3, o.after.3) = (Some(80), Some(8080));
+        let Found::NotEvaluated { conditions } = evaluate(&set, &o).destination else { panic!() };
+        assert!(conditions[0].contains("xt target MARK (arguments not shown)"), "{conditions:?}");
     }
 }
