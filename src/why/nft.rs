@@ -489,10 +489,12 @@ fn rule(toks: &[Tok], named: &HashMap<String, Named>, family: Family) -> Result<
                 let k = i + if rest[0] == "meta" { 3 } else { 2 };
                 action = match &w[k..] {
                     // `mark or 0x4000` as written, `meta mark | 0x00004000` as listed
-                    ["mark", "or" | "|", v, ..] | ["meta", "mark", "or" | "|", v, ..] => {
+                    // (`xor`: iptables-nft's `--set-xmark V/0`; `and`: a bit cleared)
+                    ["mark", op @ ("or" | "|" | "xor" | "^" | "and" | "&"), v, ..]
+                    | ["meta", "mark", op @ ("or" | "|" | "xor" | "^" | "and" | "&"), v, ..] => {
                         let v = super::ipt::number(v).ok_or("meta mark set: not a number")?;
                         i = k + if w[k] == "meta" { 4 } else { 3 };
-                        Action::SetMark { value: v, mask: v }
+                        mark_op(op, v)
                     }
                     [v, ..] if super::ipt::number(v).is_some() => {
                         i = k + 1;
@@ -674,6 +676,16 @@ fn map_entries<T>(
         .collect()
 }
 
+/// `mark OP v` as the mark update `mark = (mark & !mask) ^ value`.
+pub(super) fn mark_op(op: &str, v: u32) -> Action {
+    match op {
+        "or" | "|" => Action::SetMark { value: v, mask: v },
+        "xor" | "^" => Action::SetMark { value: v, mask: 0 },
+        // and: the bits outside v cleared
+        _ => Action::SetMark { value: 0, mask: !v },
+    }
+}
+
 /// A verdict map's value.
 fn verdict(v: &[Tok]) -> Option<Action> {
     let w: Vec<&str> = v.iter().map(|t| t.s.as_str()).collect();
@@ -830,6 +842,13 @@ mod tests {
             \t\ticmp type echo-request ct status != seen-reply masquerade\n\t}\n}\n";
         let (set, notes) = parse("t.nft", text);
         assert!(notes.list.is_empty(), "{:?}", notes.messages());
+        // iptables-nft's --set-xmark 0x4000/0x0 as nft lists it; a bit cleared
+        let set_mark =
+            |t: &str| parse("m.nft", &format!("table ip t {{\n\tchain c {{\n\t\t{t}\n\t}}\n}}\n")).0;
+        let action = |t: &str| set_mark(t).tables[0].chains[0].rules[0].action.clone();
+        assert_eq!(action("meta mark set mark xor 0x4000"), Action::SetMark { value: 0x4000, mask: 0 });
+        assert_eq!(action("meta mark set mark and 0xffffbfff"), Action::SetMark { value: 0, mask: 0x4000 });
+        assert_eq!(action("meta mark set mark or 0x4000"), Action::SetMark { value: 0x4000, mask: 0x4000 });
         assert_eq!(
             set.tables[0].chains[0].rules[0].conds,
             [

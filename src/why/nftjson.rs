@@ -67,7 +67,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             0,
             format!(
                 "{} rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: those \
-                 matches and targets are not evaluated (give `iptables-save` output for them)",
+                 matches and targets are not evaluated (`iptables-save` and `nft list ruleset` text show them)",
                 r.xt
             ),
         );
@@ -714,10 +714,13 @@ fn set_mark(b: &J) -> Option<Action> {
     if let Some(n) = v.as_u64() {
         return Some(Action::SetMark { value: u32::try_from(n).ok()?, mask: u32::MAX });
     }
-    match v.get("|")?.as_array()?.as_slice() {
+    let (op, args) = only(v)?;
+    if !matches!(op, "|" | "^" | "&") {
+        return None;
+    }
+    match args.as_array()?.as_slice() {
         [m, n] if selector(m)?.0 == [Field::Mark] => {
-            let n = u32::try_from(n.as_u64()?).ok()?;
-            Some(Action::SetMark { value: n, mask: n })
+            Some(super::nft::mark_op(op, u32::try_from(n.as_u64()?).ok()?))
         }
         _ => None,
     }
@@ -1092,7 +1095,7 @@ mod tests {
         assert_eq!(
             notes.messages(),
             ["kube.json: 8 rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: \
-              those matches and targets are not evaluated (give `iptables-save` output for them)"]
+              those matches and targets are not evaluated (`iptables-save` and `nft list ruleset` text show them)"]
         );
         let text = super::super::ipt::parse("kube-nat.rules", include_str!("testdata/kube-nat.rules")).0;
         let a = |s: &str| s.parse().unwrap();
