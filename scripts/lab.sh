@@ -578,8 +578,9 @@ cfg_masq-agent-drift() {
   masq_agent_configmap 198.19.96.0/24
 }
 
-# The NAT rules of the pod and the node as `iptables-save`, `ip6tables-save`
-# and `nft list ruleset` print them, for the hosts that have any nat rule.
+# The NAT rules of the pod and the node as `iptables-save`, `ip6tables-save`,
+# `nft list ruleset` and `nft -j list ruleset` print them, for the hosts that
+# have any nat rule.
 save_rules() {
   local n
   for n in pod node; do
@@ -587,6 +588,7 @@ save_rules() {
       nsx "$n" iptables-save >"$WORK/rules-$n.txt"
       nsx "$n" ip6tables-save >"$WORK/rules6-$n.txt"
       nsx "$n" nft list ruleset >"$WORK/nft-$n.txt"
+      nsx "$n" nft -j list ruleset >"$WORK/nft-$n.json"
     fi
   done
 }
@@ -684,7 +686,7 @@ run_scenario() {
   # log, and the ConfigMap the scenario applied (tuplecorr --rules, --conntrack, --masq-agent)
   for n in pod node; do
     if [[ -f $WORK/rules-$n.txt ]]; then
-      cp "$WORK/rules-$n.txt" "$WORK/nft-$n.txt" "$dest/"
+      cp "$WORK/rules-$n.txt" "$WORK/nft-$n.txt" "$WORK/nft-$n.json" "$dest/"
       grep -q '^-A' "$WORK/rules6-$n.txt" && cp "$WORK/rules6-$n.txt" "$dest/"
       cp "$WORK/conntrack-$n.log" "$dest/conntrack-$n.log"
     fi

@@ -592,6 +592,14 @@ pub fn compare(run: &CompareRun) -> Result<u8, Error> {
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
     let mut comparison = crate::compare::compare(&before, &after);
+    let why = |side: &CompareSide| match side {
+        // a JSON report's rules and intent findings (read again, only those fields)
+        CompareSide::Report(path) => {
+            std::fs::read_to_string(path).map(|t| crate::compare::why::from_report(&t)).unwrap_or_default()
+        }
+        CompareSide::Captures(_) => Default::default(),
+    };
+    crate::compare::why::carry(&mut comparison, (&before, &after), (&why(&run.before), &why(&run.after)));
     comparison.regressions_allowed = run.allow_regressions;
     crate::compare::expect::check(&mut comparison, &after, &run.expectations)
         .map_err(|e| Error::Usage(UsageError(e.0)))?;

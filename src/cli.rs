@@ -143,7 +143,7 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "FILE")]
     pub names: Vec<PathBuf>,
     /// The nat rules of a host, WHERE=FILE (repeatable): `iptables-save`, `ip6tables-save` or
-    /// `nft list ruleset` output. WHERE: a boundary as reports print it (egress->backend) or the
+    /// `nft [-j] list ruleset` output. WHERE: a boundary as reports print it (egress->backend) or the
     /// label of a split capture (node). Each change there names the rule that made it.
     #[arg(long, value_name = "WHERE=FILE")]
     pub rules: Vec<String>,

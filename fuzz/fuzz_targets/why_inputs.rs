@@ -1,5 +1,5 @@
 //! Fuzz target: the first byte picks a reader of `--rules`, `--conntrack` or
-//! `--masq-agent` (iptables-save / nft text by content, conntrack lines, the
+//! `--masq-agent` (iptables-save, nft text or nft JSON by content, conntrack lines, the
 //! ip-masq-agent ConfigMap), the rest is the file (`tuplecorr::why::exercise`:
 //! a parsed ruleset is also evaluated for two packets). Must never panic or
 //! hang, and every note must name a line of the input.

@@ -145,6 +145,8 @@ pub fn compare(before: &Findings, after: &Findings) -> Comparison {
         expectations: Vec::new(),
         regressions,
         regressions_allowed: false,
+        intent_before: Vec::new(),
+        intent_after: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod expect;
 pub mod load;
 pub mod model;
 pub mod regress;
+pub mod why;
 pub mod write;
 
 pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};

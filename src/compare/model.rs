@@ -25,6 +25,12 @@ pub struct Comparison {
     /// `--allow-regressions`: regressions are reported but do not fail the comparison.
     #[serde(default)]
     pub regressions_allowed: bool,
+    /// Each run's ip-masq-agent intent findings (`at WHERE: message`), from
+    /// a JSON report made with `--masq-agent` (see `compare::why`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intent_before: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intent_after: Vec<String>,
 }
 
 /// The captures of one run, and when its requests were seen.

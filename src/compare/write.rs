@@ -141,6 +141,19 @@ pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<
     for p in &c.pairings {
         writeln!(out, "- {}", p.statement)?;
     }
+    if !c.intent_before.is_empty() || !c.intent_after.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", heading("Intent (ip-masq-agent)"))?;
+        writeln!(out)?;
+        for (when, list) in [("before", &c.intent_before), ("after", &c.intent_after)] {
+            if list.is_empty() {
+                writeln!(out, "- {when}: no intent finding")?;
+            }
+            for m in list {
+                writeln!(out, "- {when}: {m}")?;
+            }
+        }
+    }
     writeln!(out)?;
     writeln!(out, "{}", heading("Regressions"))?;
     writeln!(out)?;

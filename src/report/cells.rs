@@ -216,7 +216,7 @@ fn changes_of(at: &str, before: &str, after: &str, kind: &str) -> Result<Changes
             })
         })
         .collect::<Result<_, String>>()?;
-    Ok(Changes { changed })
+    Ok(Changes { changed, kept: Vec::new() })
 }
 
 /// `3/0 by 198.19.3.17 at egress` → its three wire values.

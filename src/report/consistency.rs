@@ -63,7 +63,24 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 say(part, "reply.reached says otherwise");
             }
         }
-        if part.starts_with("source ") && part.contains(" unchanged through ") {
+        if let Some((name, rest)) =
+            (part.split_once(" kept at ")).filter(|(name, _)| *name == "source" || *name == "destination")
+        {
+            // "SIDE kept at AT: NOTE": SIDE's kept has AT, and NOTE begins its rule_note
+            let kept = if name == "source" { &r.source.kept } else { &r.destination.kept };
+            let borne = kept.iter().any(|k| {
+                rest.strip_prefix(k.at.as_str())
+                    .and_then(|t| t.strip_prefix(": "))
+                    .is_some_and(|t| !t.is_empty() && k.rule_note.starts_with(t))
+            });
+            if !borne {
+                say(part, &format!("{name}.kept has no such host and rule_note"));
+            }
+            let changed = if name == "source" { &r.source.changed } else { &r.destination.changed };
+            if kept.iter().any(|k| changed.iter().any(|c| c.between == k.at)) {
+                say(part, &format!("{name} changed at that host"));
+            }
+        } else if part.starts_with("source ") && part.contains(" unchanged through ") {
             if !r.source.changed.is_empty() || !r.destination.changed.is_empty() {
                 say(part, "an address changed");
             }
@@ -408,6 +425,36 @@ mod tests {
         assert!(contradictions(&r)[0].contains("data.server_cut"), "{:?}", contradictions(&r));
         r.data.as_mut().unwrap().server_cut_to = seg(80);
         assert_eq!(contradictions(&r), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_kept_clause_is_borne_out_only_by_its_side_s_kept_host_and_rule_note() {
+        let mut r = wire().into_iter().find(|r| r.explanation.contains(" unchanged through ")).unwrap();
+        let note = "no rule translates it: `-A X -d 10.0.0.0/8 -j RETURN` (r:3) came first, before `-A X -j \
+                    MASQUERADE` (line 4), `-A POSTROUTING -o be0 -j MASQUERADE` (r:9): -o be0 did not match: it \
+                    left on eth1";
+        r.source.kept = vec![schema::Kept { at: "egress->backend".into(), rule_note: note.into() }];
+        let clause = "source kept at egress->backend: no rule translates it: `-A X -d 10.0.0.0/8 -j RETURN` \
+                      (r:3) came first, before `-A X -j MASQUERADE` (line 4)";
+        r.explanation = r.explanation.replacen("; ", &format!("; {clause}; "), 1);
+        assert_eq!(contradictions(&r), Vec::<String>::new(), "{}", r.explanation);
+        // another host, another note, the other side: each is found
+        let mut other = r.clone();
+        other.source.kept[0].at = "decap->egress".into();
+        assert!(
+            contradictions(&other)[0].contains("source.kept has no such host"),
+            "{:?}",
+            contradictions(&other)
+        );
+        let mut other = r.clone();
+        other.source.kept[0].rule_note = "no rule translates it: `-A Y -j RETURN` (r:3)".into();
+        assert_eq!(contradictions(&other).len(), 1);
+        let mut other = r.clone();
+        other.destination.kept = std::mem::take(&mut other.source.kept);
+        assert_eq!(contradictions(&other).len(), 1);
+        let mut other = r.clone();
+        other.explanation = other.explanation.replace("source kept at", "destination kept at");
+        assert_eq!(contradictions(&other).len(), 1);
     }
 
     #[test]

@@ -235,6 +235,23 @@ fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate
     }
 }
 
+/// `source kept at egress->backend: no rule translates it: `…` (f:18) came
+/// first, before `…` (line 19)` for each host whose `--rules` say why a side
+/// crossed it unchanged (its `kept` field, up to the first deciding rule).
+fn kept_words(w: &Words<'_>, r: &Request) -> Vec<String> {
+    use crate::why::attach::{kept_clause, Side};
+    let Some(why) = w.why else { return Vec::new() };
+    let mut out = Vec::new();
+    for (side, name) in [(Side::Source, "source"), (Side::Destination, "destination")] {
+        for (at, f) in why.kept(r.request, side) {
+            if let Some(clause) = kept_clause(f) {
+                out.push(format!("{name} kept at {at}: {clause}"));
+            }
+        }
+    }
+    out
+}
+
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in &r.source {
@@ -288,6 +305,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             }
         }
     }
+    parts.extend(kept_words(w, r));
     if let Some(i) = r.identity.as_deref() {
         parts.push(identity_words(w, r, i));
     }

@@ -774,6 +774,20 @@ pub struct Match {
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Changes {
     pub changed: Vec<Change>,
+    /// `--rules` only: why this side crossed a host unchanged, per host
+    /// whose rules say something (absent when none does).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<Kept>,
+}
+
+/// `{"at": "egress->backend", "rule_note": "no rule translates it: `…` (rules.txt:18) came first, …"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// The host (WHERE of `--rules`).
+    pub at: String,
+    /// The nat rules passed and the condition of each that did not match, a
+    /// disagreement, or the conditions not evaluated (`crate::why::attach::kept_note`).
+    pub rule_note: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1366,6 +1380,9 @@ fn changes(
                     }),
                 }
             })
+            .collect(),
+        kept: (w.why.map_or(&[][..], |x| x.kept(request, side)).iter())
+            .filter_map(|(at, f)| Some(Kept { at: at.clone(), rule_note: crate::why::attach::kept_note(f)? }))
             .collect(),
     }
 }

@@ -83,6 +83,10 @@ pub struct IntentFinding {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Explained {
     changes: HashMap<(u64, Side, Between), ChangeWhy>,
+    /// Why a side that crossed a host unchanged was kept: `(WHERE, what the
+    /// rules say)`, only when they say something (nat rules passed, a
+    /// disagreement, conditions not evaluated).
+    kept: HashMap<(u64, Side), Vec<(String, Found)>>,
     pub intent: Vec<IntentFinding>,
     /// `(host, message)`: a translation without a conntrack entry, an entry that disagrees.
     pub warnings: Vec<(String, String)>,
@@ -92,6 +96,38 @@ impl Explained {
     /// What was found for a change of request `request`.
     pub fn of(&self, request: u64, side: Side, between: Between) -> Option<&ChangeWhy> {
         self.changes.get(&(request, side, between))
+    }
+
+    /// Why request `request`'s `side` was kept unchanged, per host that says.
+    pub fn kept(&self, request: u64, side: Side) -> &[(String, Found)] {
+        self.kept.get(&(request, side)).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What the rules say of a side kept unchanged (JSON `kept[].rule_note`): the
+/// nat rules passed and the condition of each that did not match, or a
+/// disagreement, or the conditions not evaluated; None when there is
+/// nothing to say (no nat rule on the hook). Never a `;` (the explanation's
+/// separator).
+pub fn kept_note(f: &Found) -> Option<String> {
+    let note = match f {
+        Found::Rule { .. } => return None,
+        Found::NoRule { deciding } if deciding.is_empty() => return None,
+        Found::NoRule { deciding } => format!("no rule translates it: {}", deciding.join(", ")),
+        Found::NotEvaluated { conditions } => format!("not evaluated: {}", conditions.join(", ")),
+        Found::Disagrees { why } => format!("the rules disagree with the captures: {why}"),
+    };
+    Some(note.replace(';', ","))
+}
+
+/// The explanation's words for a kept side: [`kept_note`] up to its first
+/// deciding rule (the JSON has them all); a prefix of it.
+pub fn kept_clause(f: &Found) -> Option<String> {
+    match f {
+        Found::NoRule { deciding } => {
+            Some(format!("no rule translates it: {}", deciding.first()?).replace(';', ","))
+        }
+        other => kept_note(other),
     }
 }
 
@@ -132,6 +168,9 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
                 .chain(r.destination.iter().filter(inside).map(|c| (Side::Destination, c)))
                 .filter(|(_, c)| c.kind != ChangeKind::Proxy)
                 .collect();
+            if let Some(set) = &host.rules {
+                kept(&mut out, &mut cache, (h, host, set), r, &changes);
+            }
             for &(side, c) in &changes {
                 let Some(obs) = observed(r, host, c.between) else { continue };
                 let rule = host.rules.as_ref().map(|set| {
@@ -204,6 +243,55 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
         }
     }
     out
+}
+
+/// Why a side that crossed `host` unchanged was kept: the rules evaluated
+/// for the packet as the first and last captures around the host saw it.
+/// Not for a request a proxy carried through the host (no nat packet).
+fn kept(
+    out: &mut Explained,
+    cache: &mut HashMap<(usize, Observed), Evaluation>,
+    (h, host, set): (usize, &Host, &Ruleset),
+    r: &Request,
+    changes: &[(Side, &Change)],
+) {
+    let proxied = (r.source.iter())
+        .any(|c| c.kind == ChangeKind::Proxy && c.between.from >= host.span.0 && c.between.to <= host.span.1);
+    let (Some(a), Some(b)) = (first_seen(r, host.span, true), first_seen(r, host.span, false)) else {
+        return;
+    };
+    if proxied || a >= b {
+        return;
+    }
+    let Some(obs) = observed(r, host, Between { from: a, to: b }) else { return };
+    let src_kept = (obs.before.0, obs.before.1) == (obs.after.0, obs.after.1);
+    let dst_kept = (obs.before.2, obs.before.3) == (obs.after.2, obs.after.3);
+    // a side changed and changed back inside the host is no kept side
+    let changed = |s: Side| changes.iter().any(|(x, _)| *x == s);
+    let sides = [(Side::Source, src_kept), (Side::Destination, dst_kept)];
+    if !sides.iter().any(|&(s, k)| k && !changed(s)) {
+        return;
+    }
+    let key = (h, obs.clone());
+    let e = match cache.get(&key) {
+        Some(e) => e.clone(),
+        None => {
+            let e = eval::evaluate(set, &obs);
+            if cache.len() < CACHE {
+                cache.insert(key, e.clone());
+            }
+            e
+        }
+    };
+    for (side, k) in sides {
+        if !k || changed(side) {
+            continue;
+        }
+        let found = if side == Side::Source { &e.source } else { &e.destination };
+        if kept_note(found).is_some() {
+            out.kept.entry((r.request, side)).or_default().push((host.at.clone(), found.clone()));
+        }
+    }
 }
 
 /// The first (`first`) or last capture in `span` that saw the request.

@@ -443,8 +443,10 @@ impl<'r> Walker<'r> {
                         if is_nat(&rule.action) {
                             w.miss(self.pkt.hook, || {
                                 format!(
-                                    "`{}` ({}:{}): {cond} did not match",
-                                    rule.text, self.set.file, rule.line
+                                    "`{}` ({}:{}): {cond}",
+                                    uncommented(&rule.text),
+                                    self.set.file,
+                                    rule.line
                                 )
                             });
                         }
@@ -492,7 +494,11 @@ impl<'r> Walker<'r> {
                     w.miss(self.pkt.hook, || {
                         format!(
                             "`{}` ({}:{}) came first, before `{}` (line {})",
-                            rule.text, self.set.file, rule.line, later.text, later.line
+                            uncommented(&rule.text),
+                            self.set.file,
+                            rule.line,
+                            uncommented(&later.text),
+                            later.line
                         )
                     });
                 }
@@ -580,13 +586,14 @@ impl<'r> Walker<'r> {
     }
 
     /// Whether every condition of `rule` holds, and the text of the first
-    /// that does not (or cannot be evaluated).
+    /// that does not (`-o be0 did not match: it left on eth1`) or cannot be
+    /// evaluated.
     fn test(&self, rule: &Rule, w: &World) -> (Truth, String) {
         let mut unknown: Option<String> = None;
         for c in &rule.conds {
             match self.cond(c, w) {
                 Truth::Yes => {}
-                Truth::No => return (Truth::No, cond_text(c)),
+                Truth::No => return (Truth::No, format!("{} did not match{}", cond_text(c), self.why_no(c))),
                 Truth::Unknown => {
                     unknown.get_or_insert_with(|| cond_text(c) + &self.why_unknown(c, w));
                 }
@@ -595,6 +602,16 @@ impl<'r> Walker<'r> {
         match unknown {
             Some(t) => (Truth::Unknown, t),
             None => (Truth::Yes, String::new()),
+        }
+    }
+
+    /// What the packet had instead, when a condition on an interface did
+    /// not match (`-o eth0` did not match: the packet left on eth1).
+    fn why_no(&self, c: &Cond) -> String {
+        match (c, &self.pkt.iif, &self.pkt.oif) {
+            (Cond::Is { field: Field::Iif, neg: false, .. }, Some(i), _) => format!(": it came in on {i}"),
+            (Cond::Is { field: Field::Oif, neg: false, .. }, _, Some(o)) => format!(": it left on {o}"),
+            _ => String::new(),
         }
     }
 
@@ -679,6 +696,21 @@ impl<'r> Walker<'r> {
                 "dnat" => yes(w.dnat_done),
                 _ => Truth::Unknown,
             },
+            // the nat chains see a connection's first packet, before it is
+            // confirmed and before any reply; expected (related) not known
+            (Field::CtStatus, Value::Word(s)) => match s.as_str() {
+                "seen_reply" | "seen-reply" | "assured" | "confirmed" | "snat" => Truth::No,
+                "dnat" => yes(w.dnat_done),
+                _ => Truth::Unknown,
+            },
+            (Field::Ports, Value::Ports(a, b)) => {
+                yes([p.sport, p.dport].iter().any(|x| x.is_some_and(|x| (*a..=*b).contains(&x))))
+            }
+            // an ICMP request is an echo flow: its first packet an echo request, code 0
+            (Field::IcmpType | Field::Icmp6Type, Value::Icmp(t, c)) => {
+                let (proto, echo) = if f == Field::IcmpType { (1, 8) } else { (58, 128) };
+                yes(p.proto == proto && t.is_none_or(|t| t == echo) && c.is_none_or(|c| c == 0))
+            }
             (Field::DaddrType, Value::Word(t)) => addr_type(p.daddr, p.daddr_local, t),
             (Field::SaddrType, Value::Word(t)) => addr_type(p.saddr, p.saddr_local, t),
             _ => Truth::Unknown,
@@ -753,8 +785,49 @@ fn value_text(v: &Value) -> String {
         Value::Ports(a, b) => format!("{a}-{b}"),
         Value::Proto(n) => n.to_string(),
         Value::Iface(s) | Value::Word(s) => s.clone(),
+        Value::Icmp(None, _) => "any".into(),
+        Value::Icmp(Some(t), None) => t.to_string(),
+        Value::Icmp(Some(t), Some(c)) => format!("{t}/{c}"),
         Value::Mark(v, m) => format!("{v:#x}/{m:#x}"),
     }
+}
+
+/// A rule's text without its comments (`-m comment --comment "…"`, nft
+/// `comment "…"`): a comment never decides, and the rules passed are
+/// quoted whole otherwise. Never a `;` (it separates a sentence's parts).
+pub fn uncommented(text: &str) -> String {
+    let mut out = text.to_string();
+    let marker = if text.starts_with("-A ") { "-m comment --comment " } else { "comment " };
+    let mut from = 0;
+    while let Some(k) = out[from..].find(marker).map(|k| k + from) {
+        // only a whole word: not `--comment ` inside the first marker
+        if k > 0 && !out[..k].ends_with(' ') {
+            from = k + marker.len();
+            continue;
+        }
+        let rest = &out[k + marker.len()..];
+        let len = match rest.strip_prefix('"') {
+            Some(q) => {
+                let mut esc = false;
+                let end = q.char_indices().find(|&(_, c)| {
+                    let close = c == '"' && !esc;
+                    esc = c == '\\' && !esc;
+                    close
+                });
+                match end {
+                    Some((e, _)) => e + 2,
+                    // an open quote (the readers refuse it): quoted as it is
+                    None => return text.replace(';', ","),
+                }
+            }
+            None => rest.find(' ').unwrap_or(rest.len()),
+        };
+        let end = (k + marker.len() + len).min(out.len());
+        let end = if out[end..].starts_with(' ') { end + 1 } else { end };
+        out.replace_range(k..end, "");
+        from = k;
+    }
+    out.trim_end().replace(';', ",")
 }
 
 /// A rule as a sentence quotes it: `-A CHAIN … -j TARGET …` (iptables), the
@@ -792,6 +865,10 @@ pub fn cond_text(c: &Cond) -> String {
                 Field::Oif => "-o",
                 Field::Mark => "--mark",
                 Field::CtState => "--ctstate",
+                Field::CtStatus => "--ctstatus",
+                Field::Ports => "--ports",
+                Field::IcmpType => "--icmp-type",
+                Field::Icmp6Type => "--icmpv6-type",
                 Field::DaddrType => "--dst-type",
                 Field::SaddrType => "--src-type",
             };
@@ -908,7 +985,10 @@ mod tests {
         assert!(matches!(e.source, Found::Disagrees { .. }));
         known.oif = Some("eth9".into());
         let Found::NoRule { deciding } = evaluate(&set, &known).source else { panic!() };
-        assert_eq!(deciding[0], "`-A POSTROUTING -o be0 -j MASQUERADE` (n:3): -o be0 did not match");
+        assert_eq!(
+            deciding[0],
+            "`-A POSTROUTING -o be0 -j MASQUERADE` (n:3): -o be0 did not match: it left on eth9"
+        );
     }
 
     #[test]
@@ -998,5 +1078,26 @@ mod tests {
         let set = super::super::ipt::parse("n", &text).0;
         let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
         assert!(matches!(&e.source, Found::NotEvaluated { .. } | Found::NoRule { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn the_rules_passed_are_quoted_without_their_comments() {
+        assert_eq!(
+            uncommented(
+                r#"-A IP-MASQ-AGENT -d 10.0.0.0/8 -m comment --comment "ip-masq-agent: \"a\" b" -j RETURN"#
+            ),
+            "-A IP-MASQ-AGENT -d 10.0.0.0/8 -j RETURN"
+        );
+        assert_eq!(uncommented("-A X -m comment --comment word -j MASQUERADE"), "-A X -j MASQUERADE");
+        assert_eq!(uncommented(r#"ip daddr 10.0.0.0/8 return comment "a; b""#), "ip daddr 10.0.0.0/8 return");
+        assert_eq!(
+            uncommented(r#"-A X -m comment --comment "open -j X"#),
+            r#"-A X -m comment --comment "open -j X"#
+        );
+        assert_eq!(uncommented("-A X -j SNAT --to-source 1.2.3.4"), "-A X -j SNAT --to-source 1.2.3.4");
+        assert_eq!(
+            uncommented("-A X -m set --match-set comment src -j RETURN"),
+            "-A X -m set --match-set comment src -j RETURN"
+        );
     }
 }

@@ -152,6 +152,13 @@ pub enum Field {
     Mark,
     /// Connection state (`ct state`, `--ctstate`).
     CtState,
+    /// Connection status bits (`ct status`, `--ctstatus`).
+    CtStatus,
+    /// Either port (`-m multiport --ports`).
+    Ports,
+    /// The ICMP (ICMPv6) message type and code (`--icmp-type`, `icmp type`).
+    IcmpType,
+    Icmp6Type,
     /// `fib daddr type`, `-m addrtype --dst-type`.
     DaddrType,
     SaddrType,
@@ -170,6 +177,8 @@ pub enum Value {
     Mark(u32, u32),
     /// Connection states and statuses, lower case (`new`, `dnat`).
     Word(String),
+    /// An ICMP type (None: `any`) and code (None: any).
+    Icmp(Option<u8>, Option<u8>),
 }
 
 /// One condition of a rule: a field against values (any matches), maybe negated;
@@ -340,6 +349,35 @@ pub struct Ruleset {
     /// Lines of other tables that set a packet mark (mangle, raw): a mark
     /// match in nat then cannot be evaluated from nat alone.
     pub mark_set_elsewhere: Option<u32>,
+}
+
+/// `8`, `3/4`, `any`, `echo-request` (ICMPv6 names with `v6`) as an ICMP
+/// type and code; None for a name not known.
+pub fn icmp_type(text: &str, v6: bool) -> Option<Value> {
+    let named = |n: &str| -> Option<u8> {
+        Some(match (n, v6) {
+            ("echo-reply" | "pong", false) => 0,
+            ("destination-unreachable", false) => 3,
+            ("redirect", false) => 5,
+            ("echo-request" | "ping", false) => 8,
+            ("time-exceeded", false) => 11,
+            ("parameter-problem", false) => 12,
+            ("destination-unreachable", true) => 1,
+            ("packet-too-big", true) => 2,
+            ("time-exceeded", true) => 3,
+            ("parameter-problem", true) => 4,
+            ("echo-request", true) => 128,
+            ("echo-reply", true) => 129,
+            _ => n.parse().ok()?,
+        })
+    };
+    if text == "any" {
+        return Some(Value::Icmp(None, None));
+    }
+    match text.split_once('/') {
+        Some((t, c)) => Some(Value::Icmp(Some(t.parse().ok()?), Some(c.parse().ok()?))),
+        None => Some(Value::Icmp(Some(named(text)?), None)),
+    }
 }
 
 /// Protocol numbers by name (`-p tcp`, `meta l4proto udp`).

@@ -229,7 +229,7 @@ fn table_index(set: &Ruleset, _t: &Option<Table>) -> usize {
 /// The first line that sets a mark in a chain reachable from a base chain
 /// that is not nat (a filter or route chain): nat alone then does not tell
 /// a packet's mark.
-fn mark_outside_nat(set: &Ruleset, bases: &[(usize, String)]) -> Option<u32> {
+pub(super) fn mark_outside_nat(set: &Ruleset, bases: &[(usize, String)]) -> Option<u32> {
     let mut seen: std::collections::HashSet<(usize, &str)> = std::collections::HashSet::new();
     let mut todo: Vec<(usize, &str)> = bases.iter().map(|(t, c)| (*t, c.as_str())).collect();
     let mut first: Option<u32> = None;
@@ -317,6 +317,8 @@ fn split_element(t: &[Tok]) -> (Vec<String>, Vec<Tok>) {
 const KNOWN: &[&str] = &[
     "ip",
     "ip6",
+    "icmp",
+    "icmpv6",
     "tcp",
     "udp",
     "th",
@@ -367,7 +369,10 @@ fn selector(w: &[&str]) -> Option<(Field, usize, Option<u8>)> {
         }
         ["meta", "mark", ..] => (Field::Mark, 2, None),
         ["mark", ..] => (Field::Mark, 1, None),
-        ["ct", "state", ..] | ["ct", "status", ..] => (Field::CtState, 2, None),
+        ["ct", "state", ..] => (Field::CtState, 2, None),
+        ["ct", "status", ..] => (Field::CtStatus, 2, None),
+        ["icmp", "type", ..] => (Field::IcmpType, 2, Some(1)),
+        ["icmpv6", "type", ..] => (Field::Icmp6Type, 2, Some(58)),
         ["fib", "daddr", "type", ..] => (Field::DaddrType, 3, None),
         ["fib", "saddr", "type", ..] => (Field::SaddrType, 3, None),
         _ => return None,
@@ -375,7 +380,7 @@ fn selector(w: &[&str]) -> Option<(Field, usize, Option<u8>)> {
 }
 
 /// One value of `field` (`10.0.0.0/8`, `1-5`, `"eth*"`, `tcp`, `0x4000`, `new`).
-fn value(field: Field, s: &str) -> Option<Value> {
+pub(super) fn value(field: Field, s: &str) -> Option<Value> {
     match field {
         Field::Saddr | Field::Daddr => match s.split_once('-') {
             Some((a, b)) if !s.contains('/') => {
@@ -387,7 +392,11 @@ fn value(field: Field, s: &str) -> Option<Value> {
         Field::Proto => proto_number(s).map(Value::Proto),
         Field::Iif | Field::Oif => Some(Value::Iface(s.to_string())),
         Field::Mark => super::ipt::number(s).map(|v| Value::Mark(v, u32::MAX)),
-        Field::CtState | Field::DaddrType | Field::SaddrType => Some(Value::Word(s.to_string())),
+        Field::CtState | Field::CtStatus | Field::DaddrType | Field::SaddrType => {
+            Some(Value::Word(s.to_string()))
+        }
+        Field::IcmpType | Field::Icmp6Type => icmp_type(s, field == Field::Icmp6Type),
+        Field::Ports => None,
     }
 }
 
@@ -480,10 +489,12 @@ fn rule(toks: &[Tok], named: &HashMap<String, Named>, family: Family) -> Result<
                 let k = i + if rest[0] == "meta" { 3 } else { 2 };
                 action = match &w[k..] {
                     // `mark or 0x4000` as written, `meta mark | 0x00004000` as listed
-                    ["mark", "or" | "|", v, ..] | ["meta", "mark", "or" | "|", v, ..] => {
+                    // (`xor`: iptables-nft's `--set-xmark V/0`; `and`: a bit cleared)
+                    ["mark", op @ ("or" | "|" | "xor" | "^" | "and" | "&"), v, ..]
+                    | ["meta", "mark", op @ ("or" | "|" | "xor" | "^" | "and" | "&"), v, ..] => {
                         let v = super::ipt::number(v).ok_or("meta mark set: not a number")?;
                         i = k + if w[k] == "meta" { 4 } else { 3 };
-                        Action::SetMark { value: v, mask: v }
+                        mark_op(op, v)
                     }
                     [v, ..] if super::ipt::number(v).is_some() => {
                         i = k + 1;
@@ -665,6 +676,16 @@ fn map_entries<T>(
         .collect()
 }
 
+/// `mark OP v` as the mark update `mark = (mark & !mask) ^ value`.
+pub(super) fn mark_op(op: &str, v: u32) -> Action {
+    match op {
+        "or" | "|" => Action::SetMark { value: v, mask: v },
+        "xor" | "^" => Action::SetMark { value: v, mask: 0 },
+        // and: the bits outside v cleared
+        _ => Action::SetMark { value: 0, mask: !v },
+    }
+}
+
 /// A verdict map's value.
 fn verdict(v: &[Tok]) -> Option<Action> {
     let w: Vec<&str> = v.iter().map(|t| t.s.as_str()).collect();
@@ -813,5 +834,28 @@ mod tests {
         assert_eq!(r[0].conds, [Cond::Unknown("foo bar".into())]);
         assert_eq!(priority(&["srcnat", "+", "10;"]), Some(110));
         assert_eq!(priority(&["-100;"]), Some(-100));
+    }
+
+    #[test]
+    fn icmp_types_and_ct_status_read_as_their_own_fields() {
+        let text = "table ip t {\n\tchain c {\n\t\ttype nat hook postrouting priority srcnat;\n\
+            \t\ticmp type echo-request ct status != seen-reply masquerade\n\t}\n}\n";
+        let (set, notes) = parse("t.nft", text);
+        assert!(notes.list.is_empty(), "{:?}", notes.messages());
+        // iptables-nft's --set-xmark 0x4000/0x0 as nft lists it; a bit cleared
+        let set_mark =
+            |t: &str| parse("m.nft", &format!("table ip t {{\n\tchain c {{\n\t\t{t}\n\t}}\n}}\n")).0;
+        let action = |t: &str| set_mark(t).tables[0].chains[0].rules[0].action.clone();
+        assert_eq!(action("meta mark set mark xor 0x4000"), Action::SetMark { value: 0x4000, mask: 0 });
+        assert_eq!(action("meta mark set mark and 0xffffbfff"), Action::SetMark { value: 0, mask: 0x4000 });
+        assert_eq!(action("meta mark set mark or 0x4000"), Action::SetMark { value: 0x4000, mask: 0x4000 });
+        assert_eq!(
+            set.tables[0].chains[0].rules[0].conds,
+            [
+                Cond::Is { field: Field::Proto, neg: false, any: vec![Value::Proto(1)] },
+                Cond::Is { field: Field::IcmpType, neg: false, any: vec![Value::Icmp(Some(8), None)] },
+                Cond::Is { field: Field::CtStatus, neg: true, any: vec![Value::Word("seen-reply".into())] },
+            ]
+        );
     }
 }

@@ -123,7 +123,7 @@ fn fuzz_seeds_replay_through_their_targets() {
         let _ = analyze_bytes(&Config::default(), &[("decap", a), ("egress", b)]);
     }
     let why = files("why_inputs");
-    assert!(why.len() >= 6);
+    assert!(why.len() >= 8);
     for bytes in why {
         let Some((&pick, rest)) = bytes.split_first() else { continue };
         tuplecorr::why::exercise(pick, &String::from_utf8_lossy(rest));

@@ -95,6 +95,121 @@ fn masq_agent_translations_name_the_nft_rule_of_the_same_kernel() {
     every_translation_names_its_rule_and_entry("masq-agent-drift", "nft-node.txt", "masquerade");
 }
 
+/// A rule's text with blanks squeezed and without nft's `# handle N`.
+fn squeezed(text: &str) -> String {
+    let text = text.split(" # handle ").next().unwrap_or(text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `nft -j list ruleset` of a namespace loaded with the lab's `nft-node.txt`
+/// (`nft -f`, nft 1.0.6): for every request, each change names the same rule
+/// (table, chain, text but for the handle, counters included) and entry as
+/// the text gives; the JSON rule's `line` is its place in the `nftables`
+/// array, whose element is that rule of that chain with that handle.
+#[test]
+fn nft_json_names_the_same_rule_as_the_nft_text_for_every_request() {
+    for scenario in ["masq-agent", "masq-agent-drift"] {
+        let run = |rules: &str| {
+            let w = format!("egress->backend={rules}");
+            let (r, code, err) =
+                report(scenario, &["--rules", &w, "--conntrack", "egress->backend=conntrack-node.log"]);
+            assert_eq!(code, 0, "{err}");
+            assert!(r["warnings"].as_array().unwrap().is_empty(), "{scenario} {rules}: {}", r["warnings"]);
+            r
+        };
+        let (text, json) = (run("nft-node.txt"), run("nft-node.json"));
+        let dump: Value =
+            serde_json::from_str(&std::fs::read_to_string(lab(scenario).join("nft-node.json")).unwrap())
+                .unwrap();
+        let (text, json) = (text["requests"].as_array().unwrap(), json["requests"].as_array().unwrap());
+        assert_eq!(text.len(), json.len());
+        let mut named = 0;
+        for (t, j) in text.iter().zip(json) {
+            let n = &t["request"];
+            for side in ["source", "destination"] {
+                let (tc, jc) =
+                    (t[side]["changed"].as_array().unwrap(), j[side]["changed"].as_array().unwrap());
+                assert_eq!(tc.len(), jc.len(), "{scenario} request {n}");
+                for (tc, jc) in tc.iter().zip(jc) {
+                    let (tr, jr) = (&tc["rule"], &jc["rule"]);
+                    assert!(tr.is_object(), "{scenario} request {n}: {tc}");
+                    assert_eq!(jr["file"], "nft-node.json");
+                    assert_eq!(
+                        (&jr["table"], &jr["chain"]),
+                        (&tr["table"], &tr["chain"]),
+                        "{scenario} request {n}"
+                    );
+                    let jt = jr["text"].as_str().unwrap();
+                    assert_eq!(
+                        squeezed(jt),
+                        squeezed(tr["text"].as_str().unwrap()),
+                        "{scenario} request {n}"
+                    );
+                    let el = &dump["nftables"][jr["line"].as_u64().unwrap() as usize - 1]["rule"];
+                    assert_eq!(el["chain"], jr["chain"], "{scenario} request {n}: line {}", jr["line"]);
+                    assert!(jt.ends_with(&format!(" # handle {}", el["handle"])), "{jt}");
+                    assert_eq!(jc["conntrack"], tc["conntrack"]);
+                    assert_eq!(jc.get("decided"), tc.get("decided"));
+                    let expl = j["explanation"].as_str().unwrap();
+                    assert!(expl.contains(&format!("(nft-node.json:{})", jr["line"])), "{expl}");
+                    named += 1;
+                }
+            }
+        }
+        assert_eq!(named, 3, "{scenario}: requests 1, 2 and 4 are masqueraded");
+    }
+}
+
+/// Why not (issue 33, item 3): the request the lab sent to 198.19.96.11 (a
+/// RETURN in IP-MASQ-AGENT) crossed the node unchanged; its source's `kept`
+/// names that RETURN and the MASQUERADE it came before, in both rules
+/// formats, and the explanation says so; the translated requests keep nothing.
+#[test]
+fn an_unchanged_request_names_the_return_that_kept_it_and_the_masquerade_it_passed() {
+    for (rules, ret, masq) in [
+        (
+            "rules-node.txt",
+            "`-A IP-MASQ-AGENT -d 198.19.96.11/32 -j RETURN` (rules-node.txt:18)",
+            "(line 19)",
+        ),
+        (
+            "nft-node.json",
+            "`ip daddr 198.19.96.11 counter packets 1 bytes 60 return # handle 4` (nft-node.json:9)",
+            "(line 10)",
+        ),
+    ] {
+        let w = format!("egress->backend={rules}");
+        let (r, code, err) = report("masq-agent", &["--rules", &w]);
+        assert_eq!(code, 0, "{err}");
+        for req in r["requests"].as_array().unwrap() {
+            let n = req["request"].as_u64().unwrap();
+            assert!(req["destination"].get("kept").is_none(), "no nat rule on PREROUTING: nothing to say");
+            let kept = &req["source"]["kept"];
+            if n != 3 {
+                assert!(kept.is_null(), "request {n} was masqueraded: {kept}");
+                continue;
+            }
+            assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
+            assert_eq!(kept[0]["at"], "egress->backend");
+            let note = kept[0]["rule_note"].as_str().unwrap();
+            assert!(
+                note.starts_with(&format!("no rule translates it: {ret} came first, before `")),
+                "{note}"
+            );
+            assert!(note.ends_with(masq), "{note}");
+            let explanation = req["explanation"].as_str().unwrap();
+            assert!(
+                explanation.contains(&format!("; source kept at egress->backend: {note}; ")),
+                "{explanation}"
+            );
+        }
+    }
+    // without --rules: no kept, the explanation as before
+    let (r, _, _) = report("masq-agent", &[]);
+    assert!(r["requests"][2]["source"].get("kept").is_none());
+    assert!(!r["requests"][2]["explanation"].as_str().unwrap().contains(" kept at "));
+}
+
 #[test]
 fn a_configmap_the_chain_carries_gives_no_intent_finding() {
     let (r, code, err) = report(
@@ -107,7 +222,7 @@ fn a_configmap_the_chain_carries_gives_no_intent_finding() {
 
 #[test]
 fn a_configmap_the_chain_does_not_carry_is_an_intent_finding_with_the_packets_that_show_it() {
-    for rules in ["rules-node.txt", "nft-node.txt"] {
+    for rules in ["rules-node.txt", "nft-node.txt", "nft-node.json"] {
         let w = format!("egress->backend={rules}");
         let (r, code, err) =
             report("masq-agent-drift", &["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"]);
@@ -304,4 +419,62 @@ fn every_change_of_the_earlier_nat_scenarios_names_the_rule_the_lab_applied() {
         }
         assert!(named >= 3, "{scenario}: {named} changes named a rule");
     }
+}
+
+/// Issue 33, item 5's last sentence: `compare` of two JSON reports made
+/// with `--rules` and `--masq-agent` carries, per service and client, the
+/// rule each run names for its requests' changes, and each run's intent
+/// findings (masq-agent: the chain carries the ConfigMap; masq-agent-drift:
+/// it does not).
+#[test]
+fn compare_carries_the_rules_and_intent_findings_of_both_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = |scenario: &str, rules: &str, name: &str| {
+        let w = format!("egress->backend={rules}");
+        let (r, code, err) =
+            report(scenario, &["--rules", &w, "--masq-agent", "egress->backend=masq-agent.yaml"]);
+        assert_eq!(code, 0, "{err}");
+        let path = dir.path().join(name);
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    let before = save("masq-agent", "rules-node.txt", "before.json");
+    let after = save("masq-agent-drift", "nft-node.json", "after.json");
+    let run = |format: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .args(["compare", "--quiet", "--format", format])
+            .arg(&before)
+            .arg(&after)
+            .output()
+            .unwrap()
+    };
+    let o = run("json");
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let statements: Vec<&str> =
+        c["pairings"].as_array().unwrap().iter().map(|p| p["statement"].as_str().unwrap()).collect();
+    let by = |file: &str, line: u32, n: &str| {
+        format!("{n} source at egress->backend by {file}:{line} IP-MASQ-AGENT")
+    };
+    // requests 1, 2 and 4 (each its own service and client) were masqueraded
+    // in both runs; request 3 (to the RETURNed 198.19.96.11) in neither: no rule to name
+    let one = format!(
+        "; rules before: {}, after: {}",
+        by("rules-node.txt", 19, "1 request"),
+        by("nft-node.json", 10, "1 request")
+    );
+    assert_eq!(statements.iter().filter(|s| s.ends_with(&one)).count(), 3, "{statements:#?}");
+    let kept: Vec<&&str> = statements.iter().filter(|s| s.contains("198.19.96.11:80")).collect();
+    assert_eq!(kept.len(), 1);
+    assert!(!kept[0].contains("; rules before"), "{kept:?}");
+    assert!(c.get("intent_before").is_none(), "the chain carries the ConfigMap before");
+    let after_intent: Vec<&str> =
+        c["intent_after"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(after_intent.len(), 3, "{after_intent:?}");
+    assert!(
+        after_intent[0].starts_with("at egress->backend: ConfigMap keeps 198.19.96.0/24 unmasqueraded"),
+        "{after_intent:?}"
+    );
+    let text = String::from_utf8(run("table").stdout).unwrap();
+    assert!(text.contains("Intent (ip-masq-agent)\n\n- before: no intent finding\n- after: at egress->backend: ConfigMap keeps 198.19.96.0/24"), "{text}");
+    assert!(text.contains(&one), "{text}");
 }
