@@ -28,7 +28,7 @@
 //! `app` is what the binary runs: a `Run` → the stages → `report`, written by
 //! `output` (`-o`: never over an input, a directory or a device); it never sees clap.
 //! `verdict` gives typed findings (addresses, ns, capture indices, enums); `report`
-//! owns every word and the wire contract (`report::schema`).
+//! owns every word and the wire contract (`report::wire`, made by `report::schema`).
 //! Check: `rg 'crate::(report|verdict)' src/{read,decode,flows,correlate}` stays empty.
 //!
 //! The stack, top first: a module takes only from the groups below its own

@@ -5,7 +5,7 @@
 //! rule names the clause it reads and the fields it checks.
 
 use crate::report::icmp::IcmpCause;
-use crate::report::schema::Request;
+use crate::report::wire::Request;
 use crate::verdict::{OutcomeKind, ReplyPath, Strength};
 
 /// `A->B` as the explanation reads it: `between A and B`, or the arrow form.
@@ -18,7 +18,7 @@ fn read_between(part: &str, between: &str) -> bool {
 
 /// A change's clause names a rule (`, by `…` (file:line)`) only when the
 /// change's `rule` field is that rule, and it names one whenever the field is set.
-fn names_its_rule(part: &str, c: &crate::report::schema::Change) -> bool {
+fn names_its_rule(part: &str, c: &crate::report::wire::Change) -> bool {
     match (&c.rule, part.split_once(", by `")) {
         (Some(rule), Some((_, said))) => {
             said.ends_with(&format!("` ({}:{})", rule.file, rule.line))

@@ -21,6 +21,7 @@ pub mod parquet;
 pub mod schema;
 pub mod summary;
 pub mod table;
+pub mod wire;
 pub use crate::config::when;
 pub mod words;
 
