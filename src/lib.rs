@@ -37,8 +37,8 @@
 //! up or sideways):
 //!
 //! ```text
-//! app > cli > inspect merge stream > pipeline run > checks compare tunnels > report
-//!     > fragments shard why > ladder steps verdict > correlate > flows > decode progress
+//! app > cli > inspect merge > drive run > checks compare tunnels > report
+//!     > fragments why > ladder steps verdict > correlate > flows > decode progress
 //!     > output read > config > flowid names time warning
 //! ```
 #![forbid(unsafe_code)]
@@ -50,6 +50,7 @@ pub mod compare;
 pub mod config;
 pub mod correlate;
 pub mod decode;
+pub mod drive;
 pub mod flowid;
 pub mod flows;
 pub mod fragments;
@@ -58,14 +59,11 @@ pub mod ladder;
 pub mod merge;
 pub mod names;
 pub mod output;
-pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
 pub mod run;
-pub mod shard;
 pub mod steps;
-pub mod stream;
 pub mod time;
 pub mod tunnels;
 pub mod verdict;

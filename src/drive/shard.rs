@@ -18,6 +18,7 @@
 //! which is warned about request by request. Memory grows with the flows of
 //! the widened window, also when a point is one large file.
 
+use super::ingest::Cut;
 use crate::config::{Config, Pinned, PinnedClocks, Shard};
 use crate::correlate::Correlation;
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
@@ -31,15 +32,6 @@ pub fn keep_requests(findings: &mut crate::verdict::Findings, shard: &Shard) {
         let t = r.captures.first().and_then(|h| h.raw_time_ns);
         t.is_some_and(|t| t >= shard.start_ns && t < shard.end_ns)
     });
-}
-
-/// Where a point's reading was cut by skipped files, on that point's clock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cut {
-    /// First packet of the first file read, when earlier files were skipped.
-    pub read_from: Option<i64>,
-    /// First packet of the first later file skipped.
-    pub read_until: Option<i64>,
 }
 
 /// The window of capture `capture`'s own clock that a shard needs: the shard
