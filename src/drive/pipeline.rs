@@ -4,9 +4,7 @@
 //! drivers conclude with (`conclude*`, the points' names and metas). Takes
 //! settings and captures; gives findings. Never formats a report.
 
-use super::ingest::{
-    ingest, ingest_bytes, merge_info, reading_order, Builder, CaptureResult, Cut, Ingested, Overlaps, Sink,
-};
+use super::ingest::{ingest, ingest_bytes, merge_info, reading_order, Builder, CaptureResult, Cut, Overlaps};
 use super::shard;
 use crate::config::Config;
 use crate::correlate;
@@ -33,86 +31,31 @@ fn read_point(
     progress: &dyn Progress,
 ) -> Result<(CaptureResult, String), ReadError> {
     let specs = &config.captures;
-    let (mut order, firsts) = reading_order(specs, files);
+    let (order, firsts) = reading_order(specs, files);
     let label = specs[order[0]].label.as_str();
-    // A shard reads only the files that reach its window (with the margin),
-    // and later ones while a flow begun in the window may go on in them.
-    let mut cut = Cut::default();
-    let mut skipped: Vec<usize> = Vec::new();
-    let mut late: Vec<usize> = Vec::new();
-    let mut began = (i64::MIN, i64::MAX);
-    let all = order.clone();
-    // A shard's records outside its window (see `Windowed`), on this point's clock.
-    let window = config.shard.as_ref().map(|shard| shard::raw_window(config, shard, capture, label));
-    if let (Some(shard), Some(window), true) = (&config.shard, window, order.len() > 1) {
-        let (read, skip, c) = shard::plan_files(&firsts, window);
-        let last = read.last().copied().unwrap_or(0);
-        (skipped, late) = skip.into_iter().partition(|&i| i < last);
-        order = read.iter().map(|&i| all[i]).collect();
-        cut = c;
-        began = if capture == 0 { (shard.start_ns, shard.end_ns) } else { window };
-    }
+    // Which files, and which records of them, the point reads (a time shard
+    // reads part of them): planned before reading.
+    let mut plan = shard::ReadPlan::new(config, capture, label, order, firsts);
     let limit = config.flows.payload_limit();
     let mut b = Builder::new(config);
-    let mut dropped_before = false;
-    // Capture 1 under a shard: the span of its packets read, and whether one lay in the shard.
-    let mut seen: Option<(i64, i64)> = None;
-    let mut in_shard = false;
-    let shard_span = config.shard.as_ref().map(|s| (s.start_ns, s.end_ns)).filter(|_| capture == 0);
     let mut info: Option<CaptureInfo> = None;
     let mut files = Overlaps::default();
-    let mut k = 0;
-    while let Some(&f) = order.get(k) {
-        k += 1;
+    while let Some(f) = plan.next_file() {
         let spec = &specs[f];
-        let file_info = match window {
-            Some((lo, hi)) => {
-                let mut w =
-                    Windowed { inner: &mut b, lo, hi, before: false, shard: shard_span, seen, in_shard };
-                let info = ingest(spec, f, &config.read, points, limit, progress, &mut w)?;
-                dropped_before |= w.before;
-                (seen, in_shard) = (w.seen, w.in_shard);
-                b.table().set_closed(false);
-                info
-            }
-            None => ingest(spec, f, &config.read, points, limit, progress, &mut b)?,
-        };
+        let file_info =
+            plan.read(&mut b, |sink| ingest(spec, f, &config.read, points, limit, progress, sink))?;
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
         files.note(specs, f, span, label);
         info = Some(merge_info(info, file_info));
-        // The last planned file read: the next one too while a flow begun in the
-        // shard's window may go on in it (a long connection).
-        if k == order.len() {
-            if let Some(until) = late.first().and_then(|&i| firsts[i]) {
-                let idle = config.flows.udp_idle_ns;
-                let open = (b.table().flows().iter())
-                    .filter(|fl| fl.first_ns >= began.0 && fl.first_ns < began.1)
-                    .any(|fl| shard::may_continue_later(fl, until, idle));
-                if open {
-                    order.push(all[late.remove(0)]);
-                }
-            }
-        }
+        plan.after_file(b.table().flows());
     }
-    let mut shard_warning = None;
-    if let Some(shard) = &config.shard {
-        skipped.extend(&late);
-        if !skipped.is_empty() {
-            let names: Vec<String> = skipped.iter().map(|&i| specs[all[i]].display_name()).collect();
-            shard_warning = Some(shard::skipped_warning(label, &names, shard));
-        }
-        cut.read_until = late.first().and_then(|&i| firsts[i]);
-        if let (true, Some((lo, _))) = (dropped_before, window) {
-            cut.read_from = Some(cut.read_from.map_or(lo, |from| from.max(lo)));
-        }
-        if capture == 0 && !in_shard {
-            b.warnings_mut().push(shard::no_packet_warning(label, shard, seen));
-        }
-    }
+    let order = plan.files_read();
+    let (cut, no_packet, skipped) = plan.finish(specs, label);
+    b.warnings_mut().extend(no_packet);
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
     files.finish(b.warnings_mut(), order.len());
-    b.warnings_mut().extend(shard_warning);
+    b.warnings_mut().extend(skipped);
     // `files` is never empty (a point has a label because a file gave it).
     let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
     // A shard splits a `tcpdump -i any` capture as the run its --clocks-from
@@ -133,41 +76,6 @@ fn read_point(
     }
     result.cut = cut;
     Ok((result, names))
-}
-
-/// A shard's view of one point's records: those before its raw window are
-/// dropped (the point's reading is cut there, and warned about like a skipped
-/// earlier file); those after it only carry on the flows already begun (the
-/// flow table is closed to new ones), so a flow of the window is read to its
-/// end and nothing that begins after the window is kept. Memory then grows
-/// with the flows of the window, also when a point is one large file.
-struct Windowed<'a> {
-    inner: &'a mut Builder,
-    lo: i64,
-    hi: i64,
-    /// A record before the window was dropped.
-    before: bool,
-    /// Capture 1's shard `[start, end)`, to say when no packet lies in it.
-    shard: Option<(i64, i64)>,
-    /// The first and last time of every record seen (kept or not).
-    seen: Option<(i64, i64)>,
-    /// A record lay in `shard`.
-    in_shard: bool,
-}
-
-impl Sink for Windowed<'_> {
-    fn add(&mut self, rec: &Ingested<'_>) {
-        let t = rec.ts_ns;
-        self.seen = Some(self.seen.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-        self.in_shard |= self.shard.is_some_and(|(start, end)| t >= start && t < end);
-        if rec.ts_ns < self.lo {
-            self.before = true;
-            return;
-        }
-        // Per record: a capture's times may step back into the window.
-        self.inner.table().set_closed(rec.ts_ns > self.hi);
-        self.inner.add(rec);
-    }
 }
 
 /// Runs the whole pipeline on the configured captures.
