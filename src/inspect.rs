@@ -210,7 +210,7 @@ pub fn inspect_capture(
     inspect_with(spec, index, 1, &ReadConfig::default(), flows, progress)
 }
 
-/// Inspects one of `captures` captures through the pipeline's ingest path
+/// Inspects one of `captures` captures through the drivers' ingest path (`drive::ingest`)
 /// (a large file is read in parallel chunks when threads are to spare).
 pub fn inspect_with(
     spec: &CaptureSpec,

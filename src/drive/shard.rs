@@ -2,8 +2,10 @@
 //! shard reads, which requests it reports, and the warnings that say where a
 //! shard could differ from the whole run (a flow cut by a skipped file, clocks
 //! estimated from part of the run). Takes the shard, file times, flows and the
-//! correlation; gives file plans and warnings. Never reads captures itself
-//! (first timestamps come from `read::first_timestamp`), never formats reports.
+//! correlation; gives a point's `ReadPlan`, made before it is read, and
+//! warnings. Never opens captures itself (first timestamps come from
+//! `read::first_timestamp`, records from the reader it is given), never
+//! formats reports.
 //!
 //! Why a shard equals its part of the whole run: a request is a flow of capture
 //! 1; what decides its matches and verdict are the flows of every point whose
