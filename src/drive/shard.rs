@@ -589,6 +589,134 @@ mod tests {
         f
     }
 
+    /// One point of six files `f0`..`f5`, given in reverse, their first
+    /// packets at 0, 50, 95, 150, 250 and 300 s; with a shard [100 s, 200 s)
+    /// and a 10 s margin (its raw window: [90 s, 210 s)). Gives the run, the
+    /// files in reading order (`f0` first) and their first packet times.
+    fn six_files(shard: bool) -> (Config, Vec<usize>, Vec<Option<i64>>) {
+        let spec = |i: usize| crate::config::CaptureSpec {
+            label: "a".into(),
+            source: crate::config::Source::Path(format!("f{i}").into()),
+        };
+        let config = Config {
+            captures: (0..6).rev().map(spec).collect(),
+            shard: shard.then_some(Shard { start_ns: 100 * S, end_ns: 200 * S, margin_ns: 10 * S }),
+            ..Config::default()
+        };
+        (config, vec![5, 4, 3, 2, 1, 0], [0, 50, 95, 150, 250, 300].map(|t| Some(t * S)).to_vec())
+    }
+
+    /// The names of the files a plan gives, `flows` read after each.
+    fn files_of(plan: &mut ReadPlan<'_>, config: &Config, flows: &[Flow]) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(f) = plan.next_file() {
+            out.push(config.captures[f].display_name());
+            plan.after_file(flows);
+        }
+        out
+    }
+
+    #[test]
+    fn without_a_shard_a_point_reads_every_file_in_order_and_is_not_cut() {
+        let (config, all, firsts) = six_files(false);
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f0", "f1", "f2", "f3", "f4", "f5"]);
+        assert_eq!(plan.files_read(), [5, 4, 3, 2, 1, 0]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!((cut, no_packet, skipped), (Cut::default(), None, None));
+    }
+
+    #[test]
+    fn a_shard_plans_its_files_before_reading_and_names_those_it_skipped() {
+        let (config, all, firsts) = six_files(true);
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        // f0 ended before f1 began (50 s < 90 s); f4 and f5 begin after 210 s.
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f1", "f2", "f3"]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!(cut, Cut { read_from: Some(50 * S), read_until: Some(250 * S) });
+        let skipped = skipped.expect("the files not read are named");
+        assert_eq!(skipped.file, "f0, f4, f5");
+        assert!(
+            skipped.problem.contains(": 3 of this point's files lie wholly outside"),
+            "{}",
+            skipped.problem
+        );
+        assert!(no_packet.is_some(), "capture 1 read no packet in the shard");
+    }
+
+    #[test]
+    fn a_late_file_is_read_while_a_flow_begun_in_the_shard_may_go_on_in_it() {
+        let (config, all, firsts) = six_files(true);
+        // Begun in the shard, heard at 150 s: may go on past 250 s (f4), not past 300 s (f5).
+        let open = [tcp(150 * S, 150 * S)];
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &open), ["f1", "f2", "f3", "f4"]);
+        let (cut, _, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!(cut, Cut { read_from: Some(50 * S), read_until: Some(300 * S) });
+        assert_eq!(skipped.unwrap().file, "f0, f5");
+        // Begun before the shard (capture 1's own window): no reason to read on.
+        let before = [tcp(95 * S, 240 * S)];
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &before), ["f1", "f2", "f3"]);
+        // Another point, its clock estimated: its raw window is widened by
+        // --max-offset (60 s) to [30 s, 270 s), f0 to f4 are planned, and its
+        // flows count from that window on: that one is in it and reads f5 too.
+        let mut plan = ReadPlan::new(&config, 1, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f0", "f1", "f2", "f3", "f4"]);
+        let mut plan = ReadPlan::new(&config, 1, "a", all, firsts);
+        assert_eq!(files_of(&mut plan, &config, &before), ["f0", "f1", "f2", "f3", "f4", "f5"]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!((cut, skipped), (Cut::default(), None));
+        assert!(no_packet.is_none(), "said of capture 1 only");
+    }
+
+    #[test]
+    fn a_shard_reads_a_file_from_its_raw_window_on_and_says_when_it_cut_records() {
+        let (config, all, firsts) = six_files(true);
+        let info = crate::read::CaptureInfo {
+            format: crate::read::Format::Pcap,
+            byte_order: crate::read::ByteOrder::Little,
+            gzip: false,
+            interfaces: Vec::new(),
+            packets: 4,
+            bytes: 0,
+            warnings: Vec::new(),
+        };
+        let damaged = crate::decode::DecodeError::NotIp { ethertype: 0x0806 };
+        let read = |plan: &mut ReadPlan<'_>, times: &[i64]| {
+            let mut b = Builder::new(&config);
+            plan.read(&mut b, |sink| {
+                for (k, &t) in times.iter().enumerate() {
+                    let rec = Ingested {
+                        ts_ns: t * S,
+                        record: k as u64 + 1,
+                        byte_offset: 0,
+                        packet: Err(&damaged),
+                        payload: &[],
+                    };
+                    sink.add(&rec);
+                }
+                Ok(info.clone())
+            })
+            .unwrap();
+            b.finish("a", "f", info.clone()).undecodable
+        };
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        plan.next_file();
+        assert_eq!(read(&mut plan, &[80, 150, 205, 230]), 3, "the record before 90 s is dropped");
+        let (cut, no_packet, _) = plan.finish(&config.captures, "a");
+        assert_eq!(cut.read_from, Some(90 * S), "cut at the window, after f1's start");
+        assert!(no_packet.is_none(), "150 s lies in the shard");
+        // Nothing dropped: the cut is the files'; nothing in the shard: said so.
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        plan.next_file();
+        assert_eq!(read(&mut plan, &[95, 205]), 2);
+        let (cut, no_packet, _) = plan.finish(&config.captures, "a");
+        assert_eq!(cut.read_from, Some(50 * S));
+        let w = no_packet.expect("no packet of capture 1 in the shard");
+        assert!(w.problem.contains("its packets read run from"), "{}", w.problem);
+    }
+
     #[test]
     fn a_flow_may_go_on_past_a_cut_while_open_and_recently_heard() {
         let until = 1_000 * S;
