@@ -275,7 +275,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     }
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
     let (mut findings, ladder) =
-        with_threads(config.threads, || crate::pipeline::analyze_full(config, &bars, want_ladder))??;
+        with_threads(config.threads, || crate::drive::pipeline::analyze_full(config, &bars, want_ladder))??;
     if findings.captures.len() < 2 {
         let label = findings.captures.first().map_or("the capture", |c| c.label.as_str());
         return Err(UsageError(format!(
@@ -302,7 +302,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     }
     report::filter_requests(&mut findings, &config.filter);
     if let Some(shard) = &config.shard {
-        crate::shard::keep_requests(&mut findings, shard);
+        crate::drive::shard::keep_requests(&mut findings, shard);
     }
     if !config.list_unmatched {
         for u in &mut findings.unmatched {
@@ -452,7 +452,7 @@ fn correlate_stream(
             // Ctrl-C or SIGTERM ends every input at once; the run then writes
             // the windows still open and the summary. A second one exits.
             let handler = ctrlc::set_handler(|| {
-                if crate::stream::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                if crate::drive::stream::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
                     std::process::exit(130);
                 }
             });
@@ -484,16 +484,17 @@ fn correlate_stream(
             if live && hits.matched() {
                 // --follow --fail-on: the first request that matches ends the run
                 // (every input ends at once; what was read is still written).
-                crate::stream::FAILED_ON.store(true, std::sync::atomic::Ordering::SeqCst);
-                crate::stream::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+                crate::drive::stream::FAILED_ON.store(true, std::sync::atomic::Ordering::SeqCst);
+                crate::drive::stream::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             report.window(&findings)
         };
         let finished =
-            match with_threads(config.threads, || crate::stream::run(config, stream, bars, &mut emit)) {
+            match with_threads(config.threads, || crate::drive::stream::run(config, stream, bars, &mut emit))
+            {
                 Ok(Ok(finished)) => finished,
-                Ok(Err(crate::stream::StreamError::Emit(e))) => return Err(e),
-                Ok(Err(crate::stream::StreamError::Read(e))) => {
+                Ok(Err(crate::drive::stream::StreamError::Emit(e))) => return Err(e),
+                Ok(Err(crate::drive::stream::StreamError::Read(e))) => {
                     stopped = Some(e);
                     return Err(io::Error::other("a capture could not be read"));
                 }
@@ -636,7 +637,7 @@ pub fn compare_side(side: &CompareSide, quiet: bool) -> Result<Findings, Error> 
         CompareSide::Captures(specs) => {
             let config = Config { captures: specs.clone(), quiet, ..Config::default() };
             let bars = Bars::new(config.captures.len(), !quiet);
-            let findings = crate::pipeline::analyze(&config, &bars)?;
+            let findings = crate::drive::pipeline::analyze(&config, &bars)?;
             print_warnings(&findings.warnings, &config.captures);
             Ok(findings)
         }

@@ -836,8 +836,10 @@ impl CorrelateArgs {
         if !self.stream {
             return Ok(None);
         }
-        let (window_ns, hold_ns) =
-            self.window_and_hold(crate::stream::DEFAULT_WINDOW_NS, crate::stream::DEFAULT_HOLD_NS)?;
+        let (window_ns, hold_ns) = self.window_and_hold(
+            crate::drive::stream::DEFAULT_WINDOW_NS,
+            crate::drive::stream::DEFAULT_HOLD_NS,
+        )?;
         Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: None }))
     }
 

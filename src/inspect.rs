@@ -28,8 +28,8 @@
 
 use crate::config::{CaptureSpec, FlowConfig, ReadConfig};
 use crate::decode::{DecodeError, Fragment, Packet, Transport};
+use crate::drive::ingest::{Ingested, Sink};
 use crate::flows::{Flow, FlowProto, FlowTable};
-use crate::pipeline::{Ingested, Sink};
 use crate::read::{ByteOrder, CaptureInfo, Progress, ReadError};
 use crate::time::rfc3339;
 use crate::warning::Warning;
@@ -210,7 +210,7 @@ pub fn inspect_capture(
     inspect_with(spec, index, 1, &ReadConfig::default(), flows, progress)
 }
 
-/// Inspects one of `captures` captures through the pipeline's ingest path
+/// Inspects one of `captures` captures through the drivers' ingest path (`drive::ingest`)
 /// (a large file is read in parallel chunks when threads are to spare).
 pub fn inspect_with(
     spec: &CaptureSpec,
@@ -221,15 +221,22 @@ pub fn inspect_with(
     progress: &dyn Progress,
 ) -> Result<Inspection, ReadError> {
     let mut tally = Tally::new(flows);
-    let info =
-        crate::pipeline::ingest(spec, index, read, captures, flows.payload_limit(), progress, &mut tally)?;
+    let info = crate::drive::ingest::ingest(
+        spec,
+        index,
+        read,
+        captures,
+        flows.payload_limit(),
+        progress,
+        &mut tally,
+    )?;
     Ok(tally.finish(&spec.label, &spec.display_name(), info))
 }
 
 /// Inspects a capture held in memory (tests, fuzzing); `label` names it.
 pub fn inspect_bytes(label: &str, bytes: &[u8], flows: &FlowConfig) -> Result<Inspection, ReadError> {
     let mut tally = Tally::new(flows);
-    let info = crate::pipeline::ingest_bytes(label, bytes, &mut tally)?;
+    let info = crate::drive::ingest::ingest_bytes(label, bytes, &mut tally)?;
     Ok(tally.finish(label, label, info))
 }
 
@@ -323,7 +330,7 @@ impl Tally {
         let flows = self.table.finish();
         let mut warnings: Vec<WarningOut> = info.warnings.iter().map(WarningOut::from).collect();
         if let Some(mut w) =
-            crate::pipeline::duplicate_flows_warning(label, file, flows.stats.duplicate_flows)
+            crate::drive::ingest::duplicate_flows_warning(label, file, flows.stats.duplicate_flows)
         {
             w.consequence = "each is counted once in flows and top flows".to_string();
             warnings.push(WarningOut::from(&w));

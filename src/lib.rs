@@ -7,22 +7,35 @@
 //!  bytes     Packet      FlowTable                 Correlation                    Findings     bytes
 //! ```
 //!
-//! Who may use whom (no arrow points upstream): `pipeline -> read, decode, flows,
-//! correlate, verdict, warning` · `decode -> read` · `flows -> decode` ·
-//! `correlate -> flows` · `verdict -> correlate, flows, warning` ·
-//! `report -> verdict, warning, config, flowid, time` · `compare -> pipeline, report, verdict` ·
-//! `verdict -> flowid` (a leaf: Community ID and Wireshark filters) ·
-//! `inspect -> read, decode, flows, pipeline, time, warning` (`tuplecorr inspect`) ·
+//! Who uses whom (every arrow points down the stack below):
+//! `read -> config, warning` (pcap/pcapng/gzip framing) · `decode -> read` ·
+//! `flows -> decode, read, config` (per capture) · `correlate -> flows, config`
+//! (across captures) · `verdict -> correlate, flows, decode, warning` ·
+//! `steps -> correlate, flows` (clock steps inside a capture) ·
+//! `fragments -> verdict, correlate, flows` (after the verdicts) ·
 //! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
-//! `report -> ladder` (the HTML page) · `merge -> read, decode, ladder, verdict`
-//! (`--pcapng`: reads the captures again, after the verdicts) ·
-//! `pipeline -> shard -> flows, correlate, config, time, warning` (time shards:
-//! which files a shard reads, where it could differ from the whole run) ·
-//! `stream -> pipeline, shard, config, read, verdict` (`--stream`: one pass,
-//! correlated window by window) ·
-//! `time` (RFC 3339) is a leaf (test and bench captures come from the dev-only
-//! workspace crate `tuplecorr-synth`, in `synth/`) ·
-//! `cli -> run, config` (the only clap user; gives a plain `run::Run`) ·
+//! `why -> verdict, config` (`--why`: the nat rule and conntrack entry behind a change) ·
+//! `report -> verdict, ladder, why, flowid, names, output, config, time` (the HTML page
+//! from `ladder`) · `tunnels -> decode, read, report, warning` (overlays and tunnels
+//! of one capture) ·
+//! `drive -> read, decode, flows, correlate, verdict, steps, fragments, ladder,
+//! tunnels, config, time, warning`: the drivers (see `drive`): `drive::pipeline`
+//! reads every point then correlates, `drive::stream` runs `--stream`/`--follow`
+//! window by window, both read each point through `drive::ingest` (the
+//! per-capture stage), and `drive::shard` plans which files and records a time
+//! shard reads ·
+//! `compare -> report, verdict, read, config, time` (two reports or runs; the
+//! captures of a side are run by `app` through `drive::pipeline`) ·
+//! `checks -> report, verdict, output, config, time` (mistakes users make) ·
+//! `inspect -> drive, read, decode, flows, tunnels, report` (`tuplecorr inspect`) ·
+//! `merge -> drive, read, decode, flows, ladder, verdict, report` (`--pcapng`:
+//! reads the captures again, after the verdicts) ·
+//! `progress -> read` (the only indicatif user) ·
+//! `time` (RFC 3339), `flowid` (Community ID and Wireshark filters), `names`
+//! (`--names`) and `warning` are leaves (test and bench captures come from the
+//! dev-only workspace crate `tuplecorr-synth`, in `synth/`) ·
+//! `cli -> run, config, compare, drive, output, report, verdict, why, time` (the
+//! only clap user; gives a plain `run::Run`; the others for what its flags parse to) ·
 //! `run -> config, compare` (each form's settings, above every stage;
 //! `config` below them names no stage above it) ·
 //! `app` is what the binary runs: a `Run` → the stages → `report`, written by
@@ -37,8 +50,8 @@
 //! up or sideways):
 //!
 //! ```text
-//! app > cli > inspect merge stream > pipeline run > checks compare tunnels > report
-//!     > fragments shard why > ladder steps verdict > correlate > flows > decode progress
+//! app > cli > inspect merge > drive run > checks compare tunnels > report
+//!     > fragments why > ladder steps verdict > correlate > flows > decode progress
 //!     > output read > config > flowid names time warning
 //! ```
 #![forbid(unsafe_code)]
@@ -50,6 +63,7 @@ pub mod compare;
 pub mod config;
 pub mod correlate;
 pub mod decode;
+pub mod drive;
 pub mod flowid;
 pub mod flows;
 pub mod fragments;
@@ -58,14 +72,11 @@ pub mod ladder;
 pub mod merge;
 pub mod names;
 pub mod output;
-pub mod pipeline;
 pub mod progress;
 pub mod read;
 pub mod report;
 pub mod run;
-pub mod shard;
 pub mod steps;
-pub mod stream;
 pub mod time;
 pub mod tunnels;
 pub mod verdict;

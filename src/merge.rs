@@ -546,7 +546,7 @@ mod tests {
         use pcap_file::pcapng::{Block, PcapNgReader};
         let config = crate::config::Config { captures: specs.to_vec(), quiet: true, ..Default::default() };
         let (findings, ladder) =
-            crate::pipeline::analyze_full(&config, &crate::read::NoProgress, true).unwrap();
+            crate::drive::pipeline::analyze_full(&config, &crate::read::NoProgress, true).unwrap();
         let ladder = ladder.unwrap();
         let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
         let options = MergeOptions::default();

@@ -1,12 +1,12 @@
 //! Fuzz target: the input split into two small captures (a 2-byte little-endian
 //! length of the first, then both) run in memory through the whole pipeline:
-//! read, decode, flows, correlate and verdict (`pipeline::analyze_bytes`).
+//! read, decode, flows, correlate and verdict (`drive::pipeline::analyze_bytes`).
 //! Must never panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tuplecorr::config::Config;
-use tuplecorr::pipeline::analyze_bytes;
+use tuplecorr::drive::pipeline::analyze_bytes;
 
 fuzz_target!(|data: &[u8]| {
     let Some((len, rest)) = data.split_first_chunk::<2>() else { return };

@@ -390,7 +390,7 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// Everything `pipeline::analyze` needs.
+/// Everything `drive::pipeline::analyze` needs.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Config {
     pub captures: Vec<CaptureSpec>,

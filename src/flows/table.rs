@@ -371,3 +371,247 @@ mod frag_tests {
         assert_eq!((f.stats.fragments, f.stats.reassembly.whole, f.stats.reassembly.incomplete), (3, 1, 1));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{LinkType, RawRecord};
+
+    /// An IPv4 packet 10.0.0.`src` -> 10.0.0.`dst` of protocol `proto`.
+    fn ip(src: u8, dst: u8, proto: u8, body: &[u8]) -> Vec<u8> {
+        let total = (20 + body.len() as u16).to_be_bytes();
+        let mut b =
+            vec![0x45, 0, total[0], total[1], 0, 1, 0, 0, 64, proto, 0, 0, 10, 0, 0, src, 10, 0, 0, dst];
+        b.extend_from_slice(body);
+        b
+    }
+
+    fn udp(src: (u8, u16), dst: (u8, u16), data: &[u8]) -> Vec<u8> {
+        let mut u = src.1.to_be_bytes().to_vec();
+        u.extend(dst.1.to_be_bytes());
+        u.extend((8 + data.len() as u16).to_be_bytes());
+        u.extend([0, 0]);
+        u.extend(data);
+        ip(src.0, dst.0, 17, &u)
+    }
+
+    const SYN: u8 = 0x02;
+    const ACK: u8 = 0x10;
+
+    fn tcp(src: (u8, u16), dst: (u8, u16), flags: u8, seq: u32, ack: u32) -> Vec<u8> {
+        let mut t = src.1.to_be_bytes().to_vec();
+        t.extend(dst.1.to_be_bytes());
+        t.extend(seq.to_be_bytes());
+        t.extend(ack.to_be_bytes());
+        t.extend([0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        ip(src.0, dst.0, 6, &t)
+    }
+
+    /// The three packets of a handshake of client `c` with server 10.0.0.2:80, ISN `isn`.
+    fn handshake(c: (u8, u16), isn: u32) -> [Vec<u8>; 3] {
+        let s = (2, 80);
+        [tcp(c, s, SYN, isn, 0), tcp(s, c, SYN | ACK, 7, isn + 1), tcp(c, s, ACK, isn + 1, 8)]
+    }
+
+    /// An ICMP port unreachable from 10.0.0.`from` quoting `packet` (its IP
+    /// header and first 8 bytes).
+    fn unreachable(from: u8, to: u8, packet: &[u8]) -> Vec<u8> {
+        let mut m = vec![3, 3, 0, 0, 0, 0, 0, 0];
+        m.extend_from_slice(&packet[..28]);
+        ip(from, to, 1, &m)
+    }
+
+    fn put(t: &mut FlowTable, b: &[u8], ts_ns: i64, interface: u32) {
+        let rec = RawRecord {
+            ts_ns,
+            interface,
+            link_type: LinkType::RawIp,
+            data: b,
+            orig_len: b.len() as u32,
+            record: 1,
+            byte_offset: 0,
+        };
+        let p = crate::decode::decode(&rec).unwrap();
+        t.insert(&p, p.payload(b));
+    }
+
+    fn ep(last: u8, port: u16) -> Endpoint {
+        Endpoint { addr: std::net::Ipv4Addr::new(10, 0, 0, last).into(), port }
+    }
+
+    #[test]
+    fn both_directions_are_one_flow_and_flows_come_in_the_order_of_their_first_packet() {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        assert!(t.is_empty());
+        let [syn, syn_ack, ack] = handshake((1, 40000), 100);
+        put(&mut t, &syn, 1_000, 0);
+        put(&mut t, &udp((3, 5353), (4, 53), b"q"), 1_500, 0);
+        put(&mut t, &syn_ack, 2_000, 0);
+        put(&mut t, &ack, 3_000, 0);
+        put(&mut t, &udp((4, 53), (3, 5353), b"answer"), 4_000, 0);
+        put(&mut t, &ip(1, 2, 253, &[0; 8]), 5_000, 0); // another IP protocol
+        put(&mut t, &ip(1, 2, 1, &[13, 0, 0, 0, 0, 0, 0, 0]), 6_000, 0); // an ICMP timestamp request
+        assert_eq!(t.len(), 2);
+        let f = t.finish();
+        assert_eq!((f.stats.packets, f.stats.other), (7, 2));
+        let (c, u) = (&f.flows[0], &f.flows[1]);
+        assert_eq!(
+            (c.proto, c.client, c.server, c.orientation),
+            (FlowProto::Tcp, ep(1, 40000), ep(2, 80), Orientation::Syn)
+        );
+        assert_eq!((c.packets_to_server, c.packets_to_client, c.first_ns, c.last_ns), (2, 1, 1_000, 3_000));
+        assert_eq!((c.bytes_to_server, c.bytes_to_client), (80, 40));
+        assert_eq!((u.proto, u.client, u.server), (FlowProto::Udp, ep(3, 5353), ep(4, 53)));
+        assert_eq!((u.packets_to_server, u.packets_to_client, u.first_ns, u.last_ns), (1, 1, 1_500, 4_000));
+    }
+
+    #[test]
+    fn a_closed_table_carries_its_flows_on_and_begins_none_until_it_opens_again() {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        let [syn, syn_ack, ack] = handshake((1, 40000), 100);
+        put(&mut t, &syn, 1_000, 0);
+        t.set_closed(true);
+        put(&mut t, &syn_ack, 2_000, 0);
+        put(&mut t, &udp((3, 5353), (4, 53), b"q"), 2_500, 0);
+        put(&mut t, &udp((4, 53), (3, 5353), b"a"), 2_600, 0);
+        put(&mut t, &ack, 3_000, 0);
+        assert_eq!(t.len(), 1, "no flow begun while closed, not even by its reply");
+        t.set_closed(false);
+        put(&mut t, &udp((3, 5353), (4, 53), b"q2"), 4_000, 0);
+        let f = t.finish();
+        assert_eq!(f.stats.packets, 6, "every packet is counted, kept or not");
+        assert_eq!(f.flows.len(), 2);
+        assert_eq!(
+            (f.flows[0].packets_to_server, f.flows[0].packets_to_client, f.flows[0].last_ns),
+            (2, 1, 3_000)
+        );
+        assert_eq!(
+            (f.flows[1].first_ns, f.flows[1].packets_to_server, f.flows[1].packets_to_client),
+            (4_000, 1, 0)
+        );
+    }
+
+    /// A connection seen on interfaces 0 and 1 (10 ns apart), and a port
+    /// scanner's two probes with one ISN on interface 0.
+    fn copies() -> FlowTable {
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for (k, p) in handshake((1, 40000), 100).iter().enumerate() {
+            put(&mut t, p, 1_000 + k as i64 * 1_000, 0);
+            put(&mut t, p, 1_010 + k as i64 * 1_000, 1);
+        }
+        put(&mut t, &tcp((5, 1000), (6, 22), SYN, 42, 0), 9_000, 0);
+        put(&mut t, &tcp((5, 1001), (6, 23), SYN, 42, 0), 9_001, 0);
+        t
+    }
+
+    #[test]
+    fn copies_of_a_connection_on_two_interfaces_fold_into_one_and_are_counted() {
+        let unfolded = copies().finish_unfolded();
+        assert_eq!(unfolded.flows.len(), 4, "kept apart until folded");
+        assert_eq!((unfolded.flows[0].first_interface, unfolded.flows[1].first_interface), (0, 1));
+        assert_eq!(unfolded.stats.duplicate_flows, 0);
+        let f = copies().finish();
+        assert_eq!(f.flows.len(), 3, "the scanner's probes on one interface are no copies");
+        assert_eq!(f.stats.duplicate_flows, 1);
+        assert_eq!((f.flows[0].first_interface, f.flows[0].copies), (0, 1), "the earlier copy kept");
+        assert_eq!((f.flows[1].copies, f.flows[2].copies), (0, 0));
+    }
+
+    #[test]
+    fn a_reply_on_another_interface_joins_the_one_flow_it_answers_there() {
+        let (a, b) = ((1, 5000), (2, 53));
+        let mut t = FlowTable::new(&FlowConfig::default());
+        put(&mut t, &udp(a, b, b"q"), 1_000, 0);
+        put(&mut t, &udp(b, a, b"r"), 2_000, 1);
+        put(&mut t, &udp(a, b, b"q"), 3_000, 0);
+        put(&mut t, &udp(b, a, b"r"), 4_000, 1);
+        let f = t.finish();
+        assert_eq!(f.flows.len(), 1);
+        let x = &f.flows[0];
+        assert_eq!(
+            (x.packets_to_server, x.packets_to_client, x.first_interface, x.answered_on),
+            (2, 2, 0, 1)
+        );
+        assert_eq!(f.stats.return_elsewhere, 1, "looked up once, then reached on its interface");
+
+        // A host that forwards saw the request on two interfaces: the reply on a third is its own flow.
+        let mut t = FlowTable::new(&FlowConfig::default());
+        put(&mut t, &udp(a, b, b"q"), 1_000, 0);
+        put(&mut t, &udp(a, b, b"q"), 1_001, 1);
+        put(&mut t, &udp(b, a, b"r"), 2_000, 2);
+        let f = t.finish_unfolded();
+        assert_eq!((f.flows.len(), f.stats.return_elsewhere), (3, 0));
+
+        // Not when the flow there was answered already, nor after the idle time.
+        let idle = FlowConfig::default().udp_idle_ns;
+        let mut t = FlowTable::new(&FlowConfig::default());
+        put(&mut t, &udp(a, b, b"q"), 1_000, 0);
+        put(&mut t, &udp(b, a, b"r"), 2_000, 0);
+        put(&mut t, &udp(b, a, b"r"), 3_000, 1);
+        put(&mut t, &udp((7, 5000), b, b"q"), 10_000, 0);
+        put(&mut t, &udp(b, (7, 5000), b"r"), 10_001 + idle, 1);
+        let f = t.finish_unfolded();
+        assert_eq!((f.flows.len(), f.stats.return_elsewhere), (4, 0));
+    }
+
+    #[test]
+    fn a_reply_is_looked_for_on_the_first_interfaces_only() {
+        let b = (2, 53);
+        let mut t = FlowTable::new(&FlowConfig::default());
+        for i in 0..MAX_INTERFACES as u32 {
+            put(&mut t, &udp((1, 5000 + i as u16), b, b"q"), 1_000, i);
+        }
+        put(&mut t, &udp((1, 6000), b, b"q"), 2_000, 40); // a 17th interface
+        put(&mut t, &udp(b, (1, 6000), b"r"), 3_000, 41);
+        put(&mut t, &udp(b, (1, 5005), b"r"), 3_000, 41); // asked on interface 5
+        let f = t.finish_unfolded();
+        assert_eq!(f.stats.return_elsewhere, 1);
+        assert_eq!(
+            f.flows.len(),
+            MAX_INTERFACES + 2,
+            "the reply of the 17th interface's request is a flow of its own"
+        );
+        assert_eq!(f.flows[5].answered_on, 41);
+    }
+
+    #[test]
+    fn icmp_errors_go_to_the_flow_they_quote_a_few_kept_each() {
+        let (a, b) = ((1, 5000), (2, 53));
+        let q = udp(a, b, b"q");
+        let mut t = FlowTable::new(&FlowConfig::default());
+        put(&mut t, &q, 1_000, 0);
+        for k in 0..MAX_ICMP_ERRORS as i64 + 2 {
+            put(&mut t, &unreachable(9, 1, &q), 2_000 + k, 0);
+        }
+        put(&mut t, &unreachable(9, 1, &udp(a, (2, 54), b"q")), 3_000, 0); // quotes no flow
+        let f = t.finish();
+        assert_eq!(f.flows.len(), 1);
+        let x = &f.flows[0];
+        assert_eq!(x.icmp_errors.len(), MAX_ICMP_ERRORS);
+        assert_eq!(x.last_ns, 2_005, "every error counts towards the flow's time");
+        assert!(x.icmp_errors.iter().all(|e| e.about_request && e.sender == ep(9, 0).addr));
+        assert_eq!(
+            (x.icmp_errors[0].ts_ns, x.icmp_errors[0].icmp_type, x.icmp_errors[0].code),
+            (2_000, 3, 3)
+        );
+        assert_eq!(f.stats.icmp_unattributed, 1);
+    }
+
+    #[test]
+    fn a_datagram_exchange_silent_longer_than_the_idle_time_is_split() {
+        let (a, b) = ((1, 5000), (2, 53));
+        let times = [0, 500_000_000, 2_000_000_000, 2_500_000_000];
+        let flows = |config: &FlowConfig| {
+            let mut t = FlowTable::new(config);
+            for ts in times {
+                put(&mut t, &udp(a, b, b"q"), ts, 0);
+            }
+            t.finish().flows.iter().map(|f| (f.first_ns, f.packets_to_server)).collect::<Vec<_>>()
+        };
+        assert_eq!(flows(&FlowConfig::default()), [(0, 4)]);
+        let short = FlowConfig { udp_idle_ns: 1_000_000_000, ..FlowConfig::default() };
+        assert_eq!(flows(&short), [(0, 2), (2_000_000_000, 2)]);
+        let exact = FlowConfig { udp_idle_ns: 1_500_000_000, ..FlowConfig::default() };
+        assert_eq!(flows(&exact), [(0, 4)], "a gap of exactly the idle time goes on");
+    }
+}

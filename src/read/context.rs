@@ -364,3 +364,234 @@ pub(crate) struct Who<'a> {
     pub(crate) file: &'a str,
     pub(crate) capture: usize,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx<'static> {
+        Ctx::new("lab", "lab.pcap", false, None)
+    }
+
+    fn noted(record: u64, interface: u32, ts_ns: i64) -> Noted {
+        Noted { record, byte_offset: record * 100, interface, ts_ns, caplen: 60, snaplen: 0, orig_len: 60 }
+    }
+
+    fn problems<'c>(ctx: &'c Ctx<'_>) -> Vec<(Option<u64>, Option<u64>, &'c str, &'c str)> {
+        (ctx.info.warnings.iter())
+            .map(|w| (w.record, w.byte_offset, w.problem.as_str(), w.consequence.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn counts_and_milliseconds_are_written_plainly() {
+        assert_eq!(
+            (records(0), records(1), records(2)),
+            ("0 records".into(), "1 record".into(), "2 records".into())
+        );
+        assert_eq!(ms(1_500_000), "1.5");
+        assert_eq!(ms(2_000_000), "2");
+        assert_eq!(ms(1_234_567), "1.235");
+        assert_eq!(ms(10_000_000_000), "10000");
+        assert_eq!(ms(250), "0");
+    }
+
+    #[test]
+    fn warnings_name_the_capture_and_file_and_skipped_records_are_listed_up_to_the_cap() {
+        let mut c = ctx();
+        for r in 1..=MAX_RECORD_WARNINGS as u64 + 5 {
+            c.skip_record(r, r * 10, format!("bad {r}"));
+        }
+        assert_eq!(c.info.warnings.len(), MAX_RECORD_WARNINGS);
+        let last = &c.info.warnings[MAX_RECORD_WARNINGS - 1];
+        assert_eq!((last.label.as_str(), last.file.as_str()), ("lab", "lab.pcap"));
+        assert_eq!((last.record, last.byte_offset, last.problem.as_str()), (Some(20), Some(200), "bad 20"));
+        assert_eq!(last.consequence, "skipped this record");
+        c.finish();
+        assert_eq!(c.info.warnings.len(), MAX_RECORD_WARNINGS + 1);
+        let more = c.info.warnings.last().unwrap();
+        assert_eq!((more.record, more.byte_offset), (None, None));
+        assert_eq!(
+            more.problem,
+            "5 more records had problems like those above (only the first 20 are listed)"
+        );
+        // At the cap exactly: nothing more to say.
+        let mut c = ctx();
+        for r in 1..=MAX_RECORD_WARNINGS as u64 {
+            c.skip_record(r, 0, "bad".into());
+        }
+        c.finish();
+        assert_eq!(c.info.warnings.len(), MAX_RECORD_WARNINGS);
+    }
+
+    #[test]
+    fn stops_say_how_many_records_were_kept() {
+        let mut c = ctx();
+        c.info.packets = 7;
+        c.over_cap(Some(8), 4000, "captured length", 300_000, MAX_PCAP_RECORD);
+        c.info.packets = 1;
+        c.stop(None, 50, "garbage".into());
+        assert_eq!(
+            problems(&c),
+            [
+                (
+                    Some(8),
+                    Some(4000),
+                    "captured length 300000 exceeds the 262144-byte cap (garbage length?)",
+                    "stopped reading this capture, kept the 7 records before it"
+                ),
+                (None, Some(50), "garbage", "stopped reading this capture, kept the 1 record before it"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_timestamp_out_of_range_is_warned_once_at_the_first() {
+        let mut c = ctx();
+        c.timestamp_out_of_range(3, 300);
+        c.timestamp_out_of_range(9, 900);
+        assert_eq!(c.ts_out_of_range, 2);
+        assert_eq!(c.info.warnings.len(), 1);
+        assert_eq!((c.info.warnings[0].record, c.info.warnings[0].byte_offset), (Some(3), Some(300)));
+    }
+
+    #[test]
+    fn timestamps_that_go_back_are_counted_per_interface_and_summed_up_at_the_first() {
+        let mut c = ctx();
+        // Two interfaces interleaved, each in order: nothing goes back.
+        for (r, (i, t)) in [(0, 10), (1, 5), (0, 20), (1, 15)].into_iter().enumerate() {
+            c.odd.note(noted(r as u64 + 1, i, t));
+        }
+        c.odd.note(noted(5, 0, 20)); // the same time is not earlier
+        c.odd.note(noted(6, 0, 20 - 1_500_000));
+        c.odd.note(noted(7, 1, 1));
+        c.finish();
+        assert_eq!(
+            problems(&c),
+            [(
+                Some(6),
+                Some(600),
+                "2 records have a timestamp earlier than the record before them on their interface (this is \
+                 the first, 1.5 ms back)",
+                "kept them; flows use each packet's own time"
+            )]
+        );
+        // One interface: no interface named; one record: said of it.
+        let mut c = ctx();
+        c.odd.note(noted(1, 0, 3_000_000));
+        c.odd.note(noted(2, 0, 1_000_000));
+        c.finish();
+        assert_eq!(
+            problems(&c),
+            [(
+                Some(2),
+                Some(200),
+                "1 record has a timestamp earlier than the record before it (2 ms back)",
+                "kept it; flows use each packet's own time"
+            )]
+        );
+    }
+
+    #[test]
+    fn records_longer_than_their_snaplen_or_their_original_length_are_summed_up() {
+        let mut c = ctx();
+        let n =
+            |record, caplen, snaplen, orig_len| Noted { caplen, snaplen, orig_len, ..noted(record, 0, 0) };
+        c.odd.note(n(1, 100, 0, 100)); // no snaplen: none to exceed
+        c.odd.note(n(2, 100, 96, 100));
+        c.odd.note(n(3, 200, 96, 200));
+        c.odd.note(n(4, 60, 96, 54));
+        c.finish();
+        assert_eq!(
+            problems(&c),
+            [
+                (
+                    Some(2),
+                    Some(200),
+                    "2 records are longer than the interface's snaplen (this is the first: 100 bytes, snaplen 96)",
+                    "read them whole (up to the 262144-byte cap)"
+                ),
+                (
+                    Some(4),
+                    Some(400),
+                    "1 record has more bytes captured than its original length (60 captured, 54 on the wire)",
+                    "read it as captured"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn link_types_not_decoded_are_warned_once_each_for_interfaces_with_packets() {
+        let mut c = ctx();
+        let itf = |raw, packets| InterfaceInfo {
+            link_type: LinkType::from_u32(raw),
+            snaplen: 0,
+            ts_resolution: "us".into(),
+            ts_offset_s: 0,
+            name: None,
+            packets,
+        };
+        c.info.interfaces = vec![itf(1, 9), itf(147, 3), itf(148, 0), itf(147, 2), itf(148, 1)];
+        c.finish();
+        let user = |raw| LinkType::from_u32(raw).describe();
+        assert_eq!(
+            problems(&c),
+            [
+                (
+                    None,
+                    None,
+                    format!("2 interfaces (the first is 1) have link type {}, not decoded", user(147))
+                        .as_str(),
+                    "their 5 packets are skipped"
+                ),
+                (
+                    None,
+                    None,
+                    format!("interface 4 has link type {}, not decoded", user(148)).as_str(),
+                    "its 1 packet is skipped"
+                ),
+            ]
+        );
+    }
+
+    /// The cuts a planner of `every` bytes records in a pcap of records of
+    /// 16 + 10 bytes (offsets 24, 50, 76, ...).
+    fn cuts(every: u64) -> Vec<(u64, u64)> {
+        let pkts: Vec<(i64, Vec<u8>, u32)> = (0..10).map(|i| (i, vec![0; 10], 10)).collect();
+        let mut bytes = Vec::new();
+        tuplecorr_synth::write_pcap(&mut bytes, 65535, &pkts).unwrap();
+        let mut planner = Some(Planner::new(every));
+        let who = Who { label: "lab", file: "lab.pcap", capture: 0 };
+        read_stream(
+            Box::new(&bytes[..]),
+            Some(bytes.len() as u64),
+            who,
+            &NoProgress,
+            &mut planner,
+            &mut |_| {},
+        )
+        .unwrap();
+        (planner.unwrap().into_cuts().into_iter())
+            .map(|(o, r)| match r {
+                Resume::Pcap(st) => (o, st.packets()),
+                Resume::Pcapng(st) => (o, st.records()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_planner_cuts_at_the_first_record_boundary_every_so_many_bytes() {
+        assert_eq!(cuts(60), [(24, 0), (102, 3), (180, 6), (258, 9)], "(offset, records before)");
+        // A boundary due at the end of the file is cut too (`plan_chunks` drops the empty chunk).
+        let due = [(24, 0), (76, 2), (128, 4), (180, 6), (232, 8), (284, 10)];
+        assert_eq!(cuts(52), due, "exactly `every` bytes on");
+        assert_eq!(
+            cuts(0),
+            (0..=10).map(|i| (24 + 26 * i, i)).collect::<Vec<_>>(),
+            "at least a record apart"
+        );
+        assert_eq!(cuts(1 << 20), [(24, 0)]);
+        assert!(!ctx().wants_cut(0), "no planner, no cut");
+    }
+}

@@ -265,3 +265,157 @@ fn frame(
     }
     Ok(ctx.info)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// (ts_ns, record, byte_offset, data) of one record.
+    type Rec = (i64, u64, u64, Vec<u8>);
+
+    /// A pcap of `n` records of 1 to 40 bytes (LINKTYPE_RAW, ns), the first at `t0`.
+    fn pcap_bytes(n: usize, t0: i64) -> Vec<u8> {
+        let pkts: Vec<(i64, Vec<u8>, u32)> =
+            (0..n).map(|i| (t0 + i as i64 * 1_000, vec![i as u8; 1 + i * 3 % 40], 100)).collect();
+        let mut out = Vec::new();
+        tuplecorr_synth::write_pcap(&mut out, 65535, &pkts).unwrap();
+        out
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn file_of(bytes: &[u8]) -> (tempfile::NamedTempFile, CaptureSpec) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(bytes).unwrap();
+        f.flush().unwrap();
+        let spec = CaptureSpec { label: "a".into(), source: Source::Path(f.path().to_path_buf()) };
+        (f, spec)
+    }
+
+    fn read_file(spec: &CaptureSpec) -> Result<(Vec<Rec>, CaptureInfo), ReadError> {
+        let mut out = Vec::new();
+        let info = read_capture(spec, 0, &NoProgress, &mut |r| {
+            out.push((r.ts_ns, r.record, r.byte_offset, r.data.to_vec()))
+        })?;
+        Ok((out, info))
+    }
+
+    #[test]
+    fn capture_magic_is_gzip_the_six_pcap_magics_or_a_pcapng_section_header() {
+        for magic in [
+            [0x1f, 0x8b, 0x08, 0x00],
+            [0xd4, 0xc3, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0xc3, 0xd4],
+            [0x4d, 0x3c, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0x3c, 0x4d],
+            [0x34, 0xcd, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0xcd, 0x34],
+            [0x0a, 0x0d, 0x0d, 0x0a],
+        ] {
+            assert!(looks_like_capture(&magic), "{magic:02x?}");
+        }
+        for other in [&b"GET / HTTP/1.1"[..], b"", b"\x1f", b"\x00\x00\x00\x00", b"\x0a\x0d\x0d\x0b"] {
+            assert!(!looks_like_capture(other), "{other:02x?}");
+        }
+    }
+
+    #[test]
+    fn what_is_no_capture_is_an_error_that_names_the_file_and_shows_its_first_bytes() {
+        let e = read_bytes("x.pcap", b"", &mut |_| {}).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::Empty));
+        assert!(e.to_string().starts_with("x.pcap: the file is empty (0 bytes)"), "{e}");
+        let e = read_bytes("x.pcap", b"GET / HTTP/1.1\r\n", &mut |_| {}).unwrap_err();
+        assert!(matches!(&e.kind, ReadErrorKind::NotACapture { first_bytes } if first_bytes == b"GET "));
+        assert!(e.to_string().ends_with("at byte 0, found 47 45 54 20"), "{e}");
+        let e = read_bytes("x.pcap", &[0xd4, 0xc3], &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(&e.kind, ReadErrorKind::NotACapture { first_bytes } if first_bytes == &[0xd4, 0xc3])
+        );
+        let spec = CaptureSpec { label: "a".into(), source: Source::Path("/nonexistent/b.pcap".into()) };
+        let e = read_file(&spec).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::Io(_)));
+        assert!(e.to_string().starts_with("/nonexistent/b.pcap: cannot read it: "), "{e}");
+    }
+
+    #[test]
+    fn a_gzip_capture_reads_as_the_same_capture_uncompressed_also_in_several_members() {
+        let plain = pcap_bytes(50, 1_000);
+        let (_f, spec) = file_of(&plain);
+        let (records, info) = read_file(&spec).unwrap();
+        assert_eq!((records.len(), info.packets, info.bytes, info.gzip), (50, 50, plain.len() as u64, false));
+        assert_eq!(records[3], (4_000, 4, 24 + 16 * 3 + 1 + 4 + 7, vec![3; 10]));
+        let (_g, gz) = file_of(&gzip(&plain));
+        let (zipped, zinfo) = read_file(&gz).unwrap();
+        assert_eq!(zipped, records, "offsets in the decompressed stream");
+        assert_eq!(zinfo, CaptureInfo { gzip: true, ..info.clone() });
+        // `gzip -c a >x; gzip -c b >>x`: members one after the other are one stream
+        let mut two = gzip(&plain[..500]);
+        two.extend(gzip(&plain[500..]));
+        let (_h, members) = file_of(&two);
+        assert_eq!(read_file(&members).unwrap().0, records);
+    }
+
+    #[test]
+    fn only_an_uncompressed_regular_file_is_splittable() {
+        let plain = pcap_bytes(3, 0);
+        let (_f, file) = file_of(&plain);
+        let (_g, zipped) = file_of(&gzip(&plain));
+        assert!(is_splittable(&file));
+        assert!(!is_splittable(&zipped));
+        assert!(!is_splittable(&CaptureSpec { label: "a".into(), source: Source::Stdin }));
+        let gone = CaptureSpec { label: "a".into(), source: Source::Path("/nonexistent/c.pcap".into()) };
+        assert!(!is_splittable(&gone));
+    }
+
+    #[test]
+    fn the_first_timestamp_and_the_interfaces_are_peeked_from_the_file_start() {
+        let t0 = 1_700_000_000_123_456_789;
+        let plain = pcap_bytes(20, t0);
+        let (_f, file) = file_of(&plain);
+        let (_g, zipped) = file_of(&gzip(&plain));
+        assert_eq!(first_timestamp(&file), Some(t0));
+        assert_eq!(first_timestamp(&zipped), Some(t0));
+        let (_h, empty) = file_of(&plain[..24]);
+        assert_eq!(first_timestamp(&empty), None, "a header without records");
+        assert_eq!(first_timestamp(&CaptureSpec { label: "a".into(), source: Source::Stdin }), None);
+        let info = peek_info(&file).unwrap();
+        assert_eq!((info.format, info.packets, info.bytes), (Format::Pcap, 0, 0));
+        assert_eq!(info.interfaces.len(), 1);
+        assert_eq!((info.interfaces[0].link_type, info.interfaces[0].snaplen), (LinkType::RawIp, 65535));
+        assert!(peek_info(&zipped).unwrap().gzip);
+        assert!(peek_info(&empty).is_some(), "its header still says what it is");
+    }
+
+    #[test]
+    fn a_record_cut_short_ends_the_read_with_a_warning_naming_file_record_and_offset() {
+        let plain = pcap_bytes(5, 0);
+        // Records 1..5 hold 1, 4, 7, 10, 13 bytes; the last one loses 3 of them.
+        let cut = &plain[..plain.len() - 3];
+        let mut records = Vec::new();
+        let info = read_bytes("c.pcap", cut, &mut |r| records.push(r.record)).unwrap();
+        assert_eq!(records, [1, 2, 3, 4]);
+        assert_eq!(info.packets, 4);
+        let offset = 24 + 16 * 4 + (1 + 4 + 7 + 10);
+        assert_eq!(info.bytes, offset, "read up to the record cut short");
+        assert_eq!(info.warnings.len(), 1, "{:?}", info.warnings);
+        let w = &info.warnings[0];
+        assert_eq!((w.label.as_str(), w.file.as_str()), ("c.pcap", "c.pcap"));
+        assert_eq!((w.record, w.byte_offset), (Some(5), Some(offset)));
+        assert_eq!(
+            w.problem,
+            "record is cut short: its header says 13 bytes, the file ends after 10 (tcpdump stopped mid-write?)"
+        );
+        assert_eq!(w.consequence, "dropped it, kept the 4 records before it");
+        // Cut inside the record header: the record before is the one kept.
+        let info = read_bytes("c.pcap", &plain[..24 + 16 + 1 + 9], &mut |_| {}).unwrap();
+        let w = &info.warnings[0];
+        assert_eq!((w.record, w.byte_offset), (Some(2), Some(24 + 16 + 1)));
+        assert_eq!(w.problem, "record header is cut short: it needs 16 bytes, the file ends after 9 (tcpdump stopped mid-write?)");
+        assert_eq!(w.consequence, "dropped it, kept the 1 record before it");
+    }
+}

@@ -266,8 +266,8 @@ struct Reassembly {
     out: Vec<tuplecorr::flows::reassembly::Reassembled>,
 }
 
-impl tuplecorr::pipeline::Sink for Reassembly {
-    fn add(&mut self, rec: &tuplecorr::pipeline::Ingested<'_>) {
+impl tuplecorr::drive::ingest::Sink for Reassembly {
+    fn add(&mut self, rec: &tuplecorr::drive::ingest::Ingested<'_>) {
         let Ok(p) = rec.packet else { return };
         self.r.expire(p.ts_ns, &mut self.out);
         if p.fragment != tuplecorr::decode::Fragment::None {
@@ -308,7 +308,7 @@ fn corpus_fragments_reassemble_as_tshark_reassembles_them() {
         let path = crate::util::corpus_dir().join(name);
         let bytes = std::fs::read(&path).unwrap();
         let mut sink = Reassembly { r: Default::default(), out: Vec::new() };
-        tuplecorr::pipeline::ingest_bytes(name, &bytes, &mut sink).unwrap();
+        tuplecorr::drive::ingest::ingest_bytes(name, &bytes, &mut sink).unwrap();
         sink.r.flush(&mut sink.out);
         let stats = sink.r.stats().clone();
         let mut got: Vec<(u32, u32)> =

@@ -241,7 +241,7 @@ fn filters_narrow_to_exactly_the_expected_requests_with_unchanged_verdicts() {
     let dir = lab("reject");
     let exp = expected(&dir);
     let config = crate::lab_verdicts::config_for(&dir, &exp);
-    let all = tuplecorr::pipeline::analyze(&config, &tuplecorr::read::NoProgress).unwrap();
+    let all = tuplecorr::drive::pipeline::analyze(&config, &tuplecorr::read::NoProgress).unwrap();
     let narrowed = |filter: tuplecorr::config::Filter| {
         let mut f = all.clone();
         tuplecorr::report::filter_requests(&mut f, &filter);

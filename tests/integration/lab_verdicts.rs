@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tuplecorr::config::{CaptureSpec, Config, Source};
-use tuplecorr::pipeline::analyze;
+use tuplecorr::drive::pipeline::analyze;
 use tuplecorr::read::NoProgress;
 use tuplecorr::report::schema::{self, Findings, Request, WireName};
 use tuplecorr::verdict::{Evidence, Strength};
@@ -396,10 +396,10 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         // No --threads and more points than workers: a pool of a worker per
         // point; with --threads, the points in rayon's waves.
         let points = tuplecorr::config::point_files(&base.captures).len();
-        assert!(tuplecorr::pipeline::worker_per_point(base.threads, points, 1) == (points > 1));
+        assert!(tuplecorr::drive::pipeline::worker_per_point(base.threads, points, 1) == (points > 1));
         let mut waves = base.clone();
         waves.threads = Some(1);
-        assert!(!tuplecorr::pipeline::worker_per_point(waves.threads, points, 1));
+        assert!(!tuplecorr::drive::pipeline::worker_per_point(waves.threads, points, 1));
         let d = one.install(|| analyze(&waves, &NoProgress)).unwrap();
         let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&schema::findings(f)).unwrap();
         assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
@@ -499,7 +499,7 @@ fn the_sub_points_of_a_shifted_capture_share_its_one_clock() {
     let config = Config { quiet: true, ..Config::default() };
     let captures: [(&str, &[u8]); 4] =
         [("decap", &decap), ("egress", &egress), ("node", &node), ("backend", &backend)];
-    let found = schema::findings(&tuplecorr::pipeline::analyze_bytes(&config, &captures).unwrap());
+    let found = schema::findings(&tuplecorr::drive::pipeline::analyze_bytes(&config, &captures).unwrap());
     let c: Vec<(&str, f64, &str)> = found
         .captures
         .iter()

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use tuplecorr::config::Config;
-use tuplecorr::pipeline::analyze_bytes;
+use tuplecorr::drive::pipeline::analyze_bytes;
 use tuplecorr::report::{self, Format, ReportOptions};
 
 /// Packets as the generator gives them: (true time ns, raw IP bytes, original length).

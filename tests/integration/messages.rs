@@ -10,7 +10,7 @@ use crate::util::{read_mem, testdata};
 use crate::writer::{self, Packet};
 use std::process::Command;
 use tuplecorr::config::Config;
-use tuplecorr::pipeline::analyze_bytes;
+use tuplecorr::drive::pipeline::analyze_bytes;
 use tuplecorr::verdict::Findings;
 use tuplecorr_synth::{self as synth, Hop, Path, Point, Tcp, Udp};
 

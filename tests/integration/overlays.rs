@@ -5,7 +5,7 @@
 
 use tuplecorr::config::Config;
 use tuplecorr::decode::{Overlay, OverlayKind};
-use tuplecorr::pipeline::analyze_bytes;
+use tuplecorr::drive::pipeline::analyze_bytes;
 use tuplecorr::verdict::Findings;
 
 /// Connections of the deterministic mix, per point (decap, egress, backend).

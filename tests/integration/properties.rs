@@ -253,7 +253,7 @@ proptest! {
                 let _ = p.payload(rec.data);
             }
         });
-        let _ = tuplecorr::pipeline::analyze_bytes(
+        let _ = tuplecorr::drive::pipeline::analyze_bytes(
             &Config::default(),
             &[("decap", &original), ("egress", &bytes)],
         );

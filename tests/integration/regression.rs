@@ -6,7 +6,7 @@
 use crate::util::{read_mem, testdata};
 use tuplecorr::config::Config;
 use tuplecorr::decode::decode;
-use tuplecorr::pipeline::analyze_bytes;
+use tuplecorr::drive::pipeline::analyze_bytes;
 use tuplecorr::read::{read_bytes, LinkType, RawRecord};
 
 /// Reads `testdata/regress/<name>`, decodes every record and runs the pipeline

@@ -249,7 +249,7 @@ fn thousands_of_sections_and_interfaces_read_fast() {
     // The 2000 USER0 interfaces have no packets: nothing is lost, nothing to warn about.
     assert!(info.warnings.is_empty(), "{:?}", info.warnings);
     assert!(took < Duration::from_secs(2), "{SECTIONS} sections took {took:?}");
-    let f = tuplecorr::pipeline::analyze_bytes(
+    let f = tuplecorr::drive::pipeline::analyze_bytes(
         &tuplecorr::config::Config::default(),
         &[("decap", &w.bytes), ("egress", &w.bytes)],
     )

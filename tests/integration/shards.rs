@@ -107,9 +107,9 @@ fn lab_config(name: &str, files: &[String], shard: Option<Shard>) -> Config {
 
 /// The JSON report of a run as the binary writes it (shard filter included).
 fn report_of(config: &Config) -> Value {
-    let mut findings = tuplecorr::pipeline::analyze(config, &NoProgress).expect("lab captures read");
+    let mut findings = tuplecorr::drive::pipeline::analyze(config, &NoProgress).expect("lab captures read");
     if let Some(shard) = &config.shard {
-        tuplecorr::shard::keep_requests(&mut findings, shard);
+        tuplecorr::drive::shard::keep_requests(&mut findings, shard);
     }
     serde_json::to_value(schema::findings(&findings)).unwrap()
 }

@@ -382,7 +382,7 @@ fn the_hold_bounds_the_windows_a_long_connection_keeps_in_memory() {
             Ok(())
         };
         let finished =
-            tuplecorr::stream::run(&config, stream, &tuplecorr::read::NoProgress, &mut emit).unwrap();
+            tuplecorr::drive::stream::run(&config, stream, &tuplecorr::read::NoProgress, &mut emit).unwrap();
         (finished.most_held.into_iter().max().unwrap(), requests)
     };
     // A window is open over its reach (the window and 200 s each side at the

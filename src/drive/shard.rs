@@ -2,8 +2,10 @@
 //! shard reads, which requests it reports, and the warnings that say where a
 //! shard could differ from the whole run (a flow cut by a skipped file, clocks
 //! estimated from part of the run). Takes the shard, file times, flows and the
-//! correlation; gives file plans and warnings. Never reads captures itself
-//! (first timestamps come from `read::first_timestamp`), never formats reports.
+//! correlation; gives a point's `ReadPlan`, made before it is read, and
+//! warnings. Never opens captures itself (first timestamps come from
+//! `read::first_timestamp`, records from the reader it is given), never
+//! formats reports.
 //!
 //! Why a shard equals its part of the whole run: a request is a flow of capture
 //! 1; what decides its matches and verdict are the flows of every point whose
@@ -12,15 +14,17 @@
 //! its handshake; 130 s back for an earlier attempt). A shard reads every file
 //! that holds a packet within the margin (default 140 s) of its window on that
 //! point's clock; of those files, the packets within that widened window, and
-//! after it the packets of flows begun in it (`pipeline::Windowed`): so every
+//! after it the packets of flows begun in it (`Windowed`): so every
 //! flow of a reported request and every flow that competes for its partners is
 //! read whole, unless it began before the widened window (a long connection),
 //! which is warned about request by request. Memory grows with the flows of
 //! the widened window, also when a point is one large file.
 
-use crate::config::{Config, Pinned, PinnedClocks, Shard};
+use super::ingest::{Builder, Cut, Ingested, Sink};
+use crate::config::{CaptureSpec, Config, Pinned, PinnedClocks, Shard};
 use crate::correlate::Correlation;
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
+use crate::read::{CaptureInfo, ReadError};
 use crate::warning::Warning;
 
 /// Keeps the requests of a time shard (`--shard-start`, `--shard-end`): those
@@ -31,15 +35,6 @@ pub fn keep_requests(findings: &mut crate::verdict::Findings, shard: &Shard) {
         let t = r.captures.first().and_then(|h| h.raw_time_ns);
         t.is_some_and(|t| t >= shard.start_ns && t < shard.end_ns)
     });
-}
-
-/// Where a point's reading was cut by skipped files, on that point's clock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cut {
-    /// First packet of the first file read, when earlier files were skipped.
-    pub read_from: Option<i64>,
-    /// First packet of the first later file skipped.
-    pub read_until: Option<i64>,
 }
 
 /// The window of capture `capture`'s own clock that a shard needs: the shard
@@ -87,6 +82,199 @@ pub fn plan_files(firsts: &[Option<i64>], (lo, hi): (i64, i64)) -> (Vec<usize>, 
         read_until: (last + 1 < n).then(|| firsts[last + 1]).flatten(),
     };
     (read, skipped, cut)
+}
+
+/// How one point's files are read, planned before reading: all of them in
+/// their reading order, or under a time shard the files that reach its raw
+/// window ([`plan_files`]) and of them the records [`Windowed`] keeps. The
+/// reading loop asks it for the next file ([`ReadPlan::next_file`]), reads
+/// through it ([`ReadPlan::read`]), tells it after each file what the flow
+/// table holds ([`ReadPlan::after_file`]: after the last planned file, the
+/// next late one is read too while a flow begun in the window may go on in
+/// it), and once done takes the point's cut and the shard's warnings
+/// ([`ReadPlan::finish`]).
+pub(crate) struct ReadPlan<'a> {
+    shard: Option<&'a Shard>,
+    /// The point's files (indices into the captures) in reading order, and
+    /// their first packet times (empty for one file).
+    all: Vec<usize>,
+    firsts: Vec<Option<i64>>,
+    /// Positions in `all`: to read (in order), skipped before the last one
+    /// planned, skipped after it (late: read while a flow may go on in them).
+    read: Vec<usize>,
+    skipped: Vec<usize>,
+    late: Vec<usize>,
+    /// How many of `read` were given by `next_file`.
+    next: usize,
+    /// The shard's raw window on this point's clock ([`raw_window`]).
+    window: Option<(i64, i64)>,
+    /// Flows that began in this span may go on in a late file.
+    began: (i64, i64),
+    cut: Cut,
+    udp_idle_ns: i64,
+    /// Capture 1's shard `[start, end)` (None for the other points).
+    shard_span: Option<(i64, i64)>,
+    /// A record before the window was dropped.
+    dropped_before: bool,
+    /// The first and last time of every record seen (kept or not).
+    seen: Option<(i64, i64)>,
+    /// A record lay in `shard_span`.
+    in_shard: bool,
+}
+
+impl<'a> ReadPlan<'a> {
+    /// The plan of point `capture` (`label`) of the run `config`, whose files
+    /// are `all` (indices into the captures) in reading order with their first
+    /// packet times `firsts` (see `ingest::reading_order`).
+    pub fn new(
+        config: &'a Config,
+        capture: usize,
+        label: &str,
+        all: Vec<usize>,
+        firsts: Vec<Option<i64>>,
+    ) -> ReadPlan<'a> {
+        let shard = config.shard.as_ref();
+        // A shard's records outside its window (see `Windowed`), on this point's clock.
+        let window = shard.map(|shard| raw_window(config, shard, capture, label));
+        let mut plan = ReadPlan {
+            shard,
+            read: (0..all.len()).collect(),
+            all,
+            firsts,
+            skipped: Vec::new(),
+            late: Vec::new(),
+            next: 0,
+            window,
+            began: (i64::MIN, i64::MAX),
+            cut: Cut::default(),
+            udp_idle_ns: config.flows.udp_idle_ns,
+            shard_span: shard.map(|s| (s.start_ns, s.end_ns)).filter(|_| capture == 0),
+            dropped_before: false,
+            seen: None,
+            in_shard: false,
+        };
+        // A shard reads only the files that reach its window (with the margin),
+        // and later ones while a flow begun in the window may go on in them.
+        if let (Some(shard), Some(window), true) = (shard, window, plan.all.len() > 1) {
+            let (read, skip, cut) = plan_files(&plan.firsts, window);
+            let last = read.last().copied().unwrap_or(0);
+            (plan.skipped, plan.late) = skip.into_iter().partition(|&i| i < last);
+            plan.read = read;
+            plan.cut = cut;
+            plan.began = if capture == 0 { (shard.start_ns, shard.end_ns) } else { window };
+        }
+        plan
+    }
+
+    /// The next file to read (an index into the captures); None once done.
+    pub fn next_file(&mut self) -> Option<usize> {
+        let &i = self.read.get(self.next)?;
+        self.next += 1;
+        Some(self.all[i])
+    }
+
+    /// Reads one file by `read` into `builder`: under a shard through
+    /// [`Windowed`], which keeps the records of the window and after it those
+    /// of the flows begun.
+    pub fn read(
+        &mut self,
+        builder: &mut Builder,
+        read: impl FnOnce(&mut dyn Sink) -> Result<CaptureInfo, ReadError>,
+    ) -> Result<CaptureInfo, ReadError> {
+        let Some((lo, hi)) = self.window else { return read(builder) };
+        let mut w = Windowed {
+            inner: builder,
+            lo,
+            hi,
+            before: false,
+            shard: self.shard_span,
+            seen: self.seen,
+            in_shard: self.in_shard,
+        };
+        let info = read(&mut w)?;
+        self.dropped_before |= w.before;
+        (self.seen, self.in_shard) = (w.seen, w.in_shard);
+        builder.table().set_closed(false);
+        Ok(info)
+    }
+
+    /// After each file read, given the flows read so far: when it was the
+    /// last file planned, plans the next late file too while a flow begun in
+    /// the shard's window may go on in it (a long connection).
+    pub fn after_file(&mut self, flows: &[Flow]) {
+        if self.next < self.read.len() {
+            return;
+        }
+        let Some(until) = self.late.first().and_then(|&i| self.firsts[i]) else { return };
+        let open = (flows.iter())
+            .filter(|fl| fl.first_ns >= self.began.0 && fl.first_ns < self.began.1)
+            .any(|fl| may_continue_later(fl, until, self.udp_idle_ns));
+        if open {
+            self.read.push(self.late.remove(0));
+        }
+    }
+
+    /// The files read, in order (indices into the captures).
+    pub fn files_read(&self) -> Vec<usize> {
+        self.read.iter().map(|&i| self.all[i]).collect()
+    }
+
+    /// Once read (`specs`: the captures, `label` the point's): where the
+    /// point's reading was cut; the warning for capture 1 without a packet in
+    /// the shard (a warning of the point's files); the warning naming the
+    /// files not read. Without a shard: no cut, no warning.
+    pub fn finish(self, specs: &[CaptureSpec], label: &str) -> (Cut, Option<Warning>, Option<Warning>) {
+        let Some(shard) = self.shard else { return (Cut::default(), None, None) };
+        let mut skipped = self.skipped;
+        skipped.extend(&self.late);
+        let skipped_warning = (!skipped.is_empty()).then(|| {
+            let names: Vec<String> = skipped.iter().map(|&i| specs[self.all[i]].display_name()).collect();
+            skipped_warning(label, &names, shard)
+        });
+        let mut cut = self.cut;
+        cut.read_until = self.late.first().and_then(|&i| self.firsts[i]);
+        if let (true, Some((lo, _))) = (self.dropped_before, self.window) {
+            cut.read_from = Some(cut.read_from.map_or(lo, |from| from.max(lo)));
+        }
+        let no_packet =
+            (self.shard_span.is_some() && !self.in_shard).then(|| no_packet_warning(label, shard, self.seen));
+        (cut, no_packet, skipped_warning)
+    }
+}
+
+/// A shard's view of one point's records: those before its raw window are
+/// dropped (the point's reading is cut there, and warned about like a skipped
+/// earlier file); those after it only carry on the flows already begun (the
+/// flow table is closed to new ones), so a flow of the window is read to its
+/// end and nothing that begins after the window is kept. Memory then grows
+/// with the flows of the window, also when a point is one large file.
+struct Windowed<'a> {
+    inner: &'a mut Builder,
+    lo: i64,
+    hi: i64,
+    /// A record before the window was dropped.
+    before: bool,
+    /// Capture 1's shard `[start, end)`, to say when no packet lies in it.
+    shard: Option<(i64, i64)>,
+    /// The first and last time of every record seen (kept or not).
+    seen: Option<(i64, i64)>,
+    /// A record lay in `shard`.
+    in_shard: bool,
+}
+
+impl Sink for Windowed<'_> {
+    fn add(&mut self, rec: &Ingested<'_>) {
+        let t = rec.ts_ns;
+        self.seen = Some(self.seen.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        self.in_shard |= self.shard.is_some_and(|(start, end)| t >= start && t < end);
+        if rec.ts_ns < self.lo {
+            self.before = true;
+            return;
+        }
+        // Per record: a capture's times may step back into the window.
+        self.inner.table().set_closed(rec.ts_ns > self.hi);
+        self.inner.add(rec);
+    }
 }
 
 /// The files of a list, up to six; a longer list (a day of rotated files)
@@ -399,6 +587,134 @@ mod tests {
         let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", first, 7);
         f.last_ns = last;
         f
+    }
+
+    /// One point of six files `f0`..`f5`, given in reverse, their first
+    /// packets at 0, 50, 95, 150, 250 and 300 s; with a shard [100 s, 200 s)
+    /// and a 10 s margin (its raw window: [90 s, 210 s)). Gives the run, the
+    /// files in reading order (`f0` first) and their first packet times.
+    fn six_files(shard: bool) -> (Config, Vec<usize>, Vec<Option<i64>>) {
+        let spec = |i: usize| crate::config::CaptureSpec {
+            label: "a".into(),
+            source: crate::config::Source::Path(format!("f{i}").into()),
+        };
+        let config = Config {
+            captures: (0..6).rev().map(spec).collect(),
+            shard: shard.then_some(Shard { start_ns: 100 * S, end_ns: 200 * S, margin_ns: 10 * S }),
+            ..Config::default()
+        };
+        (config, vec![5, 4, 3, 2, 1, 0], [0, 50, 95, 150, 250, 300].map(|t| Some(t * S)).to_vec())
+    }
+
+    /// The names of the files a plan gives, `flows` read after each.
+    fn files_of(plan: &mut ReadPlan<'_>, config: &Config, flows: &[Flow]) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(f) = plan.next_file() {
+            out.push(config.captures[f].display_name());
+            plan.after_file(flows);
+        }
+        out
+    }
+
+    #[test]
+    fn without_a_shard_a_point_reads_every_file_in_order_and_is_not_cut() {
+        let (config, all, firsts) = six_files(false);
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f0", "f1", "f2", "f3", "f4", "f5"]);
+        assert_eq!(plan.files_read(), [5, 4, 3, 2, 1, 0]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!((cut, no_packet, skipped), (Cut::default(), None, None));
+    }
+
+    #[test]
+    fn a_shard_plans_its_files_before_reading_and_names_those_it_skipped() {
+        let (config, all, firsts) = six_files(true);
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        // f0 ended before f1 began (50 s < 90 s); f4 and f5 begin after 210 s.
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f1", "f2", "f3"]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!(cut, Cut { read_from: Some(50 * S), read_until: Some(250 * S) });
+        let skipped = skipped.expect("the files not read are named");
+        assert_eq!(skipped.file, "f0, f4, f5");
+        assert!(
+            skipped.problem.contains(": 3 of this point's files lie wholly outside"),
+            "{}",
+            skipped.problem
+        );
+        assert!(no_packet.is_some(), "capture 1 read no packet in the shard");
+    }
+
+    #[test]
+    fn a_late_file_is_read_while_a_flow_begun_in_the_shard_may_go_on_in_it() {
+        let (config, all, firsts) = six_files(true);
+        // Begun in the shard, heard at 150 s: may go on past 250 s (f4), not past 300 s (f5).
+        let open = [tcp(150 * S, 150 * S)];
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &open), ["f1", "f2", "f3", "f4"]);
+        let (cut, _, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!(cut, Cut { read_from: Some(50 * S), read_until: Some(300 * S) });
+        assert_eq!(skipped.unwrap().file, "f0, f5");
+        // Begun before the shard (capture 1's own window): no reason to read on.
+        let before = [tcp(95 * S, 240 * S)];
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &before), ["f1", "f2", "f3"]);
+        // Another point, its clock estimated: its raw window is widened by
+        // --max-offset (60 s) to [30 s, 270 s), f0 to f4 are planned, and its
+        // flows count from that window on: that one is in it and reads f5 too.
+        let mut plan = ReadPlan::new(&config, 1, "a", all.clone(), firsts.clone());
+        assert_eq!(files_of(&mut plan, &config, &[]), ["f0", "f1", "f2", "f3", "f4"]);
+        let mut plan = ReadPlan::new(&config, 1, "a", all, firsts);
+        assert_eq!(files_of(&mut plan, &config, &before), ["f0", "f1", "f2", "f3", "f4", "f5"]);
+        let (cut, no_packet, skipped) = plan.finish(&config.captures, "a");
+        assert_eq!((cut, skipped), (Cut::default(), None));
+        assert!(no_packet.is_none(), "said of capture 1 only");
+    }
+
+    #[test]
+    fn a_shard_reads_a_file_from_its_raw_window_on_and_says_when_it_cut_records() {
+        let (config, all, firsts) = six_files(true);
+        let info = crate::read::CaptureInfo {
+            format: crate::read::Format::Pcap,
+            byte_order: crate::read::ByteOrder::Little,
+            gzip: false,
+            interfaces: Vec::new(),
+            packets: 4,
+            bytes: 0,
+            warnings: Vec::new(),
+        };
+        let damaged = crate::decode::DecodeError::NotIp { ethertype: 0x0806 };
+        let read = |plan: &mut ReadPlan<'_>, times: &[i64]| {
+            let mut b = Builder::new(&config);
+            plan.read(&mut b, |sink| {
+                for (k, &t) in times.iter().enumerate() {
+                    let rec = Ingested {
+                        ts_ns: t * S,
+                        record: k as u64 + 1,
+                        byte_offset: 0,
+                        packet: Err(&damaged),
+                        payload: &[],
+                    };
+                    sink.add(&rec);
+                }
+                Ok(info.clone())
+            })
+            .unwrap();
+            b.finish("a", "f", info.clone()).undecodable
+        };
+        let mut plan = ReadPlan::new(&config, 0, "a", all.clone(), firsts.clone());
+        plan.next_file();
+        assert_eq!(read(&mut plan, &[80, 150, 205, 230]), 3, "the record before 90 s is dropped");
+        let (cut, no_packet, _) = plan.finish(&config.captures, "a");
+        assert_eq!(cut.read_from, Some(90 * S), "cut at the window, after f1's start");
+        assert!(no_packet.is_none(), "150 s lies in the shard");
+        // Nothing dropped: the cut is the files'; nothing in the shard: said so.
+        let mut plan = ReadPlan::new(&config, 0, "a", all, firsts);
+        plan.next_file();
+        assert_eq!(read(&mut plan, &[95, 205]), 2);
+        let (cut, no_packet, _) = plan.finish(&config.captures, "a");
+        assert_eq!(cut.read_from, Some(50 * S));
+        let w = no_packet.expect("no packet of capture 1 in the shard");
+        assert!(w.problem.contains("its packets read run from"), "{}", w.problem);
     }
 
     #[test]

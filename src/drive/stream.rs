@@ -32,10 +32,11 @@
 //! requests are numbered on from the window before: the numbers of the whole
 //! run, whose order is capture 1's time too.
 
+use super::ingest::{self, Builder, CaptureResult, Cut, Ingested, Sink};
+use super::{pipeline, shard};
 use crate::config::{Config, PinnedClocks, Shard, StreamConfig};
 use crate::flows::points::PointKey;
 use crate::flows::Flow;
-use crate::pipeline::{self, Builder, CaptureResult, Ingested, Sink};
 use crate::read::{CaptureInfo, Progress, ReadError};
 use crate::verdict::Findings;
 use crate::warning::Warning;
@@ -185,7 +186,7 @@ impl Plan {
 /// Whether a flow a window holds may still take packets at `t` (`linger_ns`:
 /// how long a flow that has ended may still take a last packet).
 fn may_go_on(f: &Flow, t: i64, udp_idle_ns: i64, linger_ns: i64) -> bool {
-    f.last_ns.saturating_add(linger_ns) > t || crate::shard::may_continue_later(f, t, udp_idle_ns)
+    f.last_ns.saturating_add(linger_ns) > t || shard::may_continue_later(f, t, udp_idle_ns)
 }
 
 /// What a window past its reach does at `t`.
@@ -238,7 +239,7 @@ struct Part {
     /// window's own times: each copy counted in one window.
     copies: u64,
     /// Flows answered on another interface (a multi-homed end host), likewise.
-    answered: pipeline::Elsewhere,
+    answered: ingest::Elsewhere,
 }
 
 /// A window being read by one point.
@@ -383,7 +384,7 @@ impl Reader<'_> {
     }
 
     /// Finishes window `k` into the part its reader sends.
-    fn part(&mut self, k: i64, builder: Builder, cut: crate::shard::Cut, info: CaptureInfo) -> Part {
+    fn part(&mut self, k: i64, builder: Builder, cut: Cut, info: CaptureInfo) -> Part {
         let (mut result, elsewhere) = builder.finish_as(self.label, self.names, info, self.keys.as_deref());
         // The run says once how many copies it folded, from the windows' own counts.
         result.warnings.clear();
@@ -392,7 +393,7 @@ impl Reader<'_> {
         let own = |f: &&Flow| f.first_ns >= start && f.first_ns < end;
         let flows = || result.points.iter().flat_map(|p| &p.1.flows);
         let copies = flows().filter(own).map(|f| u64::from(f.copies)).sum();
-        let elsewhere_flows = pipeline::Elsewhere::of(flows().filter(own));
+        let elsewhere_flows = ingest::Elsewhere::of(flows().filter(own));
         if elsewhere > 0 {
             // Those flows went to the first point (split_as): count the window's own.
             let first = result.points.first().map(|p| &p.1.flows[..]).unwrap_or_default();
@@ -425,7 +426,7 @@ impl Reader<'_> {
             if let Slot::Building { builder, cut_from, cut_until, .. } =
                 std::mem::replace(&mut self.slots[i].1, empty)
             {
-                let cut = crate::shard::Cut { read_from: cut_from, read_until: cut_until };
+                let cut = Cut { read_from: cut_from, read_until: cut_until };
                 let part = self.part(k, *builder, cut, info.clone());
                 self.slots[i].1 = Slot::Done(Box::new(part));
             }
@@ -604,7 +605,7 @@ fn read_point(
     progress: &dyn Progress,
     tx: SyncSender<Msg>,
     live: Option<&Shared>,
-) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
+) -> Result<(CaptureResult, usize, ingest::PointCounts), ReadError> {
     let specs = &config.captures;
     let peeked = order.first().and_then(|&f| crate::read::peek_info(&specs[f]));
     let mut r = Reader {
@@ -640,13 +641,13 @@ fn read_point(
         return read_live_point(r, &specs[*f], *f, follow, progress);
     }
     let mut info = None;
-    let mut files = pipeline::Overlaps::default();
+    let mut files = ingest::Overlaps::default();
     for &f in order {
         let spec = &specs[f];
-        let file_info = pipeline::ingest(spec, f, &config.read, points, limit, progress, &mut r)?;
+        let file_info = ingest::ingest(spec, f, &config.read, points, limit, progress, &mut r)?;
         let span = r.tally.end_file(label, &spec.display_name(), &file_info.warnings);
         files.note(specs, f, span, label);
-        info = Some(pipeline::merge_info(info, file_info));
+        info = Some(ingest::merge_info(info, file_info));
     }
     let info =
         info.ok_or_else(|| ReadError { file: label.to_string(), kind: crate::read::ReadErrorKind::Empty })?;
@@ -669,7 +670,7 @@ fn read_live_point(
     f: usize,
     follow: crate::config::Follow,
     progress: &dyn Progress,
-) -> Result<(CaptureResult, usize, pipeline::PointCounts), ReadError> {
+) -> Result<(CaptureResult, usize, ingest::PointCounts), ReadError> {
     let (label, names) = (r.label, r.names);
     let cell = RefCell::new(r);
     let on_quiet = |data_at: Instant| {
@@ -679,7 +680,7 @@ fn read_live_point(
     };
     let idle = std::time::Duration::from_nanos(u64::try_from(follow.idle_ns).unwrap_or(0));
     let live = crate::read::Live { idle, stop: &STOP, on_quiet: &on_quiet };
-    let read = pipeline::ingest_live(spec, f, progress, live, &mut SharedReader(&cell));
+    let read = ingest::ingest_live(spec, f, progress, live, &mut SharedReader(&cell));
     let mut r = cell.into_inner();
     let (info, end) = read?;
     r.tally.end_file(label, &spec.display_name(), &info.warnings);
@@ -755,7 +756,7 @@ struct Run<'a> {
     /// Per point: copies of flows folded in the windows' own times.
     copies: Vec<u64>,
     /// Per point: flows answered on another interface, likewise.
-    answered: Vec<pipeline::Elsewhere>,
+    answered: Vec<ingest::Elsewhere>,
     /// What the windows owned, summed: the run's captures, boundaries and
     /// unmatched flows.
     totals: Totals,
@@ -1023,7 +1024,7 @@ impl Run<'_> {
         if unpinned {
             self.pins = pins_of(&findings);
         }
-        crate::shard::keep_requests(&mut findings, &shard);
+        shard::keep_requests(&mut findings, &shard);
         if self.pins.is_none() && cut && self.names.len() > 1 && !findings.requests.is_empty() {
             findings.warnings.push((&unpinned_warning(&self.names[0].0, self.plan.window_ns)).into());
         }
@@ -1164,8 +1165,7 @@ pub fn run(
     let plan = Plan::of(config, stream);
     let specs = &config.captures;
     let points = crate::config::point_files(specs);
-    let orders: Vec<Vec<usize>> =
-        points.iter().map(|files| pipeline::reading_order(specs, files).0).collect();
+    let orders: Vec<Vec<usize>> = points.iter().map(|files| ingest::reading_order(specs, files).0).collect();
     let names: Vec<(String, String)> = (orders.iter())
         .map(|o| {
             let files: Vec<String> = o.iter().map(|&f| specs[f].display_name()).collect();
@@ -1216,7 +1216,7 @@ pub fn run(
             blind_after_stop: vec![0; n],
         };
         let mut pending: Vec<Option<Part>> = (0..n).map(|_| None).collect();
-        let mut tallies: Vec<Option<(CaptureResult, pipeline::PointCounts)>> = (0..n).map(|_| None).collect();
+        let mut tallies: Vec<Option<(CaptureResult, ingest::PointCounts)>> = (0..n).map(|_| None).collect();
         let mut most_held = vec![0; n];
         // Per point: it sends no part before this window (live points say so while silent).
         let mut floors = vec![i64::MIN; n];
@@ -1295,7 +1295,7 @@ pub fn run(
         for (c, tally) in tallies.into_iter().enumerate() {
             let Some((mut tally, counts)) = tally else { continue };
             warnings.extend(std::mem::take(&mut tally.warnings));
-            warnings.extend(pipeline::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
+            warnings.extend(ingest::duplicate_flows_warning(&names[c].0, &names[c].1, run.copies[c]));
             warnings.extend(run.answered[c].warning(&names[c].0, &names[c].1));
             // The run's points are the first window's; their packets are the files'.
             let keys = keys.get(c).cloned().unwrap_or_else(|| vec![None]);
