@@ -249,7 +249,7 @@ struct Tally {
     kinds: Vec<UndecodableKind>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
-    tunnels: crate::tunnels::TunnelTally,
+    tunnels: crate::drive::tunnels::TunnelTally,
 }
 
 impl Sink for Tally {

@@ -15,24 +15,23 @@
 //! `fragments -> verdict, correlate, flows` (after the verdicts) ·
 //! `ladder -> flows, correlate, read` (per-request packet events, beside the findings) ·
 //! `why -> verdict, config` (`--why`: the nat rule and conntrack entry behind a change) ·
-//! `report -> verdict, ladder, why, flowid, names, output, config, time` (the HTML page
-//! from `ladder`) · `tunnels -> decode, read, report, warning` (overlays and tunnels
-//! of one capture) ·
+//! `report -> verdict, ladder, why, names, output, config, time` (the HTML page
+//! from `ladder`; `report::flowid` writes Community IDs and Wireshark filters) ·
 //! `drive -> read, decode, flows, correlate, verdict, steps, fragments, ladder,
-//! tunnels, config, time, warning`: the drivers (see `drive`): `drive::pipeline`
+//! report, config, time, warning`: the drivers (see `drive`): `drive::pipeline`
 //! reads every point then correlates, `drive::stream` runs `--stream`/`--follow`
 //! window by window, both read each point through `drive::ingest` (the
-//! per-capture stage), and `drive::shard` plans which files and records a time
+//! per-capture stage, which counts each capture's overlays and tunnels in
+//! `drive::tunnels`), and `drive::shard` plans which files and records a time
 //! shard reads ·
 //! `compare -> report, verdict, read, config, time` (two reports or runs; the
 //! captures of a side are run by `app` through `drive::pipeline`) ·
 //! `checks -> report, verdict, output, config, time` (mistakes users make) ·
-//! `inspect -> drive, read, decode, flows, tunnels, report` (`tuplecorr inspect`) ·
+//! `inspect -> drive, read, decode, flows, report` (`tuplecorr inspect`) ·
 //! `merge -> drive, read, decode, flows, ladder, verdict, report` (`--pcapng`:
 //! reads the captures again, after the verdicts) ·
 //! `progress -> read` (the only indicatif user) ·
-//! `time` (RFC 3339), `flowid` (Community ID and Wireshark filters), `names`
-//! (`--names`) and `warning` are leaves (test and bench captures come from the
+//! `time` (RFC 3339), `names` (`--names`) and `warning` are leaves (test and bench captures come from the
 //! dev-only workspace crate `tuplecorr-synth`, in `synth/`) ·
 //! `cli -> run, config, compare, drive, output, report, verdict, why, time` (the
 //! only clap user; gives a plain `run::Run`; the others for what its flags parse to) ·
@@ -50,9 +49,9 @@
 //! up or sideways):
 //!
 //! ```text
-//! app > cli > inspect merge > drive run > checks compare tunnels > report
+//! app > cli > inspect merge > drive run > checks compare > report
 //!     > fragments why > ladder steps verdict > correlate > flows > decode progress
-//!     > output read > config > flowid names time warning
+//!     > output read > config > names time warning
 //! ```
 #![forbid(unsafe_code)]
 
@@ -64,7 +63,6 @@ pub mod config;
 pub mod correlate;
 pub mod decode;
 pub mod drive;
-pub mod flowid;
 pub mod flows;
 pub mod fragments;
 pub mod inspect;
@@ -78,7 +76,6 @@ pub mod report;
 pub mod run;
 pub mod steps;
 pub mod time;
-pub mod tunnels;
 pub mod verdict;
 pub mod warning;
 pub mod why;

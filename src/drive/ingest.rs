@@ -215,7 +215,7 @@ pub(crate) struct Builder {
     /// Decoded and peeled packets per interface and direction, for the points.
     counts: PointCounts,
     /// Damaged overlay headers and encrypted tunnels of the file being read.
-    tunnels: crate::tunnels::TunnelTally,
+    tunnels: crate::drive::tunnels::TunnelTally,
     /// Earliest and latest record time of the file being read.
     span: Option<(i64, i64)>,
     /// Warnings of the files read so far, in reading order.

@@ -19,3 +19,4 @@ pub mod ingest;
 pub mod pipeline;
 pub mod shard;
 pub mod stream;
+pub mod tunnels;

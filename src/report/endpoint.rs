@@ -24,7 +24,7 @@ pub fn addr_text(addr: IpAddr) -> String {
     let mut text = String::with_capacity(40);
     // Writing into a String cannot fail.
     let _ = match addr {
-        IpAddr::V4(a) => crate::flowid::write_ipv4(&mut text, a),
+        IpAddr::V4(a) => crate::report::flowid::write_ipv4(&mut text, a),
         IpAddr::V6(a) => write!(text, "{a}"),
     };
     text
@@ -50,8 +50,8 @@ pub fn push_endpoint(out: &mut String, e: Endpoint) {
 }
 
 /// `a.b.c.d:port` on the stack.
-fn v4_endpoint(a: std::net::Ipv4Addr, port: u16) -> crate::flowid::V4Text {
-    let mut text = crate::flowid::V4Text::new();
+fn v4_endpoint(a: std::net::Ipv4Addr, port: u16) -> crate::report::flowid::V4Text {
+    let mut text = crate::report::flowid::V4Text::new();
     text.ipv4(a);
     text.port(port);
     text
@@ -77,7 +77,7 @@ pub fn push_community_id(out: &mut String, proto: Proto, hop: &Hop) -> bool {
         Proto::Icmp => (if v6 { 128 } else { 8 }, 0),
         _ => (c.port.unwrap_or(0), s.port.unwrap_or(0)),
     };
-    crate::flowid::push_community_id_seeded(out, 0, number, c.addr, cp, s.addr, sp);
+    crate::report::flowid::push_community_id_seeded(out, 0, number, c.addr, cp, s.addr, sp);
     true
 }
 
@@ -88,7 +88,15 @@ pub fn push_wireshark_filter(out: &mut String, proto: Proto, hop: &Hop) -> bool 
     let number = ip_proto_number(proto, c.addr.is_ipv6());
     let client_port = c.port.or(hop.icmp_id).unwrap_or(0);
     let server_port = s.port.unwrap_or(0);
-    crate::flowid::push_wireshark_filter(out, number, c.addr, client_port, s.addr, server_port, hop.icmp_id);
+    crate::report::flowid::push_wireshark_filter(
+        out,
+        number,
+        c.addr,
+        client_port,
+        s.addr,
+        server_port,
+        hop.icmp_id,
+    );
     true
 }
 

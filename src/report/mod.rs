@@ -10,6 +10,7 @@ pub mod csv;
 pub mod endpoint;
 pub mod explain;
 pub mod fit;
+pub mod flowid;
 pub mod html;
 pub mod icmp;
 pub mod json;

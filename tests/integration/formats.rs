@@ -144,7 +144,7 @@ fn ndjson_lines_each_parse_as_a_request() {
 #[test]
 fn community_id_vectors() {
     // corelight/community-id-spec baseline/baseline_deflt.json, seed 0.
-    use tuplecorr::flowid::community_id;
+    use tuplecorr::report::flowid::community_id;
     let ip = |s: &str| s.parse().unwrap();
     assert_eq!(
         community_id(6, ip("128.232.110.120"), 34855, ip("66.35.250.204"), 80),
