@@ -3,7 +3,7 @@
 //! which services and clients got worse (regressions), and whether the
 //! expectations of the change record hold. Each side is a
 //! tuplecorr report (JSON, NDJSON or CSV, detected) or a comma-separated list
-//! of captures, which the caller runs through `pipeline::analyze`. Takes
+//! of captures, which the caller runs through `drive::pipeline::analyze`. Takes
 //! findings or report files; gives a `Comparison` and its bytes.
 
 pub mod diff;

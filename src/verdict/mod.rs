@@ -223,14 +223,21 @@ pub(crate) fn endpoint(f: &Flow, e: &crate::flows::Endpoint) -> Endpoint {
     Endpoint { addr: e.addr, port: (f.proto != FlowProto::Icmp).then_some(e.port) }
 }
 
-/// How far each side's sequence numbers moved from flow `a` to flow `b`:
-/// by their ISNs, else by the first packet with ACK set.
-pub(crate) fn seq_shift(between: Between, a: &Flow, b: &Flow) -> SeqShift {
+/// The shift of the link `between`, flow `a` to flow `b` (see [`seq_moved`]).
+fn seq_shift(between: Between, a: &Flow, b: &Flow) -> SeqShift {
+    let (client, server) = seq_moved(a, b);
+    SeqShift { between, client, server }
+}
+
+/// How far the client's and the server's sequence numbers moved from flow
+/// `a` to flow `b` (mod 2^32, signed): by their ISNs, else by the first
+/// packet with ACK set.
+pub(crate) fn seq_moved(a: &Flow, b: &Flow) -> (Option<i32>, Option<i32>) {
     let by = |isn: fn(&Flow) -> Option<u32>, pair: fn((u32, u32)) -> u32| {
         let moved = |x: Option<u32>, y: Option<u32>| Some(y?.wrapping_sub(x?) as i32);
         moved(isn(a), isn(b)).or_else(|| moved(a.seq_pair.map(pair), b.seq_pair.map(pair)))
     };
-    SeqShift { between, client: by(|f| f.client_isn, |p| p.0), server: by(|f| f.server_isn, |p| p.1) }
+    (by(|f| f.client_isn, |p| p.0), by(|f| f.server_isn, |p| p.1))
 }
 
 fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
