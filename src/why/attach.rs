@@ -174,17 +174,7 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
             for &(side, c) in &changes {
                 let Some(obs) = observed(r, host, c.between) else { continue };
                 let rule = host.rules.as_ref().map(|set| {
-                    let key = (h, obs.clone());
-                    let e = match cache.get(&key) {
-                        Some(e) => e.clone(),
-                        None => {
-                            let e = eval::evaluate(set, &obs);
-                            if cache.len() < CACHE {
-                                cache.insert(key, e.clone());
-                            }
-                            e
-                        }
-                    };
+                    let e = evaluated(&mut cache, h, set, &obs);
                     match side {
                         Side::Source => e.source,
                         Side::Destination => e.destination,
@@ -245,6 +235,25 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
     out
 }
 
+/// The rules of host `h` evaluated for `obs`, remembered for the next
+/// request alike (at most `CACHE` kept).
+fn evaluated(
+    cache: &mut HashMap<(usize, Observed), Evaluation>,
+    h: usize,
+    set: &Ruleset,
+    obs: &Observed,
+) -> Evaluation {
+    let key = (h, obs.clone());
+    if let Some(e) = cache.get(&key) {
+        return e.clone();
+    }
+    let e = eval::evaluate(set, obs);
+    if cache.len() < CACHE {
+        cache.insert(key, e.clone());
+    }
+    e
+}
+
 /// Why a side that crossed `host` unchanged was kept: the rules evaluated
 /// for the packet as the first and last captures around the host saw it.
 /// Not for a request a proxy carried through the host (no nat packet).
@@ -272,17 +281,7 @@ fn kept(
     if !sides.iter().any(|&(s, k)| k && !changed(s)) {
         return;
     }
-    let key = (h, obs.clone());
-    let e = match cache.get(&key) {
-        Some(e) => e.clone(),
-        None => {
-            let e = eval::evaluate(set, &obs);
-            if cache.len() < CACHE {
-                cache.insert(key, e.clone());
-            }
-            e
-        }
-    };
+    let e = evaluated(cache, h, set, &obs);
     for (side, k) in sides {
         if !k || changed(side) {
             continue;
