@@ -725,7 +725,7 @@ fn is_flag(t: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::why::eval::{evaluate, Found, Observed};
 
@@ -758,7 +758,8 @@ mod tests {
         assert_eq!(set.mark_set_elsewhere, None, "marks are set only in chains nat reaches");
     }
 
-    fn obs(b: [&str; 4], a: [&str; 4], oif: Option<&str>) -> Observed {
+    /// A TCP packet `b` before the host and `a` after it (address, port, address, port).
+    pub(in crate::why) fn obs(b: [&str; 4], a: [&str; 4], oif: Option<&str>) -> Observed {
         let e = |x: [&str; 4]| {
             (
                 x[0].parse().unwrap(),

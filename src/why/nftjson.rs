@@ -879,6 +879,7 @@ fn show_kind(k: &str, b: &J) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::nft::tests::obs;
     use super::*;
     use crate::why::eval::{evaluate, Found, Observed};
 
@@ -936,18 +937,6 @@ mod tests {
             masq.chains[0].rules[0].text,
             "oifname \"be*\" ip daddr != @nomasq counter packets 12 bytes 720 masquerade random # handle 3"
         );
-    }
-
-    fn obs(b: [&str; 4], a: [&str; 4], oif: Option<&str>) -> Observed {
-        let e = |x: [&str; 4]| {
-            (
-                x[0].parse().unwrap(),
-                Some(x[1].parse().unwrap()),
-                x[2].parse().unwrap(),
-                Some(x[3].parse().unwrap()),
-            )
-        };
-        Observed { proto: 6, before: e(b), after: e(a), iif: None, oif: oif.map(str::to_string) }
     }
 
     /// (table, chain, place in the chain) of the rule found, or what was found instead.
