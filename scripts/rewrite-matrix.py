@@ -23,7 +23,7 @@ Run the debug build to also check every sentence against its fields: a test
 build asserts the consistency checker on every request it writes, so a
 contradiction stops the run (counted as `contradiction`).
 
-  scripts/rewrite-matrix.py target/debug/tuplecorr /work/shared/corpus/pcpp__ExamplesTest__many-protocols.pcap ...
+  scripts/rewrite-matrix.py target/debug/tuplecorr "$TUPLECORR_CORPUS"/pcpp__ExamplesTest__many-protocols.pcap ...
 
 Needs tcprewrite (Debian tcpreplay), editcap and tshark (Debian tshark).
 Prints one line per capture and rewrite, then the totals; exits 1 when a
