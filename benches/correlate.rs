@@ -49,7 +49,9 @@ fn bench_correlate(c: &mut Criterion) {
     });
     let findings = verdict(&metas, &flows, &correlate(&flows, &config), &[], &options);
     assert_eq!(findings.requests.len() as u64, requests);
-    for (name, format) in [("report/json", Format::Json), ("report/table", Format::Table)] {
+    for (name, format) in
+        [("report/json", Format::Json), ("report/csv", Format::Csv), ("report/table", Format::Table)]
+    {
         let opts = ReportOptions { format, ..ReportOptions::default() };
         group.bench_function(name, |b| {
             b.iter(|| {

@@ -5,6 +5,7 @@
 
 pub use crate::report::wire::*;
 use crate::verdict as v;
+use std::fmt::Write as _;
 
 // ---- typed → wire ----
 
@@ -103,17 +104,16 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
-    let mut hops = Vec::new();
-    hops_into(w, r, &mut hops, true);
-    request_with(w, r, hops)
+    let mut q = blank(r);
+    request_into(w, r, &mut q);
+    q
 }
 
 /// [`request`] into `q`, reusing the strings of its hops (a writer renders
 /// thousands of requests through one: no allocation per hop field).
 pub fn request_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
-    let mut hops = std::mem::take(&mut q.captures);
-    hops_into(w, r, &mut hops, true);
-    *q = request_with(w, r, hops);
+    hops_into(w, r, &mut q.captures, true);
+    request_with(w, r, q);
 }
 
 /// [`request_into`] for the CSV cells (`report::cells`): each hop with what a
@@ -121,9 +121,8 @@ pub fn request_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut
 /// without its times, Community ID and Wireshark filter (the CSV has no column
 /// for them; hashing them cost ×1.1 on a CSV of small flows).
 pub fn request_cells_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
-    let mut hops = std::mem::take(&mut q.captures);
-    hops_into(w, r, &mut hops, false);
-    *q = request_with(w, r, hops);
+    hops_into(w, r, &mut q.captures, false);
+    request_with(w, r, q);
 }
 
 /// The wire view of the request's hops into `hops` (its strings reused);
@@ -196,91 +195,154 @@ fn fill(slot: &mut Option<String>, write: impl FnOnce(&mut String) -> bool) {
     }
 }
 
-/// The wire view of the request with its hops already made.
-fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, captures: Vec<Hop>) -> Request {
-    let q = Request {
+/// A wire request of `r`'s number, protocol and kinds with nothing else in
+/// it, for [`request_with`] to fill.
+fn blank(r: &v::Request) -> Request {
+    Request {
         request: r.request,
         proto: r.proto,
-        captures,
-        matches: r
-            .matches
-            .iter()
-            .map(|m| Match {
-                between: w.between(m.between),
-                strength: m.strength,
-                evidence: m.evidence.to_vec(),
-                candidates: m
-                    .candidates
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "{} {} -> {} @{}",
-                            w.label(c.capture),
-                            c.client,
-                            c.server,
-                            crate::time::rfc3339(c.time_ns)
-                        )
-                    })
-                    .collect(),
-            })
-            .collect(),
-        source: changes(w, r.request, crate::why::attach::Side::Source, &r.source),
-        destination: changes(w, r.request, crate::why::attach::Side::Destination, &r.destination),
+        captures: Vec::new(),
+        matches: Vec::new(),
+        source: Changes::default(),
+        destination: Changes::default(),
         reply: Reply {
             path: r.reply.path,
-            lost_between: r.reply.lost_between.map(|b| w.between(b)),
-            bypassed: r.reply.bypassed.map(|c| w.label(c).to_string()),
-            reached: r.reply.reached.map(|c| w.label(c).to_string()),
-            lost_cause: r.reply.lost_cause.map(|l| LostCause {
-                icmp: format!("{}/{}", l.icmp.ty, l.icmp.code),
-                by: l.by.to_string(),
-                seen_at: w.label(l.seen_at).to_string(),
-            }),
-            unexpected_source: r.reply.unexpected_source.map(|u| UnexpectedSource {
-                from: crate::report::endpoint::endpoint_text(u.from),
-                seen_at: w.label(u.seen_at).to_string(),
-                packet: u.packet,
-            }),
+            lost_between: None,
+            bypassed: None,
+            reached: None,
+            lost_cause: None,
+            unexpected_source: None,
         },
         outcome: Outcome {
             kind: r.outcome.kind,
-            by: r.outcome.by.map(|a| a.to_string()),
-            by_name: r.outcome.by.and_then(|a| w.name_of(a)).map(str::to_string),
-            origin: r.outcome.origin.map(|o| w.origin(o)),
-            icmp: r.outcome.icmp.map(|i| format!("{}/{}", i.ty, i.code)),
-            icmp_cause: crate::report::icmp::icmp_cause(r),
+            by: None,
+            by_name: None,
+            origin: None,
+            icmp: None,
+            icmp_cause: None,
         },
-        seq_shift: (r.seq_shift.iter())
-            .map(|x| SeqShiftOut { between: w.between(x.between), client: x.client, server: x.server })
-            .collect(),
-        syn_missed: r.syn_missed.map(|m| SynMissed {
-            at: w.label(m.at).to_string(),
-            syns: m.syns,
-            retransmission_after_ms: ms(m.after_ns),
-        }),
-        attempts: (r.attempts.iter())
-            .map(|a| Attempt {
-                at: w.label(a.capture).to_string(),
-                client: a.client.to_string(),
-                server: a.server.to_string(),
-                time: crate::time::rfc3339(a.time_ns),
-                ending: a.ending,
-            })
-            .collect(),
-        data: r.data.as_ref().map(|d| data(w, d)),
-        identity: r.identity.as_deref().map(|i| identity(w, i)),
-        blind: r.blind.iter().map(|&c| w.label(c).to_string()).collect(),
-        apart: r.apart.iter().map(|&c| w.label(c).to_string()).collect(),
-        fragments: r.fragments.as_deref().map(|f| FragmentsOut::of(w, f)),
-        explanation: crate::report::explain::explain(w, r),
+        syn_missed: None,
+        seq_shift: Vec::new(),
+        attempts: Vec::new(),
+        data: None,
+        identity: None,
+        blind: Vec::new(),
+        apart: Vec::new(),
+        fragments: None,
+        explanation: String::new(),
+    }
+}
+
+/// Sets `text` to what `write` writes, reusing its string.
+fn set(text: &mut String, write: impl FnOnce(&mut String)) {
+    text.clear();
+    write(text);
+}
+
+/// `A->B` into `text`.
+fn push_between(text: &mut String, w: &crate::report::words::Words<'_>, b: v::Between) {
+    text.push_str(w.label(b.from));
+    text.push_str("->");
+    text.push_str(w.label(b.to));
+}
+
+/// Fills the wire view `q` of the request whose hops are already in it: the
+/// strings of the parts every request has (matches, changes, reply, outcome)
+/// are rewritten in place, so a writer going through thousands of requests
+/// with one `q` allocates only for the rare parts.
+fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Request) {
+    q.request = r.request;
+    q.proto = r.proto;
+    q.matches.truncate(r.matches.len());
+    for (i, m) in r.matches.iter().enumerate() {
+        if i == q.matches.len() {
+            q.matches.push(Match {
+                between: String::new(),
+                strength: m.strength,
+                evidence: Vec::new(),
+                candidates: Vec::new(),
+            });
+        }
+        let out = &mut q.matches[i];
+        set(&mut out.between, |s| push_between(s, w, m.between));
+        out.strength = m.strength;
+        out.evidence.clear();
+        out.evidence.extend_from_slice(&m.evidence);
+        out.candidates.clear();
+        out.candidates.extend(m.candidates.iter().map(|c| {
+            format!(
+                "{} {} -> {} @{}",
+                w.label(c.capture),
+                c.client,
+                c.server,
+                crate::time::rfc3339(c.time_ns)
+            )
+        }));
+    }
+    changes(w, r.request, crate::why::attach::Side::Source, &r.source, &mut q.source);
+    changes(w, r.request, crate::why::attach::Side::Destination, &r.destination, &mut q.destination);
+    let label = |slot: &mut Option<String>, c: Option<usize>| {
+        fill(slot, |s| c.map(|c| s.push_str(w.label(c))).is_some())
     };
+    let reply = &mut q.reply;
+    reply.path = r.reply.path;
+    fill(&mut reply.lost_between, |s| r.reply.lost_between.map(|b| push_between(s, w, b)).is_some());
+    label(&mut reply.bypassed, r.reply.bypassed);
+    label(&mut reply.reached, r.reply.reached);
+    reply.lost_cause = r.reply.lost_cause.map(|l| LostCause {
+        icmp: format!("{}/{}", l.icmp.ty, l.icmp.code),
+        by: l.by.to_string(),
+        seen_at: w.label(l.seen_at).to_string(),
+    });
+    reply.unexpected_source = r.reply.unexpected_source.map(|u| UnexpectedSource {
+        from: crate::report::endpoint::endpoint_text(u.from),
+        seen_at: w.label(u.seen_at).to_string(),
+        packet: u.packet,
+    });
+    let outcome = &mut q.outcome;
+    outcome.kind = r.outcome.kind;
+    fill(&mut outcome.by, |s| r.outcome.by.map(|a| write!(s, "{a}").is_ok()).is_some());
+    fill(&mut outcome.by_name, |s| r.outcome.by.and_then(|a| w.name_of(a)).map(|n| s.push_str(n)).is_some());
+    fill(&mut outcome.origin, |s| {
+        r.outcome
+            .origin
+            .map(|o| match o {
+                v::Origin::Capture(c) => s.push_str(w.label(c)),
+                v::Origin::Between(b) => push_between(s, w, b),
+            })
+            .is_some()
+    });
+    fill(&mut outcome.icmp, |s| r.outcome.icmp.map(|i| write!(s, "{}/{}", i.ty, i.code).is_ok()).is_some());
+    outcome.icmp_cause = crate::report::icmp::icmp_cause(r);
+    q.seq_shift = (r.seq_shift.iter())
+        .map(|x| SeqShiftOut { between: w.between(x.between), client: x.client, server: x.server })
+        .collect();
+    q.syn_missed = r.syn_missed.map(|m| SynMissed {
+        at: w.label(m.at).to_string(),
+        syns: m.syns,
+        retransmission_after_ms: ms(m.after_ns),
+    });
+    q.attempts = (r.attempts.iter())
+        .map(|a| Attempt {
+            at: w.label(a.capture).to_string(),
+            client: a.client.to_string(),
+            server: a.server.to_string(),
+            time: crate::time::rfc3339(a.time_ns),
+            ending: a.ending,
+        })
+        .collect();
+    q.data = r.data.as_ref().map(|d| data(w, d));
+    q.identity = r.identity.as_deref().map(|i| identity(w, i));
+    q.blind = r.blind.iter().map(|&c| w.label(c).to_string()).collect();
+    q.apart = r.apart.iter().map(|&c| w.label(c).to_string()).collect();
+    q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
+    q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]
     {
-        let found = crate::report::consistency::contradictions(&q);
+        let found = crate::report::consistency::contradictions(q);
         assert!(found.is_empty(), "the explanation contradicts the fields: {}", found.join("; "));
     }
-    q
 }
 
 fn segment(s: v::Segment) -> Segment {
@@ -313,44 +375,54 @@ fn data(w: &crate::report::words::Words<'_>, d: &v::DataPath) -> Data {
     }
 }
 
+/// The wire view of one side's changes into `out`, its strings reused.
 fn changes(
     w: &crate::report::words::Words<'_>,
     request: u64,
     side: crate::why::attach::Side,
     list: &[v::Change],
-) -> Changes {
-    Changes {
-        changed: list
-            .iter()
-            .map(|c| {
-                let why = w.why.and_then(|x| x.of(request, side, c.between));
-                let found = why.and_then(|x| x.rule.as_ref());
-                Change {
-                    between: w.between(c.between),
-                    kind: c.kind,
-                    before: c.before.to_string(),
-                    after: c.after.to_string(),
-                    before_name: w.name_of(c.before.addr).map(str::to_string),
-                    after_name: w.name_of(c.after.addr).map(str::to_string),
-                    rule: found.and_then(|f| match f {
-                        crate::why::eval::Found::Rule { rule, decided } => Some(RuleOut::of(rule, decided)),
-                        _ => None,
-                    }),
-                    rule_note: found.and_then(rule_note),
-                    conntrack: why.and_then(|x| x.conntrack.as_ref()).map(|x| ConntrackOut {
-                        file: x.file.clone(),
-                        line: x.line,
-                        confirmed: x.confirmed,
-                        time: x.time_ns.map(|t| w.time(t)),
-                        reply: x.reply.clone(),
-                    }),
-                }
-            })
-            .collect(),
-        kept: (w.why.map_or(&[][..], |x| x.kept(request, side)).iter())
-            .filter_map(|(at, f)| Some(Kept { at: at.clone(), rule_note: crate::why::attach::kept_note(f)? }))
-            .collect(),
+    out: &mut Changes,
+) {
+    out.changed.truncate(list.len());
+    for (i, c) in list.iter().enumerate() {
+        if i == out.changed.len() {
+            out.changed.push(Change {
+                between: String::new(),
+                kind: c.kind,
+                before: String::new(),
+                after: String::new(),
+                before_name: None,
+                after_name: None,
+                rule: None,
+                rule_note: None,
+                conntrack: None,
+            });
+        }
+        let x = &mut out.changed[i];
+        let why = w.why.and_then(|x| x.of(request, side, c.between));
+        let found = why.and_then(|x| x.rule.as_ref());
+        set(&mut x.between, |s| push_between(s, w, c.between));
+        x.kind = c.kind;
+        set(&mut x.before, |s| crate::report::endpoint::push_endpoint(s, c.before));
+        set(&mut x.after, |s| crate::report::endpoint::push_endpoint(s, c.after));
+        fill(&mut x.before_name, |s| w.name_of(c.before.addr).map(|n| s.push_str(n)).is_some());
+        fill(&mut x.after_name, |s| w.name_of(c.after.addr).map(|n| s.push_str(n)).is_some());
+        x.rule = found.and_then(|f| match f {
+            crate::why::eval::Found::Rule { rule, decided } => Some(RuleOut::of(rule, decided)),
+            _ => None,
+        });
+        x.rule_note = found.and_then(rule_note);
+        x.conntrack = why.and_then(|x| x.conntrack.as_ref()).map(|x| ConntrackOut {
+            file: x.file.clone(),
+            line: x.line,
+            confirmed: x.confirmed,
+            time: x.time_ns.map(|t| w.time(t)),
+            reply: x.reply.clone(),
+        });
     }
+    out.kept = (w.why.map_or(&[][..], |x| x.kept(request, side)).iter())
+        .filter_map(|(at, f)| Some(Kept { at: at.clone(), rule_note: crate::why::attach::kept_note(f)? }))
+        .collect();
 }
 
 fn unmatched(w: &crate::report::words::Words<'_>, u: &v::Unmatched) -> Unmatched {
