@@ -178,6 +178,20 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             if !lost.clone().any(|l| n == format!("{} bytes", l.largest_passed)) {
                 say(part, "no fragment loss with that largest fragment");
             }
+        } else if let Some(rest) = part.strip_prefix("the request went no further than ") {
+            // The reset or ICMP error's boundary, past the last capture that saw the request.
+            let (at, from) =
+                rest.split_once(", and what returned on the same path came from between ").unzip();
+            let came = from.and_then(|f| f.split_once(" and ")).map(|(a, b)| format!("{a}->{b}"));
+            let answer = matches!(r.outcome.kind, OutcomeKind::Reset | OutcomeKind::IcmpError);
+            if r.reply.path != ReplyPath::SamePath || !answer || came.as_deref() != origin {
+                say(part, "reply.path, outcome.kind or outcome.origin say otherwise");
+            }
+            if seen.last().copied() != at
+                || came.is_none_or(|c| !c.starts_with(&format!("{}->", at.unwrap_or(""))))
+            {
+                say(part, "not the last capture that saw the request, or not where the answer came in");
+            }
         } else if part == "reply returned on the same path" {
             if r.reply.path != ReplyPath::SamePath {
                 say(part, "reply.path is not same-path");
@@ -304,6 +318,31 @@ mod tests {
         let mut r = with(&|r| r.explanation.contains("reply returned on the same path"));
         r.reply.path = ReplyPath::NoReply;
         assert_eq!(contradictions(&r).len(), 1, "{r:?}");
+        // The answer's boundary past the last capture that saw the request
+        // (an ICMP error rejecting it between egress and backend), said
+        // instead of "reply returned on the same path"; moved, it is found.
+        let r = with(&|r| r.request == 3);
+        assert!(
+            r.explanation.contains(
+                "the request went no further than egress, and what returned on the same path came from \
+                 between egress and backend"
+            ),
+            "{}",
+            r.explanation
+        );
+        for edit in [
+            |r: &mut Request| r.outcome.origin = Some("decap->egress".into()),
+            |r: &mut Request| r.captures[2].seen = true,
+            |r: &mut Request| r.reply.path = ReplyPath::ReplyLost,
+        ] {
+            let mut moved = r.clone();
+            edit(&mut moved);
+            assert!(
+                contradictions(&moved).iter().any(|c| c.contains("went no further")),
+                "{:?}",
+                contradictions(&moved)
+            );
+        }
         // A source change the fields do not hold.
         let mut r = with(&|r| {
             !r.source.changed.is_empty() && r.source.changed[0].kind != crate::verdict::ChangeKind::Proxy

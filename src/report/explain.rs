@@ -202,6 +202,16 @@ fn answer_only(h: &crate::verdict::Hop) -> bool {
 }
 
 /// `b` or `b and c`, or `b, c and d`: the labels of blind captures.
+/// The boundary a reset or ICMP error came in through (`outcome.origin`)
+/// when no capture past its near side saw the request: then every reply on
+/// the path came from that boundary, not from the server.
+fn answered_in_between(r: &Request) -> Option<Between> {
+    let Some(Origin::Between(b)) = r.outcome.origin else { return None };
+    let answer = matches!(r.outcome.kind, OutcomeKind::Reset | OutcomeKind::IcmpError);
+    let stopped = r.captures.iter().rposition(|h| h.seen) == Some(b.from);
+    (answer && stopped).then_some(b)
+}
+
 pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
     let labels: Vec<&str> = blind.iter().map(|&c| w.label(c)).collect();
     match labels.split_last() {
@@ -338,9 +348,16 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     };
     parts.push(match r.reply.path {
         // Seen at one capture only: a reply there, no path to speak of.
-        ReplyPath::SamePath => match only_at {
-            Some(c) => format!("reply seen at {}", w.label(c)),
-            None => "reply returned on the same path".to_string(),
+        ReplyPath::SamePath => match (only_at, answered_in_between(r)) {
+            (Some(c), _) => format!("reply seen at {}", w.label(c)),
+            // The request stopped where the reset or ICMP error came in: what
+            // came back is that, not the server's reply.
+            (None, Some(b)) => format!(
+                "the request went no further than {}, and what returned on the same path came from between {}",
+                w.label(b.from),
+                w.between_words(b)
+            ),
+            (None, None) => "reply returned on the same path".to_string(),
         },
         ReplyPath::ReplyLost => match r.reply.lost_between {
             Some(b) => {
@@ -773,6 +790,30 @@ mod icmp_tests {
         };
         let text = explain(&Words::new(&f), &f.requests[2]);
         text.rsplit("; ").next().unwrap().to_string()
+    }
+
+    #[test]
+    fn an_answer_from_where_the_request_stopped_is_not_called_the_servers_reply() {
+        let reply = |edit: &dyn Fn(&mut crate::verdict::Request)| {
+            let mut f = findings();
+            edit(&mut f.requests[2]);
+            let text = explain(&Words::new(&f), &f.requests[2]);
+            text.split("; ").find(|p| p.contains("returned on the same path")).unwrap().to_string()
+        };
+        let stopped =
+            "the request went no further than egress, and what returned on the same path came from \
+                       between egress and backend";
+        assert_eq!(reply(&|_| {}), stopped);
+        assert_eq!(reply(&|r| r.outcome.kind = OutcomeKind::Reset), stopped);
+        // The request seen past that boundary, the answer from a capture, or
+        // not a reset or ICMP error: the path's reply.
+        let edits: [&dyn Fn(&mut crate::verdict::Request); 3] =
+            [&|r| r.captures[2].seen = true, &|r| r.outcome.origin = Some(Origin::Capture(1)), &|r| {
+                r.outcome.kind = OutcomeKind::Completed
+            }];
+        for edit in edits {
+            assert_eq!(reply(edit), "reply returned on the same path");
+        }
     }
 
     #[test]
