@@ -104,7 +104,7 @@ pub fn boundary(w: &crate::report::words::Words<'_>, b: &v::Boundary) -> Boundar
 
 /// One request's wire view (what NDJSON writes a line of).
 pub fn request(w: &crate::report::words::Words<'_>, r: &v::Request) -> Request {
-    let mut q = blank(r);
+    let mut q = Request::read_back(r.request, r.proto, Vec::new());
     request_into(w, r, &mut q);
     q
 }
@@ -192,44 +192,6 @@ fn fill(slot: &mut Option<String>, write: impl FnOnce(&mut String) -> bool) {
     text.clear();
     if write(&mut text) {
         *slot = Some(text);
-    }
-}
-
-/// A wire request of `r`'s number, protocol and kinds with nothing else in
-/// it, for [`request_with`] to fill.
-fn blank(r: &v::Request) -> Request {
-    Request {
-        request: r.request,
-        proto: r.proto,
-        captures: Vec::new(),
-        matches: Vec::new(),
-        source: Changes::default(),
-        destination: Changes::default(),
-        reply: Reply {
-            path: r.reply.path,
-            lost_between: None,
-            bypassed: None,
-            reached: None,
-            lost_cause: None,
-            unexpected_source: None,
-        },
-        outcome: Outcome {
-            kind: r.outcome.kind,
-            by: None,
-            by_name: None,
-            origin: None,
-            icmp: None,
-            icmp_cause: None,
-        },
-        syn_missed: None,
-        seq_shift: Vec::new(),
-        attempts: Vec::new(),
-        data: None,
-        identity: None,
-        blind: Vec::new(),
-        apart: Vec::new(),
-        fragments: None,
-        explanation: String::new(),
     }
 }
 

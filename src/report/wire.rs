@@ -1123,7 +1123,8 @@ pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary 
 }
 
 impl Request {
-    /// A request being read back from cells (`report::cells`), with its hops:
+    /// A request being read back from cells (`report::cells`), or to be filled
+    /// by `schema` from typed findings, with its hops:
     /// no match, change or carrier yet, no reply and no outcome until its
     /// cells say otherwise.
     pub(crate) fn read_back(request: u64, proto: v::Proto, captures: Vec<Hop>) -> Request {
