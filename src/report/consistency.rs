@@ -57,6 +57,15 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 }
             }
         }
+        if let Some((head, _)) = part
+            .split_once(" a flow with the same endpoints at the same time that matching did not tie to it")
+        {
+            let named = head.strip_suffix(" holds").or(head.strip_suffix(" hold")).unwrap_or(head);
+            let unseen = |l: &str| r.captures.iter().any(|h| h.label == l && !h.seen);
+            if !labels_of(named).all(|l| r.same_tuple.iter().any(|s| s == l) && unseen(l)) {
+                say(part, &format!("same_tuple does not list {named}, or it saw the request"));
+            }
+        }
         if let Some(at) = part.strip_prefix("the request got as far as ") {
             let at = at.split(',').next().unwrap_or_default();
             if r.reply.reached.as_deref() != Some(at) {
@@ -147,8 +156,15 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 say(part, &format!("seen at {}", seen.join(", ")));
             }
             if let Some(next) = part.split(", not at ").nth(1) {
-                if r.captures.iter().any(|h| h.label == next && h.seen) || r.blind.iter().any(|b| b == next) {
-                    say(part, "the next capture saw it or recorded nothing then");
+                let holds = |list: &[String]| list.iter().any(|b| b == next);
+                if r.captures.iter().any(|h| h.label == next && h.seen)
+                    || holds(&r.blind)
+                    || holds(&r.same_tuple)
+                {
+                    say(
+                        part,
+                        "the next capture saw it, recorded nothing then or holds a flow of its endpoints",
+                    );
                 }
             }
         } else if part.contains(" fragments of ") && part.contains(" lost between ") {
@@ -299,6 +315,43 @@ mod tests {
 
     fn wire() -> Vec<Request> {
         schema::findings(&findings()).requests
+    }
+
+    #[test]
+    fn a_flow_of_the_same_endpoints_where_the_request_was_not_seen_is_said_not_not_at() {
+        // Request 3 seen at decap only; egress holds an unmatched flow of its endpoints then.
+        let mut f = findings();
+        let r = &mut f.requests[2];
+        r.captures[1] = crate::verdict::Hop::unseen();
+        r.same_tuple = vec![1];
+        let words = crate::report::words::Words::new(&f);
+        let q = schema::request(&words, &f.requests[2]);
+        assert!(
+            q.explanation.starts_with(
+                "request from 198.18.90.43:5353 seen only at decap; egress holds a flow with the same endpoints at \
+                 the same time that matching did not tie to it;"
+            ),
+            "{}",
+            q.explanation
+        );
+        assert_eq!(q.same_tuple, ["egress"]);
+        // Said of a capture the field does not list, or one that saw it: found.
+        let mut moved = q.clone();
+        moved.same_tuple = vec!["backend".into()];
+        assert!(contradictions(&moved).iter().any(|c| c.contains("same_tuple does not list egress")));
+        let mut moved = q.clone();
+        moved.captures[1].seen = true;
+        assert!(!contradictions(&moved).is_empty());
+        // Without it: "not at egress".
+        let mut r = f.requests[2].clone();
+        r.same_tuple.clear();
+        let q = schema::request(&words, &r);
+        assert!(q
+            .explanation
+            .starts_with("request from 198.18.90.43:5353 seen only at decap, not at egress;"));
+        let mut moved = q.clone();
+        moved.same_tuple = vec!["egress".into()];
+        assert!(contradictions(&moved).iter().any(|c| c.contains("holds a flow of its endpoints")));
     }
 
     #[test]

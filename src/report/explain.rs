@@ -233,6 +233,17 @@ pub fn apart_words(w: &Words<'_>, apart: &[usize]) -> String {
     )
 }
 
+/// `egress holds a flow with the same endpoints …`: the captures of
+/// `same_tuple` (see `Request::same_tuple`), whose unmatched flow of the same
+/// endpoints and time matching did not tie to the request.
+pub fn same_tuple_words(w: &Words<'_>, at: &[usize]) -> String {
+    format!(
+        "{} {} a flow with the same endpoints at the same time that matching did not tie to it",
+        blind_labels(w, at),
+        if at.len() == 1 { "holds" } else { "hold" }
+    )
+}
+
 /// `, by `-A POSTROUTING … -j MASQUERADE` (nat.rules:41)` when `--rules`
 /// named the change's rule (its `rule` field); else nothing.
 fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate::verdict::Change) -> String {
@@ -310,10 +321,16 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                     seen.join(", "),
                     apart_words(w, &[1])
                 ));
+            } else if r.same_tuple.contains(&1) {
+                // said below, with any other capture holding such a flow
+                parts.push(format!("request from {client} seen only at {}", seen.join(", ")));
             } else {
                 parts.push(format!("request from {client} seen only at {}, not at {next}", seen.join(", ")));
             }
         }
+    }
+    if !r.same_tuple.is_empty() {
+        parts.push(same_tuple_words(w, &r.same_tuple));
     }
     parts.extend(kept_words(w, r));
     if let Some(i) = r.identity.as_deref() {

@@ -117,6 +117,7 @@ pub fn findings() -> Findings {
         identity: None,
         blind: Vec::new(),
         apart: Vec::new(),
+        same_tuple: Vec::new(),
         fragments: None,
     };
     let r2 = Request {
@@ -153,6 +154,7 @@ pub fn findings() -> Findings {
         identity: None,
         blind: Vec::new(),
         apart: Vec::new(),
+        same_tuple: Vec::new(),
         fragments: None,
     };
     let r3 = Request {
@@ -180,6 +182,7 @@ pub fn findings() -> Findings {
         identity: None,
         blind: Vec::new(),
         apart: Vec::new(),
+        same_tuple: Vec::new(),
         fragments: None,
     };
     let r4 = Request {
@@ -228,6 +231,7 @@ pub fn findings() -> Findings {
         identity: None,
         blind: Vec::new(),
         apart: Vec::new(),
+        same_tuple: Vec::new(),
         fragments: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
@@ -256,6 +260,7 @@ pub fn findings() -> Findings {
         identity: None,
         blind: Vec::new(),
         apart: Vec::new(),
+        same_tuple: Vec::new(),
         fragments: None,
     };
     let capture =

@@ -297,6 +297,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.identity = r.identity.as_deref().map(|i| identity(w, i));
     q.blind = r.blind.iter().map(|&c| w.label(c).to_string()).collect();
     q.apart = r.apart.iter().map(|&c| w.label(c).to_string()).collect();
+    q.same_tuple = r.same_tuple.iter().map(|&c| w.label(c).to_string()).collect();
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.

@@ -358,6 +358,12 @@ pub struct Request {
     /// no evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apart: Vec<String>,
+    /// Only when some capture that did not see the request holds a flow left
+    /// unmatched with its endpoints (as the capture before saw them) and
+    /// protocol, at the same time (within a second, on capture 1's clock):
+    /// their labels, in path order. "Not seen there" would be too sure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub same_tuple: Vec<String>,
     /// Only when some capture saw a datagram of it arrive as IP fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragments: Option<FragmentsOut>,
@@ -1158,6 +1164,7 @@ impl Request {
             identity: None,
             blind: Vec::new(),
             apart: Vec::new(),
+            same_tuple: Vec::new(),
             fragments: None,
             explanation: String::new(),
         }
@@ -1265,6 +1272,7 @@ impl Request {
             identity: self.identity.map(|i| i.into_typed(labels).map(Box::new)).transpose()?,
             blind: self.blind.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             apart: self.apart.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
+            same_tuple: self.same_tuple.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
         })
     }

@@ -22,7 +22,7 @@ use crate::correlate::{Correlation, LinkKind};
 use crate::flows::{Flow, FlowProto, Flows};
 use crate::warning::Warning;
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 /// What the verdict stage needs to know of each capture besides its flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaptureMeta {
@@ -160,7 +160,17 @@ pub(crate) struct Ctx<'a> {
     stopped: &'a [Option<i64>],
     /// [`VerdictOptions::apart`].
     apart: &'a [(usize, usize)],
+    /// Per capture, its unmatched flows by protocol and endpoints (built on first use).
+    unmatched_by_tuple: std::sync::OnceLock<Vec<FxHashMap<TupleKey, Vec<u32>>>>,
 }
+
+/// A flow's protocol and endpoints.
+type TupleKey = (FlowProto, crate::flows::Endpoint, crate::flows::Endpoint);
+
+/// How far apart two flows' lives may be and still be "at the same time"
+/// for [`Request::same_tuple`]: a second, beyond any clock estimate's spread
+/// the matching trusts.
+pub const SAME_TIME_NS: i64 = 1_000_000_000;
 
 impl<'a> Ctx<'a> {
     pub fn flow(&self, capture: usize, flow: usize) -> &Flow {
@@ -170,8 +180,20 @@ impl<'a> Ctx<'a> {
     /// The view of `n` captures, no index built yet.
     fn new(n: usize, captures: &'a [Flows], corr: &'a Correlation) -> Ctx<'a> {
         let by_receiver = (0..n).map(|_| std::sync::OnceLock::new()).collect();
-        let (claims, recorded, spans) = Default::default();
-        Ctx { n, captures, corr, by_receiver, claims, recorded, spans, part: false, stopped: &[], apart: &[] }
+        let (claims, recorded, spans, unmatched_by_tuple) = Default::default();
+        Ctx {
+            n,
+            captures,
+            corr,
+            by_receiver,
+            claims,
+            recorded,
+            spans,
+            part: false,
+            stopped: &[],
+            apart: &[],
+            unmatched_by_tuple,
+        }
     }
 
     /// The captures blind to a request that lived `life` (capture 1's clock):
@@ -210,6 +232,40 @@ impl<'a> Ctx<'a> {
 
     pub(crate) fn by_receiver(&self, capture: usize) -> &stray::ByReceiver {
         self.by_receiver[capture].get_or_init(|| stray::by_receiver(&self.captures[capture].flows))
+    }
+
+    /// Captures that did not see chain `chain_ix` (its flows `flows`) but hold
+    /// an unmatched flow with its endpoints as the nearest capture before saw
+    /// them, of its protocol, at the same time ([`Request::same_tuple`]).
+    fn same_tuple(&self, flows: &[Option<&Flow>]) -> Vec<usize> {
+        let unmatched = |c: usize| self.corr.unmatched.get(c).is_some_and(|u| !u.is_empty());
+        if flows.iter().all(Option::is_some) || !(1..self.n).any(unmatched) {
+            return Vec::new();
+        }
+        let index = self.unmatched_by_tuple.get_or_init(|| {
+            (0..self.n)
+                .map(|c| {
+                    let mut map: FxHashMap<TupleKey, Vec<u32>> = FxHashMap::default();
+                    for &f in self.corr.unmatched.get(c).map_or(&[][..], Vec::as_slice) {
+                        let fl = self.flow(c, f);
+                        map.entry((fl.proto, fl.client, fl.server)).or_default().push(f as u32);
+                    }
+                    map
+                })
+                .collect()
+        });
+        let life = |c: usize, f: &Flow| (self.corrected(c, f.first_ns), self.corrected(c, f.last_ns));
+        (1..self.n)
+            .filter(|&c| flows[c].is_none())
+            .filter(|&c| {
+                let Some((k, seen)) = (0..c).rev().find_map(|k| Some((k, flows[k]?))) else { return false };
+                let (a0, a1) = life(k, seen);
+                (index[c].get(&(seen.proto, seen.client, seen.server)).into_iter().flatten()).any(|&f| {
+                    let (b0, b1) = life(c, self.flow(c, f as usize));
+                    b0 <= a1.saturating_add(SAME_TIME_NS) && a0 <= b1.saturating_add(SAME_TIME_NS)
+                })
+            })
+            .collect()
     }
 
     /// Recorded time → capture 1's clock.
@@ -312,6 +368,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
             .collect(),
         data,
         identity: identity::identity(&flows).map(Box::new),
+        same_tuple: ctx.same_tuple(&flows),
         blind,
         apart,
         fragments: None,
@@ -623,6 +680,52 @@ mod tests {
         let all = verdict(&[meta("decap"), meta("backend")], &captures, &corr, &[], &listed);
         assert_eq!(finish_boundaries(&tallies, &corr.delays_ns), all.boundaries);
         assert_eq!(all.boundaries[0].ports, Kept::Mixed);
+    }
+
+    #[test]
+    fn an_unmatched_flow_of_the_same_endpoints_and_time_is_named_where_the_request_was_not_seen() {
+        use crate::correlate::{ClockEstimate, OffsetMethodKind};
+        const S: i64 = 1_000_000_000;
+        // Capture 2's clock runs 5 s ahead. Three requests at capture 1, none chained on.
+        let mut first = Flows::default();
+        for (port, t) in [(40000, 10 * S), (40001, 20 * S), (40002, 30 * S)] {
+            first.flows.push(test_flow(("198.18.90.42", port), ("198.19.96.10", 80), t));
+        }
+        let mut second = Flows::default();
+        let at = |port, t| test_flow(("198.18.90.42", port), ("198.19.96.10", 80), t);
+        // 40000 at the same time (on capture 1's clock: 10.5 s); 40001 three
+        // seconds later (not the same time); 40002's port changed.
+        second.flows.extend([at(40000, 15 * S + S / 2), at(40001, 28 * S), at(40003, 35 * S)]);
+        let clock = |offset_ns| ClockEstimate {
+            offset_ns,
+            spread_ns: 0,
+            samples: 9,
+            method: OffsetMethodKind::RequestReply,
+        };
+        let corr = Correlation {
+            clocks: vec![clock(0), clock(5 * S)],
+            delays_ns: vec![None],
+            chains: (0..3)
+                .map(|i| crate::correlate::Chain {
+                    hops: vec![Some(i), None],
+                    links: Vec::new(),
+                    attempts: Vec::new(),
+                })
+                .collect(),
+            unmatched: vec![Vec::new(), vec![0, 1, 2]],
+            estimated: None,
+        };
+        let captures = [first, second];
+        let f = verdict(&[meta("decap"), meta("egress")], &captures, &corr, &[], &VerdictOptions::default());
+        let same: Vec<(u16, &[usize])> = (f.requests.iter())
+            .map(|r| (r.captures[0].client.unwrap().port.unwrap(), r.same_tuple.as_slice()))
+            .collect();
+        assert_eq!(same, [(40000, &[1][..]), (40001, &[][..]), (40002, &[][..])]);
+        // Matched there (not unmatched): nothing to say.
+        let mut corr = corr;
+        corr.unmatched[1].retain(|&f| f != 0);
+        let f = verdict(&[meta("decap"), meta("egress")], &captures, &corr, &[], &VerdictOptions::default());
+        assert!(f.requests.iter().all(|r| r.same_tuple.is_empty()));
     }
 
     #[test]

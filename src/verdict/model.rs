@@ -203,6 +203,11 @@ pub struct Request {
     /// numbers) that the matching kept apart by time: the clocks disagree for it there, so that
     /// capture's silence about it is no evidence. In path order.
     pub apart: Vec<usize>,
+    /// Captures where the request was not seen that hold a flow matching left
+    /// unmatched with its endpoints as the capture before saw them, the same
+    /// protocol, at the same time (lives overlapping on capture 1's clock,
+    /// within `verdict::SAME_TIME_NS`): "not seen there" would be too sure. In path order.
+    pub same_tuple: Vec<usize>,
     /// Only when some capture saw a datagram of it arrive as IP fragments.
     pub fragments: Option<Box<Fragments>>,
 }

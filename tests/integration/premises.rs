@@ -3,7 +3,7 @@
 //! reverse order. Each gives the right verdict or an explicit unknown with a
 //! warning, never a blame that rests on a capture that was not recording.
 
-use crate::util::{shift_pcap, step_pcap};
+use crate::util::{garble_pcap, shift_pcap, step_pcap};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -500,5 +500,51 @@ fn a_dscp_rewrite_and_an_added_vlan_tag_are_said_where_they_happen() {
     for r in v["requests"].as_array().unwrap() {
         assert_eq!(r["outcome"]["kind"], "completed", "{r:#}");
         assert_eq!(r["source"]["changed"][0]["between"], "egress->backend", "{r:#}");
+    }
+}
+
+/// A request not tied to a capture that holds a flow of its endpoints at the
+/// same time (the bytes differ: matching rightly did not tie them) does not
+/// read "seen only at … not at egress" or pass egress by in silence: the
+/// explanation names that flow (issue 30).
+#[test]
+fn a_flow_of_the_same_endpoints_and_time_with_other_bytes_is_named_not_passed_over() {
+    use flate2::read::MultiGzDecoder;
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let gunzip = |name: &str| {
+        let mut raw = Vec::new();
+        MultiGzDecoder::new(std::fs::File::open(lab("udp-icmp").join(name)).unwrap())
+            .read_to_end(&mut raw)
+            .unwrap();
+        raw
+    };
+    let mut paths = Vec::new();
+    for (label, edit) in [("decap", false), ("egress", true), ("backend", false)] {
+        let raw = gunzip(&format!("{label}.pcap.gz"));
+        // egress: the first datagram's query and answer (records 3 and 4), their last 4 bytes
+        let raw = if edit { garble_pcap(&raw, &[3, 4], 4) } else { raw };
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, raw).unwrap();
+        paths.push((label, path));
+    }
+    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    let r = &v["requests"][0];
+    assert_eq!(r["captures"][0]["client"], "198.18.90.42:5353", "{r:#}");
+    assert_eq!(
+        (r["captures"][1]["seen"].as_bool(), &r["same_tuple"]),
+        (Some(false), &serde_json::json!(["egress"]))
+    );
+    assert!(
+        r["explanation"].as_str().unwrap().contains(
+            "; egress holds a flow with the same endpoints at the same time that matching did not tie to it;"
+        ),
+        "{r:#}"
+    );
+    assert_eq!(v["unmatched"][0]["count"], 1);
+    // The other requests: seen at egress, nothing to say.
+    for r in v["requests"].as_array().unwrap().iter().skip(1) {
+        assert!(r.get("same_tuple").is_none(), "{r:#}");
     }
 }

@@ -245,6 +245,26 @@ pub fn shift_pcap(bytes: &[u8], secs: i64) -> Vec<u8> {
     out
 }
 
+/// A classic pcap with the last `n` bytes of records `records` (1-based, as
+/// tshark numbers them) inverted: the same packets and tuples, other bytes
+/// (as a rewriter that edits payloads, or tcprewrite turning padding into
+/// payload, leaves them).
+pub fn garble_pcap(bytes: &[u8], records: &[usize], n: usize) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let le = pcap_le(&out);
+    let (mut at, mut number) = (24, 0);
+    while at + 16 <= out.len() {
+        let len = pcap_word(le, &out[at + 8..at + 12]) as usize;
+        number += 1;
+        if records.contains(&number) {
+            out[at + 16 + len - n..at + 16 + len].iter_mut().for_each(|b| *b ^= 0xff);
+        }
+        at += 16 + len;
+    }
+    assert_eq!(at, out.len(), "whole records");
+    out
+}
+
 /// A classic pcap whose clock steps by `step_ns` halfway through its time
 /// range (as NTP correcting a drifting host): records from then on are
 /// shifted (as `editcap -A T` + `editcap -t` + `mergecap -a`). Microsecond
