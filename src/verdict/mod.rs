@@ -234,7 +234,7 @@ impl<'a> Ctx<'a> {
         self.by_receiver[capture].get_or_init(|| stray::by_receiver(&self.captures[capture].flows))
     }
 
-    /// Captures that did not see chain `chain_ix` (its flows `flows`) but hold
+    /// Captures that did not see the request of `flows` (its flow per capture) but hold
     /// an unmatched flow with its endpoints as the nearest capture before saw
     /// them, of its protocol, at the same time ([`Request::same_tuple`]).
     fn same_tuple(&self, flows: &[Option<&Flow>]) -> Vec<usize> {
