@@ -205,7 +205,7 @@ fn answer_only(h: &crate::verdict::Hop) -> bool {
 /// The boundary a reset or ICMP error came in through (`outcome.origin`)
 /// when no capture past its near side saw the request: then every reply on
 /// the path came from that boundary, not from the server.
-fn answered_in_between(r: &Request) -> Option<Between> {
+pub fn answered_in_between(r: &Request) -> Option<Between> {
     let Some(Origin::Between(b)) = r.outcome.origin else { return None };
     let answer = matches!(r.outcome.kind, OutcomeKind::Reset | OutcomeKind::IcmpError);
     let stopped = r.captures.iter().rposition(|h| h.seen) == Some(b.from);

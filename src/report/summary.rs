@@ -40,7 +40,11 @@ pub fn change_phrase(w: &Words<'_>, side: &str, c: &Change) -> String {
 pub fn reply_phrase(w: &Words<'_>, r: &Request) -> String {
     let reply = &r.reply;
     match reply.path {
-        ReplyPath::SamePath => "replies on the same path".to_string(),
+        // What came back came in where the request stopped (explain's reading).
+        ReplyPath::SamePath => match crate::report::explain::answered_in_between(r) {
+            Some(b) => format!("request went no further than {}", w.label(b.from)),
+            None => "replies on the same path".to_string(),
+        },
         ReplyPath::ReplyLost => match reply.lost_between {
             Some(b) => format!("reply seen at {}, lost before {}", w.label(b.to), w.label(b.from)),
             None => "reply lost on the way back".to_string(),
@@ -933,7 +937,7 @@ mod tests {
         );
         assert_eq!(
             pattern(&w, &f.requests[2]),
-            "addresses unchanged, replies on the same path, ICMP error 3/13 from 198.19.3.1, injected between egress and backend: policy, not path"
+            "addresses unchanged, request went no further than egress, ICMP error 3/13 from 198.19.3.1, injected between egress and backend: policy, not path"
         );
     }
 
@@ -952,8 +956,8 @@ mod tests {
         }
         f.requests.push(other);
         let w = Words::new(&f);
-        let closed = "addresses unchanged, replies on the same path, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: nothing listening on that port";
-        let filter = "addresses unchanged, replies on the same path, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: sent by a host other than the server (a filter answering in its place)";
+        let closed = "addresses unchanged, request went no further than egress, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: nothing listening on that port";
+        let filter = "addresses unchanged, request went no further than egress, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: sent by a host other than the server (a filter answering in its place)";
         assert_eq!(pattern(&w, &f.requests[2]), closed);
         assert_eq!(pattern(&w, &f.requests[5]), filter);
         let texts: Vec<String> = patterns(&f).into_iter().map(|(_, t)| t).collect();
@@ -963,7 +967,7 @@ mod tests {
         f.requests[2].outcome.icmp = Some(IcmpCode { ty: 3, code: 5 });
         assert_eq!(
             pattern(&Words::new(&f), &f.requests[2]),
-            "addresses unchanged, replies on the same path, ICMP error 3/5 from 198.19.96.11, injected between egress and backend"
+            "addresses unchanged, request went no further than egress, ICMP error 3/5 from 198.19.96.11, injected between egress and backend"
         );
     }
 
