@@ -285,7 +285,16 @@ impl FlowTable {
             if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
                 f.server_fp = fp;
             }
-            f.carriers = s.client_head.take();
+            let (carriers, app) = s.client_head.take();
+            f.carriers = carriers;
+            // The request's facts, with the response status already found.
+            f.app = match (app, f.app.take()) {
+                (Some(mut a), Some(b)) => {
+                    a.merge(*b);
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
             // A PROXY header is the proxy's, not the client's: compare what follows it.
             if let Some(fp) = f.carriers.as_mut().and_then(|c| c.payload_fp.take()) {
                 f.client_fp = fp;

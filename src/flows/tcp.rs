@@ -7,7 +7,7 @@ use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
 use super::Ns;
-use super::{Endpoint, FlowProto, Orientation, TcpEvent};
+use super::{AppFacts, AppProto, Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
 
 impl FlowTable {
@@ -120,6 +120,16 @@ impl FlowTable {
             }
             if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.server_base = Some(t.seq);
+            }
+            // An HTTP/1.x response's status at the start of the server stream.
+            if payload.first() == Some(&b'H')
+                && s.server_base == Some(t.seq)
+                && f.orientation != Orientation::Midstream
+                && f.app.as_ref().is_none_or(|a| a.status.is_none())
+            {
+                if let Some(code) = super::facts::http_status(payload) {
+                    f.app.get_or_insert_with(|| Box::new(AppFacts::new(AppProto::Http))).status = Some(code);
+                }
             }
             if payload_len > 0 {
                 f.max_to_client.add(p.ip_len);
