@@ -299,6 +299,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.apart = r.apart.iter().map(|&c| w.label(c).to_string()).collect();
     q.same_tuple = r.same_tuple.iter().map(|&c| w.label(c).to_string()).collect();
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
+    q.app = r.app.as_deref().map(|a| AppOut::of(w, a));
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]
@@ -540,6 +541,32 @@ mod tests {
             client_set: None,
         };
         assert!(bad.into_typed(&labels).unwrap_err().contains("without a carrier"));
+    }
+
+    #[test]
+    fn app_facts_are_written_only_when_present_and_read_back() {
+        let mut typed = crate::report::fixtures::findings();
+        assert!(!serde_json::to_string(&findings(&typed)).unwrap().contains("\"app\""));
+        for (r, a) in typed.requests.iter_mut().zip(crate::report::fixtures::apps()) {
+            r.app = Some(Box::new(a));
+        }
+        let text = serde_json::to_string(&findings(&typed)).unwrap();
+        for want in [
+            r#""app":{"protocol":"http","at":"decap","method":"GET","target":"/a?b=1\\x20c","host":"-cmd|x","status":503}"#,
+            r#""app":{"protocol":"tls","at":"egress","sni":"=app.example","alpn":["-h2","http/1.1","a\\x2cb"]}"#,
+            r#""app":{"protocol":"dns","at":"decap","qname":"nx.app.example","qtype":"HTTPS","rcode":"NXDOMAIN"}"#,
+            r#""app":{"protocol":"http","at":"decap","status":400}"#,
+        ] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
+        let back = serde_json::from_str::<Findings>(&text).unwrap().into_typed().unwrap();
+        for (a, b) in back.requests.iter().zip(&typed.requests) {
+            assert_eq!(a.app, b.app, "request {}", b.request);
+        }
+        // Numbers without a name are written and read as RFC 3597 / numbered words.
+        assert_eq!((qtype_name(65534), qtype_of("TYPE65534")), ("TYPE65534".to_string(), Ok(65534)));
+        assert_eq!((rcode_name(12), rcode_of("RCODE12")), ("RCODE12".to_string(), Ok(12)));
+        assert!(qtype_of("BOGUS").is_err() && rcode_of("RCODE999").is_err());
     }
 
     #[test]
