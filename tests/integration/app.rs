@@ -153,3 +153,47 @@ fn corpus_browsing_facts_agree_with_tshark() {
     let n = report["requests"].as_array().unwrap().iter().filter(|r| r.get("app").is_some()).count();
     assert_eq!(n, 212, "requests with application facts");
 }
+
+mod hostile {
+    use proptest::prelude::*;
+    use tuplecorr::flows::facts::{self, ALPN_BOUND, ALPN_ID_BOUND, NAME_BOUND, TARGET_BOUND};
+
+    /// At most this many characters for `n` bytes of escaped text (`\xHH` each).
+    fn bounded(text: &Option<String>, n: usize) -> bool {
+        text.as_ref().is_none_or(|t| t.len() <= 4 * n && t.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    }
+
+    /// The real ClientHello of the unit tests' kind: starts like one, then anything.
+    fn tls_like() -> impl Strategy<Value = Vec<u8>> {
+        (any::<u16>(), proptest::collection::vec(any::<u8>(), 0..1100))
+            .prop_map(|(len, rest)| [&[0x16, 3, 1][..], &len.to_be_bytes(), &[1], &rest].concat())
+    }
+
+    fn dns_like() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![Just(0xc0u8), Just(0u8), 1u8..64, any::<u8>()], 0..600)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Any bytes: no panic, text bounded and printable, lists bounded.
+        #[test]
+        fn any_first_bytes_give_bounded_printable_facts(
+            tls in tls_like(),
+            dns in dns_like(),
+            http in "[A-Z]{3,7} [ -~\\x80-\\xff]{0,300} HTTP/1\\.[01]\r\n([ -~]{0,60}\r\n){0,8}",
+        ) {
+            for f in [facts::client_hello(&tls), facts::http_request(http.as_bytes()), facts::dns(&dns)]
+                .into_iter()
+                .flatten()
+            {
+                prop_assert!(bounded(&f.target, TARGET_BOUND) && bounded(&f.host, NAME_BOUND));
+                prop_assert!(bounded(&f.sni, NAME_BOUND) && bounded(&f.qname, NAME_BOUND));
+                prop_assert!(f.alpn.len() <= ALPN_BOUND);
+                prop_assert!(f.alpn.iter().all(|p| p.len() <= 4 * ALPN_ID_BOUND && !p.contains(',')));
+            }
+            let _ = facts::http_status(&tls);
+            let _ = facts::http_status(http.as_bytes());
+        }
+    }
+}
