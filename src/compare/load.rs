@@ -423,7 +423,7 @@ mod tests {
     fn csv_app_cells_are_defused_and_read_back() {
         let mut want = findings();
         for (r, a) in want.requests.iter_mut().zip(crate::report::fixtures::apps()) {
-            r.app = Some(Box::new(a));
+            r.app = Some(a);
         }
         let mut out = Vec::new();
         crate::report::csv::write_csv(&want, &mut out).unwrap();

@@ -591,7 +591,11 @@ mod tests {
         assert!(matches!(h, StreamHead::Done(Some(_), Some(_))), "blank line seen: parsed, bytes dropped");
         let (c, app) = h.take();
         let c = c.expect("carriers");
-        assert_eq!(app.and_then(|a| a.host), Some("h".to_string()), "and the request's own facts");
+        assert_eq!(
+            app.and_then(|a| a.text(super::facts::Field::Host)),
+            Some("h".to_string()),
+            "and the request's own facts"
+        );
         assert_eq!(c.of(CarrierKind::XForwardedFor).map(|x| x.elements), Some(2));
         assert_eq!(c.payload_fp, None, "no PROXY header: the stream's own fingerprint stands");
 
@@ -603,7 +607,11 @@ mod tests {
         own.add(0, REQ);
         let (c, app) = p.take();
         assert_eq!(c.and_then(|c| c.payload_fp), Some(own.fingerprint()));
-        assert_eq!(app.and_then(|a| a.target), Some("/x".to_string()), "the request after the PROXY line");
+        assert_eq!(
+            app.and_then(|a| a.text(super::facts::Field::Target)),
+            Some("/x".to_string()),
+            "the request after the PROXY line"
+        );
 
         // A TLS record that is no handshake (application data): nothing kept.
         let mut tls = StreamHead::default();

@@ -26,42 +26,150 @@ pub enum AppProto {
     Dns,
 }
 
+/// A text field of [`AppFacts`], kept as the raw bytes read (bounded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// HTTP request method, target (at most [`TARGET_BOUND`] bytes), `Host`.
+    Method,
+    Target,
+    Host,
+    /// TLS ClientHello: the first `host_name` of `server_name`.
+    Sni,
+    /// One ALPN protocol offered (several, in order; at most [`ALPN_BOUND`]).
+    Alpn,
+    /// DNS: the first question's name, as its labels on the wire (each a
+    /// length byte and its bytes, no root label).
+    Qname,
+}
+
+/// Bytes of text fields kept in the summary itself (the usual `GET /path` and
+/// `Host`, an SNI, a name): a flow's facts are then one allocation.
+const INLINE: usize = 46;
+
+/// The text fields, each `[field][length][bytes]`: inline while short, else
+/// all of them on the heap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Text {
+    len: u8,
+    inline: [u8; INLINE],
+    heap: Option<Box<[u8]>>,
+}
+
+impl Text {
+    fn bytes(&self) -> &[u8] {
+        match &self.heap {
+            Some(h) => h,
+            None => &self.inline[..usize::from(self.len)],
+        }
+    }
+
+    fn push(&mut self, field: Field, raw: &[u8]) {
+        let raw = &raw[..raw.len().min(255)];
+        let entry = [&[field as u8, raw.len() as u8][..], raw];
+        let len = usize::from(self.len) + 2 + raw.len();
+        if self.heap.is_none() && len <= INLINE {
+            let at = usize::from(self.len);
+            self.inline[at..at + 2].copy_from_slice(entry[0]);
+            self.inline[at + 2..len].copy_from_slice(raw);
+            self.len = len as u8;
+        } else {
+            let mut all = Vec::with_capacity(self.bytes().len() + 2 + raw.len());
+            all.extend_from_slice(self.bytes());
+            entry.iter().for_each(|e| all.extend_from_slice(e));
+            self.heap = Some(all.into_boxed_slice());
+        }
+    }
+
+    /// Every `(field, bytes)` in the order pushed.
+    fn entries(&self) -> impl Iterator<Item = (u8, &[u8])> {
+        let b = self.bytes();
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let (&tag, &len) = (b.get(at)?, b.get(at + 1)?);
+            let raw = b.get(at + 2..at + 2 + usize::from(len))?;
+            at += 2 + usize::from(len);
+            Some((tag, raw))
+        })
+    }
+}
+
 /// What the first bytes of a flow say about its application (boxed in a
-/// flow: most fields are absent, and most flows have none).
+/// flow: most flows have none). Text is kept as the bytes read, bounded;
+/// [`AppFacts::text`] escapes it when a report asks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AppFacts {
     pub proto: AppProto,
-    /// HTTP: the request method, target (cut to [`TARGET_BOUND`] bytes) and
-    /// `Host`; the response's status code.
-    pub method: Option<String>,
-    pub target: Option<String>,
-    pub host: Option<String>,
+    /// HTTP: the response's status code.
     pub status: Option<u16>,
-    /// TLS ClientHello: the first `host_name` of `server_name`, and the ALPN
-    /// protocols offered (at most [`ALPN_BOUND`]).
-    pub sni: Option<String>,
-    pub alpn: Vec<String>,
-    /// DNS: the first question's name (no trailing dot; the root is `.`)
-    /// and type, and the response code (the header's 4 bits).
-    pub qname: Option<String>,
+    /// DNS: the first question's type, and the response code (the header's 4 bits).
     pub qtype: Option<u16>,
     pub rcode: Option<u8>,
+    text: Text,
 }
 
 impl AppFacts {
     pub fn new(proto: AppProto) -> AppFacts {
         AppFacts {
             proto,
-            method: None,
-            target: None,
-            host: None,
             status: None,
-            sni: None,
-            alpn: Vec::new(),
-            qname: None,
             qtype: None,
             rcode: None,
+            text: Text { len: 0, inline: [0; INLINE], heap: None },
         }
+    }
+
+    /// Sets a text field from the bytes read (a field already set is kept;
+    /// [`Field::Alpn`] adds a protocol, at most [`ALPN_BOUND`]).
+    pub fn set(&mut self, field: Field, raw: &[u8]) {
+        let bound = match field {
+            Field::Method => 8,
+            Field::Target => TARGET_BOUND,
+            Field::Alpn => ALPN_ID_BOUND,
+            Field::Host | Field::Sni | Field::Qname => NAME_BOUND,
+        };
+        let taken = self.text.entries().filter(|(t, _)| *t == field as u8).count();
+        if taken == 0 || (field == Field::Alpn && taken < ALPN_BOUND) {
+            self.text.push(field, &raw[..raw.len().min(bound)]);
+        }
+    }
+
+    /// The bytes read for `field` (the first ALPN protocol for [`Field::Alpn`]).
+    pub fn raw(&self, field: Field) -> Option<&[u8]> {
+        self.text.entries().find(|(t, _)| *t == field as u8).map(|(_, r)| r)
+    }
+
+    /// The ALPN protocols offered, as read.
+    pub fn alpn_raw(&self) -> impl Iterator<Item = &[u8]> {
+        self.text.entries().filter(|(t, _)| *t == Field::Alpn as u8).map(|(_, r)| r)
+    }
+
+    /// `field` as report text into `out` (false, nothing written, when
+    /// absent): bytes outside printable ASCII and `\\` as `\\xHH`; a DNS
+    /// name dotted (a `.` inside a label `\\x2e`; the root `.`), a `,` inside
+    /// an ALPN protocol `\\x2c`.
+    pub fn text_into(&self, field: Field, out: &mut String) -> bool {
+        let Some(raw) = self.raw(field) else { return false };
+        if field == Field::Qname {
+            qname_text(raw, out);
+        } else {
+            escape_into(out, raw, if field == Field::Alpn { b"," } else { b"" });
+        }
+        true
+    }
+
+    /// `field` as report text (see [`AppFacts::text_into`]).
+    pub fn text(&self, field: Field) -> Option<String> {
+        let mut s = String::new();
+        self.text_into(field, &mut s).then_some(s)
+    }
+
+    /// The ALPN protocols as report text.
+    pub fn alpn_text(&self) -> impl Iterator<Item = String> + '_ {
+        self.alpn_raw().map(|p| {
+            let mut s = String::new();
+            escape_into(&mut s, p, b",");
+            s
+        })
     }
 
     /// Adds what `other` (the same protocol, e.g. the DNS answer to a query)
@@ -70,38 +178,97 @@ impl AppFacts {
         if other.proto != self.proto {
             return;
         }
-        fn take<T>(a: &mut Option<T>, b: Option<T>) {
-            if a.is_none() {
-                *a = b;
+        self.status = self.status.or(other.status);
+        self.qtype = self.qtype.or(other.qtype);
+        self.rcode = self.rcode.or(other.rcode);
+        let had_alpn = self.alpn_raw().next().is_some();
+        for (tag, raw) in other.text.entries() {
+            let Some(field) = FIELDS.iter().copied().find(|f| *f as u8 == tag) else { continue };
+            if field != Field::Alpn || !had_alpn {
+                self.set(field, raw);
             }
         }
-        take(&mut self.method, other.method);
-        take(&mut self.target, other.target);
-        take(&mut self.host, other.host);
-        take(&mut self.status, other.status);
-        take(&mut self.sni, other.sni);
-        if self.alpn.is_empty() {
-            self.alpn = other.alpn;
-        }
-        take(&mut self.qname, other.qname);
-        take(&mut self.qtype, other.qtype);
-        take(&mut self.rcode, other.rcode);
     }
 }
 
-/// Untrusted bytes as text: printable ASCII but `\` as it is, any other byte
-/// (and those in `also`) as `\xHH`; at most `bound` bytes of `b` are read.
+const FIELDS: [Field; 6] = [Field::Method, Field::Target, Field::Host, Field::Sni, Field::Alpn, Field::Qname];
+
+/// Untrusted bytes as text: printable ASCII but `\\` as it is, any other byte
+/// (and those in `also`) as `\\xHH`; at most `bound` bytes of `b` are read.
 pub fn escape(b: &[u8], bound: usize, also: &[u8]) -> String {
-    let b = &b[..b.len().min(bound)];
-    let mut s = String::with_capacity(b.len());
-    for &c in b {
-        if (0x21..=0x7e).contains(&c) && c != b'\\' && !also.contains(&c) {
-            s.push(c as char);
+    let mut s = String::with_capacity(b.len().min(bound));
+    escape_into(&mut s, &b[..b.len().min(bound)], also);
+    s
+}
+
+/// [`escape`] appended to `out`.
+pub fn escape_into(out: &mut String, b: &[u8], also: &[u8]) {
+    let plain = |c: u8| (0x21..=0x7e).contains(&c) && c != b'\\' && !also.contains(&c);
+    // The usual text (a path, a host name) has nothing to escape: copied whole.
+    let n = b.iter().position(|&c| !plain(c)).unwrap_or(b.len());
+    out.push_str(std::str::from_utf8(&b[..n]).unwrap_or_default());
+    for &c in &b[n..] {
+        if plain(c) {
+            out.push(c as char);
         } else {
-            s.push_str(&format!("\\x{c:02x}"));
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\x");
+            out.push(HEX[usize::from(c >> 4)] as char);
+            out.push(HEX[usize::from(c & 15)] as char);
         }
     }
-    s
+}
+
+/// The text [`escape`] wrote, as bytes (a `\\xHH` that is not one stays as written).
+pub fn unescape(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (b[i], b.get(i + 1), hex) {
+            (b'\\', Some(b'x'), Some(v)) => {
+                out.push(v);
+                i += 4;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Wire labels → `a.example` (escaped; `.` for the root).
+fn qname_text(mut wire: &[u8], out: &mut String) {
+    let start = out.len();
+    while let Some((&len, rest)) = wire.split_first() {
+        let label = &rest[..rest.len().min(usize::from(len))];
+        if out.len() > start {
+            out.push('.');
+        }
+        escape_into(out, label, b".");
+        wire = &rest[label.len()..];
+    }
+    if out.len() == start {
+        out.push('.');
+    }
+}
+
+/// `a.example` as report text → its wire labels (for a report read back).
+pub fn qname_wire(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    if text == "." {
+        return out;
+    }
+    for label in text.split('.') {
+        let raw = unescape(label);
+        let raw = &raw[..raw.len().min(63)];
+        out.push(raw.len() as u8);
+        out.extend_from_slice(raw);
+    }
+    out
 }
 
 // ---- HTTP ----
@@ -124,8 +291,8 @@ pub fn http_request(head: &[u8]) -> Option<AppFacts> {
         return None;
     }
     let mut facts = AppFacts::new(AppProto::Http);
-    facts.method = Some(escape(method, 8, &[]));
-    facts.target = Some(escape(target, TARGET_BOUND, &[]));
+    facts.set(Field::Method, method);
+    facts.set(Field::Target, target);
     // Headers up to the blank line (or the end of what is known); a line
     // cut by the end of the bytes is not read.
     let mut at = end + 1;
@@ -139,7 +306,7 @@ pub fn http_request(head: &[u8]) -> Option<AppFacts> {
         if line.len() > 5 && line[..5].eq_ignore_ascii_case(b"host:") {
             let v = trim(&line[5..]);
             if !v.is_empty() {
-                facts.host = Some(escape(v, NAME_BOUND, &[]));
+                facts.set(Field::Host, v);
             }
             break;
         }
@@ -248,8 +415,12 @@ pub fn client_hello(head: &[u8]) -> Option<AppFacts> {
     }
     while let (Some(ty), Some(data)) = (c.u16(), c.vec(2)) {
         match ty {
-            0 => facts.sni = sni(data),
-            16 => facts.alpn = alpn(data),
+            0 => {
+                if let Some(name) = sni(data) {
+                    facts.set(Field::Sni, name);
+                }
+            }
+            16 => alpn(data, &mut facts),
             _ => {}
         }
     }
@@ -257,31 +428,26 @@ pub fn client_hello(head: &[u8]) -> Option<AppFacts> {
 }
 
 /// The first `host_name` of a `server_name` extension.
-fn sni(data: &[u8]) -> Option<String> {
+fn sni(data: &[u8]) -> Option<&[u8]> {
     let mut c = Cursor::new(data);
     let mut list = Cursor::new(c.vec(2)?);
     while let Some(kind) = list.u8() {
         let name = list.vec(2)?;
         if kind == 0 && !name.is_empty() {
-            return Some(escape(name, NAME_BOUND, &[]));
+            return Some(name);
         }
     }
     None
 }
 
-/// The protocols of an ALPN extension (`,` in one is written `\x2c`).
-fn alpn(data: &[u8]) -> Vec<String> {
+/// The protocols of an ALPN extension, at most [`ALPN_BOUND`].
+fn alpn(data: &[u8], facts: &mut AppFacts) {
     let mut c = Cursor::new(data);
-    let Some(list) = c.vec(2) else { return Vec::new() };
+    let Some(list) = c.vec(2) else { return };
     let mut list = Cursor::new(list);
-    let mut out = Vec::new();
     while let Some(p) = list.vec(1) {
-        if out.len() == ALPN_BOUND {
-            break;
-        }
-        out.push(escape(p, ALPN_ID_BOUND, b","));
+        facts.set(Field::Alpn, p);
     }
-    out
 }
 
 // ---- DNS ----
@@ -307,44 +473,34 @@ pub fn dns(msg: &[u8]) -> Option<AppFacts> {
         facts.rcode = Some((flags & 0xf) as u8);
     }
     if qdcount > 0 {
-        if let Some(name) = name(msg, c.at) {
-            facts.qname = Some(name.0);
-            c.at = name.1;
+        if let Some((wire, end)) = name(msg, c.at) {
+            facts.set(Field::Qname, &wire);
+            c.at = end;
             facts.qtype = c.u16();
         }
     }
     Some(facts)
 }
 
-/// The name at `at` of a DNS message, and where it ends. Compression
-/// pointers are followed backwards only (each to before the last), so a loop
-/// cannot be made; at most [`NAME_BOUND`] bytes of labels are read.
-fn name(msg: &[u8], mut at: usize) -> Option<(String, usize)> {
-    let mut out = String::new();
-    let mut wire = 0usize;
+/// The name at `at` of a DNS message as its labels (each a length byte and
+/// its bytes, no root label), and where it ends. Compression pointers are
+/// followed backwards only (each to before the last), so a loop cannot be
+/// made; at most [`NAME_BOUND`] bytes of labels are read.
+fn name(msg: &[u8], mut at: usize) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
     let mut end = None;
     let mut floor = at;
     loop {
         let len = *msg.get(at)?;
         match len >> 6 {
-            0 if len == 0 => {
-                let end = end.unwrap_or(at + 1);
-                if out.is_empty() {
-                    out.push('.');
-                }
-                return Some((out, end));
-            }
+            0 if len == 0 => return Some((out, end.unwrap_or(at + 1))),
             0 => {
-                let label = msg.get(at + 1..at + 1 + usize::from(len))?;
-                wire += 1 + label.len();
-                if wire > NAME_BOUND {
+                let label = msg.get(at..at + 1 + usize::from(len))?;
+                if out.len() + label.len() > NAME_BOUND {
                     return None;
                 }
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&escape(label, 63, b"."));
-                at += 1 + label.len();
+                out.extend_from_slice(label);
+                at += label.len();
             }
             3 => {
                 let lo = *msg.get(at + 1)?;
@@ -400,13 +556,49 @@ mod tests {
     );
 
     #[test]
+    fn text_fields_are_kept_inline_when_short_and_on_the_heap_when_long() {
+        let mut f = AppFacts::new(AppProto::Http);
+        f.set(Field::Method, b"GET");
+        f.set(Field::Host, b"a.example");
+        assert!(f.text.heap.is_none(), "the usual request: one allocation, the facts' own");
+        f.set(Field::Host, b"b.example");
+        assert_eq!(f.text(Field::Host).as_deref(), Some("a.example"), "a field set once stays");
+        let long = [b'/'; 300];
+        f.set(Field::Target, &long);
+        assert!(f.text.heap.is_some());
+        assert_eq!(f.raw(Field::Target).map(<[u8]>::len), Some(TARGET_BOUND), "cut to its bound");
+        assert_eq!(
+            (f.text(Field::Method).as_deref(), f.text(Field::Host).as_deref()),
+            (Some("GET"), Some("a.example"))
+        );
+        // Merged facts add only what was missing; ALPN lists are not mixed.
+        let mut g = AppFacts::new(AppProto::Http);
+        g.set(Field::Host, b"other");
+        g.status = Some(200);
+        f.merge(g);
+        assert_eq!((f.text(Field::Host).as_deref(), f.status), (Some("a.example"), Some(200)));
+        let mut t = AppFacts::new(AppProto::Tls);
+        (0..12).for_each(|i| t.set(Field::Alpn, format!("p{i}").as_bytes()));
+        assert_eq!(t.alpn_raw().count(), ALPN_BOUND);
+        let mut u = AppFacts::new(AppProto::Tls);
+        u.set(Field::Alpn, b"h2");
+        u.set(Field::Sni, b"s");
+        t.merge(u);
+        assert_eq!((t.alpn_raw().count(), t.text(Field::Sni).as_deref()), (ALPN_BOUND, Some("s")));
+        // Text read back from a report gives the same bytes.
+        assert_eq!(unescape("a\\x20b\\x5c\\xzz"), b"a b\\\\xzz");
+        assert_eq!(qname_wire("a\\x2eb.example"), b"\x03a.b\x07example");
+        assert_eq!(qname_wire("."), b"");
+    }
+
+    #[test]
     fn a_real_client_hello_gives_its_sni_and_alpn() {
         let hello = unhex(HELLO);
         let f = client_hello(&hello).expect("a ClientHello");
         assert_eq!(f.proto, AppProto::Tls);
-        assert_eq!(f.sni.as_deref(), Some("app.example"));
-        assert_eq!(f.alpn, ["h2", "http/1.1"]);
-        assert_eq!((f.method, f.host, f.status), (None, None, None));
+        assert_eq!(f.text(Field::Sni).as_deref(), Some("app.example"));
+        assert_eq!(f.alpn_text().collect::<Vec<_>>(), ["h2", "http/1.1"]);
+        assert_eq!((f.raw(Field::Method), f.raw(Field::Host), f.status), (None, None, None));
         assert_eq!(tls_record_end(&hello), Some(hello.len()), "one record, all of it kept");
     }
 
@@ -416,9 +608,10 @@ mod tests {
         for cut in 0..hello.len() {
             let f = client_hello(&hello[..cut]);
             // Never a guess: the whole SNI, or none.
-            let sni = f.as_ref().and_then(|f| f.sni.as_deref());
+            let sni = f.as_ref().and_then(|f| f.text(Field::Sni));
+            let sni = sni.as_deref();
             assert!(sni.is_none() || sni == Some("app.example"), "cut {cut}: {sni:?}");
-            for p in f.iter().flat_map(|f| &f.alpn) {
+            for p in f.iter().flat_map(|f| f.alpn_text()) {
                 assert!(["h2", "http/1.1"].contains(&p.as_str()), "cut {cut}: {p}");
             }
             if cut >= 9 {
@@ -430,7 +623,7 @@ mod tests {
         let mut big = hello.clone();
         big[3..5].copy_from_slice(&[0xff, 0xff]);
         big[6..9].copy_from_slice(&[0xff, 0xff, 0xff]);
-        assert_eq!(client_hello(&big).and_then(|f| f.sni).as_deref(), Some("app.example"));
+        assert_eq!(client_hello(&big).and_then(|f| f.text(Field::Sni)).as_deref(), Some("app.example"));
         // Not a ClientHello: a ServerHello (type 2), application data, HTTP.
         let mut server = hello.clone();
         server[5] = 2;
@@ -472,20 +665,20 @@ mod tests {
         rec.extend((hs.len() as u16).to_be_bytes());
         rec.extend(&hs);
         let f = client_hello(&rec).unwrap();
-        assert_eq!(f.sni.as_deref(), Some("evil\\x1b[2J\\x5cname"));
-        assert_eq!(f.alpn.len(), ALPN_BOUND);
-        assert_eq!(f.alpn[0], "a\\x2cb");
-        assert_eq!(f.alpn[1], "x".repeat(ALPN_ID_BOUND));
-        assert_eq!(f.alpn[2], "h2");
+        assert_eq!(f.text(Field::Sni).as_deref(), Some("evil\\x1b[2J\\x5cname"));
+        assert_eq!(f.alpn_text().collect::<Vec<_>>().len(), ALPN_BOUND);
+        assert_eq!(f.alpn_text().collect::<Vec<_>>()[0], "a\\x2cb");
+        assert_eq!(f.alpn_text().collect::<Vec<_>>()[1], "x".repeat(ALPN_ID_BOUND));
+        assert_eq!(f.alpn_text().collect::<Vec<_>>()[2], "h2");
     }
 
     #[test]
     fn a_real_http_request_and_its_status() {
         let f = http_request(REQUEST).expect("a request");
         assert_eq!(f.proto, AppProto::Http);
-        assert_eq!(f.method.as_deref(), Some("GET"));
-        assert_eq!(f.target.as_deref(), Some("/nothing-here?q=1"));
-        assert_eq!(f.host.as_deref(), Some("app.example"));
+        assert_eq!(f.text(Field::Method).as_deref(), Some("GET"));
+        assert_eq!(f.text(Field::Target).as_deref(), Some("/nothing-here?q=1"));
+        assert_eq!(f.text(Field::Host).as_deref(), Some("app.example"));
         assert_eq!(http_status(RESPONSE), Some(404));
         assert_eq!(http_status(b"HTTP/1.1 200 OK\r\n"), Some(200));
         assert_eq!(http_status(b"HTTP/1.1 204\r\n"), Some(204));
@@ -504,14 +697,14 @@ mod tests {
     fn an_http_request_is_cut_to_its_bounds_and_escaped() {
         let long = format!("GET /{} HTTP/1.1\r\nhost:  a.example \r\n\r\n", "a".repeat(500));
         let f = http_request(long.as_bytes()).unwrap();
-        assert_eq!(f.target.as_ref().map(String::len), Some(TARGET_BOUND));
-        assert_eq!(f.host.as_deref(), Some("a.example"), "any case, blanks trimmed");
+        assert_eq!(f.raw(Field::Target).map(<[u8]>::len), Some(TARGET_BOUND));
+        assert_eq!(f.text(Field::Host).as_deref(), Some("a.example"), "any case, blanks trimmed");
         let f = http_request(b"POST /a\xff\x07b HTTP/1.0\r\nHost: =cmd|x\r\n\r\n").unwrap();
-        assert_eq!(f.target.as_deref(), Some("/a\\xff\\x07b"));
-        assert_eq!(f.host.as_deref(), Some("=cmd|x"), "escaped for terminals; cells defuse it");
+        assert_eq!(f.text(Field::Target).as_deref(), Some("/a\\xff\\x07b"));
+        assert_eq!(f.text(Field::Host).as_deref(), Some("=cmd|x"), "escaped for terminals; cells defuse it");
         // The Host header after the blank line is the body's, not the request's.
         let f = http_request(b"GET / HTTP/1.1\r\n\r\nHost: body\r\n").unwrap();
-        assert_eq!(f.host, None);
+        assert_eq!(f.raw(Field::Host), None);
         // Cut before the end of the request line: no request.
         for cut in 0..REQUEST.len() {
             let f = http_request(&REQUEST[..cut]);
@@ -519,8 +712,11 @@ mod tests {
                 assert_eq!(f, None, "cut {cut}");
             } else {
                 let f = f.unwrap();
-                assert_eq!(f.target.as_deref(), Some("/nothing-here?q=1"));
-                assert!(f.host.is_none() || f.host.as_deref() == Some("app.example"), "cut {cut}");
+                assert_eq!(f.text(Field::Target).as_deref(), Some("/nothing-here?q=1"));
+                assert!(
+                    f.text(Field::Host).is_none() || f.text(Field::Host).as_deref() == Some("app.example"),
+                    "cut {cut}"
+                );
             }
         }
         for bad in
@@ -534,18 +730,26 @@ mod tests {
     fn a_dns_query_and_its_nxdomain_answer() {
         let q = dns(&unhex(DNS_QUERY)).expect("a query");
         assert_eq!(
-            (q.proto, q.qname.as_deref(), q.qtype, q.rcode),
+            (q.proto, q.text(Field::Qname).as_deref(), q.qtype, q.rcode),
             (AppProto::Dns, Some("nx.app.example"), Some(1), None)
         );
         let r = dns(&unhex(DNS_NXDOMAIN)).expect("an answer");
-        assert_eq!((r.qname.as_deref(), r.qtype, r.rcode), (Some("nx.app.example"), Some(1), Some(3)));
+        assert_eq!(
+            (r.text(Field::Qname).as_deref(), r.qtype, r.rcode),
+            (Some("nx.app.example"), Some(1), Some(3))
+        );
         let mut both = q.clone();
         both.merge(r);
         assert_eq!(both.rcode, Some(3));
         // The SOA's names are pointers: followed backwards.
         let a = unhex(DNS_NXDOMAIN);
-        assert_eq!(name(&a, 44).map(|n| n.0).as_deref(), Some("app.example"));
-        assert_eq!(name(&a, 46).map(|n| n.0).as_deref(), Some("hostmaster.app.example"));
+        let text = |at| {
+            let mut s = String::new();
+            qname_text(&name(&a, at)?.0, &mut s);
+            Some(s)
+        };
+        assert_eq!(text(44).as_deref(), Some("app.example"));
+        assert_eq!(text(46).as_deref(), Some("hostmaster.app.example"));
         assert!(dns_port(40000, 53) && dns_port(5353, 5353) && !dns_port(40000, 80));
     }
 
@@ -554,13 +758,13 @@ mod tests {
         let header = |qd: u16| [&[0x12, 0x34, 0x01, 0x00][..], &qd.to_be_bytes(), &[0; 6]].concat();
         // A pointer to itself, a pointer forwards, a pointer cycle, a label past the end.
         let selfloop = [header(1), vec![0xc0, 12, 0, 1, 0, 1]].concat();
-        assert_eq!(dns(&selfloop).unwrap().qname, None);
+        assert_eq!(dns(&selfloop).unwrap().text(Field::Qname), None);
         let forward = [header(1), vec![0xc0, 14, 0, 0, 1, 0, 1]].concat();
-        assert_eq!(dns(&forward).unwrap().qname, None);
+        assert_eq!(dns(&forward).unwrap().text(Field::Qname), None);
         let cycle = [header(1), vec![1, b'a', 0xc0, 12, 0, 1, 0, 1]].concat();
-        assert_eq!(dns(&cycle).unwrap().qname, None);
+        assert_eq!(dns(&cycle).unwrap().text(Field::Qname), None);
         let past = [header(1), vec![40, b'a', b'b']].concat();
-        assert_eq!(dns(&past).unwrap().qname, None);
+        assert_eq!(dns(&past).unwrap().text(Field::Qname), None);
         // Too long (over 255 bytes of labels), escaped labels, the root.
         let mut long = header(1);
         for _ in 0..5 {
@@ -568,14 +772,14 @@ mod tests {
             long.extend([b'a'; 63]);
         }
         long.push(0);
-        assert_eq!(dns(&long).unwrap().qname, None);
+        assert_eq!(dns(&long).unwrap().text(Field::Qname), None);
         let odd = [header(1), vec![3, b'a', b'.', 0x1b, 0, 0, 16, 0, 1]].concat();
         let f = dns(&odd).unwrap();
-        assert_eq!((f.qname.as_deref(), f.qtype), (Some("a\\x2e\\x1b"), Some(16)));
+        assert_eq!((f.text(Field::Qname).as_deref(), f.qtype), (Some("a\\x2e\\x1b"), Some(16)));
         let root = [header(1), vec![0, 0, 2, 0, 1]].concat();
-        assert_eq!(dns(&root).unwrap().qname.as_deref(), Some("."));
+        assert_eq!(dns(&root).unwrap().text(Field::Qname).as_deref(), Some("."));
         // No question; an unknown opcode; a header cut short.
-        assert_eq!(dns(&header(0)).unwrap().qname, None);
+        assert_eq!(dns(&header(0)).unwrap().text(Field::Qname), None);
         let mut op = header(1);
         op[2] = 0x78;
         assert_eq!(dns(&op), None);
@@ -583,7 +787,7 @@ mod tests {
         for cut in 0..real.len() {
             let f = dns(&real[..cut]);
             assert_eq!(f.is_some(), cut >= 12, "cut {cut}");
-            let n = f.and_then(|f| f.qname);
+            let n = f.and_then(|f| f.text(Field::Qname));
             assert!(n.is_none() || n.as_deref() == Some("nx.app.example"), "cut {cut}: {n:?}");
         }
     }

@@ -7,7 +7,7 @@ use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
 use super::Ns;
-use super::{AppFacts, AppProto, Endpoint, FlowProto, Orientation, TcpEvent};
+use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
 
 impl FlowTable {
@@ -125,11 +125,9 @@ impl FlowTable {
             if payload.first() == Some(&b'H')
                 && s.server_base == Some(t.seq)
                 && f.orientation != Orientation::Midstream
-                && f.app.as_ref().is_none_or(|a| a.status.is_none())
+                && s.server_status.is_none()
             {
-                if let Some(code) = super::facts::http_status(payload) {
-                    f.app.get_or_insert_with(|| Box::new(AppFacts::new(AppProto::Http))).status = Some(code);
-                }
+                s.server_status = super::facts::http_status(payload);
             }
             if payload_len > 0 {
                 f.max_to_client.add(p.ip_len);

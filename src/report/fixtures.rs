@@ -416,15 +416,21 @@ pub fn fragments_lost() -> crate::verdict::Fragments {
 /// not run (request 1: HTTP; 2: TLS; 3: DNS; 4: an HTTP status alone).
 pub fn apps() -> [crate::verdict::App; 4] {
     use crate::verdict as v;
+    use v::AppField as Field;
     use v::{AppFacts, AppProto};
     let mut http = AppFacts::new(AppProto::Http);
-    (http.method, http.target, http.host, http.status) =
-        (Some("GET".into()), Some("/a?b=1\\x20c".into()), Some("-cmd|x".into()), Some(503));
+    http.set(Field::Method, b"GET");
+    http.set(Field::Target, b"/a?b=1 c");
+    http.set(Field::Host, b"-cmd|x");
+    http.status = Some(503);
     let mut tls = AppFacts::new(AppProto::Tls);
-    (tls.sni, tls.alpn) =
-        (Some("=app.example".into()), vec!["-h2".into(), "http/1.1".into(), "a\\x2cb".into()]);
+    tls.set(Field::Sni, b"=app.example");
+    for p in [&b"-h2"[..], b"http/1.1", b"a,b"] {
+        tls.set(Field::Alpn, p);
+    }
     let mut dns = AppFacts::new(AppProto::Dns);
-    (dns.qname, dns.qtype, dns.rcode) = (Some("nx.app.example".into()), Some(65), Some(3));
+    dns.set(Field::Qname, b"\x02nx\x03app\x07example");
+    (dns.qtype, dns.rcode) = (Some(65), Some(3));
     let mut status = AppFacts::new(AppProto::Http);
     status.status = Some(400);
     [

@@ -299,7 +299,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.apart = r.apart.iter().map(|&c| w.label(c).to_string()).collect();
     q.same_tuple = r.same_tuple.iter().map(|&c| w.label(c).to_string()).collect();
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
-    q.app = r.app.as_deref().map(|a| AppOut::of(w, a));
+    app_into(w, r.app.as_ref(), &mut q.app);
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]
@@ -307,6 +307,46 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
         let found = crate::report::consistency::contradictions(q);
         assert!(found.is_empty(), "the explanation contradicts the fields: {}", found.join("; "));
     }
+}
+
+/// The wire view of a request's application facts into `slot`, its strings
+/// reused (text escaped here, from the bytes the flow stage kept).
+fn app_into(w: &crate::report::words::Words<'_>, a: Option<&v::App>, slot: &mut Option<AppOut>) {
+    use crate::flows::facts::Field;
+    let Some(a) = a else {
+        *slot = None;
+        return;
+    };
+    let f = &a.facts;
+    let out = slot.get_or_insert_with(|| AppOut {
+        protocol: f.proto,
+        at: String::new(),
+        method: None,
+        target: None,
+        host: None,
+        status: None,
+        sni: None,
+        alpn: Vec::new(),
+        qname: None,
+        qtype: None,
+        rcode: None,
+    });
+    out.protocol = f.proto;
+    set(&mut out.at, |s| s.push_str(w.label(a.at)));
+    for (field, text) in [
+        (Field::Method, &mut out.method),
+        (Field::Target, &mut out.target),
+        (Field::Host, &mut out.host),
+        (Field::Sni, &mut out.sni),
+        (Field::Qname, &mut out.qname),
+    ] {
+        fill(text, |s| f.text_into(field, s));
+    }
+    out.status = f.status;
+    out.alpn.clear();
+    out.alpn.extend(f.alpn_text());
+    fill(&mut out.qtype, |s| f.qtype.map(|t| push_qtype(s, t)).is_some());
+    fill(&mut out.rcode, |s| f.rcode.map(|r| push_rcode(s, r)).is_some());
 }
 
 fn segment(s: v::Segment) -> Segment {
@@ -548,7 +588,7 @@ mod tests {
         let mut typed = crate::report::fixtures::findings();
         assert!(!serde_json::to_string(&findings(&typed)).unwrap().contains("\"app\""));
         for (r, a) in typed.requests.iter_mut().zip(crate::report::fixtures::apps()) {
-            r.app = Some(Box::new(a));
+            r.app = Some(a);
         }
         let text = serde_json::to_string(&findings(&typed)).unwrap();
         for want in [

@@ -449,12 +449,38 @@ const RCODES: [(u8, &str); 11] = [
 
 /// `A`, `AAAA`, … or `TYPE65534`.
 pub fn qtype_name(t: u16) -> String {
-    QTYPES.iter().find(|(n, _)| *n == t).map_or_else(|| format!("TYPE{t}"), |(_, name)| name.to_string())
+    let mut s = String::new();
+    push_qtype(&mut s, t);
+    s
+}
+
+/// [`qtype_name`] appended to `s`.
+pub fn push_qtype(s: &mut String, t: u16) {
+    match QTYPES.iter().find(|(n, _)| *n == t) {
+        Some((_, name)) => s.push_str(name),
+        None => {
+            use std::fmt::Write as _;
+            let _ = write!(s, "TYPE{t}");
+        }
+    }
 }
 
 /// `NOERROR`, `NXDOMAIN`, … or `RCODE12`.
 pub fn rcode_name(r: u8) -> String {
-    RCODES.iter().find(|(n, _)| *n == r).map_or_else(|| format!("RCODE{r}"), |(_, name)| name.to_string())
+    let mut s = String::new();
+    push_rcode(&mut s, r);
+    s
+}
+
+/// [`rcode_name`] appended to `s`.
+pub fn push_rcode(s: &mut String, r: u8) {
+    match RCODES.iter().find(|(n, _)| *n == r) {
+        Some((_, name)) => s.push_str(name),
+        None => {
+            use std::fmt::Write as _;
+            let _ = write!(s, "RCODE{r}");
+        }
+    }
 }
 
 pub(crate) fn qtype_of(text: &str) -> Result<u16, String> {
@@ -470,32 +496,25 @@ pub(crate) fn rcode_of(text: &str) -> Result<u8, String> {
 }
 
 impl AppOut {
-    pub(crate) fn of(w: &crate::report::words::Words<'_>, a: &v::App) -> AppOut {
-        let f = &a.facts;
-        AppOut {
-            protocol: f.proto,
-            at: w.label(a.at).to_string(),
-            method: f.method.clone(),
-            target: f.target.clone(),
-            host: f.host.clone(),
-            status: f.status,
-            sni: f.sni.clone(),
-            alpn: f.alpn.clone(),
-            qname: f.qname.clone(),
-            qtype: f.qtype.map(qtype_name),
-            rcode: f.rcode.map(rcode_name),
-        }
-    }
-
     pub(crate) fn into_typed(self, labels: &[String]) -> Result<v::App, String> {
+        use crate::flows::facts::{qname_wire, unescape, Field};
         let mut facts = v::AppFacts::new(self.protocol);
-        facts.method = self.method;
-        facts.target = self.target;
-        facts.host = self.host;
+        for (field, text) in
+            [(Field::Method, &self.method), (Field::Target, &self.target), (Field::Host, &self.host)]
+                .into_iter()
+                .chain([(Field::Sni, &self.sni)])
+        {
+            if let Some(t) = text {
+                facts.set(field, &unescape(t));
+            }
+        }
+        for p in &self.alpn {
+            facts.set(Field::Alpn, &unescape(p));
+        }
+        if let Some(q) = &self.qname {
+            facts.set(Field::Qname, &qname_wire(q));
+        }
         facts.status = self.status;
-        facts.sni = self.sni;
-        facts.alpn = self.alpn;
-        facts.qname = self.qname;
         facts.qtype = opt(self.qtype.as_deref(), qtype_of)?;
         facts.rcode = opt(self.rcode.as_deref(), rcode_of)?;
         Ok(v::App { at: index_of(labels, &self.at)?, facts })
@@ -1407,7 +1426,7 @@ impl Request {
             apart: self.apart.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             same_tuple: self.same_tuple.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
-            app: self.app.map(|a| a.into_typed(labels).map(Box::new)).transpose()?,
+            app: self.app.map(|a| a.into_typed(labels)).transpose()?,
         })
     }
 }

@@ -373,7 +373,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         apart,
         fragments: None,
         app: (flows.iter().enumerate())
-            .find_map(|(at, f)| Some(Box::new(App { at, facts: f.as_ref()?.app.as_deref()?.clone() }))),
+            .find_map(|(at, f)| Some(App { at, facts: f.as_ref()?.app.as_deref()?.clone() })),
     }
 }
 

@@ -212,11 +212,11 @@ pub struct Request {
     pub fragments: Option<Box<Fragments>>,
     /// Only when the first bytes of its flow at some capture were recognised
     /// (HTTP, TLS ClientHello, DNS): what they say, and where.
-    pub app: Option<Box<App>>,
+    pub app: Option<App>,
 }
 
 /// Application facts (the flow stage's own types, not copies).
-pub use crate::flows::{AppFacts, AppProto};
+pub use crate::flows::{facts::Field as AppField, AppFacts, AppProto};
 
 /// What a request's first bytes say, from the first capture (path order)
 /// whose flow had any recognised.

@@ -156,11 +156,11 @@ fn corpus_browsing_facts_agree_with_tshark() {
 
 mod hostile {
     use proptest::prelude::*;
-    use tuplecorr::flows::facts::{self, ALPN_BOUND, ALPN_ID_BOUND, NAME_BOUND, TARGET_BOUND};
+    use tuplecorr::flows::facts::{self, Field, ALPN_BOUND, ALPN_ID_BOUND, NAME_BOUND, TARGET_BOUND};
 
     /// At most this many characters for `n` bytes of escaped text (`\xHH` each).
-    fn bounded(text: &Option<String>, n: usize) -> bool {
-        text.as_ref().is_none_or(|t| t.len() <= 4 * n && t.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    fn bounded(f: &facts::AppFacts, field: Field, n: usize) -> bool {
+        f.text(field).is_none_or(|t| t.len() <= 4 * n && t.bytes().all(|b| (0x21..=0x7e).contains(&b)))
     }
 
     /// The real ClientHello of the unit tests' kind: starts like one, then anything.
@@ -187,10 +187,10 @@ mod hostile {
                 .into_iter()
                 .flatten()
             {
-                prop_assert!(bounded(&f.target, TARGET_BOUND) && bounded(&f.host, NAME_BOUND));
-                prop_assert!(bounded(&f.sni, NAME_BOUND) && bounded(&f.qname, NAME_BOUND));
-                prop_assert!(f.alpn.len() <= ALPN_BOUND);
-                prop_assert!(f.alpn.iter().all(|p| p.len() <= 4 * ALPN_ID_BOUND && !p.contains(',')));
+                prop_assert!(bounded(&f, Field::Target, TARGET_BOUND) && bounded(&f, Field::Host, NAME_BOUND));
+                prop_assert!(bounded(&f, Field::Sni, NAME_BOUND) && bounded(&f, Field::Qname, NAME_BOUND));
+                prop_assert!(f.alpn_raw().count() <= ALPN_BOUND);
+                prop_assert!(f.alpn_text().all(|p| p.len() <= 4 * ALPN_ID_BOUND && !p.contains(',')));
             }
             let _ = facts::http_status(&tls);
             let _ = facts::http_status(http.as_bytes());
