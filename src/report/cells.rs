@@ -165,17 +165,17 @@ pub const TRAILING: [Column; 34] = [
         name: "app_detail",
         write: |q, c| {
             let Some(a) = &q.app else { return };
-            let mut d = String::new();
+            let from = c.len();
             match a.protocol {
                 AppProto::Http => {
                     if let (Some(m), Some(t)) = (&a.method, &a.target) {
-                        let _ = write!(d, "{m} {t}");
+                        let _ = write!(c, "{m} {t}");
                     }
                 }
-                AppProto::Tls => join(&mut d, &a.alpn, ",", |d, p| d.push_str(p)),
-                AppProto::Dns => text(&mut d, a.qtype.as_ref()),
+                AppProto::Tls => join(c, &a.alpn, ",", |d, p| d.push_str(p)),
+                AppProto::Dns => text(c, a.qtype.as_ref()),
             }
-            defused(c, Some(&d));
+            defuse_from(c, from);
         },
     },
     Column {
@@ -209,6 +209,13 @@ fn defused(cell: &mut String, value: Option<&String>) {
             let _ = write!(cell, "\\x{:02x}{}", first as u32, &v[1..]);
         }
         _ => cell.push_str(v),
+    }
+}
+
+/// [`defused`] on what was written into `cell` from `from` on.
+fn defuse_from(cell: &mut String, from: usize) {
+    if let Some(first @ ('=' | '+' | '-' | '@')) = cell[from..].chars().next() {
+        cell.replace_range(from..from + 1, &format!("\\x{:02x}", first as u32));
     }
 }
 
