@@ -376,6 +376,9 @@ mod tests {
             .collect()
     }
 
+    /// The columns after `apart`: `app`, `app_at`, `app_host`, `app_detail`, `app_status`.
+    const APP_COLUMNS: usize = 5;
+
     #[test]
     fn csv_blind_captures_read_back_and_a_csv_before_them_reads_none() {
         let mut typed = findings();
@@ -386,7 +389,7 @@ mod tests {
         let f = findings_from_csv(&text, "blind.csv").unwrap();
         assert_eq!(f.requests[2].blind, [1, 2]);
         assert!(f.requests[0].blind.is_empty());
-        let old = without_last_columns(&text, 2);
+        let old = without_last_columns(&text, 2 + APP_COLUMNS);
         assert!(!old.contains("blind") && old.contains("identity_client_set"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert!(f.requests.iter().all(|r| r.blind.is_empty()));
@@ -395,7 +398,7 @@ mod tests {
 
     #[test]
     fn csv_of_the_version_before_the_identity_columns_reads_back() {
-        let old = without_last_columns(&csv_text(), 5);
+        let old = without_last_columns(&csv_text(), 5 + APP_COLUMNS);
         assert!(!old.contains("identity") && old.contains("reply_unexpected_source"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert!(f.requests.iter().all(|r| r.identity.is_none()));
@@ -405,8 +408,8 @@ mod tests {
     #[test]
     fn csv_of_an_earlier_version_without_reply_lost_cause_reads_back() {
         // the last columns: reply_lost_cause, reply_unexpected_source,
-        // earlier_attempts, the identity ones, blind, apart
-        let old = without_last_columns(&csv_text(), 8);
+        // earlier_attempts, the identity ones, blind, apart (and the app ones)
+        let old = without_last_columns(&csv_text(), 8 + APP_COLUMNS);
         assert!(!old.contains("reply_lost_cause") && old.lines().nth(2).unwrap().contains("reply-lost"));
         let f = findings_from_csv(&old, "old.csv").unwrap();
         assert_eq!(f.requests.len(), findings().requests.len());
@@ -414,6 +417,38 @@ mod tests {
             && r.reply.unexpected_source.is_none()
             && r.attempts.is_empty()));
         assert_eq!(f.requests[1].reply.path, ReplyPath::ReplyLost);
+    }
+
+    #[test]
+    fn csv_app_cells_are_defused_and_read_back() {
+        let mut want = findings();
+        for (r, a) in want.requests.iter_mut().zip(crate::report::fixtures::apps()) {
+            r.app = Some(a);
+        }
+        let mut out = Vec::new();
+        crate::report::csv::write_csv(&want, &mut out).unwrap();
+        let text = std::str::from_utf8(&out).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        let cells = |row: usize| -> Vec<&str> {
+            ["app", "app_at", "app_host", "app_detail", "app_status"]
+                .map(|c| &rows[row][header.iter().position(|h| h == c).unwrap()])
+                .to_vec()
+        };
+        // No cell a spreadsheet would run: a leading = + - @ is written as \\xHH.
+        assert_eq!(cells(0), ["http", "decap", "\\x2dcmd|x", "GET /a?b=1\\x20c", "503"]);
+        assert_eq!(cells(1), ["tls", "egress", "\\x3dapp.example", "\\x2dh2,http/1.1,a\\x2cb", ""]);
+        assert_eq!(cells(2), ["dns", "decap", "nx.app.example", "HTTPS", "NXDOMAIN"]);
+        assert_eq!(cells(3), ["http", "decap", "", "", "400"]);
+        let got = findings_from_csv(text, "r.csv").unwrap();
+        for (g, w) in got.requests.iter().zip(&want.requests) {
+            assert_eq!(g.app, w.app, "request {}", w.request);
+        }
+        // A CSV of the version before the app columns reads none.
+        let old = without_last_columns(text, APP_COLUMNS);
+        assert!(!old.contains("app_") && old.contains("apart"));
+        assert!(findings_from_csv(&old, "old.csv").unwrap().requests.iter().all(|r| r.app.is_none()));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! bytes of a stream (at most [`CARRIER_PREFIX`]); hostile input gives `None`
 //! or less, never a panic, and nothing is allocated by a length read from it.
 
+use super::facts::{self, AppFacts};
 use super::fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS};
 use std::net::IpAddr;
 
@@ -345,7 +346,22 @@ pub enum StreamHead {
     /// Starts with something that carries nothing (TLS, SSH, ...).
     Refused,
     Collecting(Vec<u8>),
-    Done(Option<Box<Carriers>>),
+    /// Parsed: the carriers, and the application facts (an HTTP request
+    /// line and `Host`, a TLS ClientHello's SNI and ALPN).
+    Done(Option<Box<Carriers>>, Option<Box<AppFacts>>),
+}
+
+/// The head of a client stream is complete: all [`CARRIER_PREFIX`] bytes, the
+/// whole first record of a TLS handshake, or the blank line ending an HTTP
+/// head (only at or after `new`, where the latest bytes begin).
+fn head_complete(v: &[u8], new: usize) -> bool {
+    if v.len() >= CARRIER_PREFIX {
+        return true;
+    }
+    if facts::may_be_client_hello(v) {
+        return facts::tls_record_end(v).is_some_and(|end| v.len() >= end);
+    }
+    headers_end(v, new)
 }
 
 impl StreamHead {
@@ -354,12 +370,13 @@ impl StreamHead {
     pub fn add(&mut self, pos: u64, data: &[u8]) {
         match self {
             StreamHead::Empty if pos == 0 && !data.is_empty() => {
-                if !may_carry(data) {
+                if !may_carry(data) && !facts::may_be_client_hello(data) {
                     *self = StreamHead::Refused;
-                } else if data.len() >= CARRIER_PREFIX || headers_end(data, 0) {
+                } else if head_complete(data, 0) {
                     // The whole head in the first segment (the usual request):
                     // parsed where it lies, nothing kept.
-                    *self = StreamHead::Done(Self::parsed(&data[..data.len().min(CARRIER_PREFIX)]));
+                    let (c, app) = Self::parsed(&data[..data.len().min(CARRIER_PREFIX)]);
+                    *self = StreamHead::Done(c, app);
                 } else {
                     *self = StreamHead::Collecting(Vec::with_capacity(data.len()));
                     self.add(0, data);
@@ -375,7 +392,7 @@ impl StreamHead {
                 let take = new.len().min(CARRIER_PREFIX - v.len());
                 v.extend_from_slice(&new[..take]);
                 // Only the new bytes (and the three before them) can complete the blank line.
-                if headers_end(v, v.len() - take) || v.len() >= CARRIER_PREFIX {
+                if head_complete(v, v.len() - take) {
                     self.finish();
                 }
             }
@@ -386,12 +403,14 @@ impl StreamHead {
     /// Parses what is known (a stream that ended early, or the end of the capture).
     pub fn finish(&mut self) {
         if let StreamHead::Collecting(v) = self {
-            *self = StreamHead::Done(Self::parsed(v));
+            let (c, app) = Self::parsed(v);
+            *self = StreamHead::Done(c, app);
         }
     }
 
-    /// The carriers of a complete head (None: it carries nothing).
-    fn parsed(v: &[u8]) -> Option<Box<Carriers>> {
+    /// The carriers of a complete head (None: it carries nothing), and its
+    /// application facts (None: none recognised).
+    fn parsed(v: &[u8]) -> (Option<Box<Carriers>>, Option<Box<AppFacts>>) {
         // The PROXY header is read once: its length says where the client's own bytes begin.
         let (mut c, n) = parse_with_proxy_len(v);
         if c.proxy.is_some() {
@@ -399,15 +418,16 @@ impl StreamHead {
             rest.add(0, &v[n..]);
             c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
         }
-        (!c.is_empty()).then(|| Box::new(c))
+        let app = facts::http_request(&v[n..]).or_else(|| facts::client_hello(&v[n..]));
+        ((!c.is_empty()).then(|| Box::new(c)), app.map(Box::new))
     }
 
-    /// The carriers found, once finished.
-    pub fn take(&mut self) -> Option<Box<Carriers>> {
+    /// The carriers and application facts found, once finished.
+    pub fn take(&mut self) -> (Option<Box<Carriers>>, Option<Box<AppFacts>>) {
         self.finish();
         match std::mem::take(self) {
-            StreamHead::Done(c) => c,
-            _ => None,
+            StreamHead::Done(c, app) => (c, app),
+            _ => (None, None),
         }
     }
 }
@@ -568,8 +588,14 @@ mod tests {
         h.add(10, &REQ[10..45]); // overlapping retransmission continues it
         assert!(matches!(&h, StreamHead::Collecting(v) if v.len() == 45));
         h.add(45, &REQ[45..]);
-        assert!(matches!(h, StreamHead::Done(Some(_))), "blank line seen: parsed, bytes dropped");
-        let c = h.take().expect("carriers");
+        assert!(matches!(h, StreamHead::Done(Some(_), Some(_))), "blank line seen: parsed, bytes dropped");
+        let (c, app) = h.take();
+        let c = c.expect("carriers");
+        assert_eq!(
+            app.and_then(|a| a.text(super::facts::Field::Host)),
+            Some("h".to_string()),
+            "and the request's own facts"
+        );
         assert_eq!(c.of(CarrierKind::XForwardedFor).map(|x| x.elements), Some(2));
         assert_eq!(c.payload_fp, None, "no PROXY header: the stream's own fingerprint stands");
 
@@ -579,13 +605,26 @@ mod tests {
         p.add(47, REQ);
         let mut own = StreamPrefix::new(128);
         own.add(0, REQ);
-        assert_eq!(p.take().and_then(|c| c.payload_fp), Some(own.fingerprint()));
+        let (c, app) = p.take();
+        assert_eq!(c.and_then(|c| c.payload_fp), Some(own.fingerprint()));
+        assert_eq!(
+            app.and_then(|a| a.text(super::facts::Field::Target)),
+            Some("/x".to_string()),
+            "the request after the PROXY line"
+        );
 
+        // A TLS record that is no handshake (application data): nothing kept.
         let mut tls = StreamHead::default();
-        tls.add(0, b"\x16\x03\x01\x00\x10");
+        tls.add(0, b"\x17\x03\x03\x00\x10");
         tls.add(5, REQ);
         assert!(matches!(tls, StreamHead::Refused));
-        assert_eq!(tls.take(), None);
+        assert_eq!(tls.take(), (None, None));
+        // A handshake record: kept up to its end, then parsed.
+        let mut hello = StreamHead::default();
+        hello.add(0, b"\x16\x03\x01\x00\x10\x01");
+        assert!(matches!(hello, StreamHead::Collecting(_)));
+        hello.add(6, &[0; 15]);
+        assert!(matches!(hello, StreamHead::Done(None, Some(_))), "its 21 bytes are all there");
 
         // A v2 header whose addresses hold a blank line (13.10.13.10): the head
         // goes on to the request's own blank line.
@@ -598,8 +637,8 @@ mod tests {
         let at = h2.len() as u64;
         h2.extend(b"GET / HTTP/1.1\r\nX-Real-IP: 198.18.0.7\r\n\r\n");
         s.add(at, &h2[at as usize..]);
-        assert!(matches!(s, StreamHead::Done(Some(_))));
-        let c = s.take().unwrap();
+        assert!(matches!(s, StreamHead::Done(Some(_), Some(_))));
+        let c = s.take().0.unwrap();
         assert_eq!(c.proxy.and_then(|p| p.addr), ip("13.10.13.10"));
         assert_eq!(c.of(CarrierKind::XRealIp).and_then(|x| x.addr), ip("198.18.0.7"));
 
@@ -607,11 +646,11 @@ mod tests {
         let mut big = StreamHead::default();
         big.add(0, b"GET / HTTP/1.1\r\nX-A: ");
         big.add(21, &[b'a'; 4000]);
-        assert!(matches!(big, StreamHead::Done(None)));
+        assert!(matches!(big, StreamHead::Done(None, Some(_))));
         let mut open = StreamHead::default();
         open.add(0, b"GET / HTTP/1.1\r\nX-Real-IP: 198.18.0.9\r\n");
         assert_eq!(
-            open.take().and_then(|c| c.main().and_then(|m| m.addr)),
+            open.take().0.and_then(|c| c.main().and_then(|m| m.addr)),
             ip("198.18.0.9"),
             "parsed at the end"
         );

@@ -44,6 +44,15 @@ impl FlowTable {
             if let Some(done) = done {
                 *fp = done;
             }
+            // A DNS question (and its answer's response code): once each way.
+            if super::facts::dns_port(u.src_port, u.dst_port) {
+                if let Some(d) = super::facts::dns(payload) {
+                    match &mut f.app {
+                        Some(a) => a.merge(d),
+                        None => f.app = Some(Box::new(d)),
+                    }
+                }
+            }
         }
         if to_server {
             if p.payload_len > 0 && f.client_data_ns.is_none() {

@@ -9,6 +9,7 @@
 pub mod carrier;
 mod copies;
 mod datagram;
+pub mod facts;
 pub mod fingerprint;
 mod key;
 pub mod points;
@@ -17,6 +18,7 @@ mod table;
 mod tcp;
 
 pub use carrier::{Carried, CarrierKind, Carriers, RequestId, RequestIdKind, CARRIER_PREFIX};
+pub use facts::{AppFacts, AppProto};
 pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use key::{interface_of, side_of};
 pub use table::FlowTable;
@@ -320,6 +322,10 @@ pub struct Flow {
     /// TCP: PROXY protocol and HTTP forwarding / request-id headers at the start
     /// of the client stream (boxed: most flows carry none).
     pub carriers: Option<Box<Carriers>>,
+    /// Application facts from the first bytes each way: an HTTP request and
+    /// its status, a TLS ClientHello's SNI and ALPN, a DNS question and its
+    /// response code (boxed: most fields absent, most flows without).
+    pub app: Option<Box<AppFacts>>,
     /// ICMP echo flows only (boxed: a flow summary stays small).
     pub echo: Option<Box<EchoSummary>>,
     /// Datagrams that arrived as IP fragments (boxed: most flows have none).
@@ -513,6 +519,7 @@ impl Flow {
             client_fp: Fingerprint::default(),
             server_fp: Fingerprint::default(),
             carriers: None,
+            app: None,
             echo: None,
             frags: None,
             first_interface: 0,
@@ -548,13 +555,15 @@ mod tests {
     /// Memory grows with flows: every flow of every capture is one `Flow` (and
     /// its stream state while it is read). Rare parts are boxed; a field that
     /// grows the summary past this budget should be boxed or packed too.
-    /// (408: 400, and one pointer for the boxed fragment counts, issue 32.)
+    /// (408: 400, and one pointer for the boxed fragment counts, issue 32; 424:
+    /// one more for the boxed application facts.)
     #[test]
     fn a_flow_summary_stays_within_its_budget() {
         assert!(
             // 400, then the interface a multi-homed end host answered on, the
-            // TOS byte and VLAN tag, and the pointer to a fragmented flow's counts.
-            std::mem::size_of::<super::Flow>() <= 416,
+            // TOS byte and VLAN tag, the pointer to a fragmented flow's counts,
+            // and the pointer to its application facts (issue 32).
+            std::mem::size_of::<super::Flow>() <= 424,
             "Flow is {} bytes",
             std::mem::size_of::<super::Flow>()
         );

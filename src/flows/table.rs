@@ -10,7 +10,7 @@ use super::fingerprint::Learning;
 use super::key::FlowKey;
 use super::reassembly::{FragNotes, Reassembled, Reassembler};
 use super::Ns;
-use super::{Endpoint, Flow, FlowProto, FlowStats, Flows, Orientation};
+use super::{AppFacts, AppProto, Endpoint, Flow, FlowProto, FlowStats, Flows, Orientation};
 use crate::config::FlowConfig;
 use crate::decode::{Fragment, IcmpMessage, Packet, Transport};
 use rustc_hash::FxHashMap;
@@ -26,6 +26,9 @@ pub(super) struct Streams {
     /// Stream offset 0 of each direction: ISN + 1, or the first seq seen (midstream).
     pub(super) client_base: Option<u32>,
     pub(super) server_base: Option<u32>,
+    /// The HTTP status at the start of the server stream, once seen (joined
+    /// to the client head's facts when the table finishes).
+    pub(super) server_status: Option<u16>,
 }
 
 /// Most interfaces a capture's flows are looked up on for a reply that left by
@@ -189,6 +192,7 @@ impl FlowTable {
             client_head: StreamHead::default(),
             client_base: None,
             server_base: None,
+            server_status: None,
         });
         self.index.insert(key, idx as u32);
         if !self.interfaces.contains(&key.interface) && self.interfaces.len() < MAX_INTERFACES {
@@ -285,7 +289,19 @@ impl FlowTable {
             if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
                 f.server_fp = fp;
             }
-            f.carriers = s.client_head.take();
+            let (carriers, app) = s.client_head.take();
+            f.carriers = carriers;
+            if app.is_some() {
+                f.app = app; // TCP: the client head's (UDP flows' DNS facts are set already)
+            }
+            // The response's status beside the request's facts (alone when
+            // the request was not recognised: a server that answered nothing).
+            if let Some(code) = s.server_status {
+                let app = f.app.get_or_insert_with(|| Box::new(AppFacts::new(AppProto::Http)));
+                if app.proto == AppProto::Http {
+                    app.status = Some(code);
+                }
+            }
             // A PROXY header is the proxy's, not the client's: compare what follows it.
             if let Some(fp) = f.carriers.as_mut().and_then(|c| c.payload_fp.take()) {
                 f.client_fp = fp;

@@ -121,6 +121,14 @@ impl FlowTable {
             if !syn && s.server_base.is_none() && t.flags & tcp_flags::RST == 0 {
                 s.server_base = Some(t.seq);
             }
+            // An HTTP/1.x response's status at the start of the server stream.
+            if payload.first() == Some(&b'H')
+                && s.server_base == Some(t.seq)
+                && f.orientation != Orientation::Midstream
+                && s.server_status.is_none()
+            {
+                s.server_status = super::facts::http_status(payload);
+            }
             if payload_len > 0 {
                 f.max_to_client.add(p.ip_len);
                 extend(&mut f.server_payload, s.server_base, t.seq, payload_len);

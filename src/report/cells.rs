@@ -8,10 +8,10 @@
 //! tokens join with `+`. Takes and gives wire values only.
 
 use crate::report::schema::{
-    Attempt, Change, Changes, IdentityOut, LostCause, Match, Request, UnexpectedSource, WireName,
+    AppOut, Attempt, Change, Changes, IdentityOut, LostCause, Match, Request, UnexpectedSource, WireName,
 };
 use crate::verdict::{
-    AttemptEnd, CarrierKind, ChangeKind, Evidence, OutcomeKind, ReplyPath, StrayPacket, Strength,
+    AppProto, AttemptEnd, CarrierKind, ChangeKind, Evidence, OutcomeKind, ReplyPath, StrayPacket, Strength,
 };
 use std::fmt::Write as _;
 
@@ -67,7 +67,7 @@ pub fn identity_cell(cell: &mut String, i: &IdentityOut) {
 /// The columns after the per-capture ones, in order. The first fifteen are
 /// DESIGN.md's; the rest were appended so a CSV report reads back losslessly
 /// (`compare`), each after the ones before it.
-pub const TRAILING: [Column; 29] = [
+pub const TRAILING: [Column; 34] = [
     Column { name: "source_changed_at", write: |q, c| changed(c, &q.source, |x| &x.between) },
     Column { name: "source_before", write: |q, c| changed(c, &q.source, |x| &x.before) },
     Column { name: "source_after", write: |q, c| changed(c, &q.source, |x| &x.after) },
@@ -155,7 +155,134 @@ pub const TRAILING: [Column; 29] = [
     // `backend`: the captures holding a flow tied to the request without time
     // that matching by time left apart (their silence is no evidence).
     Column { name: "apart", write: |q, c| labels(c, &q.apart) },
+    // What the first bytes said: `http`, `tls` or `dns`, where, the name
+    // (Host, SNI, query name), the detail (`GET /x`, the ALPN list joined
+    // with `,`, the query type) and the status (HTTP status, DNS rcode).
+    Column { name: "app", write: |q, c| c.push_str(q.app.as_ref().map_or("", |a| a.protocol.wire())) },
+    Column { name: "app_at", write: |q, c| text(c, q.app.as_ref().map(|a| &a.at)) },
+    Column { name: "app_host", write: |q, c| defused(c, q.app.as_ref().and_then(app_host)) },
+    Column {
+        name: "app_detail",
+        write: |q, c| {
+            let Some(a) = &q.app else { return };
+            let from = c.len();
+            match a.protocol {
+                AppProto::Http => {
+                    if let (Some(m), Some(t)) = (&a.method, &a.target) {
+                        let _ = write!(c, "{m} {t}");
+                    }
+                }
+                AppProto::Tls => join(c, &a.alpn, ",", |d, p| d.push_str(p)),
+                AppProto::Dns => text(c, a.qtype.as_ref()),
+            }
+            defuse_from(c, from);
+        },
+    },
+    Column {
+        name: "app_status",
+        write: |q, c| match &q.app {
+            Some(AppOut { status: Some(s), .. }) => {
+                let _ = write!(c, "{s}");
+            }
+            Some(a) => text(c, a.rcode.as_ref()),
+            None => {}
+        },
+    },
 ];
+
+/// The name an application gave: the HTTP Host, the TLS SNI, the DNS query name.
+fn app_host(a: &AppOut) -> Option<&String> {
+    match a.protocol {
+        AppProto::Http => a.host.as_ref(),
+        AppProto::Tls => a.sni.as_ref(),
+        AppProto::Dns => a.qname.as_ref(),
+    }
+}
+
+/// Text read from a capture into a cell: a first character a spreadsheet
+/// would read as a formula (`=`, `+`, `-`, `@`) is written `\xHH`, as every
+/// `\` of such text is (so it reads back exactly: [`undefused`]).
+fn defused(cell: &mut String, value: Option<&String>) {
+    let Some(v) = value else { return };
+    match v.chars().next() {
+        Some(first @ ('=' | '+' | '-' | '@')) => {
+            let _ = write!(cell, "\\x{:02x}{}", first as u32, &v[1..]);
+        }
+        _ => cell.push_str(v),
+    }
+}
+
+/// [`defused`] on what was written into `cell` from `from` on.
+fn defuse_from(cell: &mut String, from: usize) {
+    if let Some(first @ ('=' | '+' | '-' | '@')) = cell[from..].chars().next() {
+        cell.replace_range(from..from + 1, &format!("\\x{:02x}", first as u32));
+    }
+}
+
+/// The text [`defused`] wrote.
+fn undefused(cell: &str) -> String {
+    for first in ['=', '+', '-', '@'] {
+        if let Some(rest) = cell.strip_prefix(&format!("\\x{:02x}", first as u32)) {
+            return format!("{first}{rest}");
+        }
+    }
+    cell.to_string()
+}
+
+/// The `app*` cells → the wire value (None when `app` is empty).
+fn app_of<'c>(cell: &dyn Fn(&str) -> &'c str) -> Result<Option<AppOut>, String> {
+    let protocol = cell("app");
+    if protocol.is_empty() {
+        return Ok(None);
+    }
+    let protocol = AppProto::from_wire(protocol).ok_or_else(|| format!("unknown app {protocol:?}"))?;
+    let (name, detail, status) =
+        (some(&undefused(cell("app_host"))), undefused(cell("app_detail")), cell("app_status"));
+    let mut a = AppOut {
+        protocol,
+        at: cell("app_at").to_string(),
+        method: None,
+        target: None,
+        host: None,
+        status: None,
+        sni: None,
+        alpn: Vec::new(),
+        qname: None,
+        qtype: None,
+        rcode: None,
+    };
+    match protocol {
+        AppProto::Http => {
+            a.host = name;
+            if let Some((m, t)) = detail.split_once(' ') {
+                (a.method, a.target) = (Some(m.to_string()), Some(t.to_string()));
+            }
+            a.status = opt_parse(status)?;
+        }
+        AppProto::Tls => {
+            a.sni = name;
+            a.alpn = split_on(&detail, ',');
+        }
+        AppProto::Dns => {
+            a.qname = name;
+            a.qtype = some(&detail);
+            a.rcode = some(status);
+        }
+    }
+    Ok(Some(a))
+}
+
+fn split_on(cell: &str, sep: char) -> Vec<String> {
+    if cell.is_empty() {
+        Vec::new()
+    } else {
+        cell.split(sep).map(String::from).collect()
+    }
+}
+
+fn opt_parse(cell: &str) -> Result<Option<u16>, String> {
+    some(cell).map(|s| s.parse().map_err(|_| format!("{s:?} is not an HTTP status"))).transpose()
+}
 
 /// The names of [`TRAILING`], in order.
 pub fn trailing_names() -> impl Iterator<Item = &'static str> {
@@ -345,6 +472,7 @@ pub fn read_trailing<'c>(q: &mut Request, cell: &dyn Fn(&str) -> &'c str) -> Res
     q.identity = identity_of(q, [cell("identity"), cell("identity_preserved"), cell("identity_client_set")])?;
     q.blind = split(cell("blind")).into_iter().map(String::from).collect();
     q.apart = split(cell("apart")).into_iter().map(String::from).collect();
+    q.app = app_of(cell)?;
     q.explanation = cell("explanation").to_string();
     Ok(())
 }

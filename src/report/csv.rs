@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 29);
+        assert_eq!(h.len(), 5 + 6 + 34);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -229,7 +229,12 @@ mod tests {
                 "identity_preserved",
                 "identity_client_set",
                 "blind",
-                "apart"
+                "apart",
+                "app",
+                "app_at",
+                "app_host",
+                "app_detail",
+                "app_status"
             ]
         );
     }
@@ -275,7 +280,7 @@ mod tests {
     #[test]
     fn earlier_attempts_follow_the_reply_cells() {
         let r = &rows()[0];
-        assert_eq!(r.len(), 43);
+        assert_eq!(r.len(), 48);
         assert_eq!(
             &r[37],
             "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"

@@ -119,6 +119,7 @@ pub fn findings() -> Findings {
         apart: Vec::new(),
         same_tuple: Vec::new(),
         fragments: None,
+        app: None,
     };
     let r2 = Request {
         request: 2,
@@ -156,6 +157,7 @@ pub fn findings() -> Findings {
         apart: Vec::new(),
         same_tuple: Vec::new(),
         fragments: None,
+        app: None,
     };
     let r3 = Request {
         request: 3,
@@ -184,6 +186,7 @@ pub fn findings() -> Findings {
         apart: Vec::new(),
         same_tuple: Vec::new(),
         fragments: None,
+        app: None,
     };
     let r4 = Request {
         request: 4,
@@ -233,6 +236,7 @@ pub fn findings() -> Findings {
         apart: Vec::new(),
         same_tuple: Vec::new(),
         fragments: None,
+        app: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -262,6 +266,7 @@ pub fn findings() -> Findings {
         apart: Vec::new(),
         same_tuple: Vec::new(),
         fragments: None,
+        app: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {
@@ -405,4 +410,33 @@ pub fn fragments_lost() -> crate::verdict::Fragments {
             arrived,
         }],
     }
+}
+
+/// Application facts of every kind, with text a spreadsheet or terminal must
+/// not run (request 1: HTTP; 2: TLS; 3: DNS; 4: an HTTP status alone).
+pub fn apps() -> [crate::verdict::App; 4] {
+    use crate::verdict as v;
+    use v::AppField as Field;
+    use v::{AppFacts, AppProto};
+    let mut http = AppFacts::new(AppProto::Http);
+    http.set(Field::Method, b"GET");
+    http.set(Field::Target, b"/a?b=1 c");
+    http.set(Field::Host, b"-cmd|x");
+    http.status = Some(503);
+    let mut tls = AppFacts::new(AppProto::Tls);
+    tls.set(Field::Sni, b"=app.example");
+    for p in [&b"-h2"[..], b"http/1.1", b"a,b"] {
+        tls.set(Field::Alpn, p);
+    }
+    let mut dns = AppFacts::new(AppProto::Dns);
+    dns.set(Field::Qname, b"\x02nx\x03app\x07example");
+    (dns.qtype, dns.rcode) = (Some(65), Some(3));
+    let mut status = AppFacts::new(AppProto::Http);
+    status.status = Some(400);
+    [
+        v::App { at: 0, facts: http },
+        v::App { at: 1, facts: tls },
+        v::App { at: 0, facts: dns },
+        v::App { at: 0, facts: status },
+    ]
 }

@@ -219,6 +219,7 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     let apart = strs(rows.iter().flat_map(|(_, q)| q.apart.iter().map(Some)));
     cols.push(("apart", list(rows.iter().map(|(_, q)| q.apart.len()), apart)?));
     cols.push(("explanation", strs(rows.iter().map(|(_, q)| Some(q.explanation.as_str())))));
+    cols.push(("app", app(&rows)?));
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(field).unzip();
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)
 }
@@ -512,6 +513,28 @@ fn identity(rows: &Rows<'_>) -> Result<ArrayRef> {
             ("client_set", text(|i| i.client_set.as_deref())),
         ],
         Some(i.iter().map(Option::is_some).collect()),
+    )
+}
+
+fn app(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let a: Vec<Option<&schema::AppOut>> = rows.iter().map(|(_, q)| q.app.as_ref()).collect();
+    let text = |f: fn(&schema::AppOut) -> Option<&str>| strs(a.iter().map(|a| a.and_then(f)));
+    let alpn = strs(a.iter().flat_map(|a| a.iter().flat_map(|a| a.alpn.iter().map(|p| Some(p.as_str())))));
+    structure(
+        vec![
+            ("protocol", text(|a| Some(a.protocol.wire()))),
+            ("at", text(|a| Some(a.at.as_str()))),
+            ("method", text(|a| a.method.as_deref())),
+            ("target", text(|a| a.target.as_deref())),
+            ("host", text(|a| a.host.as_deref())),
+            ("status", i64s(a.iter().map(|a| a.and_then(|a| a.status).map(i64::from)))),
+            ("sni", text(|a| a.sni.as_deref())),
+            ("alpn", list(a.iter().map(|a| a.map_or(0, |a| a.alpn.len())), alpn)?),
+            ("qname", text(|a| a.qname.as_deref())),
+            ("qtype", text(|a| a.qtype.as_deref())),
+            ("rcode", text(|a| a.rcode.as_deref())),
+        ],
+        Some(a.iter().map(Option::is_some).collect()),
     )
 }
 

@@ -299,6 +299,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.apart = r.apart.iter().map(|&c| w.label(c).to_string()).collect();
     q.same_tuple = r.same_tuple.iter().map(|&c| w.label(c).to_string()).collect();
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
+    app_into(w, r.app.as_ref(), &mut q.app);
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]
@@ -306,6 +307,46 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
         let found = crate::report::consistency::contradictions(q);
         assert!(found.is_empty(), "the explanation contradicts the fields: {}", found.join("; "));
     }
+}
+
+/// The wire view of a request's application facts into `slot`, its strings
+/// reused (text escaped here, from the bytes the flow stage kept).
+fn app_into(w: &crate::report::words::Words<'_>, a: Option<&v::App>, slot: &mut Option<AppOut>) {
+    use crate::flows::facts::Field;
+    let Some(a) = a else {
+        *slot = None;
+        return;
+    };
+    let f = &a.facts;
+    let out = slot.get_or_insert_with(|| AppOut {
+        protocol: f.proto,
+        at: String::new(),
+        method: None,
+        target: None,
+        host: None,
+        status: None,
+        sni: None,
+        alpn: Vec::new(),
+        qname: None,
+        qtype: None,
+        rcode: None,
+    });
+    out.protocol = f.proto;
+    set(&mut out.at, |s| s.push_str(w.label(a.at)));
+    for (field, text) in [
+        (Field::Method, &mut out.method),
+        (Field::Target, &mut out.target),
+        (Field::Host, &mut out.host),
+        (Field::Sni, &mut out.sni),
+        (Field::Qname, &mut out.qname),
+    ] {
+        fill(text, |s| f.text_into(field, s));
+    }
+    out.status = f.status;
+    out.alpn.clear();
+    out.alpn.extend(f.alpn_text());
+    fill(&mut out.qtype, |s| f.qtype.map(|t| push_qtype(s, t)).is_some());
+    fill(&mut out.rcode, |s| f.rcode.map(|r| push_rcode(s, r)).is_some());
 }
 
 fn segment(s: v::Segment) -> Segment {
@@ -540,6 +581,32 @@ mod tests {
             client_set: None,
         };
         assert!(bad.into_typed(&labels).unwrap_err().contains("without a carrier"));
+    }
+
+    #[test]
+    fn app_facts_are_written_only_when_present_and_read_back() {
+        let mut typed = crate::report::fixtures::findings();
+        assert!(!serde_json::to_string(&findings(&typed)).unwrap().contains("\"app\""));
+        for (r, a) in typed.requests.iter_mut().zip(crate::report::fixtures::apps()) {
+            r.app = Some(a);
+        }
+        let text = serde_json::to_string(&findings(&typed)).unwrap();
+        for want in [
+            r#""app":{"protocol":"http","at":"decap","method":"GET","target":"/a?b=1\\x20c","host":"-cmd|x","status":503}"#,
+            r#""app":{"protocol":"tls","at":"egress","sni":"=app.example","alpn":["-h2","http/1.1","a\\x2cb"]}"#,
+            r#""app":{"protocol":"dns","at":"decap","qname":"nx.app.example","qtype":"HTTPS","rcode":"NXDOMAIN"}"#,
+            r#""app":{"protocol":"http","at":"decap","status":400}"#,
+        ] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
+        let back = serde_json::from_str::<Findings>(&text).unwrap().into_typed().unwrap();
+        for (a, b) in back.requests.iter().zip(&typed.requests) {
+            assert_eq!(a.app, b.app, "request {}", b.request);
+        }
+        // Numbers without a name are written and read as RFC 3597 / numbered words.
+        assert_eq!((qtype_name(65534), qtype_of("TYPE65534")), ("TYPE65534".to_string(), Ok(65534)));
+        assert_eq!((rcode_name(12), rcode_of("RCODE12")), ("RCODE12".to_string(), Ok(12)));
+        assert!(qtype_of("BOGUS").is_err() && rcode_of("RCODE999").is_err());
     }
 
     #[test]

@@ -88,6 +88,7 @@ wire_names! {
     v::StrayPacket {
         SynAck => "syn-ack", Data => "data", Rst => "rst", Datagram => "datagram", EchoReply => "echo-reply",
     }
+    v::AppProto { Http => "http", Tls => "tls", Dns => "dns" }
     v::ReplyPath { SamePath => "same-path", ReplyLost => "reply-lost", Bypassed => "bypassed", NoReply => "no-reply" }
     v::AttemptEnd { NoAnswer => "no-answer", Rst => "rst", BareAck => "bare-ack", HandshakeOnly => "handshake-only" }
     v::OutcomeKind {
@@ -367,7 +368,157 @@ pub struct Request {
     /// Only when some capture saw a datagram of it arrive as IP fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragments: Option<FragmentsOut>,
+    /// Only when the first bytes of the request's flow were recognised: what
+    /// the application said (HTTP, TLS ClientHello, DNS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppOut>,
     pub explanation: String,
+}
+
+/// `{"protocol": "http", "at": "decap", "method": "GET", "target": "/x",
+/// "host": "a.example", "status": 200}`, `{"protocol": "tls", "at": "decap",
+/// "sni": "a.example", "alpn": ["h2", "http/1.1"]}`, `{"protocol": "dns",
+/// "at": "decap", "qname": "a.example", "qtype": "A", "rcode": "NXDOMAIN"}`:
+/// text read from the capture, bytes outside printable ASCII (and `\`) as `\xHH`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AppOut {
+    pub protocol: v::AppProto,
+    /// The first capture (path order) whose flow's first bytes said so.
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sni: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alpn: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qname: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qtype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcode: Option<String>,
+}
+
+/// The name of a DNS query type (`A`, `AAAA`, ...), `TYPE` and its number
+/// otherwise (RFC 3597).
+const QTYPES: [(u16, &str); 22] = [
+    (1, "A"),
+    (2, "NS"),
+    (5, "CNAME"),
+    (6, "SOA"),
+    (12, "PTR"),
+    (13, "HINFO"),
+    (15, "MX"),
+    (16, "TXT"),
+    (28, "AAAA"),
+    (33, "SRV"),
+    (35, "NAPTR"),
+    (39, "DNAME"),
+    (41, "OPT"),
+    (43, "DS"),
+    (46, "RRSIG"),
+    (48, "DNSKEY"),
+    (64, "SVCB"),
+    (65, "HTTPS"),
+    (252, "AXFR"),
+    (255, "ANY"),
+    (257, "CAA"),
+    (251, "IXFR"),
+];
+
+/// The response codes of the DNS header (RFC 1035, 2136), `RCODE` and its number otherwise.
+const RCODES: [(u8, &str); 11] = [
+    (0, "NOERROR"),
+    (1, "FORMERR"),
+    (2, "SERVFAIL"),
+    (3, "NXDOMAIN"),
+    (4, "NOTIMP"),
+    (5, "REFUSED"),
+    (6, "YXDOMAIN"),
+    (7, "YXRRSET"),
+    (8, "NXRRSET"),
+    (9, "NOTAUTH"),
+    (10, "NOTZONE"),
+];
+
+/// `A`, `AAAA`, … or `TYPE65534`.
+pub fn qtype_name(t: u16) -> String {
+    let mut s = String::new();
+    push_qtype(&mut s, t);
+    s
+}
+
+/// [`qtype_name`] appended to `s`.
+pub fn push_qtype(s: &mut String, t: u16) {
+    match QTYPES.iter().find(|(n, _)| *n == t) {
+        Some((_, name)) => s.push_str(name),
+        None => {
+            use std::fmt::Write as _;
+            let _ = write!(s, "TYPE{t}");
+        }
+    }
+}
+
+/// `NOERROR`, `NXDOMAIN`, … or `RCODE12`.
+pub fn rcode_name(r: u8) -> String {
+    let mut s = String::new();
+    push_rcode(&mut s, r);
+    s
+}
+
+/// [`rcode_name`] appended to `s`.
+pub fn push_rcode(s: &mut String, r: u8) {
+    match RCODES.iter().find(|(n, _)| *n == r) {
+        Some((_, name)) => s.push_str(name),
+        None => {
+            use std::fmt::Write as _;
+            let _ = write!(s, "RCODE{r}");
+        }
+    }
+}
+
+pub(crate) fn qtype_of(text: &str) -> Result<u16, String> {
+    (QTYPES.iter().find(|(_, name)| *name == text).map(|(n, _)| *n))
+        .or_else(|| text.strip_prefix("TYPE")?.parse().ok())
+        .ok_or_else(|| format!("unknown DNS type {text:?}"))
+}
+
+pub(crate) fn rcode_of(text: &str) -> Result<u8, String> {
+    (RCODES.iter().find(|(_, name)| *name == text).map(|(n, _)| *n))
+        .or_else(|| text.strip_prefix("RCODE")?.parse().ok())
+        .ok_or_else(|| format!("unknown DNS rcode {text:?}"))
+}
+
+impl AppOut {
+    pub(crate) fn into_typed(self, labels: &[String]) -> Result<v::App, String> {
+        use crate::flows::facts::{qname_wire, unescape, Field};
+        let mut facts = v::AppFacts::new(self.protocol);
+        for (field, text) in
+            [(Field::Method, &self.method), (Field::Target, &self.target), (Field::Host, &self.host)]
+                .into_iter()
+                .chain([(Field::Sni, &self.sni)])
+        {
+            if let Some(t) = text {
+                facts.set(field, &unescape(t));
+            }
+        }
+        for p in &self.alpn {
+            facts.set(Field::Alpn, &unescape(p));
+        }
+        if let Some(q) = &self.qname {
+            facts.set(Field::Qname, &qname_wire(q));
+        }
+        facts.status = self.status;
+        facts.qtype = opt(self.qtype.as_deref(), qtype_of)?;
+        facts.rcode = opt(self.rcode.as_deref(), rcode_of)?;
+        Ok(v::App { at: index_of(labels, &self.at)?, facts })
+    }
 }
 
 /// One direction's fragmented datagrams at one capture.
@@ -1166,6 +1317,7 @@ impl Request {
             apart: Vec::new(),
             same_tuple: Vec::new(),
             fragments: None,
+            app: None,
             explanation: String::new(),
         }
     }
@@ -1274,6 +1426,7 @@ impl Request {
             apart: self.apart.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             same_tuple: self.same_tuple.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
+            app: self.app.map(|a| a.into_typed(labels)).transpose()?,
         })
     }
 }

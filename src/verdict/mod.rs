@@ -372,6 +372,8 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         blind,
         apart,
         fragments: None,
+        app: (flows.iter().enumerate())
+            .find_map(|(at, f)| Some(App { at, facts: f.as_ref()?.app.as_deref()?.clone() })),
     }
 }
 

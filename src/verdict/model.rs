@@ -210,6 +210,20 @@ pub struct Request {
     pub same_tuple: Vec<usize>,
     /// Only when some capture saw a datagram of it arrive as IP fragments.
     pub fragments: Option<Box<Fragments>>,
+    /// Only when the first bytes of its flow at some capture were recognised
+    /// (HTTP, TLS ClientHello, DNS): what they say, and where.
+    pub app: Option<App>,
+}
+
+/// Application facts (the flow stage's own types, not copies).
+pub use crate::flows::{facts::Field as AppField, AppFacts, AppProto};
+
+/// What a request's first bytes say, from the first capture (path order)
+/// whose flow had any recognised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct App {
+    pub at: usize,
+    pub facts: AppFacts,
 }
 
 /// Kind of an identity carrier (the flow stage's own enum, not a copy).

@@ -10,6 +10,7 @@ mod verdict {
 mod fixtures;
 
 mod adversarial;
+mod app;
 mod architecture;
 mod cli;
 mod compare_lab;

@@ -56,6 +56,7 @@ fn corpus_tests() -> usize {
         include_str!("corpus_nat.rs"),
         include_str!("overlays.rs"),
         include_str!("fragments.rs"),
+        include_str!("app.rs"),
     ]
     .iter()
     .map(|src| src.matches(marker).count())
