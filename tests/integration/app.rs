@@ -1,7 +1,7 @@
 //! Application facts end to end (issue 32, item 2): what the first bytes of a
 //! request say — an HTTP request line, `Host` and status, a TLS ClientHello's
 //! SNI and ALPN, a DNS question and rcode — in JSON and CSV, on the lab's
-//! real captures, on real loopback captures (`testdata/edge/app-lo.pcap`) and
+//! real captures, on a real capture between two network namespaces (`testdata/edge/app-netns.pcap`, made by `scripts/app-capture.sh`) and
 //! on the corpus's real traffic (`TUPLECORR_CORPUS`), each checked by tshark.
 
 use crate::lab_verdicts::{expected, labels, run, scenarios};
@@ -70,9 +70,9 @@ fn run_binary(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// The loopback capture, one point given twice (a and b).
+/// The namespace capture, one point given twice (a and b).
 fn app_lo(format: &str) -> Vec<u8> {
-    let f = testdata("edge/app-lo.pcap");
+    let f = testdata("edge/app-netns.pcap");
     let (a, b) = (format!("a={}", f.display()), format!("b={}", f.display()));
     run_binary(&["-q", "--format", format, &a, &b]).stdout
 }
