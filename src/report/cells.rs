@@ -238,19 +238,7 @@ fn app_of<'c>(cell: &dyn Fn(&str) -> &'c str) -> Result<Option<AppOut>, String> 
     let protocol = AppProto::from_wire(protocol).ok_or_else(|| format!("unknown app {protocol:?}"))?;
     let (name, detail, status) =
         (some(&undefused(cell("app_host"))), undefused(cell("app_detail")), cell("app_status"));
-    let mut a = AppOut {
-        protocol,
-        at: cell("app_at").to_string(),
-        method: None,
-        target: None,
-        host: None,
-        status: None,
-        sni: None,
-        alpn: Vec::new(),
-        qname: None,
-        qtype: None,
-        rcode: None,
-    };
+    let mut a = AppOut::new(protocol, cell("app_at").to_string());
     match protocol {
         AppProto::Http => {
             a.host = name;

@@ -318,19 +318,7 @@ fn app_into(w: &crate::report::words::Words<'_>, a: Option<&v::App>, slot: &mut 
         return;
     };
     let f = &a.facts;
-    let out = slot.get_or_insert_with(|| AppOut {
-        protocol: f.proto,
-        at: String::new(),
-        method: None,
-        target: None,
-        host: None,
-        status: None,
-        sni: None,
-        alpn: Vec::new(),
-        qname: None,
-        qtype: None,
-        rcode: None,
-    });
+    let out = slot.get_or_insert_with(|| AppOut::new(f.proto, String::new()));
     out.protocol = f.proto;
     set(&mut out.at, |s| s.push_str(w.label(a.at)));
     for (field, text) in [

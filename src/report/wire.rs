@@ -496,6 +496,23 @@ pub(crate) fn rcode_of(text: &str) -> Result<u8, String> {
 }
 
 impl AppOut {
+    /// The facts of `protocol` seen first `at`, none known yet.
+    pub fn new(protocol: v::AppProto, at: String) -> AppOut {
+        AppOut {
+            protocol,
+            at,
+            method: None,
+            target: None,
+            host: None,
+            status: None,
+            sni: None,
+            alpn: Vec::new(),
+            qname: None,
+            qtype: None,
+            rcode: None,
+        }
+    }
+
     pub(crate) fn into_typed(self, labels: &[String]) -> Result<v::App, String> {
         use crate::flows::facts::{qname_wire, unescape, Field};
         let mut facts = v::AppFacts::new(self.protocol);

@@ -607,9 +607,19 @@ mod tests {
         }
     }
 
+    /// A clock estimated from nine request-reply samples, `offset_ns` ahead of capture 1's.
+    fn clock(offset_ns: i64) -> crate::correlate::ClockEstimate {
+        crate::correlate::ClockEstimate {
+            offset_ns,
+            spread_ns: 0,
+            samples: 9,
+            method: crate::correlate::OffsetMethodKind::RequestReply,
+        }
+    }
+
     #[test]
     fn a_window_owns_requests_by_capture_1s_time_and_later_flows_by_corrected_time() {
-        use crate::correlate::{ClockEstimate, Link, OffsetMethodKind, Strength};
+        use crate::correlate::{Link, Strength};
         // Capture 2's clock runs 100 ns ahead. The window is [10, 20) on capture 1's clock.
         let at = |c: usize, t: i64, port: u16| {
             let host = if c == 0 { "198.18.90.42" } else { "198.19.3.17" };
@@ -642,12 +652,6 @@ mod tests {
                 attempts: Vec::new(),
             })
             .collect();
-        let clock = |offset_ns| ClockEstimate {
-            offset_ns,
-            spread_ns: 0,
-            samples: 9,
-            method: OffsetMethodKind::RequestReply,
-        };
         let corr = Correlation {
             clocks: vec![clock(0), clock(100)],
             delays_ns: vec![Some(3)],
@@ -686,7 +690,6 @@ mod tests {
 
     #[test]
     fn an_unmatched_flow_of_the_same_endpoints_and_time_is_named_where_the_request_was_not_seen() {
-        use crate::correlate::{ClockEstimate, OffsetMethodKind};
         const S: i64 = 1_000_000_000;
         // Capture 2's clock runs 5 s ahead. Three requests at capture 1, none chained on.
         let mut first = Flows::default();
@@ -698,12 +701,6 @@ mod tests {
         // 40000 at the same time (on capture 1's clock: 10.5 s); 40001 three
         // seconds later (not the same time); 40002's port changed.
         second.flows.extend([at(40000, 15 * S + S / 2), at(40001, 28 * S), at(40003, 35 * S)]);
-        let clock = |offset_ns| ClockEstimate {
-            offset_ns,
-            spread_ns: 0,
-            samples: 9,
-            method: OffsetMethodKind::RequestReply,
-        };
         let corr = Correlation {
             clocks: vec![clock(0), clock(5 * S)],
             delays_ns: vec![None],
