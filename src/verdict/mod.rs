@@ -238,8 +238,8 @@ impl<'a> Ctx<'a> {
     /// an unmatched flow with its endpoints as the nearest capture before saw
     /// them, of its protocol, at the same time ([`Request::same_tuple`]).
     fn same_tuple(&self, flows: &[Option<&Flow>]) -> Vec<usize> {
-        let unmatched = |c: usize| self.corr.unmatched.get(c).is_some_and(|u| !u.is_empty());
-        if flows.iter().all(Option::is_some) || !(1..self.n).any(unmatched) {
+        // Seen everywhere (the usual request): no index built.
+        if flows.iter().all(Option::is_some) {
             return Vec::new();
         }
         let index = self.unmatched_by_tuple.get_or_init(|| {
