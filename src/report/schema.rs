@@ -201,13 +201,6 @@ fn set(text: &mut String, write: impl FnOnce(&mut String)) {
     write(text);
 }
 
-/// `A->B` into `text`.
-fn push_between(text: &mut String, w: &crate::report::words::Words<'_>, b: v::Between) {
-    text.push_str(w.label(b.from));
-    text.push_str("->");
-    text.push_str(w.label(b.to));
-}
-
 /// Fills the wire view `q` of the request whose hops are already in it: the
 /// strings of the parts every request has (matches, changes, reply, outcome)
 /// are rewritten in place, so a writer going through thousands of requests
@@ -226,7 +219,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
             });
         }
         let out = &mut q.matches[i];
-        set(&mut out.between, |s| push_between(s, w, m.between));
+        set(&mut out.between, |s| w.push_between(s, m.between));
         out.strength = m.strength;
         out.evidence.clear();
         out.evidence.extend_from_slice(&m.evidence);
@@ -248,7 +241,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     };
     let reply = &mut q.reply;
     reply.path = r.reply.path;
-    fill(&mut reply.lost_between, |s| r.reply.lost_between.map(|b| push_between(s, w, b)).is_some());
+    fill(&mut reply.lost_between, |s| r.reply.lost_between.map(|b| w.push_between(s, b)).is_some());
     label(&mut reply.bypassed, r.reply.bypassed);
     label(&mut reply.reached, r.reply.reached);
     reply.lost_cause = r.reply.lost_cause.map(|l| LostCause {
@@ -265,15 +258,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     outcome.kind = r.outcome.kind;
     fill(&mut outcome.by, |s| r.outcome.by.map(|a| write!(s, "{a}").is_ok()).is_some());
     fill(&mut outcome.by_name, |s| r.outcome.by.and_then(|a| w.name_of(a)).map(|n| s.push_str(n)).is_some());
-    fill(&mut outcome.origin, |s| {
-        r.outcome
-            .origin
-            .map(|o| match o {
-                v::Origin::Capture(c) => s.push_str(w.label(c)),
-                v::Origin::Between(b) => push_between(s, w, b),
-            })
-            .is_some()
-    });
+    fill(&mut outcome.origin, |s| r.outcome.origin.map(|o| w.push_origin(s, o)).is_some());
     fill(&mut outcome.icmp, |s| r.outcome.icmp.map(|i| write!(s, "{}/{}", i.ty, i.code).is_ok()).is_some());
     outcome.icmp_cause = crate::report::icmp::icmp_cause(r);
     q.seq_shift = (r.seq_shift.iter())
@@ -393,7 +378,7 @@ fn changes(
         let x = &mut out.changed[i];
         let why = w.why.and_then(|x| x.of(request, side, c.between));
         let found = why.and_then(|x| x.rule.as_ref());
-        set(&mut x.between, |s| push_between(s, w, c.between));
+        set(&mut x.between, |s| w.push_between(s, c.between));
         x.kind = c.kind;
         set(&mut x.before, |s| crate::report::endpoint::push_endpoint(s, c.before));
         set(&mut x.after, |s| crate::report::endpoint::push_endpoint(s, c.after));

@@ -74,7 +74,16 @@ impl<'a> Words<'a> {
 
     /// `A->B`.
     pub fn between(&self, b: Between) -> String {
-        format!("{}->{}", self.label(b.from), self.label(b.to))
+        let mut text = String::new();
+        self.push_between(&mut text, b);
+        text
+    }
+
+    /// Appends [`Words::between`]'s text to `out` (a report reusing its strings).
+    pub fn push_between(&self, out: &mut String, b: Between) {
+        out.push_str(self.label(b.from));
+        out.push_str("->");
+        out.push_str(self.label(b.to));
     }
 
     /// `A and B`.
@@ -84,9 +93,16 @@ impl<'a> Words<'a> {
 
     /// A capture label, or a boundary `A->B`.
     pub fn origin(&self, o: Origin) -> String {
+        let mut text = String::new();
+        self.push_origin(&mut text, o);
+        text
+    }
+
+    /// Appends [`Words::origin`]'s text to `out`.
+    pub fn push_origin(&self, out: &mut String, o: Origin) {
         match o {
-            Origin::Capture(c) => self.label(c).to_string(),
-            Origin::Between(b) => self.between(b),
+            Origin::Capture(c) => out.push_str(self.label(c)),
+            Origin::Between(b) => self.push_between(out, b),
         }
     }
 }
