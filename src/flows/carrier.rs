@@ -186,7 +186,7 @@ fn http(head: &[u8], out: &mut Carriers) {
         Some(&rest[..end])
     });
     let Some(first) = lines.next() else { return };
-    if !request_line(first) {
+    if super::facts::request_line(first).is_none() {
         return;
     }
     let mut fields: [Option<Carried>; 3] = [None, None, None];
@@ -219,16 +219,6 @@ fn http(head: &[u8], out: &mut Carriers) {
         }
     }
     out.headers.extend(fields.into_iter().flatten());
-}
-
-fn request_line(line: &[u8]) -> bool {
-    let n = line.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    // METHOD SP target SP HTTP/1.x
-    (3..=7).contains(&n)
-        && line.get(n) == Some(&b' ')
-        && line.len() >= n + 10
-        && line[line.len() - 9..line.len() - 1] == *b" HTTP/1."
 }
 
 fn trim(b: &[u8]) -> &[u8] {
@@ -664,6 +654,7 @@ mod tests {
         assert!(may_carry(b"GET / HTTP/1.1") && may_carry(b"PROXY ") && may_carry(&V2_SIGNATURE[..3]));
         assert!(!may_carry(b"\x16\x03\x01") && !may_carry(b"get / HTTP/1.1") && !may_carry(b""));
         // The request line ends with its HTTP/1.x version (with or without the CR).
+        let request_line = |line: &[u8]| crate::flows::facts::request_line(line).is_some();
         assert!(request_line(b"GET /x HTTP/1.1\r") && request_line(b"GET / HTTP/1.0"));
         for line in [
             &b"GET /x HTTP/2"[..],

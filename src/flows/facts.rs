@@ -276,20 +276,7 @@ pub fn qname_wire(text: &str) -> Vec<u8> {
 /// An HTTP/1.x request at the start of `head`: method, target, `Host`.
 pub fn http_request(head: &[u8]) -> Option<AppFacts> {
     let end = memchr::memchr(b'\n', head)?;
-    let line = head[..end].strip_suffix(b"\r").unwrap_or(&head[..end]);
-    let n = line.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
-    if !(3..=7).contains(&n) || line.get(n) != Some(&b' ') || line.len() < n + 10 {
-        return None;
-    }
-    let (method, rest) = (&line[..n], &line[n + 1..]);
-    let version = &rest[rest.len() - 9..];
-    if !version.starts_with(b" HTTP/1.") || !version[8].is_ascii_digit() {
-        return None;
-    }
-    let target = &rest[..rest.len() - 9];
-    if target.is_empty() || target.contains(&b' ') {
-        return None;
-    }
+    let (method, target) = request_line(&head[..end])?;
     let mut facts = AppFacts::new(AppProto::Http);
     facts.set(Field::Method, method);
     facts.set(Field::Target, target);
@@ -312,6 +299,23 @@ pub fn http_request(head: &[u8]) -> Option<AppFacts> {
         }
     }
     Some(facts)
+}
+
+/// An HTTP/1.x request line (`METHOD SP target SP HTTP/1.x`, a CR at its
+/// end or not): its method and target.
+pub fn request_line(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let n = line.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
+    if !(3..=7).contains(&n) || line.get(n) != Some(&b' ') || line.len() < n + 10 {
+        return None;
+    }
+    let (method, rest) = (&line[..n], &line[n + 1..]);
+    let version = &rest[rest.len() - 9..];
+    if !version.starts_with(b" HTTP/1.") || !version[8].is_ascii_digit() {
+        return None;
+    }
+    let target = &rest[..rest.len() - 9];
+    (!target.is_empty() && !target.contains(&b' ')).then_some((method, target))
 }
 
 /// The status code of an HTTP/1.x response at the start of a server stream
