@@ -118,13 +118,12 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 say(part, "no such destination change (or not by that rule)");
             }
         } else if part.starts_with("a proxy opened a new connection") {
-            if !r
-                .source
-                .changed
-                .iter()
-                .any(|c| c.kind == crate::verdict::ChangeKind::Proxy && read_between(part, &c.between))
-            {
-                say(part, "no proxy change there");
+            if !r.source.changed.iter().any(|c| {
+                c.kind == crate::verdict::ChangeKind::Proxy
+                    && read_between(part, &c.between)
+                    && names_its_rule(part, c)
+            }) {
+                say(part, "no proxy change there (or not by that rule)");
             }
         } else if let Some(at) =
             part.strip_prefix("the query was not seen at ").and_then(|p| p.strip_suffix(", only its answer"))
@@ -517,6 +516,44 @@ mod tests {
         assert!(contradictions(&r)[0].contains("data.server_cut"), "{:?}", contradictions(&r));
         r.data.as_mut().unwrap().server_cut_to = seg(80);
         assert_eq!(contradictions(&r), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_proxy_clause_names_a_rule_only_when_its_change_has_that_rule() {
+        let mut r = wire().into_iter().next().unwrap();
+        let rule = crate::report::wire::RuleOut {
+            file: "rules-pod.txt".into(),
+            line: 15,
+            table: "nat".into(),
+            chain: "PREROUTING".into(),
+            text: "-A PREROUTING -i tun0 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 3128".into(),
+            decided: vec![],
+        };
+        r.source.changed = vec![crate::report::wire::Change {
+            between: "decap->egress".into(),
+            kind: crate::verdict::ChangeKind::Proxy,
+            before: "198.18.90.42:40001".into(),
+            after: "198.18.10.2:56984".into(),
+            before_name: None,
+            after_name: None,
+            rule: Some(rule),
+            rule_note: None,
+            conntrack: None,
+        }];
+        let by = ", by `-A PREROUTING … -j REDIRECT --to-ports 3128` (rules-pod.txt:15)";
+        r.explanation = format!(
+            "a proxy opened a new connection between decap and egress: client 198.18.90.42:40001 became \
+             198.18.10.2:56984{by}"
+        );
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        let mut other = r.clone();
+        other.explanation = other.explanation.replace(":15)", ":16)");
+        assert!(contradictions(&other)[0].contains("not by that rule"), "{:?}", contradictions(&other));
+        let mut other = r.clone();
+        other.explanation = other.explanation.replace(by, "");
+        assert_eq!(contradictions(&other).len(), 1, "the rule field set, the clause silent");
+        other.source.changed[0].rule = None;
+        assert_eq!(contradictions(&other), Vec::<String>::new());
     }
 
     #[test]

@@ -245,7 +245,8 @@ pub fn same_tuple_words(w: &Words<'_>, at: &[usize]) -> String {
 }
 
 /// `, by `-A POSTROUTING … -j MASQUERADE` (nat.rules:41)` when `--rules`
-/// named the change's rule (its `rule` field); else nothing.
+/// named the change's rule (its `rule` field; for a proxy's change, the
+/// `-j REDIRECT` that sent the client's connection to it); else nothing.
 fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate::verdict::Change) -> String {
     let found = w.why.and_then(|x| x.of(r.request, side, c.between)).and_then(|y| y.rule.as_ref());
     match found {
@@ -280,9 +281,10 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         parts.push(match c.kind {
             ChangeKind::Proxy => {
                 format!(
-                    "a proxy opened a new connection {at}: client {} became {}",
+                    "a proxy opened a new connection {at}: client {} became {}{}",
                     w.endpoint(c.before),
-                    w.endpoint(c.after)
+                    w.endpoint(c.after),
+                    by_rule(w, r, crate::why::attach::Side::Source, c)
                 )
             }
             _ => format!(

@@ -1,6 +1,7 @@
 //! The post-pass: for every source/destination change at a host the user gave
 //! files for, the nat rule that made it and the conntrack entry that records
-//! it; per host, what the ip-masq-agent ConfigMap intended against the
+//! it (for a proxy's new connection: the rule and entry that sent the
+//! client's connection to the proxy); per host, what the ip-masq-agent ConfigMap intended against the
 //! node's chain and the packets. Takes the run's typed findings and the
 //! loaded [`Host`]s; gives an [`Explained`] the report layer reads (never a
 //! changed verdict).
@@ -158,6 +159,7 @@ fn observed(r: &Request, host: &Host, b: Between) -> Option<Observed> {
 pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
     let mut out = Explained::default();
     let mut cache: HashMap<(usize, Observed), Evaluation> = HashMap::new();
+    let mut cache_in: HashMap<(usize, Observed), Found> = HashMap::new();
     for (h, host) in hosts.iter().enumerate() {
         let mut warned = 0u64;
         // intent per destination: (dst, masqueraded to) -> (count, first request)
@@ -166,29 +168,29 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
             let inside = |c: &&Change| c.between.from >= host.span.0 && c.between.to <= host.span.1;
             let changes: Vec<(Side, &Change)> = (r.source.iter().filter(inside).map(|c| (Side::Source, c)))
                 .chain(r.destination.iter().filter(inside).map(|c| (Side::Destination, c)))
-                .filter(|(_, c)| c.kind != ChangeKind::Proxy)
                 .collect();
             if let Some(set) = &host.rules {
                 kept(&mut out, &mut cache, (h, host, set), r, &changes);
             }
             for &(side, c) in &changes {
                 let Some(obs) = observed(r, host, c.between) else { continue };
-                let rule = host.rules.as_ref().map(|set| {
-                    let e = evaluated(&mut cache, h, set, &obs);
-                    match side {
-                        Side::Source => e.source,
-                        Side::Destination => e.destination,
-                    }
+                let proxy = c.kind == ChangeKind::Proxy;
+                let rule = host.rules.as_ref().map(|set| match side {
+                    // the client's connection ended at a proxy on the host: what sent it there
+                    _ if proxy => redirect(&mut cache_in, h, set, &obs),
+                    Side::Source => evaluated(&mut cache, h, set, &obs).source,
+                    Side::Destination => evaluated(&mut cache, h, set, &obs).destination,
                 });
                 let ct = record(r, host, c, &obs);
                 if !host.conntrack.is_empty() {
                     let problem = match &ct {
                         None => Some("no conntrack entry has its original tuple".to_string()),
                         Some(x) if !x.confirmed => Some(format!(
-                            "the conntrack entry ({}:{}) replies {}, not as the captures show",
+                            "the conntrack entry ({}:{}) replies {}, {}",
                             x.file,
                             x.line,
-                            x.reply.as_deref().unwrap_or("?")
+                            x.reply.as_deref().unwrap_or("?"),
+                            if proxy { "not from a proxy on the host" } else { "not as the captures show" }
                         )),
                         Some(_) => None,
                     };
@@ -254,6 +256,20 @@ fn evaluated(
     e
 }
 
+/// The rule of host `h` that sent the connection `obs.before` to a proxy on
+/// the host ([`eval::intercepted`]), remembered like [`evaluated`].
+fn redirect(cache: &mut HashMap<(usize, Observed), Found>, h: usize, set: &Ruleset, obs: &Observed) -> Found {
+    let key = (h, Observed { after: obs.before, ..obs.clone() });
+    if let Some(f) = cache.get(&key) {
+        return f.clone();
+    }
+    let f = eval::intercepted(set, obs.proto, obs.before, obs.iif.clone());
+    if cache.len() < CACHE {
+        cache.insert(key, f.clone());
+    }
+    f
+}
+
 /// Why a side that crossed `host` unchanged was kept: the rules evaluated
 /// for the packet as the first and last captures around the host saw it.
 /// Not for a request a proxy carried through the host (no nat packet).
@@ -303,7 +319,8 @@ fn first_seen(r: &Request, span: (usize, usize), first: bool) -> Option<usize> {
     }
 }
 
-/// The conntrack entry whose original tuple is the packet before the host.
+/// The conntrack entry whose original tuple is the packet before the host
+/// (for a proxy's change: the client's connection, which the host redirected).
 fn record(r: &Request, host: &Host, c: &Change, obs: &Observed) -> Option<CtRef> {
     let icmp = r.proto == Proto::Icmp;
     let id = |i: usize| r.captures.get(i).and_then(|h| h.icmp_id);
@@ -319,7 +336,12 @@ fn record(r: &Request, host: &Host, c: &Change, obs: &Observed) -> Option<CtRef>
     let reply =
         conntrack::Tuple { src: sa, dst: ca, sport: port(sap, c.between.to), dport: port(cap, c.between.to) };
     for t in &host.conntrack {
-        match t.find(obs.proto, orig, reply) {
+        // a proxy's client connection ends at the host: its reply tuple is the proxy's, not in the captures
+        let found = match c.kind {
+            ChangeKind::Proxy => t.redirected(obs.proto, orig),
+            _ => t.find(obs.proto, orig, reply),
+        };
+        match found {
             Record::Confirms(e) => {
                 return Some(CtRef {
                     file: t.file.clone(),

@@ -65,6 +65,19 @@ impl Table {
             None => list.first().map_or(Record::None, |&i| Record::Disagrees(&self.entries[i])),
         }
     }
+
+    /// The entry for a connection seen as `orig` before the host that the
+    /// host sent to a local proxy: confirmed when its reply comes from
+    /// another endpoint than the one the client addressed (the kernel
+    /// redirected it); an entry replying from that endpoint disagrees.
+    pub fn redirected(&self, proto: u8, orig: Tuple) -> Record<'_> {
+        let Some(list) = self.by_orig.get(&(proto, orig)) else { return Record::None };
+        let moved = |e: &&Entry| (e.reply.src, e.reply.sport) != (orig.dst, orig.dport);
+        match list.iter().map(|&i| &self.entries[i]).find(moved) {
+            Some(e) => Record::Confirms(e),
+            None => list.first().map_or(Record::None, |&i| Record::Disagrees(&self.entries[i])),
+        }
+    }
 }
 
 /// Parses `conntrack -L` / `-E` output.
@@ -216,6 +229,22 @@ conntrack v1.4.7 (conntrack-tools): 7 flow events have been shown.
             table.find(17, t("1.1.1.1", 1, "2.2.2.2", 2), t("2.2.2.2", 2, "1.1.1.1", 1)),
             Record::None
         );
+    }
+
+    #[test]
+    fn a_connection_sent_to_a_local_proxy_is_confirmed_by_a_reply_from_another_endpoint() {
+        let text = "\
+[1796429379.714638]\t    [NEW] tcp      6 120 SYN_SENT src=198.18.90.42 dst=198.19.96.10 sport=40001 dport=80 [UNREPLIED] src=198.18.90.1 dst=198.18.90.42 sport=3128 dport=40001
+[1796429379.717301]\t    [NEW] tcp      6 120 SYN_SENT src=198.18.10.2 dst=198.19.96.10 sport=56984 dport=80 [UNREPLIED] src=198.19.96.10 dst=198.18.10.2 sport=80 dport=56984
+";
+        let (table, notes) = parse("ct.log", text);
+        assert!(notes.list.is_empty());
+        let client = t("198.18.90.42", 40001, "198.19.96.10", 80);
+        assert!(matches!(table.redirected(6, client), Record::Confirms(e) if e.line == 1));
+        // the proxy's own connection was not redirected: its entry replies from the server
+        let upstream = t("198.18.10.2", 56984, "198.19.96.10", 80);
+        assert!(matches!(table.redirected(6, upstream), Record::Disagrees(e) if e.line == 2));
+        assert_eq!(table.redirected(17, client), Record::None);
     }
 
     #[test]

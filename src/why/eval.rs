@@ -255,6 +255,53 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
     }
 }
 
+/// Which nat rule sent a connection to a proxy on the host (a `REDIRECT`, or
+/// a `DNAT` to an address the captures beyond the host never show): the
+/// PREROUTING chains walked for the packet `before` the host. Only ways that
+/// end in such a rule fit. When none does, no nat rule redirected it (a
+/// transparent proxy by other means, or a client that addressed the proxy):
+/// [`Found::NoRule`] with the rules passed; when the fitting ways name other
+/// rules, [`Found::NotEvaluated`].
+pub fn intercepted(set: &Ruleset, proto: u8, before: Tuple4, iif: Option<String>) -> Found {
+    let (saddr, sport, daddr, dport) = before;
+    let first = Pkt {
+        proto,
+        saddr,
+        sport,
+        daddr,
+        dport,
+        iif,
+        oif: None,
+        hook: Hook::Prerouting,
+        daddr_local: None,
+        saddr_local: Some(false),
+    };
+    let start = World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() };
+    let mut notes = Vec::new();
+    let mut ways: Vec<Way<'_>> = Vec::new();
+    for (ends, _) in hook_walks(set, &first, start, &mut Budget::default()) {
+        match ends {
+            Err(stop) => notes.push(stop),
+            Ok(list) => ways.extend(list.into_iter().map(|(dnat, w)| (dnat, None, w))),
+        }
+    }
+    let redirects = |w: &&Way<'_>| {
+        matches!(w.0.as_ref().map(|n| n.kind), Some(NatKind::Redirect { .. } | NatKind::Dnat(_)))
+    };
+    let fits: Vec<&Way<'_>> = ways.iter().filter(redirects).collect();
+    if notes.is_empty() && fits.is_empty() {
+        let deciding = (ways.first().map_or(&[][..], |w| &w.2.misses[..]).iter())
+            .filter(|(h, _)| *h == Hook::Prerouting)
+            .map(|(_, m)| m.clone())
+            .collect();
+        return Found::NoRule { deciding };
+    }
+    side(&notes, &ways, &fits, |w| w.0.as_ref().map(|n| n.at), Hook::Prerouting, true)
+}
+
+/// A packet's `(source, source port, destination, destination port)`.
+pub type Tuple4 = (IpAddr, Option<u16>, IpAddr, Option<u16>);
+
 /// One way through the hooks: its DNAT, its SNAT, and how it went.
 type Way<'r> = (Option<Nat<'r>>, Option<Nat<'r>>, World);
 
@@ -957,6 +1004,35 @@ mod tests {
         let Found::NoRule { deciding } = &e.source else { panic!("{e:?}") };
         assert!(deciding[1].starts_with("`-A IP-MASQ-AGENT -d 10.0.0.0/8"), "{deciding:?}");
         assert!(deciding[1].contains("(nat.rules:25) came first, before `-A IP-MASQ-AGENT"), "{deciding:?}");
+    }
+
+    #[test]
+    fn a_connection_sent_to_a_local_proxy_names_the_redirect_and_only_a_redirect() {
+        let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n\
+            -A PREROUTING -i tun0 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 3128\n\
+            -A PREROUTING -p tcp -m tcp --dport 443 -j DNAT --to-destination 127.0.0.1:3129\n\
+            -A PREROUTING -p tcp -m tcp --dport 8443 -j MARK --set-mark 1\n\
+            -A POSTROUTING -o eth0 -j MASQUERADE\nCOMMIT\n";
+        let set = super::super::ipt::parse("pod.rules", text).0;
+        let at = |t: &str, iif: Option<&str>| intercepted(&set, 6, obs(t, t).before, iif.map(str::to_string));
+        let Found::Rule { rule, decided } = at("198.18.90.42:40001 > 198.19.96.10:80", Some("tun0")) else {
+            panic!()
+        };
+        assert_eq!((rule.line, rule.chain.as_str(), decided.len()), (4, "PREROUTING", 0));
+        // the interface not known: only the way that took the REDIRECT fits, and says so
+        let Found::Rule { rule, decided } = at("198.18.90.42:40001 > 198.19.96.10:80", None) else {
+            panic!()
+        };
+        assert_eq!(rule.line, 4);
+        assert_eq!(decided, ["-i tun0 (input interface not known) (matched, line 4)"]);
+        assert_eq!(rule_line(&at("198.18.90.42:40001 > 198.19.96.10:443", None)), 5);
+        // came in elsewhere, or another port: no nat rule sent it to the proxy, and the rules passed say why
+        let Found::NoRule { deciding } = at("198.18.90.42:40001 > 198.19.96.10:80", Some("eth1")) else {
+            panic!()
+        };
+        assert_eq!(deciding.len(), 2, "{deciding:?}");
+        assert!(deciding[0].contains("(pod.rules:4): -i tun0 did not match"), "{deciding:?}");
+        assert!(matches!(at("198.18.90.42:40001 > 198.19.96.10:8443", None), Found::NoRule { .. }));
     }
 
     #[test]
