@@ -628,7 +628,7 @@ impl<'r> Walker<'r> {
                 }
                 out
             }
-            Action::Unknown(t) => stop(format!("not evaluated: {t}"), w),
+            Action::Unknown(t) => stop(t.clone(), w),
         }
     }
 

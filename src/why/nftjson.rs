@@ -266,9 +266,15 @@ impl Reader {
             return;
         };
         let (conds, action) = self.statements(fam, table, exprs);
-        let opaque =
-            |e: &J| e.get("xt").is_some_and(|x| !matches!(str_of(x, "name"), Some("comment" | "MASQUERADE")));
-        if exprs.iter().any(opaque) {
+        let opaque = |e: &J| {
+            e.get("xt")
+                .is_some_and(|x| !matches!(str_of(x, "name"), Some("comment" | "MASQUERADE" | "REDIRECT")))
+        };
+        // a filter or mangle base chain is never walked: only a mark it may set matters
+        let walked = !self.other_bases.iter().any(|(x, name)| *x == t && name == chain);
+        let marks =
+            |e: &J| e.get("xt").is_some_and(|x| matches!(str_of(x, "name"), Some("MARK" | "CONNMARK")));
+        if exprs.iter().any(|e| if walked { opaque(e) } else { marks(e) }) {
             self.xt += 1;
         }
         let mut text = exprs.iter().map(show).collect::<Vec<_>>().join(" ");
@@ -345,6 +351,8 @@ impl Reader {
                     (Some("target"), Some("MASQUERADE")) => {
                         action = Action::Masquerade { ports: None, random: false }
                     }
+                    // the host's own address, whatever port it sends to (not checked)
+                    (Some("target"), Some("REDIRECT")) => action = Action::Redirect { ports: None },
                     (Some("target"), _) => {
                         action = Action::Unknown(format!("{} (arguments not shown)", show(e)))
                     }
@@ -1079,11 +1087,43 @@ mod tests {
     const XT: &str = include_str!("testdata/kube-nat-xt.json");
 
     #[test]
+    fn an_extension_in_a_filter_base_chain_is_no_warning_but_a_mark_set_there_is() {
+        let dump = |target: &str| {
+            format!(
+                r#"{{"nftables": [{{"table": {{"family": "ip", "name": "filter", "handle": 1}}}},
+                {{"chain": {{"family": "ip", "table": "filter", "name": "FORWARD", "handle": 1, "type": "filter", "hook": "forward", "prio": 0, "policy": "accept"}}}},
+                {{"rule": {{"family": "ip", "table": "filter", "chain": "FORWARD", "handle": 2, "expr": [{{"xt": {{"type": "{target}"}}}}]}}}},
+                {{"table": {{"family": "ip", "name": "nat", "handle": 2}}}},
+                {{"chain": {{"family": "ip", "table": "nat", "name": "POSTROUTING", "handle": 1, "type": "nat", "hook": "postrouting", "prio": 100, "policy": "accept"}}}},
+                {{"rule": {{"family": "ip", "table": "nat", "chain": "POSTROUTING", "handle": 3, "expr": [{{"xt": {{"type": "match", "name": "addrtype"}}}}, {{"masquerade": null}}]}}}}]}}"#
+            )
+        };
+        let warned = |target: &str| parse("n.json", &dump(target)).1.messages();
+        // the lab's `-A FORWARD -m conntrack --ctstate NEW`: never walked, nothing said of it
+        let only_nat = warned(r#"match", "name": "conntrack"#);
+        assert_eq!(only_nat.len(), 1);
+        assert!(only_nat[0].starts_with("n.json: 1 rules hold"), "{only_nat:?}");
+        assert!(warned(r#"target", "name": "MARK"#)[0].starts_with("n.json: 2 rules hold"));
+        // iptables-nft's REDIRECT is read as a redirect to the host, whatever its port
+        let (set, _) = parse(
+            "n.json",
+            &dump("x").replace(
+                "{\"masquerade\": null}",
+                "{\"xt\": {\"type\": \"target\", \"name\": \"REDIRECT\"}}",
+            ),
+        );
+        let rules =
+            &set.tables.iter().find(|t| t.name.ends_with("nat")).unwrap().chain("POSTROUTING").unwrap().rules;
+        assert_eq!(rules[0].action, Action::Redirect { ports: None });
+    }
+
+    #[test]
     fn iptables_nft_extensions_are_not_evaluated_but_comments_and_masquerade_are_read() {
         let (set, notes) = parse("kube.json", XT);
         assert_eq!(
             notes.messages(),
-            ["kube.json: 8 rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: \
+            // mangle POSTROUTING's TCPMSS is never walked: not counted
+            ["kube.json: 7 rules hold iptables-nft extensions (`xt`) whose arguments `nft -j` does not show: \
               those matches and targets are not evaluated (`iptables-save` and `nft list ruleset` text show them)"]
         );
         let text = super::super::ipt::parse("kube-nat.rules", include_str!("testdata/kube-nat.rules")).0;

@@ -139,16 +139,16 @@ fn tz_and_time_format_rewrite_csv_times_and_json_keeps_utc() {
         let mut rows = csv::Reader::from_reader(out.as_bytes());
         rows.records().next().unwrap().unwrap()[2].to_string()
     };
-    assert_eq!(cell(&[]), "2026-11-30T04:29:32.155211000Z");
-    assert_eq!(cell(&["--tz", "Europe/Berlin"]), "2026-11-30T05:29:32.155211000+01:00");
-    assert_eq!(cell(&["--tz", "-03:30", "--time-format", "spreadsheet"]), "2026-11-30 00:59:32.155211");
-    assert_eq!(cell(&["--time-format", "epoch"]), "1796012972.155211000");
+    assert_eq!(cell(&[]), "2026-12-05T00:09:21.722263000Z");
+    assert_eq!(cell(&["--tz", "Europe/Berlin"]), "2026-12-05T01:09:21.722263000+01:00");
+    assert_eq!(cell(&["--tz", "-03:30", "--time-format", "spreadsheet"]), "2026-12-04 20:39:21.722263");
+    assert_eq!(cell(&["--time-format", "epoch"]), "1796429361.722263000");
     let json = ok(run("masquerade-node", &MASQ, &["--tz", "America/New_York", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["requests"][0]["captures"][0]["time"], "2026-11-30T04:29:32.155211000Z");
-    assert_eq!(v["requests"][0]["captures"][0]["time_local"], "2026-11-29T23:29:32.155211000-05:00");
+    assert_eq!(v["requests"][0]["captures"][0]["time"], "2026-12-05T00:09:21.722263000Z");
+    assert_eq!(v["requests"][0]["captures"][0]["time_local"], "2026-12-04T19:09:21.722263000-05:00");
     let table = ok(run("masquerade-node", &MASQ, &["--tz", "Asia/Tokyo", "--columns", "time,request"]));
-    assert_eq!(table.lines().nth(1).unwrap(), "2026-11-30 13:29:32.155211  1");
+    assert_eq!(table.lines().nth(1).unwrap(), "2026-12-05 09:09:21.722263  1");
 }
 
 #[test]
