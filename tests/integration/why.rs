@@ -356,7 +356,9 @@ fn csv_carries_the_short_rule_and_entry_columns_last_only_when_asked() {
 /// the proxy, which opened a new one.
 const MASQ_BE0: &[&str] = &["-A POSTROUTING -o be0 -j MASQUERADE"];
 const REDIRECT: &[&str] = &["-A PREROUTING -i tun0 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 3128"];
-const NAT_SCENARIOS: &[(&str, &[(&str, &str, &[&str])])] = &[
+/// A NAT host of a scenario: its files' suffix, WHERE, the rule lines applied there.
+type NatHost = (&'static str, &'static str, &'static [&'static str]);
+const NAT_SCENARIOS: &[(&str, &[NatHost])] = &[
     ("masquerade-node", &[("node", "egress->backend", MASQ_BE0)]),
     ("masquerade-pod", &[("pod", "decap->egress", &["-A POSTROUTING -o eth0 -j MASQUERADE"])]),
     (
