@@ -52,7 +52,7 @@ PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
-  multihomed masq-agent masq-agent-drift)
+  multihomed masq-agent masq-agent-drift nft-service)
 
 NSS=()
 PIDS=()
@@ -345,6 +345,29 @@ cfg_dnat-service() {
   nsx node iptables -t nat -A POSTROUTING -o be0 -j MASQUERADE --random-fully
 }
 
+cfg_nft-service() {
+  # kube-proxy's nftables mode in small, native nftables only (no iptables rule):
+  # a service map DNATs the VIP 198.19.200.10:80 to 198.19.96.10:8080, and
+  # what leaves on be0 from the tunnel pool is masqueraded
+  cat >"$WORK/nft-service.nft" <<'NFT'
+table ip tclab_nat {
+  map services {
+    type ipv4_addr . inet_service : ipv4_addr . inet_service
+    elements = { 198.19.200.10 . 80 : 198.19.96.10 . 8080 }
+  }
+  chain prerouting {
+    type nat hook prerouting priority dstnat; policy accept;
+    meta l4proto tcp dnat ip addr . port to ip daddr . tcp dport map @services
+  }
+  chain postrouting {
+    type nat hook postrouting priority srcnat; policy accept;
+    oifname "be0" ip saddr 198.18.90.0/24 masquerade
+  }
+}
+NFT
+  nsx node nft -f "$WORK/nft-service.nft"
+}
+
 cfg_no-return-route() { :; } # NODE_RETURN_ROUTE=0 set by the runner
 
 cfg_reject() {
@@ -582,11 +605,17 @@ cfg_masq-agent-drift() {
 # `nft list ruleset` and `nft -j list ruleset` print them, for the hosts that
 # have any nat rule.
 save_rules() {
-  local n
+  local n nat
   for n in pod node; do
+    # nft first: listing with iptables-nft must not be what makes a nat table
+    nat=0
+    nsx "$n" nft list ruleset | grep -Eq '\b(masquerade|snat|dnat|redirect)\b' && nat=1
     if nsx "$n" iptables-save -t nat | grep -q '^-A' || nsx "$n" ip6tables-save -t nat | grep -q '^-A'; then
+      nat=1
       nsx "$n" iptables-save >"$WORK/rules-$n.txt"
       nsx "$n" ip6tables-save >"$WORK/rules6-$n.txt"
+    fi
+    if ((nat)); then
       nsx "$n" nft list ruleset >"$WORK/nft-$n.txt"
       nsx "$n" nft -j list ruleset >"$WORK/nft-$n.json"
     fi
@@ -685,10 +714,10 @@ run_scenario() {
   # beside the captures: each NAT host's rules and its conntrack -E -o timestamp
   # log, and the ConfigMap the scenario applied (tuplecorr --rules, --conntrack, --masq-agent)
   for n in pod node; do
-    if [[ -f $WORK/rules-$n.txt ]]; then
-      cp "$WORK/rules-$n.txt" "$WORK/nft-$n.txt" "$WORK/nft-$n.json" "$dest/"
-      grep -q '^-A' "$WORK/rules6-$n.txt" && cp "$WORK/rules6-$n.txt" "$dest/"
-      cp "$WORK/conntrack-$n.log" "$dest/conntrack-$n.log"
+    if [[ -f $WORK/nft-$n.txt ]]; then
+      cp "$WORK/nft-$n.txt" "$WORK/nft-$n.json" "$WORK/conntrack-$n.log" "$dest/"
+      if [[ -f $WORK/rules-$n.txt ]]; then cp "$WORK/rules-$n.txt" "$dest/"; fi
+      if [[ -f $WORK/rules6-$n.txt ]] && grep -q '^-A' "$WORK/rules6-$n.txt"; then cp "$WORK/rules6-$n.txt" "$dest/"; fi
     fi
   done
   if [[ -f $WORK/masq-agent.yaml ]]; then cp "$WORK/masq-agent.yaml" "$dest/"; fi

@@ -26,7 +26,7 @@ SCENARIOS = [
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
-    "multihomed", "masq-agent", "masq-agent-drift",
+    "multihomed", "masq-agent", "masq-agent-drift", "nft-service",
 ]
 
 C42 = "198.18.90.42"
@@ -91,6 +91,9 @@ def plan(sc):
                 icmp(sc, 5, C42, 4005, BACKEND)]
     if sc == "dnat-service":
         return [tcp(sc, n, C42, 40000 + n, VIP, 80) for n in (1, 2, 3)]
+    if sc == "nft-service":
+        return [tcp(sc, 1, C42, 40001, VIP, 80), tcp(sc, 2, C43, 40002, VIP, 80),
+                tcp(sc, 3, C42, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND)]
     if sc == "no-return-route":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
                 icmp(sc, 3, C42, 4003, BACKEND, count=2)]
@@ -224,6 +227,12 @@ MODELS = {
                      "desc": "kube-proxy-like service on the node: DNAT 198.19.200.10:80 -> 198.19.96.10:8080 "
                              "plus MASQUERADE --random-fully: source and destination both change between "
                              "egress and backend; source ports chosen at random (*)."},
+    "nft-service": {"desc": "Native nftables on the node, no iptables rule (kube-proxy's nftables mode in small): "
+                            "a service map DNATs 198.19.200.10:80 to 198.19.96.10:8080 (`dnat ip addr . port "
+                            "to ip daddr . tcp dport map @services`, requests 1 and 2), and `oifname \"be0\" ip "
+                            "saddr 198.18.90.0/24 masquerade` makes the source 198.19.3.17 between egress and "
+                            "backend (ports kept) for every request. nft-node.txt, nft-node.json and "
+                            "conntrack-node.log beside."},
     "no-return-route": {"return_ok": False,
                         "desc": "No NAT and the node has no route back to the tunnel pool 198.18.90.0/24: "
                                 "requests reach the backend, its replies die on the node (which answers the "

@@ -595,8 +595,18 @@ impl<'r> Walker<'r> {
                     }
                 }
                 if !*chance {
-                    // no entry: the kernel drops it
-                    out.push(Then::End(End::Drop, w));
+                    // no entry: the lookup breaks the rule (NFT_BREAK) and the
+                    // chain goes on with the next one, as for a condition not met
+                    let mut w = w;
+                    w.miss(self.pkt.hook, || {
+                        format!(
+                            "`{}` ({}:{}): the packet's key is in no element of the map",
+                            uncommented(&rule.text),
+                            self.set.file,
+                            rule.line
+                        )
+                    });
+                    out.push(Then::Next(w));
                 }
                 out
             }
@@ -1033,6 +1043,30 @@ mod tests {
         assert_eq!(deciding.len(), 2, "{deciding:?}");
         assert!(deciding[0].contains("(pod.rules:4): -i tun0 did not match"), "{deciding:?}");
         assert!(matches!(at("198.18.90.42:40001 > 198.19.96.10:8443", None), Found::NoRule { .. }));
+    }
+
+    #[test]
+    fn a_key_in_no_element_of_a_dnat_map_goes_on_to_the_next_rule_and_says_why() {
+        let text = "table ip k {\n\
+            \tmap services {\n\t\ttype ipv4_addr . inet_service : ipv4_addr . inet_service\n\
+            \t\telements = { 198.19.200.10 . 80 : 198.19.96.10 . 8080 }\n\t}\n\
+            \tchain prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\
+            \t\tdnat ip to ip daddr . tcp dport map @services\n\
+            \t\ttcp dport 9090 dnat ip to 198.19.96.11:9090\n\t}\n}\n";
+        let set = super::super::nft::parse("nft.txt", text).0;
+        let e =
+            evaluate(&set, &obs("198.18.90.42:1 > 198.19.200.10:80", "198.18.90.42:1 > 198.19.96.10:8080"));
+        assert_eq!(rule_line(&e.destination), 8);
+        // the kernel's lookup miss breaks the rule; the next one still sees the packet
+        let e =
+            evaluate(&set, &obs("198.18.90.42:1 > 198.19.200.10:9090", "198.18.90.42:1 > 198.19.96.11:9090"));
+        assert_eq!(rule_line(&e.destination), 9);
+        let e = evaluate(&set, &obs("198.18.90.42:1 > 198.19.96.10:80", "198.18.90.42:1 > 198.19.96.10:80"));
+        let Found::NoRule { deciding } = &e.destination else { panic!("{e:?}") };
+        assert_eq!(
+            deciding[0],
+            "`dnat ip to ip daddr . tcp dport map @services` (nft.txt:8): the packet's key is in no element of the map"
+        );
     }
 
     #[test]

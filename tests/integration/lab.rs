@@ -50,6 +50,7 @@ const SCENARIOS: &[&str] = &[
     "multihomed",
     "masq-agent",
     "masq-agent-drift",
+    "nft-service",
 ];
 
 fn lab_dir() -> PathBuf {
