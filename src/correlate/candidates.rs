@@ -432,13 +432,16 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     let tight = gate.tight(a, b);
     // Lifetimes that overlap are enough where start times cannot line up: a
     // capture that missed the beginning, or one sequence space (a SYN lost
-    // between the captures, retransmitted later).
+    // between the captures, retransmitted later), or a UDP flow whose first
+    // datagram is the same bytes (a datagram lost between the captures, or
+    // sent before one started, and sent again: an SNMP or DNS retry).
     let same_space = ev.first().is_some_and(|e| matches!(e, Evidence::Isn | Evidence::SeqAck));
+    let resent = a.proto == FlowProto::Udp && client_strong;
     let gated = match kind {
         LinkKind::Proxy => gate.during(a, b),
         LinkKind::SeqShift => tight,
         LinkKind::Forwarded => {
-            tight || ((same_space || incomplete(a) || incomplete(b)) && gate.overlap(a, b))
+            tight || ((same_space || resent || incomplete(a) || incomplete(b)) && gate.overlap(a, b))
         }
     };
     if !gated {

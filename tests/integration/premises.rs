@@ -3,7 +3,7 @@
 //! reverse order. Each gives the right verdict or an explicit unknown with a
 //! warning, never a blame that rests on a capture that was not recording.
 
-use crate::util::{garble_pcap, shift_pcap, step_pcap};
+use crate::util::{garble_pcap, resend_pcap, shift_pcap, step_pcap};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -501,6 +501,36 @@ fn a_dscp_rewrite_and_an_added_vlan_tag_are_said_where_they_happen() {
         assert_eq!(r["outcome"]["kind"], "completed", "{r:#}");
         assert_eq!(r["source"]["changed"][0]["between"], "egress->backend", "{r:#}");
     }
+}
+
+/// A UDP request sent again 6 s later (an SNMP or DNS retry) whose first
+/// sending the backend capture does not hold (it started after it): the
+/// backend's flow, the same bytes from the same conversation inside its life
+/// at egress, is that request — not "seen only at decap and egress", and no
+/// clock blamed (issue 30: UDP's lifetime-overlap fallback).
+#[test]
+fn a_udp_retry_whose_first_sending_a_capture_missed_is_matched_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (label, only_again) in [("decap", false), ("egress", false), ("backend", true)] {
+        let raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, resend_pcap(&raw, b"tclab-masquerade-node-r004", 6, only_again)).unwrap();
+        paths.push((label, path));
+    }
+    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    let r = &v["requests"][3];
+    assert_eq!((&r["proto"], &r["captures"][0]["client"]), (&"udp".into(), &"198.18.90.42:40004".into()));
+    assert_eq!(r["captures"][2]["seen"], true, "{r:#}");
+    assert_eq!(r["captures"][2]["client"], "198.19.3.17:40004", "{r:#}");
+    assert_eq!(r["matches"][1]["strength"], "strong");
+    assert_eq!(r["outcome"]["kind"], "completed");
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{}", v["warnings"]);
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
+    // the clocks are those of the other requests, not the retry's 6 s
+    let offset = v["captures"][2]["clock_offset_ms"].as_f64().unwrap();
+    assert!(offset.abs() < 1.0, "{offset}");
 }
 
 /// A request not tied to a capture that holds a flow of its endpoints at the

@@ -266,6 +266,35 @@ pub fn garble_pcap(bytes: &[u8], records: &[usize], n: usize) -> Vec<u8> {
     out
 }
 
+/// A classic pcap whose records holding `marker` are sent again `secs`
+/// seconds later (appended, as a retry long after the rest); with
+/// `only_again` the first sending is gone (a capture that started after it,
+/// or lost it).
+pub fn resend_pcap(bytes: &[u8], marker: &[u8], secs: i64, only_again: bool) -> Vec<u8> {
+    let le = pcap_le(bytes);
+    let mut out = bytes[..24].to_vec();
+    let mut again = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let end = at + 16 + pcap_word(le, &bytes[at + 8..at + 12]) as usize;
+        let record = &bytes[at..end];
+        let marked = record.windows(marker.len()).any(|w| w == marker);
+        if !(marked && only_again) {
+            out.extend_from_slice(record);
+        }
+        if marked {
+            again.extend_from_slice(record);
+        }
+        at = end;
+    }
+    assert_eq!(at, bytes.len(), "whole records");
+    assert!(!again.is_empty(), "no record holds the marker");
+    let mut shifted = bytes[..24].to_vec();
+    shifted.extend_from_slice(&again);
+    out.extend_from_slice(&shift_pcap(&shifted, secs)[24..]);
+    out
+}
+
 /// A classic pcap whose clock steps by `step_ns` halfway through its time
 /// range (as NTP correcting a drifting host): records from then on are
 /// shifted (as `editcap -A T` + `editcap -t` + `mergecap -a`). Microsecond
