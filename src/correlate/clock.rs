@@ -8,7 +8,7 @@
 use super::candidates::unique_pairs;
 pub use super::estimate::{ClockEstimate, OffsetMethodKind};
 use crate::config::CorrelateConfig;
-use crate::flows::{Flow, Flows};
+use crate::flows::{Flow, FlowProto, Flows};
 use rayon::prelude::*;
 
 /// Pairs needed for an estimate beyond `--max-offset`.
@@ -176,6 +176,11 @@ pub fn pair_samples(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> Vec<PairSampl
         }
         if fa.orientation != fb.orientation {
             continue; // one capture missed the SYN: its first client packet is a later one
+        }
+        if fa.proto == FlowProto::Udp && fa.packets_to_server != fb.packets_to_server {
+            // one capture holds datagrams the other does not: its first may be a
+            // later one (a retry of the same bytes), which no time can tell
+            continue;
         }
         let mut ntp = None;
         if let (Some(a2), Some(b2)) = (fa.first_server_ns.get(), fb.first_server_ns.get()) {
@@ -388,6 +393,26 @@ mod tests {
             ClockEstimate { offset_ns: 1_000, spread_ns: 0, samples: 0, method: OffsetMethodKind::Manual }
         );
         assert_eq!(delays[0], None);
+    }
+
+    #[test]
+    fn a_udp_flow_one_capture_holds_more_datagrams_of_gives_no_clock_sample() {
+        // the same first bytes: B's first datagram may be a retry of A's, 6 s later
+        let udp = |at: i64| {
+            let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:9000", at, 1);
+            (f.proto, f.client_isn, f.server_isn, f.syn_count, f.seq_pair) =
+                (FlowProto::Udp, None, None, 0, None);
+            f.orientation = crate::flows::Orientation::FirstPacket;
+            let mut s = crate::flows::StreamPrefix::new(128);
+            s.add(0, b"get sysUpTime.0 community public");
+            f.client_fp = s.fingerprint();
+            f
+        };
+        let (mut a, mut b) = (vec![udp(0)], vec![udp(6_000_000_000)]);
+        (a[0].packets_to_server, b[0].packets_to_server) = (2, 2);
+        assert_eq!(pair_estimate(&a, &b, i64::MAX).samples, 1);
+        b[0].packets_to_server = 1;
+        assert_eq!(pair_estimate(&a, &b, i64::MAX).samples, 0);
     }
 
     #[test]

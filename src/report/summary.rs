@@ -439,7 +439,7 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary, clocks_from: Option<&str>
             "{} ± {spread:.3} ms (beyond --max-offset, from {samples} paired without time: the same ISN or first bytes)",
             signed_ms(offset)
         ),
-        OffsetMethod::None => "not estimated (no strong matches)".to_string(),
+        OffsetMethod::None => "not estimated (no match here gives a clock sample)".to_string(),
     }
 }
 

@@ -266,6 +266,22 @@ pub fn garble_pcap(bytes: &[u8], records: &[usize], n: usize) -> Vec<u8> {
     out
 }
 
+/// A classic pcap with only its records that hold `marker`.
+pub fn keep_pcap(bytes: &[u8], marker: &[u8]) -> Vec<u8> {
+    let le = pcap_le(bytes);
+    let mut out = bytes[..24].to_vec();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let end = at + 16 + pcap_word(le, &bytes[at + 8..at + 12]) as usize;
+        if bytes[at..end].windows(marker.len()).any(|w| w == marker) {
+            out.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+    }
+    assert_eq!(at, bytes.len(), "whole records");
+    out
+}
+
 /// A classic pcap whose records holding `marker` are sent again `secs`
 /// seconds later (appended, as a retry long after the rest); with
 /// `only_again` the first sending is gone (a capture that started after it,
