@@ -420,13 +420,16 @@ pub fn offset_text(c: &crate::verdict::CaptureSummary, clocks_from: Option<&str>
     let spread = crate::report::schema::ms(c.offset_spread_ns);
     let offset = crate::report::schema::ms(c.clock_offset_ns);
     let samples = plural(c.offset_samples as usize, "sample");
+    // one sample has no spread: its `± 0.000 ms` would read as certainty
+    let pm = |spread: f64| if c.offset_samples == 1 { String::new() } else { format!(" ± {spread:.3} ms") };
+    let counted = if c.offset_samples == 1 { "1 sample, so no spread".to_string() } else { samples.clone() };
     match c.offset_method {
         OffsetMethod::Reference => "reference clock".to_string(),
         OffsetMethod::RequestReply => {
-            format!("{} ± {spread:.3} ms (request-reply, {samples})", signed_ms(offset))
+            format!("{}{} (request-reply, {counted})", signed_ms(offset), pm(spread))
         }
         OffsetMethod::OneWay => {
-            format!("{} ± {spread:.3} ms (one-way, includes the path delay; {samples})", signed_ms(offset))
+            format!("{}{} (one-way, includes the path delay; {counted})", signed_ms(offset), pm(spread))
         }
         OffsetMethod::Manual => match clocks_from {
             Some(report) => format!("{} ± {spread:.3} ms (from --clocks-from {report})", signed_ms(offset)),
