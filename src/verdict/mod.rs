@@ -236,7 +236,7 @@ impl<'a> Ctx<'a> {
 
     /// Captures that did not see the request of `flows` (its flow per capture) but hold
     /// an unmatched flow with its endpoints as the nearest capture before saw
-    /// them, of its protocol, at the same time ([`Request::same_tuple`]).
+    /// them (either way round), of its protocol, at the same time ([`Request::same_tuple`]).
     fn same_tuple(&self, flows: &[Option<&Flow>]) -> Vec<usize> {
         // Seen everywhere (the usual request): no index built.
         if flows.iter().all(Option::is_some) {
@@ -260,7 +260,10 @@ impl<'a> Ctx<'a> {
             .filter(|&c| {
                 let Some((k, seen)) = (0..c).rev().find_map(|k| Some((k, flows[k]?))) else { return false };
                 let (a0, a1) = life(k, seen);
-                (index[c].get(&(seen.proto, seen.client, seen.server)).into_iter().flatten()).any(|&f| {
+                // either way round: a capture that saw only the answer holds the
+                // flow from the server (its first packet went to the client)
+                let ways = [(seen.proto, seen.client, seen.server), (seen.proto, seen.server, seen.client)];
+                (ways.iter().flat_map(|k| index[c].get(k)).flatten()).any(|&f| {
                     let (b0, b1) = life(c, self.flow(c, f as usize));
                     b0 <= a1.saturating_add(SAME_TIME_NS) && a0 <= b1.saturating_add(SAME_TIME_NS)
                 })
@@ -720,6 +723,11 @@ mod tests {
             .map(|r| (r.captures[0].client.unwrap().port.unwrap(), r.same_tuple.as_slice()))
             .collect();
         assert_eq!(same, [(40000, &[1][..]), (40001, &[][..]), (40002, &[][..])]);
+        // 40002 seen the other way round (only its answer, from the server): the same endpoints.
+        let mut turned = [captures[0].clone(), captures[1].clone()];
+        turned[1].flows[2] = test_flow(("198.19.96.10", 80), ("198.18.90.42", 40002), 35 * S);
+        let f = verdict(&[meta("decap"), meta("egress")], &turned, &corr, &[], &VerdictOptions::default());
+        assert_eq!(f.requests[2].same_tuple, [1]);
         // Matched there (not unmatched): nothing to say.
         let mut corr = corr;
         corr.unmatched[1].retain(|&f| f != 0);

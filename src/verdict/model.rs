@@ -204,7 +204,8 @@ pub struct Request {
     /// capture's silence about it is no evidence. In path order.
     pub apart: Vec<usize>,
     /// Captures where the request was not seen that hold a flow matching left
-    /// unmatched with its endpoints as the capture before saw them, the same
+    /// unmatched with its endpoints as the capture before saw them (either way
+    /// round: a capture that saw only the answer holds it from the server), the same
     /// protocol, at the same time (lives overlapping on capture 1's clock,
     /// within `verdict::SAME_TIME_NS`): "not seen there" would be too sure. In path order.
     pub same_tuple: Vec<usize>,

@@ -3,7 +3,7 @@
 //! reverse order. Each gives the right verdict or an explicit unknown with a
 //! warning, never a blame that rests on a capture that was not recording.
 
-use crate::util::{garble_pcap, keep_pcap, resend_pcap, shift_pcap, step_pcap};
+use crate::util::{drop_pcap, garble_pcap, keep_pcap, resend_pcap, shift_pcap, step_pcap};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -541,6 +541,37 @@ fn a_udp_retry_whose_first_sending_a_capture_missed_is_matched_there() {
     assert_eq!(v["requests"][0]["captures"][2]["client"], "198.19.3.17:40004");
     assert_eq!(v["captures"][2]["offset_method"], "none", "{}", v["captures"][2]);
     assert_eq!(v["captures"][1]["offset_method"], "request-reply", "{}", v["captures"][1]);
+}
+
+/// A UDP query between two ports above 1023 that egress lost while it kept
+/// the answer: egress holds that flow from the server (its first datagram
+/// went to the client), and the request names it as a flow of its endpoints
+/// at the same time, not "seen only at decap and backend" in silence (issue 30).
+#[test]
+fn a_capture_that_saw_only_the_answer_is_named_as_holding_the_flow_the_other_way_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for label in ["decap", "egress", "backend"] {
+        let raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+        let raw = if label == "egress" { drop_pcap(&raw, b"r004 udp-request", b"echo ") } else { raw };
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, raw).unwrap();
+        paths.push((label, path));
+    }
+    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    let r = &v["requests"][3];
+    assert_eq!(r["captures"][0]["client"], "198.18.90.42:40004", "{r:#}");
+    assert_eq!(r["captures"][1]["seen"], false, "{r:#}");
+    assert_eq!(r["same_tuple"], serde_json::json!(["egress"]), "{r:#}");
+    let e = r["explanation"].as_str().unwrap();
+    assert!(
+        e.contains(
+            "egress holds a flow with the same endpoints at the same time that matching did not tie to it"
+        ),
+        "{e}"
+    );
+    assert_eq!(v["unmatched"][0]["count"], 1, "{}", v["unmatched"]);
 }
 
 /// A request not tied to a capture that holds a flow of its endpoints at the

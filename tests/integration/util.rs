@@ -268,12 +268,27 @@ pub fn garble_pcap(bytes: &[u8], records: &[usize], n: usize) -> Vec<u8> {
 
 /// A classic pcap with only its records that hold `marker`.
 pub fn keep_pcap(bytes: &[u8], marker: &[u8]) -> Vec<u8> {
+    filter_pcap(bytes, |r| holds(r, marker))
+}
+
+/// A classic pcap without its records that hold `marker` but not `unless`
+/// (a capture that lost them).
+pub fn drop_pcap(bytes: &[u8], marker: &[u8], unless: &[u8]) -> Vec<u8> {
+    filter_pcap(bytes, |r| !holds(r, marker) || holds(r, unless))
+}
+
+fn holds(record: &[u8], marker: &[u8]) -> bool {
+    record.windows(marker.len()).any(|w| w == marker)
+}
+
+/// A classic pcap with the records (header and data) for which `keep` is true.
+fn filter_pcap(bytes: &[u8], keep: impl Fn(&[u8]) -> bool) -> Vec<u8> {
     let le = pcap_le(bytes);
     let mut out = bytes[..24].to_vec();
     let mut at = 24;
     while at + 16 <= bytes.len() {
         let end = at + 16 + pcap_word(le, &bytes[at + 8..at + 12]) as usize;
-        if bytes[at..end].windows(marker.len()).any(|w| w == marker) {
+        if keep(&bytes[at..end]) {
             out.extend_from_slice(&bytes[at..end]);
         }
         at = end;
@@ -294,7 +309,7 @@ pub fn resend_pcap(bytes: &[u8], marker: &[u8], secs: i64, only_again: bool) -> 
     while at + 16 <= bytes.len() {
         let end = at + 16 + pcap_word(le, &bytes[at + 8..at + 12]) as usize;
         let record = &bytes[at..end];
-        let marked = record.windows(marker.len()).any(|w| w == marker);
+        let marked = holds(record, marker);
         if !(marked && only_again) {
             out.extend_from_slice(record);
         }
