@@ -12,6 +12,8 @@ mod candidates;
 pub mod clock;
 mod estimate;
 pub mod evidence;
+mod turn;
+pub use turn::turn_answers;
 
 pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
 pub use clock::{ClockEstimate, OffsetMethodKind};

@@ -400,6 +400,8 @@ pub(crate) fn conclude_owning(
         let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
         warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
     }
+    // A capture that kept only an exchange's answer holds it from the server: turned round.
+    correlate::turn_answers(&mut flows);
     let correlation = correlate::correlate(&flows, &correlate_config);
     // (chain, point): requests whose flow a point holds apart by its clock
     let mut apart = Vec::new();

@@ -530,6 +530,41 @@ impl Flow {
     }
 }
 
+impl Flow {
+    /// A UDP flow this capture saw only from its answering side (every
+    /// datagram went one way, the first of them the answer another capture
+    /// saw: `correlate::turn_answers`) turned round: the receiver is the
+    /// client, the orientation [`Orientation::Reply`], as for an answer from a
+    /// system port. What the client's first packet would tell (TTL, IP ID,
+    /// TOS, VLAN) is unknown, as no client packet was seen; ICMP errors that
+    /// quoted the answers quote the server's packets now.
+    pub fn turn_answer(&mut self) {
+        debug_assert!(self.proto == FlowProto::Udp && self.packets_to_client == 0);
+        let fresh =
+            Flow::new(self.proto, self.v6, self.server, self.client, Orientation::Reply, self.first_ns);
+        std::mem::swap(&mut self.client, &mut self.server);
+        self.orientation = Orientation::Reply;
+        (self.packets_to_client, self.packets_to_server) = (self.packets_to_server, 0);
+        (self.bytes_to_client, self.bytes_to_server) = (self.bytes_to_server, 0);
+        (self.first_server_ns, self.first_client_ns) = (self.first_client_ns, Ns::NONE);
+        (self.server_data_ns, self.client_data_ns) = (self.client_data_ns, Ns::NONE);
+        self.server_ttl = Some(self.client_ttl);
+        (self.client_ttl, self.client_ip_id, self.client_tos, self.client_vlan) =
+            (fresh.client_ttl, fresh.client_ip_id, fresh.client_tos, fresh.client_vlan);
+        self.server_fp = std::mem::take(&mut self.client_fp);
+        if let Some(errors) = self.icmp_errors.0.as_deref_mut() {
+            errors.iter_mut().for_each(|e| e.about_request = !e.about_request);
+        }
+        // a path-MTU message quoted the answers: not the client's packets
+        self.mtu_signal = None;
+        if let Some(f) = self.frags.as_deref_mut() {
+            std::mem::swap(&mut f.to_server, &mut f.to_client);
+        }
+        // facts read as a question from what was an answer
+        self.app = None;
+    }
+}
+
 #[cfg(test)]
 impl Flow {
     /// A TCP flow with a handshake seen, for unit tests of later stages.

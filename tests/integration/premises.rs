@@ -545,23 +545,45 @@ fn a_udp_retry_whose_first_sending_a_capture_missed_is_matched_there() {
 
 /// A UDP query between two ports above 1023 that egress lost while it kept
 /// the answer: egress holds that flow from the server (its first datagram
-/// went to the client), and the request names it as a flow of its endpoints
-/// at the same time, not "seen only at decap and backend" in silence (issue 30).
+/// went to the client). Its answer is the one decap and backend saw, from
+/// the same server port: egress's flow is turned round and chained, and the
+/// explanation says the query was not seen there (issue 30). With the
+/// answer's bytes other at egress nothing shows it is an answer: it stays
+/// unmatched, and the request names it as a flow of its endpoints at the
+/// same time rather than passing egress by in silence.
 #[test]
-fn a_capture_that_saw_only_the_answer_is_named_as_holding_the_flow_the_other_way_round() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut paths = Vec::new();
-    for label in ["decap", "egress", "backend"] {
-        let raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
-        let raw = if label == "egress" { drop_pcap(&raw, b"r004 udp-request", b"echo ") } else { raw };
-        let path = dir.path().join(format!("{label}.pcap"));
-        std::fs::write(&path, raw).unwrap();
-        paths.push((label, path));
-    }
-    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
-    let v = json(&captures);
+fn a_capture_that_saw_only_the_answer_is_chained_or_named() {
+    let run = |garble: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for label in ["decap", "egress", "backend"] {
+            let mut raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+            if label == "egress" {
+                raw = drop_pcap(&raw, b"r004 udp-request", b"echo ");
+                if garble {
+                    // the answer, egress's last record
+                    let last = count_records(&raw);
+                    raw = garble_pcap(&raw, &[last], 4);
+                }
+            }
+            let path = dir.path().join(format!("{label}.pcap"));
+            std::fs::write(&path, raw).unwrap();
+            paths.push((label, path));
+        }
+        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+        json(&captures)
+    };
+    let v = run(false);
     let r = &v["requests"][3];
-    assert_eq!(r["captures"][0]["client"], "198.18.90.42:40004", "{r:#}");
+    let at = &r["captures"][1];
+    assert_eq!((&at["seen"], &at["client"]), (&true.into(), &"198.18.90.42:40004".into()), "{r:#}");
+    assert_eq!((&at["packets_to_server"], &at["packets_to_client"]), (&0.into(), &1.into()));
+    assert_eq!(r["matches"][0]["strength"], "strong", "{r:#}");
+    let e = r["explanation"].as_str().unwrap();
+    assert!(e.contains("the query was not seen at egress, only its answer"), "{e}");
+    assert_eq!(v["unmatched"][0]["count"], 0, "{}", v["unmatched"]);
+    let v = run(true);
+    let r = &v["requests"][3];
     assert_eq!(r["captures"][1]["seen"], false, "{r:#}");
     assert_eq!(r["same_tuple"], serde_json::json!(["egress"]), "{r:#}");
     let e = r["explanation"].as_str().unwrap();
@@ -572,6 +594,18 @@ fn a_capture_that_saw_only_the_answer_is_named_as_holding_the_flow_the_other_way
         "{e}"
     );
     assert_eq!(v["unmatched"][0]["count"], 1, "{}", v["unmatched"]);
+}
+
+/// The records of a classic pcap.
+fn count_records(bytes: &[u8]) -> usize {
+    let le = bytes[0] == 0xd4 || bytes[0] == 0x4d;
+    let (mut at, mut n) = (24, 0);
+    while at + 16 <= bytes.len() {
+        let w: [u8; 4] = bytes[at + 8..at + 12].try_into().unwrap();
+        at += 16 + if le { u32::from_le_bytes(w) } else { u32::from_be_bytes(w) } as usize;
+        n += 1;
+    }
+    n
 }
 
 /// A request not tied to a capture that holds a flow of its endpoints at the

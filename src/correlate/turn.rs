@@ -1,0 +1,144 @@
+//! Answers seen without their question. A UDP flow between two ports above
+//! 1023 is oriented by its first datagram; a capture that lost an exchange's
+//! first datagram but kept its answer holds the flow the wrong way round, and
+//! no key of the other captures meets it. Before matching, such a flow is
+//! turned ([`Flow::turn_answer`]) when another capture shows that its first
+//! datagram is an answer: a flow there whose first answer is the same bytes,
+//! from the same server port, and whose question is other bytes (an echo
+//! service answers with the question). Only flows that hold datagrams one way
+//! only are turned: nothing they saw is then read from the wrong side. Takes
+//! every capture's flows; turns them in place.
+
+use crate::flows::{Fingerprint, Flow, FlowProto, Flows, Orientation};
+use rustc_hash::FxHashSet;
+
+/// Bytes a datagram must hold for its hash to name it among others.
+const MIN_BYTES: u16 = 8;
+
+/// A datagram's bytes as one key: the whole datagram (its length and hash),
+/// else its 32-byte prefix.
+fn datagram_key(fp: &Fingerprint) -> Option<u64> {
+    match fp.whole() {
+        Some((len, h)) => (len >= MIN_BYTES).then_some(h ^ u64::from(len).rotate_left(48)),
+        None => fp.prefix(1),
+    }
+}
+
+/// Whether `f` holds datagrams one way only, the first of which may be an answer.
+fn one_way(f: &Flow) -> bool {
+    f.proto == FlowProto::Udp
+        && f.orientation == Orientation::FirstPacket
+        && f.packets_to_client == 0
+        && f.packets_to_server > 0
+}
+
+/// Turns every flow that holds only answers another capture shows as such;
+/// returns how many.
+pub fn turn_answers(captures: &mut [Flows]) -> usize {
+    // (first answer's bytes, the server port it came from) of the flows that
+    // hold both ways; echoes (an answer of the question's bytes) left out
+    let mut answers: FxHashSet<(u64, u16)> = FxHashSet::default();
+    let mut questions: FxHashSet<(u64, u16)> = FxHashSet::default();
+    for f in captures.iter().flat_map(|c| &c.flows) {
+        if f.proto != FlowProto::Udp || f.packets_to_server == 0 || f.packets_to_client == 0 {
+            continue;
+        }
+        let (q, a) = (datagram_key(&f.client_fp), datagram_key(&f.server_fp));
+        if let Some(a) = a.filter(|a| Some(*a) != q) {
+            answers.insert((a, f.server.port));
+        }
+        if let Some(q) = q {
+            questions.insert((q, f.client.port));
+        }
+    }
+    if answers.is_empty() {
+        return 0;
+    }
+    let mut turned = 0;
+    for f in captures.iter_mut().flat_map(|c| c.flows.iter_mut()) {
+        if !one_way(f) {
+            continue;
+        }
+        let Some(k) = datagram_key(&f.client_fp) else { continue };
+        // its first datagram: an answer from its sender's port, and never a question from it
+        if answers.contains(&(k, f.client.port)) && !questions.contains(&(k, f.client.port)) {
+            f.turn_answer();
+            turned += 1;
+        }
+    }
+    turned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(bytes: &[u8]) -> Fingerprint {
+        // a datagram: its end known
+        let mut s = crate::flows::StreamPrefix::new(128);
+        s.add(0, bytes);
+        s.set_end(bytes.len() as u64);
+        s.fingerprint()
+    }
+
+    /// A UDP flow `client` → `server` with `q` asked and `a` answered (None: not seen).
+    fn udp(client: &str, server: &str, q: Option<&[u8]>, a: Option<&[u8]>) -> Flow {
+        let mut f = Flow::test_tcp(client, server, 1_000, 1);
+        (f.proto, f.client_isn, f.server_isn, f.syn_count, f.seq_pair) =
+            (FlowProto::Udp, None, None, 0, None);
+        f.orientation = Orientation::FirstPacket;
+        (f.packets_to_server, f.packets_to_client) = (u64::from(q.is_some()), u64::from(a.is_some()));
+        f.client_fp = q.map(fp).unwrap_or_default();
+        f.server_fp = a.map(fp).unwrap_or_default();
+        f
+    }
+
+    const Q: &[u8] = b"tclab-r004 udp-request\n";
+    const A: &[u8] = b"echo tclab-r004 udp-request\n";
+
+    #[test]
+    fn a_flow_of_answers_only_is_turned_when_another_capture_shows_them_as_answers() {
+        let decap = udp("198.18.90.42:40004", "198.19.96.10:9000", Some(Q), Some(A));
+        // egress lost the question: its flow runs from the server, its first datagram the answer
+        let egress = udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), None);
+        let mut captures = vec![Flows { flows: vec![decap.clone()], ..Default::default() }];
+        captures.push(Flows { flows: vec![egress], ..Default::default() });
+        assert_eq!(turn_answers(&mut captures), 1);
+        let f = &captures[1].flows[0];
+        assert_eq!((f.client, f.server), (decap.client, decap.server));
+        assert_eq!(f.orientation, Orientation::Reply);
+        assert_eq!((f.packets_to_server, f.packets_to_client), (0, 1));
+        assert_eq!((f.first_client_ns, f.first_server_ns.get()), (crate::flows::Ns::NONE, Some(1_000)));
+        assert!(f.client_fp.whole().is_none() && f.server_fp.agreement(&decap.server_fp).is_some());
+        assert_eq!((f.client_ip_id, f.server_ttl), (None, Some(64)));
+        assert_eq!(captures[0].flows[0], decap, "the flow that holds both ways is left as it is");
+    }
+
+    #[test]
+    fn nothing_is_turned_without_an_answer_of_those_bytes_from_that_port_or_for_an_echo() {
+        let run = |seen: Flow, other: Flow| {
+            let mut captures = vec![Flows { flows: vec![seen], ..Default::default() }];
+            captures.push(Flows { flows: vec![other], ..Default::default() });
+            turn_answers(&mut captures)
+        };
+        let decap = udp("198.18.90.42:40004", "198.19.96.10:9000", Some(Q), Some(A));
+        // another server port
+        assert_eq!(run(decap.clone(), udp("198.19.96.10:9001", "198.18.90.42:40004", Some(A), None)), 0);
+        // other bytes
+        assert_eq!(run(decap.clone(), udp("198.19.96.10:9000", "198.18.90.42:40004", Some(Q), None)), 0);
+        // an echo service: the answer is the question's bytes, so the first datagram may be either
+        let echo = udp("198.18.90.42:40004", "198.19.96.10:7", Some(Q), Some(Q));
+        assert_eq!(run(echo, udp("198.19.96.10:7", "198.18.90.42:40004", Some(Q), None)), 0);
+        // a flow that holds datagrams both ways is oriented by what it saw
+        let both = udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), Some(Q));
+        assert_eq!(run(decap.clone(), both), 0);
+        // the same bytes also sent as a question from that port elsewhere: not turned
+        let asked = udp("198.19.96.10:9000", "198.18.90.50:1234", Some(A), Some(Q));
+        let mut captures = vec![Flows { flows: vec![decap, asked], ..Default::default() }];
+        captures.push(Flows {
+            flows: vec![udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), None)],
+            ..Default::default()
+        });
+        assert_eq!(turn_answers(&mut captures), 0);
+    }
+}
