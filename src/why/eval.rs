@@ -488,14 +488,7 @@ impl<'r> Walker<'r> {
                     }
                     Truth::No => {
                         if is_nat(&rule.action) {
-                            w.miss(self.pkt.hook, || {
-                                format!(
-                                    "`{}` ({}:{}): {cond}",
-                                    uncommented(&rule.text),
-                                    self.set.file,
-                                    rule.line
-                                )
-                            });
+                            w.miss(self.pkt.hook, || self.passed(rule, &cond));
                         }
                     }
                     Truth::Unknown => {
@@ -599,12 +592,7 @@ impl<'r> Walker<'r> {
                     // chain goes on with the next one, as for a condition not met
                     let mut w = w;
                     w.miss(self.pkt.hook, || {
-                        format!(
-                            "`{}` ({}:{}): the packet's key is in no element of the map",
-                            uncommented(&rule.text),
-                            self.set.file,
-                            rule.line
-                        )
+                        self.passed(rule, "the packet's key is in no element of the map")
                     });
                     out.push(Then::Next(w));
                 }
@@ -640,6 +628,11 @@ impl<'r> Walker<'r> {
             }
             Action::Unknown(t) => stop(t.clone(), w),
         }
+    }
+
+    /// A NAT rule passed, as reports name it: `` `RULE` (FILE:LINE): WHY``.
+    fn passed(&self, rule: &Rule, why: &str) -> String {
+        format!("`{}` ({}:{}): {why}", uncommented(&rule.text), self.set.file, rule.line)
     }
 
     /// Whether every condition of `rule` holds, and the text of the first
