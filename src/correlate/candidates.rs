@@ -1122,6 +1122,41 @@ mod tests {
     }
 
     #[test]
+    fn a_udp_resend_of_the_same_first_datagram_meets_by_overlap_and_only_udp_does() {
+        const S: i64 = 1_000_000_000;
+        // a: the question at 0 s and again at 6 s; b holds only the second sending
+        let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:9000", 0, 1);
+        (a.proto, a.client_isn, a.server_isn, a.syn_count, a.seq_pair) =
+            (FlowProto::Udp, None, None, 0, None);
+        (a.orientation, a.last_ns) = (Orientation::FirstPacket, 6 * S + 1_000_000);
+        a.client_fp = fp(b"get sysUpTime.0 community public");
+        let mut b = a.clone();
+        (b.first_ns, b.first_client_ns, b.last_ns) = (6 * S, Ns::at(6 * S), 6 * S + 1_000_000);
+        assert!(!gate().tight(&a, &b) && gate().overlap(&a, &b));
+        let s = evidence(&a, &b, &gate()).expect("the same question, sent again inside a's life");
+        assert_eq!(s.evidence.first(), Some(&Evidence::UdpPayload));
+        // other first bytes: nothing to meet by
+        let mut other = b.clone();
+        other.client_fp = fp(b"get sysName.0 community public!!");
+        assert!(evidence(&a, &other, &gate()).is_none());
+        // lives apart: no overlap, no pair
+        let mut later = b.clone();
+        (later.first_ns, later.first_client_ns, later.last_ns) = (9 * S, Ns::at(9 * S), 9 * S + 1);
+        assert!(evidence(&a, &later, &gate()).is_none());
+        // TCP with its client ISN equal but the server's not (no one sequence
+        // space) and the same bytes: starts must line up, overlap is not enough
+        let mut t = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:80", 0, 7);
+        (t.last_ns, t.client_fp) = (6 * S + 1_000_000, fp(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n"));
+        let mut u = t.clone();
+        (u.first_ns, u.first_client_ns, u.server_isn) = (6 * S, Ns::at(6 * S), Some(12345));
+        assert!(!gate().tight(&t, &u) && gate().overlap(&t, &u));
+        assert!(evidence(&t, &u, &gate()).is_none());
+        u.first_ns = 0;
+        u.first_client_ns = Ns::at(0);
+        assert!(evidence(&t, &u, &gate()).is_some(), "together, the bytes pair them");
+    }
+
+    #[test]
     fn midstream_pair_is_strong_by_seq_ack_and_meets_by_overlap() {
         let mut a = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:5432", 0, 1);
         a.orientation = Orientation::Midstream;
