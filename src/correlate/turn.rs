@@ -16,29 +16,30 @@ use rustc_hash::FxHashSet;
 const MIN_BYTES: u16 = 8;
 
 /// A datagram's bytes as one key: the whole datagram (its length and hash),
-/// else its 32-byte prefix.
-fn datagram_key(fp: &Fingerprint) -> Option<u64> {
+/// else its 32-byte prefix (length 0).
+fn datagram_key(fp: &Fingerprint) -> Option<(u16, u64)> {
     match fp.whole() {
-        Some((len, h)) => (len >= MIN_BYTES).then_some(h ^ u64::from(len).rotate_left(48)),
-        None => fp.prefix(1),
+        Some((len, h)) => (len >= MIN_BYTES).then_some((len, h)),
+        None => fp.prefix(1).map(|h| (0, h)),
     }
 }
 
-/// Whether `f` holds datagrams one way only, the first of which may be an answer.
-fn one_way(f: &Flow) -> bool {
-    f.proto == FlowProto::Udp
-        && f.orientation == Orientation::FirstPacket
-        && f.packets_to_client == 0
-        && f.packets_to_server > 0
+/// A UDP flow oriented by its first datagram: that datagram may be an answer.
+/// (One that holds datagrams both ways is never turned: its own first
+/// datagram counts as a question from its port.)
+fn by_first_datagram(f: &Flow) -> bool {
+    f.proto == FlowProto::Udp && f.orientation == Orientation::FirstPacket
 }
 
 /// Turns every flow that holds only answers another capture shows as such;
 /// returns how many.
 pub fn turn_answers(captures: &mut [Flows]) -> usize {
-    // (first answer's bytes, the server port it came from) of the flows that
-    // hold both ways; echoes (an answer of the question's bytes) left out
-    let mut answers: FxHashSet<(u64, u16)> = FxHashSet::default();
-    let mut questions: FxHashSet<(u64, u16)> = FxHashSet::default();
+    // (first answer's bytes, the server port it came from) of the UDP flows
+    // that hold both ways, and their questions the same way; an echo's answer
+    // (the question's bytes) is no answer to tell by
+    type Key = ((u16, u64), u16);
+    let mut answers: FxHashSet<Key> = FxHashSet::default();
+    let mut questions: FxHashSet<Key> = FxHashSet::default();
     for f in captures.iter().flat_map(|c| &c.flows) {
         if f.proto != FlowProto::Udp || f.packets_to_server == 0 || f.packets_to_client == 0 {
             continue;
@@ -56,7 +57,7 @@ pub fn turn_answers(captures: &mut [Flows]) -> usize {
     }
     let mut turned = 0;
     for f in captures.iter_mut().flat_map(|c| c.flows.iter_mut()) {
-        if !one_way(f) {
+        if !by_first_datagram(f) {
             continue;
         }
         let Some(k) = datagram_key(&f.client_fp) else { continue };
@@ -132,6 +133,24 @@ mod tests {
         // a flow that holds datagrams both ways is oriented by what it saw
         let both = udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), Some(Q));
         assert_eq!(run(decap.clone(), both), 0);
+        // other bytes of the answer's very length
+        let same_len = b"echo tclab-r004 udp-requesT\n";
+        assert_eq!(same_len.len(), A.len());
+        assert_eq!(
+            run(decap.clone(), udp("198.19.96.10:9000", "198.18.90.42:40004", Some(same_len), None)),
+            0
+        );
+        // only a UDP flow oriented by its first datagram is turned
+        let mut icmp = udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), None);
+        icmp.proto = FlowProto::Icmp;
+        assert_eq!(run(decap.clone(), icmp), 0);
+        let mut reply = udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), None);
+        reply.orientation = Orientation::Reply;
+        assert_eq!(run(decap.clone(), reply), 0);
+        // a TCP connection's answer of those bytes shows nothing of a UDP flow
+        let mut tcp = decap.clone();
+        (tcp.proto, tcp.orientation) = (FlowProto::Tcp, Orientation::Syn);
+        assert_eq!(run(tcp, udp("198.19.96.10:9000", "198.18.90.42:40004", Some(A), None)), 0);
         // the same bytes also sent as a question from that port elsewhere: not turned
         let asked = udp("198.19.96.10:9000", "198.18.90.50:1234", Some(A), Some(Q));
         let mut captures = vec![Flows { flows: vec![decap, asked], ..Default::default() }];
