@@ -238,36 +238,37 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
 }
 
 /// The rules of host `h` evaluated for `obs`, remembered for the next
-/// request alike (at most `CACHE` kept).
+/// request alike.
 fn evaluated(
     cache: &mut HashMap<(usize, Observed), Evaluation>,
     h: usize,
     set: &Ruleset,
     obs: &Observed,
 ) -> Evaluation {
-    let key = (h, obs.clone());
-    if let Some(e) = cache.get(&key) {
-        return e.clone();
-    }
-    let e = eval::evaluate(set, obs);
-    if cache.len() < CACHE {
-        cache.insert(key, e.clone());
-    }
-    e
+    remembered(cache, (h, obs.clone()), || eval::evaluate(set, obs))
 }
 
 /// The rule of host `h` that sent the connection `obs.before` to a proxy on
 /// the host ([`eval::intercepted`]), remembered like [`evaluated`].
 fn redirect(cache: &mut HashMap<(usize, Observed), Found>, h: usize, set: &Ruleset, obs: &Observed) -> Found {
     let key = (h, Observed { after: obs.before, ..obs.clone() });
-    if let Some(f) = cache.get(&key) {
-        return f.clone();
+    remembered(cache, key, || eval::intercepted(set, obs.proto, obs.before, obs.iif.clone()))
+}
+
+/// `make()`'s value for `key`, kept for the next lookup (at most `CACHE` kept).
+fn remembered<T: Clone>(
+    cache: &mut HashMap<(usize, Observed), T>,
+    key: (usize, Observed),
+    make: impl FnOnce() -> T,
+) -> T {
+    if let Some(v) = cache.get(&key) {
+        return v.clone();
     }
-    let f = eval::intercepted(set, obs.proto, obs.before, obs.iif.clone());
+    let v = make();
     if cache.len() < CACHE {
-        cache.insert(key, f.clone());
+        cache.insert(key, v.clone());
     }
-    f
+    v
 }
 
 /// Why a side that crossed `host` unchanged was kept: the rules evaluated

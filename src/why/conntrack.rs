@@ -58,12 +58,7 @@ impl Table {
     /// The entry for a connection seen as `orig` before the host and whose
     /// reply, after the host, goes `reply`.
     pub fn find(&self, proto: u8, orig: Tuple, reply: Tuple) -> Record<'_> {
-        let Some(list) = self.by_orig.get(&(proto, orig)) else { return Record::None };
-        let same = |e: &&Entry| e.reply == reply;
-        match list.iter().map(|&i| &self.entries[i]).find(same) {
-            Some(e) => Record::Confirms(e),
-            None => list.first().map_or(Record::None, |&i| Record::Disagrees(&self.entries[i])),
-        }
+        self.first_where(proto, orig, |e| e.reply == reply)
     }
 
     /// The entry for a connection seen as `orig` before the host that the
@@ -71,9 +66,14 @@ impl Table {
     /// another endpoint than the one the client addressed (the kernel
     /// redirected it); an entry replying from that endpoint disagrees.
     pub fn redirected(&self, proto: u8, orig: Tuple) -> Record<'_> {
+        self.first_where(proto, orig, |e| (e.reply.src, e.reply.sport) != (orig.dst, orig.dport))
+    }
+
+    /// The first entry of original tuple `orig` that `agrees`; else the first
+    /// of that tuple, which disagrees.
+    fn first_where(&self, proto: u8, orig: Tuple, agrees: impl Fn(&Entry) -> bool) -> Record<'_> {
         let Some(list) = self.by_orig.get(&(proto, orig)) else { return Record::None };
-        let moved = |e: &&Entry| (e.reply.src, e.reply.sport) != (orig.dst, orig.dport);
-        match list.iter().map(|&i| &self.entries[i]).find(moved) {
+        match list.iter().map(|&i| &self.entries[i]).find(|e| agrees(e)) {
             Some(e) => Record::Confirms(e),
             None => list.first().map_or(Record::None, |&i| Record::Disagrees(&self.entries[i])),
         }

@@ -24,8 +24,8 @@ pub const MAX_DEPTH: usize = 64;
 pub struct Observed {
     /// Layer-4 protocol number.
     pub proto: u8,
-    pub before: (IpAddr, Option<u16>, IpAddr, Option<u16>),
-    pub after: (IpAddr, Option<u16>, IpAddr, Option<u16>),
+    pub before: Tuple4,
+    pub after: Tuple4,
     /// Input and output interface, when a capture names them.
     pub iif: Option<String>,
     pub oif: Option<String>,
@@ -173,21 +173,10 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
     let (as_, asp, ad, adp) = obs.after;
     let dst_changed = (bd, bdp) != (ad, adp);
     let src_changed = (bs, bsp) != (as_, asp);
-    let first = Pkt {
-        proto: obs.proto,
-        saddr: bs,
-        sport: bsp,
-        daddr: bd,
-        dport: bdp,
-        iif: obs.iif.clone(),
-        oif: None,
-        hook: Hook::Prerouting,
-        // a packet to one of the host's own addresses is delivered, not
-        // forwarded: unchanged and seen beyond the host, it was not local
-        daddr_local: (!dst_changed).then_some(false),
-        saddr_local: Some(false),
-    };
-    let start = World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() };
+    // a packet to one of the host's own addresses is delivered, not
+    // forwarded: unchanged and seen beyond the host, it was not local
+    let first = arriving(obs.proto, obs.before, obs.iif.clone(), (!dst_changed).then_some(false));
+    let start = start_world(set);
     let mut pre = Vec::new();
     let mut notes = Vec::new();
     let mut budget = Budget::default();
@@ -263,20 +252,9 @@ pub fn evaluate(set: &Ruleset, obs: &Observed) -> Evaluation {
 /// [`Found::NoRule`] with the rules passed; when the fitting ways name other
 /// rules, [`Found::NotEvaluated`].
 pub fn intercepted(set: &Ruleset, proto: u8, before: Tuple4, iif: Option<String>) -> Found {
-    let (saddr, sport, daddr, dport) = before;
-    let first = Pkt {
-        proto,
-        saddr,
-        sport,
-        daddr,
-        dport,
-        iif,
-        oif: None,
-        hook: Hook::Prerouting,
-        daddr_local: None,
-        saddr_local: Some(false),
-    };
-    let start = World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() };
+    // delivered to the host's proxy: its destination may be local
+    let first = arriving(proto, before, iif, None);
+    let start = start_world(set);
     let mut notes = Vec::new();
     let mut ways: Vec<Way<'_>> = Vec::new();
     for (ends, _) in hook_walks(set, &first, start, &mut Budget::default()) {
@@ -301,6 +279,29 @@ pub fn intercepted(set: &Ruleset, proto: u8, before: Tuple4, iif: Option<String>
 
 /// A packet's `(source, source port, destination, destination port)`.
 pub type Tuple4 = (IpAddr, Option<u16>, IpAddr, Option<u16>);
+
+/// The packet `before` the host as PREROUTING sees it (`daddr_local`: whether
+/// its destination is the host's, when known).
+fn arriving(proto: u8, before: Tuple4, iif: Option<String>, daddr_local: Option<bool>) -> Pkt {
+    let (saddr, sport, daddr, dport) = before;
+    Pkt {
+        proto,
+        saddr,
+        sport,
+        daddr,
+        dport,
+        iif,
+        oif: None,
+        hook: Hook::Prerouting,
+        daddr_local,
+        saddr_local: Some(false),
+    }
+}
+
+/// A walk's first way: the mark 0 unless a chain outside nat may set one.
+fn start_world(set: &Ruleset) -> World {
+    World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() }
+}
 
 /// One way through the hooks: its DNAT, its SNAT, and how it went.
 type Way<'r> = (Option<Nat<'r>>, Option<Nat<'r>>, World);
