@@ -3,7 +3,7 @@
 //! reverse order. Each gives the right verdict or an explicit unknown with a
 //! warning, never a blame that rests on a capture that was not recording.
 
-use crate::util::{drop_pcap, garble_pcap, keep_pcap, resend_pcap, shift_pcap, step_pcap};
+use crate::util::{count_records, drop_pcap, garble_pcap, keep_pcap, resend_pcap, shift_pcap, step_pcap};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -594,18 +594,6 @@ fn a_capture_that_saw_only_the_answer_is_chained_or_named() {
         "{e}"
     );
     assert_eq!(v["unmatched"][0]["count"], 1, "{}", v["unmatched"]);
-}
-
-/// The records of a classic pcap.
-fn count_records(bytes: &[u8]) -> usize {
-    let le = bytes[0] == 0xd4 || bytes[0] == 0x4d;
-    let (mut at, mut n) = (24, 0);
-    while at + 16 <= bytes.len() {
-        let w: [u8; 4] = bytes[at + 8..at + 12].try_into().unwrap();
-        at += 16 + if le { u32::from_le_bytes(w) } else { u32::from_be_bytes(w) } as usize;
-        n += 1;
-    }
-    n
 }
 
 /// A request not tied to a capture that holds a flow of its endpoints at the

@@ -282,7 +282,7 @@ fn holds(record: &[u8], marker: &[u8]) -> bool {
 }
 
 /// A classic pcap with the records (header and data) for which `keep` is true.
-fn filter_pcap(bytes: &[u8], keep: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+fn filter_pcap(bytes: &[u8], mut keep: impl FnMut(&[u8]) -> bool) -> Vec<u8> {
     let le = pcap_le(bytes);
     let mut out = bytes[..24].to_vec();
     let mut at = 24;
@@ -302,28 +302,21 @@ fn filter_pcap(bytes: &[u8], keep: impl Fn(&[u8]) -> bool) -> Vec<u8> {
 /// `only_again` the first sending is gone (a capture that started after it,
 /// or lost it).
 pub fn resend_pcap(bytes: &[u8], marker: &[u8], secs: i64, only_again: bool) -> Vec<u8> {
-    let le = pcap_le(bytes);
-    let mut out = bytes[..24].to_vec();
-    let mut again = Vec::new();
-    let mut at = 24;
-    while at + 16 <= bytes.len() {
-        let end = at + 16 + pcap_word(le, &bytes[at + 8..at + 12]) as usize;
-        let record = &bytes[at..end];
-        let marked = holds(record, marker);
-        if !(marked && only_again) {
-            out.extend_from_slice(record);
-        }
-        if marked {
-            again.extend_from_slice(record);
-        }
-        at = end;
-    }
-    assert_eq!(at, bytes.len(), "whole records");
-    assert!(!again.is_empty(), "no record holds the marker");
-    let mut shifted = bytes[..24].to_vec();
-    shifted.extend_from_slice(&again);
-    out.extend_from_slice(&shift_pcap(&shifted, secs)[24..]);
+    let again = shift_pcap(&keep_pcap(bytes, marker), secs);
+    assert!(again.len() > 24, "no record holds the marker");
+    let mut out = if only_again { filter_pcap(bytes, |r| !holds(r, marker)) } else { bytes.to_vec() };
+    out.extend_from_slice(&again[24..]);
     out
+}
+
+/// The records of a classic pcap.
+pub fn count_records(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    filter_pcap(bytes, |_| {
+        n += 1;
+        false
+    });
+    n
 }
 
 /// A classic pcap whose clock steps by `step_ns` halfway through its time
