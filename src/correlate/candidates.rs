@@ -121,6 +121,21 @@ const K_SERVER_FP: u64 = 3;
 const K_ECHO: u64 = 4;
 const K_SEQ: u64 = 5;
 const K_REQUEST_ID: u64 = 6;
+const K_DATAGRAM: u64 = 7;
+
+/// Keys and times of a UDP flow's later client datagrams (none for other flows).
+fn later_keys(f: &Flow) -> &[(u64, i64)] {
+    f.later.as_deref().map_or(&[], |l| l.keys())
+}
+
+/// One UDP flow's first client datagram is a later one of the other's: the
+/// capture that holds fewer missed the first datagrams of the exchange.
+fn later_datagram(a: &Flow, b: &Flow) -> bool {
+    let first_of = |x: &Flow, y: &Flow| {
+        x.client_fp.datagram_key().is_some_and(|k| later_keys(y).iter().any(|&(l, _)| l == k))
+    };
+    a.proto == FlowProto::Udp && (first_of(a, b) || first_of(b, a))
+}
 
 /// Hash of the request id at the start of the client stream.
 fn request_id(f: &Flow) -> Option<u64> {
@@ -230,6 +245,11 @@ fn seq_bucket(seq: u32) -> u64 {
 /// retransmission schedule or a connection's lifetime earlier.
 const LEAD_NS: i64 = 64_000_000_000;
 
+/// How far back a UDP flow seen from its answer looks for the flow that
+/// started with the query: the default UDP idle time (a later answer starts
+/// another flow).
+const ANSWER_LEAD_NS: i64 = 10_000_000_000;
+
 /// A flow whose capture missed its beginning: TCP without its SYN, UDP seen
 /// from its answer.
 fn incomplete(f: &Flow) -> bool {
@@ -258,6 +278,11 @@ impl Index {
                 for (len, h) in fp_index_keys(fp).into_iter().flatten() {
                     entries.push((key(kind, f.proto, len, h), t, i));
                 }
+            }
+            // (at the time each was seen: the flow that meets one on its first
+            // datagram started then)
+            for &(k, at) in later_keys(f) {
+                entries.push((key(K_DATAGRAM, f.proto, 0, k), at.saturating_sub(gate.rel_offset_ns), i));
             }
             if let Some((seq, h)) = echo_key(f) {
                 entries.push((key(K_ECHO, f.proto, 0, h ^ u64::from(seq)), t, i));
@@ -309,9 +334,25 @@ impl Index {
                 window(key(K_SEQ, f.proto, 0, bucket), lead);
             }
         }
+        // A UDP flow seen from its answer meets the partner that started with
+        // the query, up to a UDP flow's idle time earlier.
+        let answer_lead = if f.orientation == Orientation::Reply { ANSWER_LEAD_NS } else { 0 };
         for (kind, fp) in [(K_CLIENT_FP, &f.client_fp), (K_SERVER_FP, &f.server_fp)] {
             for (len, h) in fp_lookup_keys(fp).into_iter().flatten() {
-                window(key(kind, f.proto, len, h), 0);
+                window(key(kind, f.proto, len, h), answer_lead);
+            }
+        }
+        // A later datagram of one is the first the other saw, either way
+        // round: its first datagram among the indexed flows' later ones, its
+        // later ones among their first (a first datagram's key is its 32-byte
+        // prefix hash or its whole hash, as `datagram_key` gives it).
+        if f.proto == FlowProto::Udp {
+            if let Some(k) = f.client_fp.datagram_key() {
+                window(key(K_DATAGRAM, f.proto, 0, k), 0);
+            }
+            for &(k, _) in later_keys(f) {
+                window(key(K_CLIENT_FP, f.proto, 32, k), 0);
+                window(key(K_CLIENT_FP, f.proto, 255, k), 0);
             }
         }
         if let Some((seq, h)) = echo_key(f) {
@@ -359,7 +400,8 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     // Bytes that both sides know and that differ rule the pair out (NAT never
     // edits payload, except conntrack helpers such as FTP/SIP) — unless the
     // request ids agree (a proxy that rewrites the request).
-    if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() && !same_id {
+    let later = client_agree.is_none() && later_datagram(a, b);
+    if a.client_fp.agreement_known(&b.client_fp) && client_agree.is_none() && !same_id && !later {
         return None;
     }
     let strong_bytes =
@@ -417,6 +459,10 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
             if client_strong || server_strong {
                 ev.push(Evidence::UdpPayload);
                 score += 1000 + client_agree.unwrap_or(0) as i64 + server_agree.unwrap_or(0) as i64;
+            } else if later {
+                // Below any pair whose first datagrams agree.
+                ev.push(Evidence::UdpPayload);
+                score += 1000;
             }
         }
         FlowProto::Icmp => {
@@ -436,7 +482,7 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     // datagram is the same bytes (a datagram lost between the captures, or
     // sent before one started, and sent again: an SNMP or DNS retry).
     let same_space = ev.first().is_some_and(|e| matches!(e, Evidence::Isn | Evidence::SeqAck));
-    let resent = a.proto == FlowProto::Udp && client_strong;
+    let resent = a.proto == FlowProto::Udp && (client_strong || later);
     let gated = match kind {
         LinkKind::Proxy => gate.during(a, b),
         LinkKind::SeqShift => tight,
@@ -1154,6 +1200,80 @@ mod tests {
         u.first_ns = 0;
         u.first_client_ns = Ns::at(0);
         assert!(evidence(&t, &u, &gate()).is_some(), "together, the bytes pair them");
+    }
+
+    /// A UDP flow of three datagrams to the server (0, 1 and 2 s), at `t0`.
+    fn conversation(t0: i64, datagrams: &[&[u8]]) -> Flow {
+        const S: i64 = 1_000_000_000;
+        let mut f = Flow::test_tcp("198.18.0.1:40000", "198.19.0.1:9000", t0, 1);
+        (f.proto, f.client_isn, f.server_isn, f.syn_count, f.seq_pair) =
+            (FlowProto::Udp, None, None, 0, None);
+        f.orientation = Orientation::FirstPacket;
+        let mut first = crate::flows::StreamPrefix::new(128);
+        first.add(0, datagrams[0]);
+        first.set_end(datagrams[0].len() as u64);
+        f.client_fp = first.fingerprint();
+        for (k, d) in datagrams.iter().enumerate().skip(1) {
+            let key = crate::flows::datagram_key(d, d.len() as u64).unwrap();
+            f.later.get_or_insert_with(Default::default).push(key, t0 + k as i64 * S);
+        }
+        f.last_ns = t0 + (datagrams.len() as i64 - 1) * S + 1_000_000;
+        f
+    }
+
+    #[test]
+    fn a_udp_flow_that_missed_its_first_datagrams_meets_on_the_next_and_the_index_finds_it() {
+        const S: i64 = 1_000_000_000;
+        let (q1, q2, q3): (&[u8], &[u8], &[u8]) =
+            (b"query one: sysUpTime.0 community public", b"query two", b"query three: sysName.0 community!");
+        let whole = conversation(0, &[q1, q2, q3]);
+        // b missed the first query (short, under 32 bytes: its whole hash),
+        // c the first two (c's first is 32 bytes or more: its prefix hash)
+        let b = conversation(S, &[q2, q3]);
+        let c = conversation(2 * S, &[q3]);
+        for (x, name) in [(&b, "b"), (&c, "c")] {
+            for (from, to) in [(&whole, x), (x, &whole)] {
+                let s = evidence(from, to, &gate()).unwrap_or_else(|| panic!("{name}: one conversation"));
+                assert_eq!(s.evidence.first(), Some(&Evidence::UdpPayload), "{name}");
+                let mut hits = Vec::new();
+                Index::build(std::slice::from_ref(to), &gate(), false, |_| true).lookup(
+                    from,
+                    &gate(),
+                    &mut hits,
+                );
+                assert_eq!(hits, vec![0], "{name}: the index finds it");
+            }
+        }
+        // below a pair whose first datagrams agree
+        let same = conversation(0, &[q1, q2, q3]);
+        assert!(
+            evidence(&whole, &same, &gate()).unwrap().score > evidence(&whole, &b, &gate()).unwrap().score
+        );
+        // a first datagram that is none of the other's: nothing
+        let other = conversation(S, &[b"query four: ifDescr.1 community public", q3]);
+        assert!(evidence(&whole, &other, &gate()).is_none());
+        // the datagram seen outside the other's life: nothing either
+        let late = conversation(9 * S, &[q2]);
+        assert!(evidence(&whole, &late, &gate()).is_none());
+        // TCP never meets this way
+        let (mut t, mut u) = (whole.clone(), b.clone());
+        (t.proto, u.proto) = (FlowProto::Tcp, FlowProto::Tcp);
+        assert!(!later_datagram(&t, &u));
+    }
+
+    #[test]
+    fn a_flow_seen_from_its_answer_finds_the_partner_that_started_with_the_query() {
+        // b: the query at 0, the answer 20 ms later; a saw only the answer
+        let mut b = conversation(0, &[b"what is the time, please? (a question)"]);
+        b.server_fp = fp(b"it is twelve o'clock, thank you for asking");
+        (b.first_server_ns, b.last_ns) = (Ns::at(20_000_000), 20_000_000);
+        let mut a = b.clone();
+        (a.orientation, a.client_fp, a.later) = (Orientation::Reply, Fingerprint::default(), None);
+        (a.first_ns, a.first_client_ns, a.last_ns) = (20_000_000, Ns::NONE, 20_000_000);
+        let mut hits = Vec::new();
+        Index::build(std::slice::from_ref(&b), &gate(), false, |_| true).lookup(&a, &gate(), &mut hits);
+        assert_eq!(hits, vec![0], "the answer's key, looking back to the query");
+        assert!(evidence(&a, &b, &gate()).is_some());
     }
 
     #[test]

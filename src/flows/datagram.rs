@@ -54,6 +54,12 @@ impl FlowTable {
                 }
             }
         }
+        if to_server && seen && f.packets_to_server <= 1 + super::LATER_DATAGRAMS as u64 {
+            // The next client datagrams' keys (see `LaterDatagrams`).
+            if let Some(k) = super::datagram_key(payload, u64::from(p.payload_len)) {
+                f.later.get_or_insert_with(Default::default).push(k, p.ts_ns);
+            }
+        }
         if to_server {
             if p.payload_len > 0 && f.client_data_ns.is_none() {
                 f.client_data_ns = Ns::at(p.ts_ns);

@@ -62,6 +62,17 @@ impl Fingerprint {
         self.prefix(0).or(self.whole().map(|(len, h)| h ^ u64::from(len).rotate_left(48)))
     }
 
+    /// The key of the datagram this fingerprint was taken from, as
+    /// [`datagram_key`] gives it for a later datagram: its 32-byte prefix hash,
+    /// or the hash of all of a shorter one. None when fewer bytes are known.
+    pub fn datagram_key(&self) -> Option<u64> {
+        self.prefix(1).or_else(|| {
+            self.whole()
+                .filter(|&(len, _)| usize::from(len) < STRONG_PREFIX)
+                .map(|(len, h)| whole_key(len, h))
+        })
+    }
+
     /// True when both know some common length, so `agreement` is a real comparison.
     pub fn agreement_known(&self, other: &Fingerprint) -> bool {
         (self.whole().is_some() && other.whole().is_some()) || self.known & other.known & PREFIXES != 0
@@ -83,6 +94,25 @@ impl Fingerprint {
         }
         None
     }
+}
+
+/// The key of a datagram of `len` bytes whose first bytes (`captured`, as
+/// far as the capture kept them) are known: xxh3 of its first 32 bytes
+/// (`STRONG_PREFIX`), or of all of a shorter one mixed with its length — the
+/// same value [`Fingerprint::datagram_key`] gives for a flow's first datagram.
+/// None when the capture cut it shorter than that, or it is empty.
+pub fn datagram_key(captured: &[u8], len: u64) -> Option<u64> {
+    if len >= STRONG_PREFIX as u64 {
+        captured.get(..STRONG_PREFIX).map(xxh3_64)
+    } else {
+        let n = usize::try_from(len).ok().filter(|&n| n > 0)?;
+        captured.get(..n).map(|b| whole_key(n as u16, xxh3_64(b)))
+    }
+}
+
+/// A whole short datagram's hash mixed with its length.
+fn whole_key(len: u16, hash: u64) -> u64 {
+    hash ^ u64::from(len).rotate_left(48)
 }
 
 /// Collects the first `limit` (≤ 128) bytes of a stream from segments in any order.

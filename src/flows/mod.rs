@@ -19,7 +19,7 @@ mod tcp;
 
 pub use carrier::{Carried, CarrierKind, Carriers, RequestId, RequestIdKind, CARRIER_PREFIX};
 pub use facts::{AppFacts, AppProto};
-pub use fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
+pub use fingerprint::{datagram_key, Fingerprint, StreamPrefix, PREFIX_LENGTHS, STRONG_PREFIX};
 pub use key::{interface_of, side_of};
 pub use table::FlowTable;
 
@@ -240,6 +240,38 @@ pub struct FragFlow {
     pub to_client: FragDir,
 }
 
+/// How many client datagrams after the first a UDP flow keeps keys of.
+pub const LATER_DATAGRAMS: usize = 3;
+
+/// Keys ([`datagram_key`]) of a UDP flow's second to fourth client
+/// datagrams: a capture that missed the first datagrams of an exchange (lost
+/// there, or sent before it started) meets the flow on the first one it saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaterDatagrams {
+    /// (key, when the datagram was seen).
+    keys: [(u64, i64); LATER_DATAGRAMS],
+    len: u8,
+}
+
+impl LaterDatagrams {
+    /// The keys and times, in the order the datagrams were seen.
+    pub fn keys(&self) -> &[(u64, i64)] {
+        &self.keys[..usize::from(self.len)]
+    }
+
+    /// Adds the key of the next datagram; false when all places are taken.
+    pub fn push(&mut self, key: u64, ts_ns: i64) -> bool {
+        let Some(slot) = self.keys.get_mut(usize::from(self.len)) else { return false };
+        *slot = (key, ts_ns);
+        self.len += 1;
+        true
+    }
+
+    fn shift(&mut self, by: impl Fn(i64) -> i64) {
+        self.keys.iter_mut().for_each(|(_, t)| *t = by(*t));
+    }
+}
+
 /// ICMP echo details of an echo flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EchoSummary {
@@ -328,6 +360,8 @@ pub struct Flow {
     pub app: Option<Box<AppFacts>>,
     /// ICMP echo flows only (boxed: a flow summary stays small).
     pub echo: Option<Box<EchoSummary>>,
+    /// UDP flows with more than one client datagram only (boxed: most have one).
+    pub later: Option<Box<LaterDatagrams>>,
     /// Datagrams that arrived as IP fragments (boxed: most flows have none).
     pub frags: Option<Box<FragFlow>>,
     /// Interface of the first packet (pcapng interface or SLL2 ifindex) and SLL
@@ -378,6 +412,9 @@ impl Flow {
         }
         if let Some(m) = self.mtu_signal.as_deref_mut() {
             m.first_ns = by(m.first_ns);
+        }
+        if let Some(l) = self.later.as_deref_mut() {
+            l.shift(by);
         }
     }
 
@@ -521,6 +558,7 @@ impl Flow {
             carriers: None,
             app: None,
             echo: None,
+            later: None,
             frags: None,
             first_interface: 0,
             first_packet_type: None,
@@ -560,8 +598,9 @@ impl Flow {
         if let Some(f) = self.frags.as_deref_mut() {
             std::mem::swap(&mut f.to_server, &mut f.to_client);
         }
-        // facts read as a question from what was an answer
+        // facts read as a question from what was an answer, keys of answers
         self.app = None;
+        self.later = None;
     }
 }
 
@@ -591,14 +630,16 @@ mod tests {
     /// its stream state while it is read). Rare parts are boxed; a field that
     /// grows the summary past this budget should be boxed or packed too.
     /// (408: 400, and one pointer for the boxed fragment counts, issue 32; 424:
-    /// one more for the boxed application facts.)
+    /// one more for the boxed application facts; 432: one for the later
+    /// datagram keys, issue 30.)
     #[test]
     fn a_flow_summary_stays_within_its_budget() {
         assert!(
             // 400, then the interface a multi-homed end host answered on, the
             // TOS byte and VLAN tag, the pointer to a fragmented flow's counts,
-            // and the pointer to its application facts (issue 32).
-            std::mem::size_of::<super::Flow>() <= 424,
+            // the pointer to its application facts (issue 32), and the one to a
+            // UDP flow's later datagram keys (issue 30).
+            std::mem::size_of::<super::Flow>() <= 432,
             "Flow is {} bytes",
             std::mem::size_of::<super::Flow>()
         );

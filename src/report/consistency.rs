@@ -137,6 +137,33 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             if r.proto != crate::verdict::Proto::Udp || !labels_of(at).all(answer_only) {
                 say(part, "the hops there show datagrams to the server, or none back");
             }
+        } else if let Some(rest) = part.strip_prefix("fewer datagrams to the server at ") {
+            // "B (n) than at A (m)": A is the capture before B that saw the
+            // request, and both counts are theirs.
+            let count = |l: &str| r.captures.iter().find(|h| h.label == l && h.seen)?.packets_to_server;
+            let read = |x: &str| -> Option<(String, u64)> {
+                let (label, n) = x.strip_suffix(')')?.rsplit_once(" (")?;
+                Some((label.to_string(), n.parse().ok()?))
+            };
+            let holds = rest
+                .split_once(" than at ")
+                .and_then(|(b, a)| Some((read(b)?, read(a)?)))
+                .is_some_and(|((b, n), (a, m))| {
+                    let at = |l: &str| r.captures.iter().position(|h| h.label == l);
+                    let between = match (at(&a), at(&b)) {
+                        (Some(i), Some(j)) if i < j => r.captures[i + 1..j].iter().all(|h| !h.seen),
+                        _ => false,
+                    };
+                    r.proto == crate::verdict::Proto::Udp
+                        && between
+                        && count(&b) == Some(n)
+                        && count(&a) == Some(m)
+                        && 0 < n
+                        && n < m
+                });
+            if !holds {
+                say(part, "the hops' datagram counts say otherwise");
+            }
         } else if part.starts_with("sequence numbers shifted by a middlebox") {
             // "… between A and B (client +N, server +M)": a seq_shift entry
             // there, each amount said its own and none said that is unknown.

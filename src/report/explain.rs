@@ -197,6 +197,26 @@ pub fn identity_words(w: &Words<'_>, r: &Request, i: &Identity) -> String {
 }
 
 /// A capture that saw the exchange but none of the client's datagrams.
+/// "fewer datagrams to the server at B (6) than at A (7)": a capture that
+/// saw some of a UDP request's datagrams, fewer than the capture before it
+/// that saw the request (lost between them, or sent before it started).
+fn fewer_datagrams(w: &Words<'_>, r: &Request) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut before: Option<(usize, u64)> = None;
+    for (c, h) in r.captures.iter().enumerate() {
+        let Some(n) = h.packets_to_server.filter(|_| h.seen) else { continue };
+        if let Some((b, m)) = before.filter(|&(_, m)| n > 0 && n < m) {
+            out.push(format!(
+                "fewer datagrams to the server at {} ({n}) than at {} ({m})",
+                w.label(c),
+                w.label(b)
+            ));
+        }
+        before = Some((c, n));
+    }
+    out
+}
+
 fn answer_only(h: &crate::verdict::Hop) -> bool {
     h.seen && h.packets_to_server == Some(0) && h.packets_to_client.is_some_and(|n| n > 0)
 }
@@ -349,6 +369,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                 blind_labels(w, &answer_only)
             ));
         }
+        parts.extend(fewer_datagrams(w, r));
     }
     for x in &r.seq_shift {
         let moved: Vec<String> = [("client", x.client), ("server", x.server)]

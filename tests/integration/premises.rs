@@ -641,3 +641,62 @@ fn a_flow_of_the_same_endpoints_and_time_with_other_bytes_is_named_not_passed_ov
         assert!(r.get("same_tuple").is_none(), "{r:#}");
     }
 }
+
+/// A UDP conversation of two queries (the second one other bytes, 1 s
+/// later) whose first query and answer one capture does not hold (it started
+/// after them, or lost them): its flow starts with the second query, which
+/// is a later datagram of the other capture's flow. The two are one request,
+/// chained on that datagram with its evidence named, and the explanation
+/// counts the datagrams the later capture lacks (issue 30: UDP chained on
+/// later datagrams). Either capture may be the one that missed them.
+#[test]
+fn a_udp_conversation_whose_first_query_a_capture_missed_is_chained_on_its_next() {
+    for missed in ["egress", "decap"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for label in ["decap", "egress", "backend"] {
+            let raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+            // the query and its answer sent again 1 s later, other bytes
+            let again = shift_pcap(&keep_pcap(&raw, b"r004 udp-request"), 1);
+            let n = count_records(&again);
+            assert_eq!(n, 2, "{label}: one query, one answer");
+            let again = garble_pcap(&again, &[1, 2], 4);
+            let mut out =
+                if label == missed { drop_pcap(&raw, b"r004 udp-request", b"\xff\xfe\xfd") } else { raw };
+            out.extend_from_slice(&again[24..]);
+            let path = dir.path().join(format!("{label}.pcap"));
+            std::fs::write(&path, out).unwrap();
+            paths.push((label, path));
+        }
+        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+        let v = json(&captures);
+        let udp: Vec<&Value> =
+            v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "udp").collect();
+        assert_eq!(udp.len(), 1, "{missed}: one request, not two: {udp:#?}");
+        let r = udp[0];
+        let hops: Vec<(String, u64)> = (0..3)
+            .map(|c| {
+                let h = &r["captures"][c];
+                (
+                    h["client"].as_str().unwrap_or("-").to_string(),
+                    h["packets_to_server"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        let sent = |label: &str| if label == missed { 1 } else { 2 };
+        let want = [
+            ("198.18.90.42:40004".to_string(), sent("decap")),
+            ("198.18.90.42:40004".to_string(), sent("egress")),
+            ("198.19.3.17:40004".to_string(), 2),
+        ];
+        assert_eq!(hops, want, "{missed}: {r:#}");
+        for m in r["matches"].as_array().unwrap() {
+            assert_eq!(m["strength"], "strong", "{missed}: {r:#}");
+            assert_eq!(m["evidence"][0], "udp-payload", "{missed}: {r:#}");
+        }
+        assert_eq!(r["outcome"]["kind"], "completed");
+        let fewer = "fewer datagrams to the server at egress (1) than at decap (2)";
+        assert_eq!(r["explanation"].as_str().unwrap().contains(fewer), missed == "egress", "{r:#}");
+        assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
+    }
+}
