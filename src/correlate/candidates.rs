@@ -222,13 +222,18 @@ pub fn syn_alignment(a: &Flow, b: &Flow) -> Option<SynAlignment> {
 
 /// Sequence numbers drift apart by at most this much between the first packets
 /// two captures saw of one connection (packets lost at one of them).
-const SEQ_WINDOW: u32 = 1 << 22;
+pub(super) const SEQ_WINDOW: u32 = 1 << 22;
 
 /// The first seen (client, server) sequence numbers of two flows are one
 /// connection's, aligned by relative offset: both moved forward by less than
 /// `SEQ_WINDOW` in the same direction (the later first packet).
 pub fn seq_aligned(a: &Flow, b: &Flow) -> bool {
-    let (Some((ac, as_)), Some((bc, bs))) = (a.seq_pair, b.seq_pair) else { return false };
+    let (Some(x), Some(y)) = (a.seq_pair, b.seq_pair) else { return false };
+    pairs_aligned(x, y)
+}
+
+/// [`seq_aligned`] of two (client, server) sequence number pairs.
+pub fn pairs_aligned((ac, as_): (u32, u32), (bc, bs): (u32, u32)) -> bool {
     let fwd = bc.wrapping_sub(ac) < SEQ_WINDOW && bs.wrapping_sub(as_) < SEQ_WINDOW;
     let back = ac.wrapping_sub(bc) < SEQ_WINDOW && as_.wrapping_sub(bs) < SEQ_WINDOW;
     fwd || back

@@ -13,7 +13,7 @@ pub mod clock;
 mod estimate;
 pub mod evidence;
 mod turn;
-pub use turn::turn_answers;
+pub use turn::{turn_answers, turn_midstream};
 
 pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
 pub use clock::{ClockEstimate, OffsetMethodKind};

@@ -10,7 +10,7 @@
 //! every capture's flows; turns them in place.
 
 use crate::flows::{Fingerprint, Flow, FlowProto, Flows, Orientation};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Bytes a datagram must hold for its hash to name it among others.
 const MIN_BYTES: u16 = 8;
@@ -65,6 +65,69 @@ pub fn turn_answers(captures: &mut [Flows]) -> usize {
         if answers.contains(&(k, f.client.port)) && !questions.contains(&(k, f.client.port)) {
             f.turn_answer();
             turned += 1;
+        }
+    }
+    turned
+}
+
+use super::candidates::{pairs_aligned, SEQ_WINDOW as SEQ_BUCKET};
+
+/// Connections by their (client, server) sequence numbers, bucketed so that
+/// aligned pairs share a bucket or sit in neighbouring ones.
+#[derive(Default)]
+struct BySeq(FxHashMap<(u32, u32), Vec<(u32, u32)>>);
+
+impl BySeq {
+    fn add(&mut self, (c, s): (u32, u32)) {
+        self.0.entry((c / SEQ_BUCKET, s / SEQ_BUCKET)).or_default().push((c, s));
+    }
+
+    /// Some connection held has these sequence numbers, within the window.
+    fn holds(&self, (c, s): (u32, u32)) -> bool {
+        let near = |x: u32| {
+            let (b, last) = (x / SEQ_BUCKET, u32::MAX / SEQ_BUCKET);
+            [if b == 0 { last } else { b - 1 }, b, if b == last { 0 } else { b + 1 }]
+        };
+        near(c).iter().any(|&bc| {
+            near(s).iter().any(|&bs| {
+                self.0.get(&(bc, bs)).is_some_and(|v| v.iter().any(|&pair| pairs_aligned((c, s), pair)))
+            })
+        })
+    }
+}
+
+/// A TCP flow seen without its handshake, its sides guessed by port.
+fn midstream(f: &Flow) -> bool {
+    f.proto == FlowProto::Tcp && f.orientation == Orientation::Midstream && f.seq_pair.is_some()
+}
+
+/// Turns every TCP flow seen without its handshake whose sides another
+/// capture shows the other way round: its (client, server) sequence numbers
+/// are a connection's (server, client) there, and never its (client,
+/// server). A connection whose handshake some capture saw settles its sides;
+/// else the earlier capture's guess stands (captures are taken in order, each
+/// one's flows then the reference for the later ones). Returns how many.
+pub fn turn_midstream(captures: &mut [Flows]) -> usize {
+    if !captures.iter().flat_map(|c| &c.flows).any(midstream) {
+        return 0;
+    }
+    let mut known = BySeq::default();
+    for f in captures.iter().flat_map(|c| &c.flows) {
+        if f.proto == FlowProto::Tcp && f.orientation == Orientation::Syn {
+            f.seq_pair.into_iter().for_each(|p| known.add(p));
+        }
+    }
+    let mut turned = 0;
+    for c in captures.iter_mut() {
+        for f in c.flows.iter_mut().filter(|f| midstream(f)) {
+            let Some((cs, ss)) = f.seq_pair else { continue };
+            if known.holds((ss, cs)) && !known.holds((cs, ss)) {
+                f.turn_midstream();
+                turned += 1;
+            }
+        }
+        for f in c.flows.iter().filter(|f| midstream(f)) {
+            f.seq_pair.into_iter().for_each(|p| known.add(p));
         }
     }
     turned
@@ -159,5 +222,73 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(turn_answers(&mut captures), 0);
+    }
+}
+
+#[cfg(test)]
+mod midstream_tests {
+    use super::*;
+
+    fn caps(flows: Vec<Vec<Flow>>) -> Vec<Flows> {
+        flows.into_iter().map(|flows| Flows { flows, ..Default::default() }).collect()
+    }
+
+    /// A connection's flow as a capture that missed its handshake holds it,
+    /// with the sides guessed `client` → `server`, its first seen sequence
+    /// numbers `(client, server)`.
+    fn mid(client: &str, server: &str, seqs: (u32, u32)) -> Flow {
+        let mut f = Flow::test_tcp(client, server, 1_000, 1);
+        (f.orientation, f.client_isn, f.server_isn, f.syn_count, f.seq_pair) =
+            (Orientation::Midstream, None, None, 0, Some(seqs));
+        f
+    }
+
+    const SEQS: (u32, u32) = (1_000_000, 3_000_000_000);
+
+    #[test]
+    fn a_midstream_flow_the_other_way_round_of_a_handshake_elsewhere_is_turned() {
+        // egress saw the handshake; the backend's NAT moved port 80 to 50080
+        let mut syn = Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 1_000, SEQS.0 - 1);
+        syn.seq_pair = Some(SEQS);
+        let guessed = mid("198.19.96.10:50080", "198.19.3.17:40001", (SEQS.1 + 700, SEQS.0 + 130));
+        let mut c = caps(vec![vec![syn.clone()], vec![guessed]]);
+        assert_eq!(turn_midstream(&mut c), 1);
+        let f = &c[1].flows[0];
+        assert_eq!(
+            (f.client.port, f.server.port, f.seq_pair),
+            (40001, 50080, Some((SEQS.0 + 130, SEQS.1 + 700)))
+        );
+        // the right way round already, or numbers of another connection: left
+        for other in [
+            mid("198.19.3.17:40001", "198.19.96.10:50080", (SEQS.0 + 130, SEQS.1 + 700)),
+            mid("198.19.96.10:50080", "198.19.3.17:40001", (SEQS.1 + (1 << 23), SEQS.0)),
+            mid("198.19.96.10:50080", "198.19.3.17:40001", (SEQS.1, SEQS.0.wrapping_sub(1 << 23))),
+        ] {
+            let mut c = caps(vec![vec![syn.clone()], vec![other.clone()]]);
+            assert_eq!(turn_midstream(&mut c), 0, "{other:?}");
+            assert_eq!(c[1].flows[0], other);
+        }
+        // nothing seen midstream: nothing to do
+        let mut c = caps(vec![vec![syn.clone()], vec![syn]]);
+        assert_eq!(turn_midstream(&mut c), 0);
+    }
+
+    #[test]
+    fn with_no_handshake_anywhere_the_earlier_captures_guess_stands() {
+        let egress = mid("198.18.90.42:40001", "198.19.96.10:80", SEQS);
+        let backend = mid("198.19.96.10:50080", "198.19.3.17:40001", (SEQS.1, SEQS.0));
+        let mut c = caps(vec![vec![egress.clone()], vec![backend.clone()]]);
+        assert_eq!(turn_midstream(&mut c), 1);
+        assert_eq!((c[0].flows[0].client, c[1].flows[0].client.port), (egress.client, 40001));
+        // in the other order, the backend's guess is the earlier one
+        let mut c = caps(vec![vec![backend.clone()], vec![egress]]);
+        assert_eq!(turn_midstream(&mut c), 1);
+        assert_eq!((c[0].flows[0].client, c[1].flows[0].client.port), (backend.client, 80));
+        // the numbers straddle a bucket edge (the window is not a bucket)
+        let edge = (SEQ_BUCKET - 10, SEQ_BUCKET * 5 - 1);
+        let a = mid("198.18.90.42:40001", "198.19.96.10:80", edge);
+        let b = mid("198.19.96.10:50080", "198.19.3.17:40001", (edge.1 + 20, edge.0 + 20));
+        let mut c = caps(vec![vec![a], vec![b]]);
+        assert_eq!(turn_midstream(&mut c), 1);
     }
 }

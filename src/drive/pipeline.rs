@@ -402,6 +402,9 @@ pub(crate) fn conclude_owning(
     }
     // A capture that kept only an exchange's answer holds it from the server: turned round.
     correlate::turn_answers(&mut flows);
+    // A connection seen without its handshake whose sides a port guess got
+    // wrong (another capture's sequence numbers say so): turned round.
+    correlate::turn_midstream(&mut flows);
     let correlation = correlate::correlate(&flows, &correlate_config);
     // (chain, point): requests whose flow a point holds apart by its clock
     let mut apart = Vec::new();

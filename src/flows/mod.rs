@@ -604,6 +604,50 @@ impl Flow {
     }
 }
 
+impl Flow {
+    /// A TCP flow seen without its handshake, turned round: its sides were
+    /// guessed by port (the higher one the client's), and another capture's
+    /// sequence numbers show the guess was wrong (a NAT moved the server's
+    /// port above the client's: `correlate::turn_midstream`). Every count,
+    /// time, sequence number, byte range and fingerprint changes side. What
+    /// was read as the first client packet (IP ID, TOS, VLAN) was the
+    /// server's: unknown now, as no first client packet is known; its TTL is
+    /// the server's. Carriers and application facts were read from the other
+    /// side's bytes: dropped.
+    pub fn turn_midstream(&mut self) {
+        debug_assert!(self.proto == FlowProto::Tcp && self.orientation == Orientation::Midstream);
+        let fresh =
+            Flow::new(self.proto, self.v6, self.server, self.client, Orientation::Midstream, self.first_ns);
+        std::mem::swap(&mut self.client, &mut self.server);
+        self.seq_pair = self.seq_pair.map(|(c, s)| (s, c));
+        std::mem::swap(&mut self.first_client_ns, &mut self.first_server_ns);
+        std::mem::swap(&mut self.packets_to_server, &mut self.packets_to_client);
+        std::mem::swap(&mut self.bytes_to_server, &mut self.bytes_to_client);
+        std::mem::swap(&mut self.client_data_ns, &mut self.server_data_ns);
+        std::mem::swap(&mut self.client_fin_ns, &mut self.server_fin_ns);
+        std::mem::swap(&mut self.rst_to_client, &mut self.rst_to_server);
+        for e in [&mut self.rst_to_client, &mut self.rst_to_server].into_iter().flatten() {
+            e.to_client = !e.to_client;
+        }
+        std::mem::swap(&mut self.client_payload, &mut self.server_payload);
+        std::mem::swap(&mut self.max_to_server, &mut self.max_to_client);
+        std::mem::swap(&mut self.client_fp, &mut self.server_fp);
+        let server_ttl = self.server_ttl.replace(self.client_ttl);
+        self.client_ttl = server_ttl.unwrap_or(fresh.client_ttl);
+        (self.client_ip_id, self.client_tos, self.client_vlan) =
+            (fresh.client_ip_id, fresh.client_tos, fresh.client_vlan);
+        if let Some(errors) = self.icmp_errors.0.as_deref_mut() {
+            errors.iter_mut().for_each(|e| e.about_request = !e.about_request);
+        }
+        // a path-MTU message quoted the other side's packets
+        self.mtu_signal = None;
+        if let Some(f) = self.frags.as_deref_mut() {
+            std::mem::swap(&mut f.to_server, &mut f.to_client);
+        }
+        (self.carriers, self.app) = (None, None);
+    }
+}
+
 #[cfg(test)]
 impl Flow {
     /// A TCP flow with a handshake seen, for unit tests of later stages.
@@ -647,6 +691,32 @@ mod tests {
         assert_eq!(std::mem::size_of::<super::Ns>(), 8);
         assert_eq!(std::mem::size_of::<super::IcmpErrors>(), 8);
         assert!(std::mem::size_of::<super::table::Streams>() <= 96, "Streams");
+    }
+
+    #[test]
+    fn a_midstream_flow_turned_twice_is_itself_but_for_what_only_one_side_told() {
+        use super::{Ns, Orientation, TcpEvent};
+        let mut f = super::Flow::test_tcp("198.19.96.10:50080", "198.19.3.17:40001", 1_000, 7);
+        (f.orientation, f.client_isn, f.server_isn, f.syn_count) = (Orientation::Midstream, None, None, 0);
+        (f.client_data_ns, f.server_data_ns, f.client_fin_ns) = (Ns::at(4_000), Ns::at(5_000), Ns::at(6_000));
+        (f.client_payload, f.server_payload) = (Some((0, 900)), Some((0, 80)));
+        (f.packets_to_server, f.packets_to_client, f.bytes_to_server, f.bytes_to_client) = (7, 3, 9_000, 200);
+        let sender = "198.19.3.17".parse().unwrap();
+        f.rst_to_server = Some(Box::new(TcpEvent { ts_ns: 8_000, to_client: false, sender, ttl: 63 }));
+        (f.client_ttl, f.server_ttl, f.client_ip_id) = (64, Some(63), Some(9));
+        let mut t = f.clone();
+        t.turn_midstream();
+        assert_eq!((t.client, t.server), (f.server, f.client));
+        assert_eq!(t.seq_pair, f.seq_pair.map(|(c, s)| (s, c)));
+        assert_eq!((t.packets_to_server, t.bytes_to_client), (3, 9_000));
+        assert_eq!((t.client_data_ns, t.server_fin_ns), (Ns::at(5_000), Ns::at(6_000)));
+        assert_eq!((t.client_payload, t.server_payload), (Some((0, 80)), Some((0, 900))));
+        let rst = t.rst_to_client.as_deref().expect("the reset went to the side now the client");
+        assert!(rst.to_client && t.rst_to_server.is_none());
+        assert_eq!((t.client_ttl, t.server_ttl, t.client_ip_id), (63, Some(64), None));
+        t.turn_midstream();
+        f.client_ip_id = None; // the first packet's, of a side no longer first
+        assert_eq!(t, f);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! reverse order. Each gives the right verdict or an explicit unknown with a
 //! warning, never a blame that rests on a capture that was not recording.
 
-use crate::util::{count_records, drop_pcap, garble_pcap, keep_pcap, resend_pcap, shift_pcap, step_pcap};
+use crate::util::{
+    count_records, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap, resend_pcap, shift_pcap,
+    step_pcap,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -697,6 +700,60 @@ fn a_udp_conversation_whose_first_query_a_capture_missed_is_chained_on_its_next(
         assert_eq!(r["outcome"]["kind"], "completed");
         let fewer = "fewer datagrams to the server at egress (1) than at decap (2)";
         assert_eq!(r["explanation"].as_str().unwrap().contains(fewer), missed == "egress", "{r:#}");
+        assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
+    }
+}
+
+/// Connections the backend saw without their handshakes (its capture started
+/// after them), through a NAT that moved the server's port 80 to 50080,
+/// above the clients' 4000x: the port guess takes the server for the client
+/// there, and the sequence numbers would compare the wrong way round. The
+/// handshake seen at egress settles the sides — or, with no handshake seen
+/// anywhere, egress's guess (port 80 is the server's) does: the backend's
+/// flows are turned round and chained (issue 30: orientation kept through
+/// port remaps).
+#[test]
+fn a_midstream_connection_whose_server_port_a_nat_moved_above_the_clients_is_chained() {
+    for everywhere in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for label in ["decap", "egress", "backend"] {
+            let mut raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+            if everywhere || label == "backend" {
+                raw = drop_syns_pcap(&raw);
+            }
+            if label == "backend" {
+                raw = portmap_pcap(&raw, 80, 50080);
+            }
+            let path = dir.path().join(format!("{label}.pcap"));
+            std::fs::write(&path, raw).unwrap();
+            paths.push((label, path));
+        }
+        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+        let v = json(&captures);
+        let tcp: Vec<&Value> =
+            v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "tcp").collect();
+        assert_eq!(tcp.len(), 3, "{everywhere}: {tcp:#?}");
+        for r in tcp {
+            let b = &r["captures"][2];
+            let port = r["captures"][0]["client"].as_str().unwrap().rsplit(':').next().unwrap().to_string();
+            assert_eq!(
+                (&b["seen"], &b["client"], &b["server"]),
+                (&true.into(), &format!("198.19.3.17:{port}").into(), &"198.19.96.10:50080".into()),
+                "{everywhere}: {r:#}"
+            );
+            // both ways counted on their own side (egress's SYN and SYN-ACK
+            // aside, when it saw them)
+            let syn = u64::from(!everywhere);
+            for way in ["packets_to_server", "packets_to_client"] {
+                let egress = r["captures"][1][way].as_u64().unwrap();
+                assert_eq!(b[way].as_u64(), Some(egress - syn), "{everywhere} {way}: {r:#}");
+            }
+            assert_eq!(r["matches"][1]["strength"], "strong", "{everywhere}: {r:#}");
+            assert_eq!(r["matches"][1]["evidence"][0], "seq-ack", "{everywhere}: {r:#}");
+            let moved = "destination 198.19.96.10:80 -> 198.19.96.10:50080 between egress and backend";
+            assert!(r["explanation"].as_str().unwrap().contains(moved), "{everywhere}: {r:#}");
+        }
         assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
     }
 }

@@ -297,6 +297,40 @@ fn filter_pcap(bytes: &[u8], mut keep: impl FnMut(&[u8]) -> bool) -> Vec<u8> {
     out
 }
 
+/// The TCP header of an Ethernet + IPv4 record's data (None for others).
+fn tcp_at(data: &[u8]) -> Option<usize> {
+    let ipv4 = data.get(12..14) == Some(&[0x08, 0x00]) && data.get(23) == Some(&6);
+    ipv4.then(|| 14 + usize::from(data[14] & 0x0f) * 4).filter(|&t| t + 20 <= data.len())
+}
+
+/// A classic Ethernet pcap without its TCP SYNs and SYN-ACKs (a capture that
+/// started after the handshakes: every connection is seen midstream).
+pub fn drop_syns_pcap(bytes: &[u8]) -> Vec<u8> {
+    filter_pcap(bytes, |r| tcp_at(&r[16..]).is_none_or(|t| r[16 + t + 13] & 0x02 == 0))
+}
+
+/// A classic Ethernet pcap whose TCP port `from` reads `to` either way (as
+/// `tcprewrite --portmap`; checksums left as they were).
+pub fn portmap_pcap(bytes: &[u8], from: u16, to: u16) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let le = pcap_le(&out);
+    let mut at = 24;
+    while at + 16 <= out.len() {
+        let end = at + 16 + pcap_word(le, &out[at + 8..at + 12]) as usize;
+        let data = &mut out[at + 16..end];
+        if let Some(t) = tcp_at(data) {
+            for p in [t, t + 2] {
+                if data[p..p + 2] == from.to_be_bytes() {
+                    data[p..p + 2].copy_from_slice(&to.to_be_bytes());
+                }
+            }
+        }
+        at = end;
+    }
+    assert_eq!(at, out.len(), "whole records");
+    out
+}
+
 /// A classic pcap whose records holding `marker` are sent again `secs`
 /// seconds later (appended, as a retry long after the rest); with
 /// `only_again` the first sending is gone (a capture that started after it,
