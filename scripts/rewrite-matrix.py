@@ -42,6 +42,9 @@ from collections import Counter, defaultdict
 REWRITES = [
     ("pnat", "tcprewrite", ["--pnat=0.0.0.0/1:128.0.0.0/1,128.0.0.0/1:0.0.0.0/1"]),
     ("portmap", "tcprewrite", ["--portmap=80:8080,443:8443,53:5353,5060:15060"]),
+    # server ports moved above every client port: midstream connections are
+    # guessed the other way round after it, until the other side settles them
+    ("portmap-high", "tcprewrite", ["--portmap=80:65080,443:65443,53:65053,1075:65075,5060:65060"]),
     ("tcp-sequence", "tcprewrite", ["--tcp-sequence=12345"]),
     ("ttl-set", "tcprewrite", ["--ttl=58"]),
     ("ttl-plus", "tcprewrite", ["--ttl=+3"]),
