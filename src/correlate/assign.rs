@@ -119,8 +119,104 @@ pub fn assign(
         }
     }
     weak_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
+    for (pos, x) in &out {
+        (src_done[*pos], tgt_done[x.target]) = (true, true);
+    }
+    request_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
     out.sort_by_key(|(pos, _)| *pos);
     out
+}
+
+/// What a terminating proxy passes on of a request when it rewrites every
+/// byte key: the HTTP/1.x request line (method and target, not the version)
+/// or the TLS server name, hashed.
+fn request_key(f: &Flow) -> Option<(Evidence, u64)> {
+    use crate::flows::facts::Field;
+    use crate::flows::AppProto;
+    let app = f.app.as_deref().filter(|_| f.proto == crate::flows::FlowProto::Tcp)?;
+    let hash = |parts: &[&[u8]]| {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for p in parts {
+            h.update(&(p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        h.digest()
+    };
+    match app.proto {
+        AppProto::Http => {
+            let (m, t) = (app.raw(Field::Method)?, app.raw(Field::Target)?);
+            Some((Evidence::RequestLine, hash(&[m, t])))
+        }
+        AppProto::Tls => Some((Evidence::Sni, hash(&[app.raw(Field::Sni)?]))),
+        AppProto::Dns => None,
+    }
+}
+
+/// Pairs leftovers that only their request ties: the same request line or
+/// TLS server name ([`request_key`]), the later flow opened while the
+/// earlier one was open (a proxy's new connection for it), and exactly one
+/// such candidate seen from both sides. Weak, kind proxy; nothing is paired
+/// where two candidates compete (health checks: the same line every few
+/// seconds). Candidates come from a hash of the free flows' keys.
+#[allow(clippy::too_many_arguments)]
+fn request_pass(
+    a: &[Flow],
+    sources: &[usize],
+    b: &[Flow],
+    taken: &[bool],
+    gate: &Gate,
+    src_done: &[bool],
+    tgt_done: &[bool],
+    out: &mut Vec<(usize, Assigned)>,
+) {
+    let mut free_b: FxHashMap<(Evidence, u64), Vec<usize>> = FxHashMap::default();
+    for (ib, f) in b.iter().enumerate().filter(|&(i, _)| !taken[i] && !tgt_done[i]) {
+        if let Some(k) = request_key(f) {
+            free_b.entry(k).or_default().push(ib);
+        }
+    }
+    if free_b.is_empty() {
+        return;
+    }
+    let mut found: Vec<(usize, usize, Evidence)> = Vec::new();
+    let mut claims: FxHashMap<usize, usize> = FxHashMap::default();
+    for (pos, &ia) in sources.iter().enumerate().filter(|&(pos, _)| !src_done[pos]) {
+        let Some(k) = request_key(&a[ia]) else { continue };
+        let Some(list) = free_b.get(&k) else { continue };
+        // a new connection: another ISN, and no known bytes in common (one
+        // connection the strong pass kept apart by time is no proxy's)
+        let new_connection = |f: &Flow| {
+            let fa = &a[ia];
+            (fa.client_isn.is_none() || fa.client_isn != f.client_isn)
+                && fa.client_fp.agreement(&f.client_fp).is_none()
+        };
+        let mut during = list.iter().filter(|&&ib| gate.during(&a[ia], &b[ib]) && new_connection(&b[ib]));
+        let (Some(&ib), None) = (during.next(), during.next()) else {
+            // none, or two that nothing tells apart: claimed by every source that sees them
+            for &ib in list.iter().filter(|&&ib| gate.during(&a[ia], &b[ib]) && new_connection(&b[ib])) {
+                *claims.entry(ib).or_insert(0) += 2;
+            }
+            continue;
+        };
+        *claims.entry(ib).or_insert(0) += 1;
+        found.push((pos, ib, k.0));
+    }
+    for (pos, ib, token) in found {
+        if claims.get(&ib) != Some(&1) {
+            continue; // another source's candidate too
+        }
+        out.push((
+            pos,
+            Assigned {
+                target: ib,
+                strength: Strength::Weak,
+                kind: LinkKind::Proxy,
+                evidence: [token, Evidence::Time].into(),
+                candidates: Vec::new(),
+                syn_missed: None,
+            },
+        ));
+    }
 }
 
 /// The assignment of candidate `c`.
@@ -342,5 +438,99 @@ mod tests {
         let got: Vec<(usize, usize, Strength)> =
             out.iter().map(|(p, l)| (*p, l.target, l.strength)).collect();
         assert_eq!(got, vec![(0, 1, Strength::Strong), (1, 0, Strength::Strong)]);
+    }
+
+    /// `request_pass` on its own (nothing assigned before it).
+    fn request_pass_alone(a: &[Flow], b: &[Flow]) -> Vec<(usize, Assigned)> {
+        let sources: Vec<usize> = (0..a.len()).collect();
+        let mut out = Vec::new();
+        let (free_a, free_b) = (vec![false; a.len()], vec![false; b.len()]);
+        request_pass(a, &sources, b, &free_b, &gate(), &free_a, &free_b, &mut out);
+        out
+    }
+
+    /// A connection carrying `request` (an HTTP request line's method and
+    /// target, or with `tls` a ClientHello's server name), open 0–10 ms
+    /// after `t`, with its own ISN.
+    fn asking(client: &str, server: &str, t: i64, isn: u32, request: (&str, &str), tls: bool) -> Flow {
+        use crate::flows::facts::Field;
+        use crate::flows::{AppFacts, AppProto};
+        let mut f = Flow::test_tcp(client, server, t, isn);
+        f.last_ns = t + 10_000_000;
+        let mut app = AppFacts::new(if tls { AppProto::Tls } else { AppProto::Http });
+        if tls {
+            app.set(Field::Sni, request.1.as_bytes());
+        } else {
+            app.set(Field::Method, request.0.as_bytes());
+            app.set(Field::Target, request.1.as_bytes());
+        }
+        f.app = Some(Box::new(app));
+        f
+    }
+
+    #[test]
+    fn a_request_line_or_server_name_alone_pairs_one_proxy_connection_weakly_and_never_a_contest() {
+        let get = ("GET", "/api/items?page=2");
+        let client = |t, isn| asking("198.18.90.42:40001", "198.19.96.10:80", t, isn, get, false);
+        // the proxy's connection, opened 2 ms into the client's
+        let upstream = |t, isn| asking("198.19.3.17:51000", "198.19.96.10:8080", t, isn, get, false);
+        let pair = |a: &[Flow], b: &[Flow]| {
+            let sources: Vec<usize> = (0..a.len()).collect();
+            assign(a, &sources, b, &vec![false; b.len()], &gate())
+        };
+        let out = pair(&[client(0, 1)], &[upstream(2_000_000, 2)]);
+        assert_eq!(out.len(), 1);
+        let x = &out[0].1;
+        assert_eq!((x.target, x.strength, x.kind), (0, Strength::Weak, LinkKind::Proxy));
+        assert_eq!(&x.evidence[..], &[Evidence::RequestLine, Evidence::Time]);
+        // a TLS server name the same way
+        let hello = |c, s, t, isn| asking(c, s, t, isn, ("", "api.example.test"), true);
+        let out = pair(
+            &[hello("198.18.90.42:40001", "198.19.96.10:443", 0, 1)],
+            &[hello("198.19.3.17:51000", "198.19.96.10:8443", 2_000_000, 2)],
+        );
+        assert_eq!(&out[0].1.evidence[..], &[Evidence::Sni, Evidence::Time]);
+        // two upstream connections inside the client's: nothing tells them apart
+        assert!(pair(&[client(0, 1)], &[upstream(2_000_000, 2), upstream(5_000_000, 3)]).is_empty());
+        // two clients open while one upstream connection starts: neither has it
+        assert!(pair(&[client(0, 1), client(1_000_000, 4)], &[upstream(2_000_000, 2)]).is_empty());
+        // but each its own, where their lives keep them apart
+        let out =
+            pair(&[client(0, 1), client(50_000_000, 4)], &[upstream(52_000_000, 3), upstream(2_000_000, 2)]);
+        assert_eq!(out.iter().map(|(p, x)| (*p, x.target)).collect::<Vec<_>>(), [(0, 1), (1, 0)]);
+        // opened after the client's connection closed, another target, or the
+        // same target of another method: nothing
+        for other in [
+            upstream(30_000_000, 2),
+            asking(
+                "198.19.3.17:51000",
+                "198.19.96.10:8080",
+                2_000_000,
+                2,
+                ("GET", "/api/items?page=3"),
+                false,
+            ),
+            asking(
+                "198.19.3.17:51000",
+                "198.19.96.10:8080",
+                2_000_000,
+                2,
+                ("HEAD", "/api/items?page=2"),
+                false,
+            ),
+        ] {
+            assert!(pair(&[client(0, 1)], &[other]).is_empty());
+        }
+        // one connection (its ISN) the strong pass left apart: no proxy's
+        let mut same = upstream(2_000_000, 1);
+        same.server_isn = Some(77);
+        assert!(request_pass_alone(&[client(0, 1)], &[same]).is_empty());
+        // the same bytes both sides: the strong pass has it first
+        let mut a = client(0, 1);
+        let mut b = upstream(2_000_000, 2);
+        let mut s = crate::flows::StreamPrefix::new(128);
+        s.add(0, b"GET /api/items?page=2 HTTP/1.1\r\nHost: shop\r\nAccept: */*\r\n\r\n");
+        (a.client_fp, b.client_fp) = (s.fingerprint(), s.fingerprint());
+        assert_eq!(pair(&[a], &[b])[0].1.strength, Strength::Strong);
     }
 }

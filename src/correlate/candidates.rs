@@ -1249,6 +1249,9 @@ mod tests {
                 assert_eq!(hits, vec![0], "{name}: the index finds it");
             }
         }
+        // its weight: that of one datagram's bytes, plus the tie-breakers
+        let s = evidence(&whole, &b, &gate()).unwrap();
+        assert_eq!(s.score, 1000 + unchanged_endpoints(&whole, &b));
         // below a pair whose first datagrams agree
         let same = conversation(0, &[q1, q2, q3]);
         assert!(

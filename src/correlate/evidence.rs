@@ -35,6 +35,13 @@ pub enum Evidence {
     /// `traceparent` trace id) on both sides: a request through a terminating
     /// proxy that rewrites everything else.
     RequestId,
+    /// The same HTTP/1.x request line (method and target; the version may
+    /// differ) on both sides, the later flow opened during the earlier one: a
+    /// proxy's new connection for it, when nothing else ties them (weak).
+    RequestLine,
+    /// The same TLS server name (SNI) on both sides, the later flow opened
+    /// during the earlier one (weak, as `RequestLine`).
+    Sni,
     IpId,
     Ports,
     Time,
@@ -42,7 +49,7 @@ pub enum Evidence {
 
 impl Evidence {
     /// Every kind, in declaration order.
-    pub const ALL: [Evidence; 11] = [
+    pub const ALL: [Evidence; 13] = [
         Evidence::Isn,
         Evidence::ClientFingerprint,
         Evidence::ServerFingerprint,
@@ -51,6 +58,8 @@ impl Evidence {
         Evidence::SeqShift,
         Evidence::SeqAck,
         Evidence::RequestId,
+        Evidence::RequestLine,
+        Evidence::Sni,
         Evidence::IpId,
         Evidence::Ports,
         Evidence::Time,
@@ -66,6 +75,8 @@ impl Evidence {
             Evidence::SeqShift => "seq-shift",
             Evidence::SeqAck => "seq-ack",
             Evidence::RequestId => "request-id",
+            Evidence::RequestLine => "request-line",
+            Evidence::Sni => "sni",
             Evidence::IpId => "ip-id",
             Evidence::Ports => "ports",
             Evidence::Time => "time",
@@ -156,7 +167,7 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(b, [Evidence::IpId, Evidence::Ports].into_iter().collect());
         assert_eq!(format!("{b:?}"), "[IpId, Ports]");
-        // Every kind fits; a twelfth push has nowhere to go and is dropped.
+        // Every kind fits; one push more has nowhere to go and is dropped.
         let all = Evidence::ALL;
         let mut full: Evidences = all.into_iter().collect();
         full.push(Evidence::Isn);

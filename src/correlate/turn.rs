@@ -113,7 +113,8 @@ pub fn turn_midstream(captures: &mut [Flows]) -> usize {
     }
     let mut known = BySeq::default();
     for f in captures.iter().flat_map(|c| &c.flows) {
-        if f.proto == FlowProto::Tcp && f.orientation == Orientation::Syn {
+        // sides a handshake settled: the SYN's sender, or a SYN-ACK's receiver
+        if f.proto == FlowProto::Tcp && matches!(f.orientation, Orientation::Syn | Orientation::SynAck) {
             f.seq_pair.into_iter().for_each(|p| known.add(p));
         }
     }
@@ -290,5 +291,18 @@ mod midstream_tests {
         let b = mid("198.19.96.10:50080", "198.19.3.17:40001", (edge.1 + 20, edge.0 + 20));
         let mut c = caps(vec![vec![a], vec![b]]);
         assert_eq!(turn_midstream(&mut c), 1);
+        // ... the other way (the later capture's numbers the lower ones), and
+        // across the wrap of the sequence space either way
+        let wrap = |x: u32, by: u32| x.wrapping_add(by);
+        for (earlier, later) in [
+            ((SEQ_BUCKET + 10, SEQ_BUCKET * 5 + 19), (SEQ_BUCKET - 10, SEQ_BUCKET * 5 - 1)),
+            ((5, 1 << 31), (wrap(5, 0u32.wrapping_sub(9)), (1 << 31) - 9)),
+            ((u32::MAX - 3, 1 << 30), (wrap(u32::MAX - 3, 9), (1 << 30) + 9)),
+        ] {
+            let a = mid("198.18.90.42:40001", "198.19.96.10:80", earlier);
+            let b = mid("198.19.96.10:50080", "198.19.3.17:40001", (later.1, later.0));
+            let mut c = caps(vec![vec![a], vec![b]]);
+            assert_eq!(turn_midstream(&mut c), 1, "{earlier:?} {later:?}");
+        }
     }
 }

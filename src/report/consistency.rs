@@ -6,7 +6,7 @@
 
 use crate::report::icmp::IcmpCause;
 use crate::report::wire::Request;
-use crate::verdict::{OutcomeKind, ReplyPath, Strength};
+use crate::verdict::{Evidence, OutcomeKind, ReplyPath, Strength};
 
 /// `A->B` as the explanation reads it: `between A and B`, or the arrow form.
 fn read_between(part: &str, between: &str) -> bool {
@@ -322,9 +322,24 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 .and_then(|p| p.split(word).next())
                 .filter(|_| part.contains(word))
             {
+                // a weak match's basis as said: a request line, a server name, or time only
+                let basis = [
+                    ("(the same request line", Some(Evidence::RequestLine)),
+                    ("(the same TLS server name", Some(Evidence::Sni)),
+                    ("(time only)", None),
+                ]
+                .into_iter()
+                .find(|(said, _)| part.contains(said))
+                .map(|(_, e)| e);
                 for b in at.split(", ") {
-                    if !r.matches.iter().any(|m| m.between == b && m.strength == strength) {
-                        say(part, &format!("no{word} match at {b}"));
+                    let fits = |m: &&crate::report::wire::Match| {
+                        m.between == b
+                            && m.strength == strength
+                            && (strength != Strength::Weak
+                                || basis == Some(crate::report::explain::weak_basis(&m.evidence)))
+                    };
+                    if !r.matches.iter().any(|m| fits(&m)) {
+                        say(part, &format!("no{word} match at {b} (on that basis)"));
                     }
                 }
             }

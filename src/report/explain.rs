@@ -7,8 +7,8 @@
 use crate::report::icmp::IcmpCause;
 use crate::report::words::Words;
 use crate::verdict::{
-    Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, FragLoss, Identity, LostCause, Origin,
-    OutcomeKind, ReplyPath, Request, Segment, StrayPacket, Strength, UnexpectedSource,
+    Added, AttemptEnd, Between, CarrierKind, ChangeKind, DataPath, Evidence, FragLoss, Identity, LostCause,
+    Origin, OutcomeKind, ReplyPath, Request, Segment, StrayPacket, Strength, UnexpectedSource,
 };
 
 /// The usual reading of a boundary with conventional labels.
@@ -215,6 +215,12 @@ fn fewer_datagrams(w: &Words<'_>, r: &Request) -> Vec<String> {
         before = Some((c, n));
     }
     out
+}
+
+/// What a weak match rests on besides time: a request line or TLS server
+/// name, else nothing.
+pub fn weak_basis(evidence: &[Evidence]) -> Option<Evidence> {
+    evidence.iter().copied().find(|e| matches!(e, Evidence::RequestLine | Evidence::Sni))
 }
 
 fn answer_only(h: &crate::verdict::Hop) -> bool {
@@ -502,9 +508,22 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if !ambiguous.is_empty() {
         parts.push(format!("match at {} is ambiguous (identical requests)", ambiguous.join(", ")));
     }
-    let weak = at(Strength::Weak);
-    if !weak.is_empty() {
-        parts.push(format!("match at {} is weak (time only)", weak.join(", ")));
+    // weak matches by what they rest on: timing alone, or a request a
+    // proxy passed on and the time it did
+    for (basis, what) in [
+        (Some(Evidence::RequestLine), "the same request line and timing only"),
+        (Some(Evidence::Sni), "the same TLS server name and timing only"),
+        (None, "time only"),
+    ] {
+        let weak: Vec<String> = r
+            .matches
+            .iter()
+            .filter(|m| m.strength == Strength::Weak && weak_basis(&m.evidence) == basis)
+            .map(|m| w.between(m.between))
+            .collect();
+        if !weak.is_empty() {
+            parts.push(format!("match at {} is weak ({what})", weak.join(", ")));
+        }
     }
     if let Some(m) = r.syn_missed {
         let first = if m.syns == 1 {

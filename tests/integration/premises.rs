@@ -4,8 +4,8 @@
 //! warning, never a blame that rests on a capture that was not recording.
 
 use crate::util::{
-    count_records, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap, resend_pcap, shift_pcap,
-    step_pcap,
+    count_records, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap, replace_pcap,
+    resend_pcap, shift_pcap, step_pcap,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -756,4 +756,52 @@ fn a_midstream_connection_whose_server_port_a_nat_moved_above_the_clients_is_cha
         }
         assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
     }
+}
+
+/// The lab's HTTP reverse proxy (`proxy-xff`: HTTP/1.0 upstream, `Via` and
+/// `X-Forwarded-For` added) with no request id left to pass on (the header
+/// renamed at both captures): no byte, ISN or id survives decap->egress. The
+/// request line does (`GET /… HTTP/1.1` became `GET /… HTTP/1.0`), inside the
+/// client connection's life: each request is chained there, weak, by
+/// `request-line`, a proxy's new connection — and the explanation says what
+/// the match rests on, not "time only" (issue 32: proxies that rewrite HTTP).
+#[test]
+fn a_proxy_that_rewrites_a_request_without_an_id_is_chained_weakly_by_its_request_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for label in ["decap", "egress", "backend"] {
+        let raw = std::fs::read(lab("proxy-xff").join(format!("{label}.pcap"))).unwrap();
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, replace_pcap(&raw, b"X-Request-ID", b"X-Request-Ix")).unwrap();
+        paths.push((label, path));
+    }
+    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    let proxied: Vec<&Value> = v["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["captures"][0]["server"].as_str().is_some_and(|s| s.ends_with(":80")))
+        .collect();
+    assert_eq!(proxied.len(), 3, "{v:#}");
+    for r in proxied {
+        let m = &r["matches"][0];
+        assert_eq!((&m["between"], &m["strength"]), (&"decap->egress".into(), &"weak".into()), "{r:#}");
+        assert_eq!(m["evidence"], serde_json::json!(["request-line", "time"]), "{r:#}");
+        assert_eq!(r["matches"][1]["strength"], "strong", "{r:#}");
+        assert_eq!(r["source"]["changed"][0]["kind"], "proxy", "{r:#}");
+        assert_eq!(r["captures"][2]["seen"], true, "{r:#}");
+        let e = r["explanation"].as_str().unwrap();
+        assert!(e.contains("match at decap->egress is weak (the same request line and timing only)"), "{e}");
+        assert!(!e.contains("time only)"), "{e}");
+    }
+    // its request id kept, the same proxy's requests are strong by it
+    let raw: Vec<(&str, std::path::PathBuf)> = ["decap", "egress", "backend"]
+        .iter()
+        .map(|l| (*l, lab("proxy-xff").join(format!("{l}.pcap"))))
+        .collect();
+    let captures: Vec<(&str, &Path)> = raw.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    assert_eq!(v["requests"][0]["matches"][0]["strength"], "strong");
+    assert_eq!(v["requests"][0]["matches"][0]["evidence"][0], "request-id");
 }

@@ -331,6 +331,19 @@ pub fn portmap_pcap(bytes: &[u8], from: u16, to: u16) -> Vec<u8> {
     out
 }
 
+/// A classic pcap with every `from` in its records' bytes replaced by `to`
+/// (the same length: lengths and offsets stay; checksums as they were).
+pub fn replace_pcap(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len(), "a replacement of the same length");
+    let mut out = bytes.to_vec();
+    let mut at = 24;
+    while let Some(i) = out[at..].windows(from.len()).position(|w| w == from) {
+        out[at + i..at + i + to.len()].copy_from_slice(to);
+        at += i + to.len();
+    }
+    out
+}
+
 /// A classic pcap whose records holding `marker` are sent again `secs`
 /// seconds later (appended, as a retry long after the rest); with
 /// `only_again` the first sending is gone (a capture that started after it,
