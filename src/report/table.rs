@@ -280,12 +280,44 @@ fn hop_cells<'r>(
 
 /// The service cell: protocol and server endpoint at capture 1 (the first
 /// capture that saw the request), with its name.
+/// Without a `--names` name for the server, the name its request asked for
+/// (HTTP `Host`, TLS SNI) is shown the same way: `tcp backend (198.19.96.10:80)`.
 pub(crate) fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
     let server = r.captures.iter().find(|h| h.seen).and_then(|h| h.server);
     match server {
-        Some(s) => format!("{} {}", r.proto.wire(), endpoint_cell(w, s, fit)),
+        Some(s) => match asked_name(r).filter(|_| w.name_of(s.addr).is_none() && fit.name > 0) {
+            Some(name) => {
+                let plain = Fit { name: 0, ..fit };
+                format!(
+                    "{} {} ({})",
+                    r.proto.wire(),
+                    middle_ellipsis(&name, fit.name),
+                    endpoint_cell(w, s, plain)
+                )
+            }
+            None => format!("{} {}", r.proto.wire(), endpoint_cell(w, s, fit)),
+        },
         None => r.proto.wire().to_string(),
     }
+}
+
+/// The service name a request's first bytes asked for: HTTP `Host` (without
+/// its port), else the TLS server name.
+fn asked_name(r: &Request) -> Option<String> {
+    use crate::verdict::AppField;
+    let app = &r.app.as_ref()?.facts;
+    let host = app.text(AppField::Host).map(|h| match h.rsplit_once(':') {
+        Some((name, port))
+            if (!name.contains(':') || name.ends_with(']')) && port.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            name.to_string()
+        }
+        _ => h,
+    });
+    // an address is no name (the cell shows the address already)
+    let address =
+        |n: &str| n.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok();
+    host.or_else(|| app.text(AppField::Sni)).filter(|n| !n.is_empty() && !address(n))
 }
 
 /// Each change of the source (then of the destination, marked `dst`) as
@@ -727,6 +759,41 @@ mod tests {
             "{}",
             lines[3]
         );
+    }
+
+    #[test]
+    fn the_service_is_named_by_what_its_request_asked_for_when_names_have_none() {
+        use crate::verdict::{AppFacts, AppField, AppProto};
+        let mut r = findings().requests[0].clone();
+        let asked = |host: Option<&str>, sni: Option<&str>| {
+            let mut facts = AppFacts::new(if sni.is_some() { AppProto::Tls } else { AppProto::Http });
+            host.into_iter().for_each(|h| facts.set(AppField::Host, h.as_bytes()));
+            sni.into_iter().for_each(|n| facts.set(AppField::Sni, n.as_bytes()));
+            Some(crate::verdict::App { at: 0, facts })
+        };
+        for (app, want) in [
+            (asked(Some("shop.example:8080"), None), Some("shop.example")),
+            (asked(Some("shop.example"), None), Some("shop.example")),
+            (asked(None, Some("api.example")), Some("api.example")),
+            // an address is no name, with or without its port
+            (asked(Some("198.19.96.10:80"), None), None),
+            (asked(Some("[2001:db8::10]:443"), None), None),
+            (asked(Some("2001:db8::10"), None), None),
+            (asked(None, None), None),
+        ] {
+            r.app = app;
+            assert_eq!(asked_name(&r).as_deref(), want);
+        }
+        r.app = asked(Some("shop.example"), None);
+        let fit = FITS[0];
+        let f = findings();
+        let words = Words::new(&f);
+        assert_eq!(service_cell(&words, &r, fit), "tcp shop.example (198.19.96.10:80)");
+        // a --names name for the address comes first
+        let mut names = crate::names::Names::default();
+        names.extend(crate::names::parse("198.19.96.10 backend-pool\n").unwrap().1);
+        let named = Words::with(&f, Some(&names), None);
+        assert_eq!(service_cell(&named, &r, fit), "tcp backend-pool (198.19.96.10:80)");
     }
 
     #[test]
