@@ -521,6 +521,30 @@ mod tests {
         ] {
             assert!(pair(&[client(0, 1)], &[other]).is_empty());
         }
+        // a flow another pass took is nobody's here
+        let sources = [0];
+        let (done, free) = ([true], [false]);
+        let mut out = Vec::new();
+        request_pass(
+            &[client(0, 1)],
+            &sources,
+            &[upstream(2_000_000, 2)],
+            &done,
+            &gate(),
+            &free,
+            &free,
+            &mut out,
+        );
+        assert!(out.is_empty());
+        // a client that sees two candidates contests both: a later client
+        // that sees only one of them does not get it ...
+        let late = |t| asking("198.18.90.43:40002", "198.19.96.10:80", t, 5, get, false);
+        let b = [upstream(2_000_000, 2), upstream(5_000_000, 3)];
+        assert!(request_pass_alone(&[client(0, 1), late(4_000_000)], &b).is_empty());
+        // ... but one that is no candidate of the first client's is not contested
+        let far = [upstream(30_000_000, 3)];
+        let out = request_pass_alone(&[client(0, 1), late(25_000_000)], &far);
+        assert_eq!(out.iter().map(|(p, x)| (*p, x.target)).collect::<Vec<_>>(), [(1, 0)]);
         // one connection (its ISN) the strong pass left apart: no proxy's
         let mut same = upstream(2_000_000, 1);
         same.server_isn = Some(77);
