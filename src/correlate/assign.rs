@@ -118,13 +118,41 @@ pub fn assign(
             out.push((c.source, link(a, sources, b, c, true, vec![c.target])));
         }
     }
-    weak_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
-    for (pos, x) in &out {
-        (src_done[*pos], tgt_done[x.target]) = (true, true);
-    }
-    request_pass(a, sources, b, taken, gate, &src_done, &tgt_done, &mut out);
+    let mut left = Leftovers {
+        a,
+        sources,
+        b,
+        gate,
+        source_free: src_done.iter().map(|done| !done).collect(),
+        target_free: (0..b.len()).map(|i| !taken[i] && !tgt_done[i]).collect(),
+    };
+    weak_pass(&left, &mut out);
+    left.claim(&out);
+    request_pass(&left, &mut out);
     out.sort_by_key(|(pos, _)| *pos);
     out
+}
+
+/// What the strong pass left for the weak passes: the sources and the
+/// flows of `b` still free.
+struct Leftovers<'x> {
+    a: &'x [Flow],
+    sources: &'x [usize],
+    b: &'x [Flow],
+    gate: &'x Gate,
+    /// Per position in `sources`: not paired yet.
+    source_free: Vec<bool>,
+    /// Per flow of `b`: neither taken before this assignment nor paired in it.
+    target_free: Vec<bool>,
+}
+
+impl Leftovers<'_> {
+    /// Takes the sources and targets of `paired` out.
+    fn claim(&mut self, paired: &[(usize, Assigned)]) {
+        for (pos, x) in paired {
+            (self.source_free[*pos], self.target_free[x.target]) = (false, false);
+        }
+    }
 }
 
 /// What a terminating proxy passes on of a request when it rewrites every
@@ -158,19 +186,10 @@ fn request_key(f: &Flow) -> Option<(Evidence, u64)> {
 /// such candidate seen from both sides. Weak, kind proxy; nothing is paired
 /// where two candidates compete (health checks: the same line every few
 /// seconds). Candidates come from a hash of the free flows' keys.
-#[allow(clippy::too_many_arguments)]
-fn request_pass(
-    a: &[Flow],
-    sources: &[usize],
-    b: &[Flow],
-    taken: &[bool],
-    gate: &Gate,
-    src_done: &[bool],
-    tgt_done: &[bool],
-    out: &mut Vec<(usize, Assigned)>,
-) {
+fn request_pass(l: &Leftovers<'_>, out: &mut Vec<(usize, Assigned)>) {
+    let (a, sources, b, gate) = (l.a, l.sources, l.b, l.gate);
     let mut free_b: FxHashMap<(Evidence, u64), Vec<usize>> = FxHashMap::default();
-    for (ib, f) in b.iter().enumerate().filter(|&(i, _)| !taken[i] && !tgt_done[i]) {
+    for (ib, f) in b.iter().enumerate().filter(|&(i, _)| l.target_free[i]) {
         if let Some(k) = request_key(f) {
             free_b.entry(k).or_default().push(ib);
         }
@@ -180,7 +199,7 @@ fn request_pass(
     }
     let mut found: Vec<(usize, usize, Evidence)> = Vec::new();
     let mut claims: FxHashMap<usize, usize> = FxHashMap::default();
-    for (pos, &ia) in sources.iter().enumerate().filter(|&(pos, _)| !src_done[pos]) {
+    for (pos, &ia) in sources.iter().enumerate().filter(|&(pos, _)| l.source_free[pos]) {
         let Some(k) = request_key(&a[ia]) else { continue };
         let Some(list) = free_b.get(&k) else { continue };
         // a new connection: another ISN, and no known bytes in common (one
@@ -241,20 +260,11 @@ fn link(
 /// Pairs leftovers with no strong key when exactly one candidate lies inside
 /// the tolerance, from both sides. Candidates come from a time-sorted sweep of
 /// `b` (no all-pairs scan).
-#[allow(clippy::too_many_arguments)]
-fn weak_pass(
-    a: &[Flow],
-    sources: &[usize],
-    b: &[Flow],
-    taken: &[bool],
-    gate: &Gate,
-    src_done: &[bool],
-    tgt_done: &[bool],
-    out: &mut Vec<(usize, Assigned)>,
-) {
+fn weak_pass(l: &Leftovers<'_>, out: &mut Vec<(usize, Assigned)>) {
+    let (a, sources, b, gate) = (l.a, l.sources, l.b, l.gate);
     let start = |f: &Flow| f.first_client_ns.get().unwrap_or(f.first_ns);
     let mut free_b: Vec<(i64, usize)> = (0..b.len())
-        .filter(|&i| !taken[i] && !tgt_done[i])
+        .filter(|&i| l.target_free[i])
         .map(|i| (start(&b[i]).saturating_sub(gate.rel_offset_ns).saturating_sub(gate.delay_ns), i))
         .collect();
     if free_b.is_empty() {
@@ -265,7 +275,7 @@ fn weak_pass(
     let mut per_source: Vec<(usize, usize, Evidences)> = Vec::new();
     let mut target_count: FxHashMap<usize, usize> = FxHashMap::default();
     for (pos, &ia) in sources.iter().enumerate() {
-        if src_done[pos] {
+        if !l.source_free[pos] {
             continue;
         }
         let t = start(&a[ia]);
@@ -443,9 +453,10 @@ mod tests {
     /// `request_pass` on its own (nothing assigned before it).
     fn request_pass_alone(a: &[Flow], b: &[Flow]) -> Vec<(usize, Assigned)> {
         let sources: Vec<usize> = (0..a.len()).collect();
+        let g = gate();
+        let (source_free, target_free) = (vec![true; a.len()], vec![true; b.len()]);
         let mut out = Vec::new();
-        let (free_a, free_b) = (vec![false; a.len()], vec![false; b.len()]);
-        request_pass(a, &sources, b, &free_b, &gate(), &free_a, &free_b, &mut out);
+        request_pass(&Leftovers { a, sources: &sources, b, gate: &g, source_free, target_free }, &mut out);
         out
     }
 
@@ -521,21 +532,8 @@ mod tests {
         ] {
             assert!(pair(&[client(0, 1)], &[other]).is_empty());
         }
-        // a flow another pass took is nobody's here
-        let sources = [0];
-        let (done, free) = ([true], [false]);
-        let mut out = Vec::new();
-        request_pass(
-            &[client(0, 1)],
-            &sources,
-            &[upstream(2_000_000, 2)],
-            &done,
-            &gate(),
-            &free,
-            &free,
-            &mut out,
-        );
-        assert!(out.is_empty());
+        // a flow an earlier assignment took is nobody's here
+        assert!(assign(&[client(0, 1)], &[0], &[upstream(2_000_000, 2)], &[true], &gate()).is_empty());
         // a client that sees two candidates contests both: a later client
         // that sees only one of them does not get it ...
         let late = |t| asking("198.18.90.43:40002", "198.19.96.10:80", t, 5, get, false);
