@@ -9,6 +9,7 @@
 //! only are turned: nothing they saw is then read from the wrong side. Takes
 //! every capture's flows; turns them in place.
 
+use super::candidates::{pairs_aligned, SEQ_WINDOW as SEQ_BUCKET};
 use crate::flows::{Fingerprint, Flow, FlowProto, Flows, Orientation};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -69,8 +70,6 @@ pub fn turn_answers(captures: &mut [Flows]) -> usize {
     }
     turned
 }
-
-use super::candidates::{pairs_aligned, SEQ_WINDOW as SEQ_BUCKET};
 
 /// Connections by their (client, server) sequence numbers, bucketed so that
 /// aligned pairs share a bucket or sit in neighbouring ones.

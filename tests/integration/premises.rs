@@ -39,6 +39,20 @@ fn json(captures: &[(&str, &Path)]) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// [`json`] of a lab scenario's decap, egress and backend captures, each
+/// first edited by `edit(label, bytes)` (written to a temporary folder).
+fn edited_json(scenario: &str, mut edit: impl FnMut(&str, Vec<u8>) -> Vec<u8>) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for label in ["decap", "egress", "backend"] {
+        let raw = std::fs::read(lab(scenario).join(format!("{label}.pcap"))).unwrap();
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, edit(label, raw)).unwrap();
+        paths.push((label, path));
+    }
+    json(&paths.iter().map(|(l, p)| (*l, p.as_path())).collect::<Vec<_>>())
+}
+
 fn warnings(v: &Value) -> Vec<(String, String)> {
     let text = |w: &Value, k: &str| w[k].as_str().unwrap_or_default().to_string();
     v["warnings"].as_array().unwrap().iter().map(|w| (text(w, "label"), text(w, "message"))).collect()
@@ -557,10 +571,7 @@ fn a_udp_retry_whose_first_sending_a_capture_missed_is_matched_there() {
 #[test]
 fn a_capture_that_saw_only_the_answer_is_chained_or_named() {
     let run = |garble: bool| {
-        let dir = tempfile::tempdir().unwrap();
-        let mut paths = Vec::new();
-        for label in ["decap", "egress", "backend"] {
-            let mut raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+        edited_json("masquerade-node", |label, mut raw| {
             if label == "egress" {
                 raw = drop_pcap(&raw, b"r004 udp-request", b"echo ");
                 if garble {
@@ -569,12 +580,8 @@ fn a_capture_that_saw_only_the_answer_is_chained_or_named() {
                     raw = garble_pcap(&raw, &[last], 4);
                 }
             }
-            let path = dir.path().join(format!("{label}.pcap"));
-            std::fs::write(&path, raw).unwrap();
-            paths.push((label, path));
-        }
-        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
-        json(&captures)
+            raw
+        })
     };
     let v = run(false);
     let r = &v["requests"][3];
@@ -655,10 +662,7 @@ fn a_flow_of_the_same_endpoints_and_time_with_other_bytes_is_named_not_passed_ov
 #[test]
 fn a_udp_conversation_whose_first_query_a_capture_missed_is_chained_on_its_next() {
     for missed in ["egress", "decap"] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut paths = Vec::new();
-        for label in ["decap", "egress", "backend"] {
-            let raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+        let v = edited_json("masquerade-node", |label, raw| {
             // the query and its answer sent again 1 s later, other bytes
             let again = shift_pcap(&keep_pcap(&raw, b"r004 udp-request"), 1);
             let n = count_records(&again);
@@ -667,12 +671,8 @@ fn a_udp_conversation_whose_first_query_a_capture_missed_is_chained_on_its_next(
             let mut out =
                 if label == missed { drop_pcap(&raw, b"r004 udp-request", b"\xff\xfe\xfd") } else { raw };
             out.extend_from_slice(&again[24..]);
-            let path = dir.path().join(format!("{label}.pcap"));
-            std::fs::write(&path, out).unwrap();
-            paths.push((label, path));
-        }
-        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
-        let v = json(&captures);
+            out
+        });
         let udp: Vec<&Value> =
             v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "udp").collect();
         assert_eq!(udp.len(), 1, "{missed}: one request, not two: {udp:#?}");
@@ -715,22 +715,15 @@ fn a_udp_conversation_whose_first_query_a_capture_missed_is_chained_on_its_next(
 #[test]
 fn a_midstream_connection_whose_server_port_a_nat_moved_above_the_clients_is_chained() {
     for everywhere in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut paths = Vec::new();
-        for label in ["decap", "egress", "backend"] {
-            let mut raw = std::fs::read(lab("masquerade-node").join(format!("{label}.pcap"))).unwrap();
+        let v = edited_json("masquerade-node", |label, mut raw| {
             if everywhere || label == "backend" {
                 raw = drop_syns_pcap(&raw);
             }
             if label == "backend" {
                 raw = portmap_pcap(&raw, 80, 50080);
             }
-            let path = dir.path().join(format!("{label}.pcap"));
-            std::fs::write(&path, raw).unwrap();
-            paths.push((label, path));
-        }
-        let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
-        let v = json(&captures);
+            raw
+        });
         let tcp: Vec<&Value> =
             v["requests"].as_array().unwrap().iter().filter(|r| r["proto"] == "tcp").collect();
         assert_eq!(tcp.len(), 3, "{everywhere}: {tcp:#?}");
@@ -767,16 +760,7 @@ fn a_midstream_connection_whose_server_port_a_nat_moved_above_the_clients_is_cha
 /// the match rests on, not "time only" (issue 32: proxies that rewrite HTTP).
 #[test]
 fn a_proxy_that_rewrites_a_request_without_an_id_is_chained_weakly_by_its_request_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut paths = Vec::new();
-    for label in ["decap", "egress", "backend"] {
-        let raw = std::fs::read(lab("proxy-xff").join(format!("{label}.pcap"))).unwrap();
-        let path = dir.path().join(format!("{label}.pcap"));
-        std::fs::write(&path, replace_pcap(&raw, b"X-Request-ID", b"X-Request-Ix")).unwrap();
-        paths.push((label, path));
-    }
-    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
-    let v = json(&captures);
+    let v = edited_json("proxy-xff", |_, raw| replace_pcap(&raw, b"X-Request-ID", b"X-Request-Ix"));
     let proxied: Vec<&Value> = v["requests"]
         .as_array()
         .unwrap()
@@ -796,12 +780,7 @@ fn a_proxy_that_rewrites_a_request_without_an_id_is_chained_weakly_by_its_reques
         assert!(!e.contains("time only)"), "{e}");
     }
     // its request id kept, the same proxy's requests are strong by it
-    let raw: Vec<(&str, std::path::PathBuf)> = ["decap", "egress", "backend"]
-        .iter()
-        .map(|l| (*l, lab("proxy-xff").join(format!("{l}.pcap"))))
-        .collect();
-    let captures: Vec<(&str, &Path)> = raw.iter().map(|(l, p)| (*l, p.as_path())).collect();
-    let v = json(&captures);
+    let v = edited_json("proxy-xff", |_, raw| raw);
     assert_eq!(v["requests"][0]["matches"][0]["strength"], "strong");
     assert_eq!(v["requests"][0]["matches"][0]["evidence"][0], "request-id");
 }
