@@ -8,6 +8,7 @@
 #
 # Needs root, a kernel with netns/veth/tun/nf_nat/nfqueue, and
 #   apt-get install -y tcpdump tshark iproute2 iptables nftables conntrack python3
+#   (and nginx-light for proxy-nginx)
 # (python3 stdlib only; tshark also provides editcap; gzip; shellcheck to lint this file).
 #
 # Topology (one set of namespaces per scenario, named tclab-<pid>-*, deleted on exit):
@@ -52,7 +53,7 @@ PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
-  multihomed masq-agent masq-agent-drift nft-service)
+  multihomed masq-agent masq-agent-drift nft-service proxy-nginx)
 
 NSS=()
 PIDS=()
@@ -404,6 +405,52 @@ cfg_proxy-xff() {
   bgrun pod "$WORK/proxy.stderr" python3 "$LABPY/labnet.py" proxy --port 3128 --log "$WORK/proxy.jsonl" \
     --ready "$WORK/proxy.ready" --lifetime 200 --http
   wait_for "$WORK/proxy.ready" ready 5
+}
+
+cfg_proxy-nginx() {
+  # nginx (the distribution's, as it ships) as the reverse proxy in the pod:
+  # proxy_pass to the backend (HTTP/1.0 upstream, Host rewritten, Connection:
+  # close, X-Forwarded-For appended), every other request header passed as
+  # sent; iptables REDIRECT of tun0's port 80; MASQUERADE on the node. Its
+  # access log (JSON) is the proxy log labexpect reads.
+  command -v nginx >/dev/null || die "missing tool: nginx (apt-get install -y nginx-light)"
+  cfg_masquerade-node
+  nsx pod iptables -t nat -A PREROUTING -i tun0 -p tcp --dport 80 -j REDIRECT --to-ports 3128
+  local d="$WORK/nginx" i
+  mkdir -p "$d"
+  cat >"$d/nginx.conf" <<NGINX
+daemon off;
+master_process off;
+worker_processes 1;
+user root;
+pid $d/nginx.pid;
+error_log $WORK/proxy.stderr info;
+events { worker_connections 64; }
+http {
+  client_body_temp_path $d/body;
+  proxy_temp_path $d/proxy;
+  fastcgi_temp_path $d/fastcgi;
+  uwsgi_temp_path $d/uwsgi;
+  scgi_temp_path $d/scgi;
+  log_format tclab escape=json
+    '{"event":"nginx","downstream_peer":["\$remote_addr",\$remote_port],'
+    '"upstream_peer":"\$upstream_addr","request":"\$request","status":"\$status"}';
+  access_log $WORK/nginx-access.jsonl tclab;
+  server {
+    listen 3128;
+    location / {
+      proxy_pass http://198.19.96.10:80;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+    }
+  }
+}
+NGINX
+  bgrun pod "$WORK/nginx.stdout" nginx -e "$WORK/proxy.stderr" -p "$d" -c "$d/nginx.conf"
+  for ((i = 0; i < 100; i++)); do
+    nsx pod ss -Htln 'sport = :3128' | grep -q 3128 && return 0
+    sleep 0.05
+  done
+  die "nginx did not listen on :3128 within 5 s: $(cat "$WORK/proxy.stderr")"
 }
 
 cfg_udp-icmp() { cfg_masquerade-node; }

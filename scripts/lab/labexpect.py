@@ -26,7 +26,7 @@ SCENARIOS = [
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
-    "multihomed", "masq-agent", "masq-agent-drift", "nft-service",
+    "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx",
 ]
 
 C42 = "198.18.90.42"
@@ -122,6 +122,22 @@ def plan(sc):
             extra = f"X-Request-ID: 4f1c2b7a-{marker(sc, n)}\r\n"
             if xff:
                 extra += f"X-Forwarded-For: {xff}\r\n"
+            r["payload"] = r["payload"].replace("\r\n\r\n", "\r\n" + extra + "\r\n")
+            reqs.append(r)
+        return reqs
+    if sc == "proxy-nginx":
+        # what crosses nginx: a request id, a W3C trace context only, or no id at all
+        trace = "traceparent: 00-4bf92f3577b34da6a3ce9290000000{n:02d}-00f067aa0ba902b7-01"
+        reqs = []
+        for n, src, sport, header in ((1, C42, 40001, "X-Request-ID: 4f1c2b7a-{mk}"), (2, C43, 40002, trace),
+                                      (3, C42, 40003, None), (4, C43, 40004, trace),
+                                      (5, C43, 40005, None), (6, C42, 40006, "X-Request-ID: 4f1c2b7a-{mk}")):
+            # Connection: close: nginx keeps an HTTP/1.1 client's connection open, and
+            # the lab's client reads its answer until the server closes
+            r = tcp(sc, n, src, sport, BACKEND, 80)
+            extra = "Connection: close\r\n"
+            if header:
+                extra += header.format(mk=marker(sc, n), n=n) + "\r\n"
             r["payload"] = r["payload"].replace("\r\n\r\n", "\r\n" + extra + "\r\n")
             reqs.append(r)
         return reqs
@@ -274,6 +290,14 @@ MODELS = {
                           "decap->egress and carries the client. Request 2's client sent X-Forwarded-For: "
                           "203.0.113.9 itself: the proxy appended the real client after it (client_set "
                           "203.0.113.9)."},
+    "proxy-nginx": {"proxy": True, "http_proxy": True,
+                    "desc": "nginx (as Debian ships it) as the HTTP reverse proxy in the pod: iptables REDIRECT of "
+                            "tun0's port 80 to nginx, proxy_pass to the backend (HTTP/1.0 upstream, Host and "
+                            "Connection rewritten, X-Forwarded-For with the client appended, every other header "
+                            "passed on); MASQUERADE on the node. Requests 1 and 6 carry an X-Request-ID, 2 and 4 "
+                            "only a W3C traceparent, 3 and 5 no id at all: every one is chained decap->egress "
+                            "(proxy) and egress->backend (snat); the X-Forwarded-For the backend logs was added "
+                            "decap->egress and carries the client."},
     "udp-icmp": {"desc": "UDP request/response and ICMP echo (3 echoes per flow) through MASQUERADE on the "
                          "node. Requests 1 and 2 use the same source port 5353 from .42 and .43, requests 3 "
                          "and 4 the same echo identifier 777: the node keeps the first and remaps the second "
@@ -486,6 +510,7 @@ def cmd_expect(a):
     proxy = read_jsonl(os.path.join(w, "proxy.jsonl"))
     pod_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-pod.log")))
     node_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-node.log")))
+    proxy += nginx_proxied(w, server, node_ct)
     reqs = []
     problems = []
     for p in plan(sc):
@@ -664,6 +689,29 @@ def cmd_expect(a):
         json.dump(doc, f, indent=2)
         f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def nginx_proxied(w, server, node_ct):
+    """nginx's access log as the proxy log labnet.py writes: nginx does not log
+    the local port of its upstream connection, so it is found from the backend's
+    log (the peer that sent the request's target) through the node's
+    MASQUERADE (conntrack: the pod's address and port it translated)."""
+    path = os.path.join(w, "nginx-access.jsonl")
+    if not os.path.exists(path):
+        return []
+    nat = {(v[0], v[1]): (k[1], int(k[2])) for k, v in node_ct.items() if k[0] == "tcp"}
+    out = []
+    for e in read_jsonl(path):
+        target = e["request"].split(" ")[1]
+        got = [x for x in server
+               if x.get("event") == "request" and x.get("request_line", "").split(" ")[1:2] == [target]]
+        host, _, port = e["upstream_peer"].rpartition(":")
+        sock = nat.get(tuple(got[0]["peer"])) if got else None
+        if sock is None:
+            fail(f"nginx: no backend request and node translation for {e}")
+        out.append({"event": "proxied", "downstream_peer": e["downstream_peer"],
+                    "upstream_sock": list(sock), "upstream_peer": [host, int(port)], "http": True})
+    return out
 
 
 def reply_elsewhere_config(w, model, problems):

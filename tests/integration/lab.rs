@@ -51,6 +51,7 @@ const SCENARIOS: &[&str] = &[
     "masq-agent",
     "masq-agent-drift",
     "nft-service",
+    "proxy-nginx",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -395,6 +396,7 @@ scenario_tests! {
     lab_reply_elsewhere => "reply-elsewhere",
     lab_vxlan => "vxlan",
     lab_multihomed => "multihomed",
+    lab_proxy_nginx => "proxy-nginx",
 }
 
 // ------------------------------------------------------------------ schema

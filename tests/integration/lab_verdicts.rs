@@ -367,6 +367,41 @@ fn an_http_proxy_that_rewrites_everything_but_the_request_id_is_chained_by_it_al
     assert!(v1.requests[0].matches[0].evidence.contains(&Evidence::ClientFingerprint));
 }
 
+/// Issue 32, item 4, on real nginx (`proxy-nginx`: proxy_pass, HTTP/1.0
+/// upstream, Host and Connection rewritten, X-Forwarded-For appended):
+/// every request is chained through it whatever id it carries. An
+/// `X-Request-ID` or a W3C `traceparent` (its trace id) is strong evidence;
+/// a request with no id at all is tied by its request line and timing, and
+/// says it is weak.
+#[test]
+fn every_request_through_nginx_is_chained_whatever_id_it_carries() {
+    let (_, found) = run(&lab_dir().join("proxy-nginx"));
+    assert_eq!(found.requests.len(), 6);
+    for r in &found.requests {
+        assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
+        assert_eq!(r.source.changed[0].kind, tuplecorr::verdict::ChangeKind::Proxy);
+        let m = &r.matches[0];
+        assert_eq!(m.between, "decap->egress");
+        // Requests 3 and 5 carry no id (labexpect.py's plan).
+        if matches!(r.request, 3 | 5) {
+            assert_eq!(
+                (m.strength, &m.evidence[..]),
+                (Strength::Weak, &[Evidence::RequestLine, Evidence::Time][..])
+            );
+            assert!(r
+                .explanation
+                .contains("match at decap->egress is weak (the same request line and timing only)"));
+        } else {
+            assert_eq!(
+                (m.strength, &m.evidence[..]),
+                (Strength::Strong, &[Evidence::RequestId, Evidence::Ports][..])
+            );
+        }
+        let id = r.identity.as_ref().expect("X-Forwarded-For reached the backend");
+        assert_eq!((id.added.as_deref(), id.preserved), (Some("decap->egress"), true));
+    }
+}
+
 #[test]
 fn delay_scenario_gives_a_20ms_hop_delay_not_a_clock_offset() {
     let (_, found) = run(&lab_dir().join("delay"));

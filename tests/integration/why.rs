@@ -395,6 +395,7 @@ const NAT_SCENARIOS: &[(&str, &[NatHost])] = &[
     ("proxy-v1", &[("pod", "decap->egress", REDIRECT), ("node", "egress->backend", MASQ_BE0)]),
     ("proxy-v2", &[("pod", "decap->egress", REDIRECT), ("node", "egress->backend", MASQ_BE0)]),
     ("proxy-xff", &[("pod", "decap->egress", REDIRECT), ("node", "egress->backend", MASQ_BE0)]),
+    ("proxy-nginx", &[("pod", "decap->egress", REDIRECT), ("node", "egress->backend", MASQ_BE0)]),
 ];
 
 /// The captures of a lab scenario in path order, a split capture once.
@@ -543,6 +544,7 @@ fn every_translation_of_every_nat_scenario_names_the_rule_the_lab_applied_and_it
                 "healthcheck" => 15,
                 "dnat-service" => 6,
                 "proxy-xff" => 6,
+                "proxy-nginx" => 12,
                 "lossy-capture" | "syn-retransmit" | "masquerade-pod" | "udp-icmp" | "proxy-v1" => 5,
                 "proxy" => 3,
                 _ => 4,
