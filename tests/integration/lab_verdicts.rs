@@ -348,18 +348,25 @@ fn clock_shift_scenario_gives_the_same_verdicts_as_the_unshifted_one() {
     }
 }
 
+/// A request through the pod's HTTP proxy: seen at every capture, its source
+/// changed by the proxy first, and the X-Forwarded-For the proxy added
+/// between decap and egress carrying the client.
+fn assert_through_the_http_proxy(r: &Request) {
+    assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
+    assert_eq!(r.source.changed[0].kind, tuplecorr::verdict::ChangeKind::Proxy);
+    let id = r.identity.as_ref().expect("X-Forwarded-For reached the backend");
+    assert_eq!((id.added.as_deref(), id.preserved), (Some("decap->egress"), true));
+}
+
 #[test]
 fn an_http_proxy_that_rewrites_everything_but_the_request_id_is_chained_by_it_alone() {
     let (_, found) = run(&lab_dir().join("proxy-xff"));
     assert_eq!(found.requests.len(), 3);
     for r in &found.requests {
-        assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
+        assert_through_the_http_proxy(r);
         let m = &r.matches[0];
         assert_eq!((m.between.as_str(), m.strength), ("decap->egress", Strength::Strong));
         assert_eq!(m.evidence, [Evidence::RequestId, Evidence::Ports], "no byte nor ISN survives the proxy");
-        assert_eq!(r.source.changed[0].kind, tuplecorr::verdict::ChangeKind::Proxy);
-        let id = r.identity.as_ref().expect("X-Forwarded-For reached the backend");
-        assert_eq!((id.added.as_deref(), id.preserved), (Some("decap->egress"), true));
     }
     // The same request ids in the proxy-v1 scenario's captures would not exist:
     // there the bytes after the PROXY line chain decap->egress.
@@ -378,8 +385,7 @@ fn every_request_through_nginx_is_chained_whatever_id_it_carries() {
     let (_, found) = run(&lab_dir().join("proxy-nginx"));
     assert_eq!(found.requests.len(), 6);
     for r in &found.requests {
-        assert!(r.captures.iter().all(|h| h.seen), "request {} chained", r.request);
-        assert_eq!(r.source.changed[0].kind, tuplecorr::verdict::ChangeKind::Proxy);
+        assert_through_the_http_proxy(r);
         let m = &r.matches[0];
         assert_eq!(m.between, "decap->egress");
         // Requests 3 and 5 carry no id (labexpect.py's plan).
@@ -397,8 +403,6 @@ fn every_request_through_nginx_is_chained_whatever_id_it_carries() {
                 (Strength::Strong, &[Evidence::RequestId, Evidence::Ports][..])
             );
         }
-        let id = r.identity.as_ref().expect("X-Forwarded-For reached the backend");
-        assert_eq!((id.added.as_deref(), id.preserved), (Some("decap->egress"), true));
     }
 }
 
