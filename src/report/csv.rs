@@ -231,7 +231,7 @@ pub fn write_csv_rows(
     findings: &Findings,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    // Rows are independent: each task writes its rows with its own writer.
+    // Rows are independent: each task appends its rows to its own buffer.
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         let mut cells = Vec::new();
         let mut wire: Option<schema::Request> = None;
