@@ -376,8 +376,11 @@ mod tests {
             .collect()
     }
 
-    /// The columns after `apart`: `app`, `app_at`, `app_host`, `app_detail`, `app_status`.
-    const APP_COLUMNS: usize = 5;
+    /// The columns after `apart`: `app`, `app_at`, `app_host`, `app_detail`,
+    /// `app_status`, and the four `exchange*` ones after them.
+    const APP_COLUMNS: usize = 5 + EXCHANGE_COLUMNS;
+    /// `exchanges`, `exchange_unanswered`, `exchange_worst_status`, `exchange_slowest`.
+    const EXCHANGE_COLUMNS: usize = 4;
 
     #[test]
     fn csv_blind_captures_read_back_and_a_csv_before_them_reads_none() {
@@ -445,6 +448,11 @@ mod tests {
         for (g, w) in got.requests.iter().zip(&want.requests) {
             assert_eq!(g.app, w.app, "request {}", w.request);
         }
+        // A CSV of the version before the exchange columns reads the same app.
+        let old = without_last_columns(text, EXCHANGE_COLUMNS);
+        assert!(!old.contains("exchange") && old.contains("app_status"));
+        let got = findings_from_csv(&old, "old.csv").unwrap();
+        assert!(got.requests.iter().zip(&want.requests).all(|(g, w)| g.app == w.app));
         // A CSV of the version before the app columns reads none.
         let old = without_last_columns(text, APP_COLUMNS);
         assert!(!old.contains("app_") && old.contains("apart"));

@@ -9,6 +9,7 @@
 pub mod carrier;
 mod copies;
 mod datagram;
+pub mod exchange;
 pub mod facts;
 pub mod fingerprint;
 mod key;
@@ -358,6 +359,10 @@ pub struct Flow {
     /// its status, a TLS ClientHello's SNI and ALPN, a DNS question and its
     /// response code (boxed: most fields absent, most flows without).
     pub app: Option<Box<AppFacts>>,
+    /// TCP: the HTTP/1.x request/response exchanges read in the connection
+    /// (keep-alive, pipelining), when its client stream began with a request
+    /// (boxed: most flows carry none or are not HTTP).
+    pub exchanges: Option<Box<exchange::Exchanges>>,
     /// ICMP echo flows only (boxed: a flow summary stays small).
     pub echo: Option<Box<EchoSummary>>,
     /// UDP flows with more than one client datagram only (boxed: most have one).
@@ -415,6 +420,9 @@ impl Flow {
         }
         if let Some(l) = self.later.as_deref_mut() {
             l.shift(by);
+        }
+        if let Some(x) = self.exchanges.as_deref_mut() {
+            x.shift(by);
         }
     }
 
@@ -560,6 +568,7 @@ impl Flow {
             echo: None,
             later: None,
             frags: None,
+            exchanges: None,
             first_interface: 0,
             first_packet_type: None,
             copies: 0,
@@ -675,15 +684,16 @@ mod tests {
     /// grows the summary past this budget should be boxed or packed too.
     /// (408: 400, and one pointer for the boxed fragment counts, issue 32; 424:
     /// one more for the boxed application facts; 432: one for the later
-    /// datagram keys, issue 30.)
+    /// datagram keys, issue 30; 440: one for the HTTP exchanges, issue 32.)
     #[test]
     fn a_flow_summary_stays_within_its_budget() {
         assert!(
             // 400, then the interface a multi-homed end host answered on, the
             // TOS byte and VLAN tag, the pointer to a fragmented flow's counts,
             // the pointer to its application facts (issue 32), and the one to a
-            // UDP flow's later datagram keys (issue 30).
-            std::mem::size_of::<super::Flow>() <= 432,
+            // UDP flow's later datagram keys (issue 30), and the one to a
+            // connection's HTTP exchanges (issue 32).
+            std::mem::size_of::<super::Flow>() <= 440,
             "Flow is {} bytes",
             std::mem::size_of::<super::Flow>()
         );

@@ -29,6 +29,9 @@ pub(super) struct Streams {
     /// The HTTP status at the start of the server stream, once seen (joined
     /// to the client head's facts when the table finishes).
     pub(super) server_status: Option<u16>,
+    /// The HTTP/1.x exchanges being read, once the client stream began
+    /// with a request (boxed: most flows are not HTTP).
+    pub(super) http: Option<Box<super::exchange::Tracker>>,
 }
 
 /// Most interfaces a capture's flows are looked up on for a reply that left by
@@ -193,6 +196,7 @@ impl FlowTable {
             client_base: None,
             server_base: None,
             server_status: None,
+            http: None,
         });
         self.index.insert(key, idx as u32);
         if !self.interfaces.contains(&key.interface) && self.interfaces.len() < MAX_INTERFACES {
@@ -288,6 +292,9 @@ impl FlowTable {
             }
             if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
                 f.server_fp = fp;
+            }
+            if let Some(t) = s.http.take() {
+                f.exchanges = t.finish().map(Box::new);
             }
             let (carriers, app) = s.client_head.take();
             f.carriers = carriers;

@@ -3,6 +3,7 @@
 //! orients the flow, anything else starts a midstream flow; streams are
 //! reassembled by sequence number for the fingerprints.
 
+use super::exchange;
 use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
 use super::table::FlowTable;
@@ -53,6 +54,9 @@ impl FlowTable {
         let Some(idx) = idx else { return }; // a new flow while the table is closed
 
         let limit = self.config.fingerprint_len;
+        // The exchanges read what every reading path keeps of a payload (a
+        // chunked read keeps no more), so they do not depend on the path.
+        let kept = self.config.payload_limit();
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
         let payload_len = p.payload_len;
@@ -95,6 +99,18 @@ impl FlowTable {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
                     s.client_head.add(u64::from(off), payload);
+                    if off == 0 && s.http.is_none() && exchange::may_be_request(payload) {
+                        s.http = Some(Box::default());
+                    }
+                    if let Some(h) = s.http.as_deref_mut().filter(|_| payload_len > 0) {
+                        h.add(
+                            true,
+                            u64::from(off),
+                            &payload[..payload.len().min(kept)],
+                            payload_len,
+                            p.ts_ns,
+                        );
+                    }
                 }
             }
         } else {
@@ -128,6 +144,12 @@ impl FlowTable {
                 && s.server_status.is_none()
             {
                 s.server_status = super::facts::http_status(payload);
+            }
+            if let (Some(h), Some(base), true) = (s.http.as_deref_mut(), s.server_base, payload_len > 0) {
+                let off = t.seq.wrapping_sub(base);
+                if off < 1 << 31 {
+                    h.add(false, u64::from(off), &payload[..payload.len().min(kept)], payload_len, p.ts_ns);
+                }
             }
             if payload_len > 0 {
                 f.max_to_client.add(p.ip_len);

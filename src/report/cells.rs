@@ -67,7 +67,7 @@ pub fn identity_cell(cell: &mut String, i: &IdentityOut) {
 /// The columns after the per-capture ones, in order. The first fifteen are
 /// DESIGN.md's; the rest were appended so a CSV report reads back losslessly
 /// (`compare`), each after the ones before it.
-pub const TRAILING: [Column; 34] = [
+pub const TRAILING: [Column; 38] = [
     Column { name: "source_changed_at", write: |q, c| changed(c, &q.source, |x| &x.between) },
     Column { name: "source_before", write: |q, c| changed(c, &q.source, |x| &x.before) },
     Column { name: "source_after", write: |q, c| changed(c, &q.source, |x| &x.after) },
@@ -186,6 +186,46 @@ pub const TRAILING: [Column; 34] = [
             }
             Some(a) => text(c, a.rcode.as_ref()),
             None => {}
+        },
+    },
+    // The HTTP/1.x exchanges in the connection where the client is: their
+    // count (`2+`: a lower bound, bytes after that could not be read), the
+    // first one without a response (`5 GET /x`), the highest status, the
+    // slowest (`3 2001.534 ms`). Not read back: `compare` reads the JSON's.
+    Column {
+        name: "exchanges",
+        write: |q, c| {
+            if let Some(x) = &q.exchanges {
+                let _ = write!(c, "{}{}", x.count, if x.complete { "" } else { "+" });
+            }
+        },
+    },
+    Column {
+        name: "exchange_unanswered",
+        write: |q, c| {
+            let Some((x, u)) = q.exchanges.as_ref().and_then(|x| Some((x, x.unanswered.as_ref()?))) else {
+                return;
+            };
+            let _ = write!(c, "{}", u.n);
+            if let Some(e) = x.list.get(u.n as usize - 1) {
+                let _ = write!(c, " {} {}", e.method, e.target); // after a digit: no formula
+            }
+        },
+    },
+    Column {
+        name: "exchange_worst_status",
+        write: |q, c| {
+            if let Some(s) = q.exchanges.as_ref().and_then(|x| x.worst_status) {
+                let _ = write!(c, "{s}");
+            }
+        },
+    },
+    Column {
+        name: "exchange_slowest",
+        write: |q, c| {
+            if let Some(s) = q.exchanges.as_ref().and_then(|x| x.slowest.as_ref()) {
+                let _ = write!(c, "{} {} ms", s.n, s.after_ms);
+            }
         },
     },
 ];
@@ -411,8 +451,9 @@ fn identity_of(q: &Request, [text, preserved, client_set]: [&str; 3]) -> Result<
 
 /// Reads one row's cells after the per-capture ones into `q`, whose hops are
 /// read already (`cell`: a column of [`TRAILING`] by name, empty when the
-/// report has none: a report of an earlier version). `data_stopped` and
-/// `path_mtu` are not read back: a data path needs the JSON's fields.
+/// report has none: a report of an earlier version). `data_stopped`,
+/// `path_mtu` and the `exchange*` cells are not read back: a data path and
+/// the exchanges need the JSON's fields.
 pub fn read_trailing<'c>(q: &mut Request, cell: &dyn Fn(&str) -> &'c str) -> Result<(), String> {
     let seen: Vec<&str> = q.captures.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
     // A boundary past the seen captures (a row edited by hand) is the first capture's.

@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn header_has_three_columns_per_label_between_fixed_ones() {
         let h = header(&["a", "b"]);
-        assert_eq!(h.len(), 5 + 6 + 34);
+        assert_eq!(h.len(), 5 + 6 + 38);
         assert_eq!(&h[5..11], ["a_client", "a_server", "a_reply", "b_client", "b_server", "b_reply"]);
         assert_eq!(h[11], "source_changed_at");
         assert_eq!(h[25], "explanation");
@@ -289,7 +289,11 @@ mod tests {
                 "app_at",
                 "app_host",
                 "app_detail",
-                "app_status"
+                "app_status",
+                "exchanges",
+                "exchange_unanswered",
+                "exchange_worst_status",
+                "exchange_slowest"
             ]
         );
     }
@@ -335,7 +339,7 @@ mod tests {
     #[test]
     fn earlier_attempts_follow_the_reply_cells() {
         let r = &rows()[0];
-        assert_eq!(r.len(), 48);
+        assert_eq!(r.len(), 52);
         assert_eq!(
             &r[37],
             "198.19.3.17:40111->198.19.96.10:80 @2026-11-29T23:40:37.123656789Z bare-ack at backend"

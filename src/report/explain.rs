@@ -247,6 +247,64 @@ pub fn blind_labels(w: &Words<'_>, blind: &[usize]) -> String {
     }
 }
 
+/// `5 HTTP exchanges at decap, 4 answered, worst status 500, slowest:
+/// exchange 3 after 2.0 s, exchange 5 (GET /x) got no response at decap: its
+/// request reached backend, its response was read at backend and not at
+/// egress`: the exchanges inside a connection that carried more than one
+/// (or whose bytes could not all be read), from the capture nearest the
+/// client that read them (see `verdict::Exchanges`).
+pub fn exchanges_words(w: &Words<'_>, x: &crate::verdict::Exchanges) -> Option<String> {
+    let c = x.counts.iter().find(|c| c.capture == x.at)?;
+    if c.requests < 2 && c.complete {
+        return None;
+    }
+    let at = w.label(x.at);
+    let mut text = if c.complete {
+        format!("{} HTTP exchanges at {at}", c.requests)
+    } else {
+        format!("at least {} HTTP exchanges at {at} (bytes after that could not be read)", c.requests)
+    };
+    if c.responses == c.requests {
+        text.push_str(", all answered");
+    } else {
+        text.push_str(&format!(", {} answered", c.responses));
+    }
+    if let Some(s) = x.worst_status {
+        text.push_str(&format!(", worst status {s}"));
+    }
+    if let (Some((n, took)), true) = (x.slowest, c.requests >= 2) {
+        text.push_str(&format!(", slowest: exchange {n} after {:.1} s", took as f64 / 1e9));
+    }
+    if let Some(u) = &x.unanswered {
+        text.push_str(&format!(", exchange {}", u.n));
+        if let Some(e) = x.list.get(u.n as usize - 1) {
+            let (mut m, mut t) = (String::new(), String::new());
+            crate::flows::facts::escape_into(&mut m, e.method(), b"");
+            crate::flows::facts::escape_into(&mut t, e.target(), b"");
+            text.push_str(&format!(" ({m} {t})"));
+        }
+        text.push_str(&format!(
+            " got no response at {at}: its request reached {}, ",
+            w.label(u.request_reached)
+        ));
+        let read: Vec<usize> = x.counts.iter().map(|c| c.capture).collect();
+        if u.response_seen.is_empty() {
+            text.push_str(&format!(
+                "no capture read a response to it ({} read the connection)",
+                blind_labels(w, &read)
+            ));
+        } else {
+            let missing: Vec<usize> =
+                (x.counts.iter()).filter(|c| c.complete && c.responses < u.n).map(|c| c.capture).collect();
+            text.push_str(&format!("its response was read at {}", blind_labels(w, &u.response_seen)));
+            if !missing.is_empty() {
+                text.push_str(&format!(" and not at {}", blind_labels(w, &missing)));
+            }
+        }
+    }
+    Some(text)
+}
+
 /// `backend holds a flow tied to it …`: the captures of `apart` (see
 /// `Request::apart`), which hold a flow tied to it that matching by time
 /// left apart (a clock step the usual suspect: the warning says so).
@@ -456,6 +514,9 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     }
     for l in r.fragments.iter().flat_map(|f| &f.lost) {
         fragment_words(w, l, &mut parts);
+    }
+    if let Some(x) = r.exchanges.as_deref() {
+        parts.extend(exchanges_words(w, x));
     }
     // Who sent a RST or ICMP error and where it came in (words for those two only).
     let by = || r.outcome.by.map_or_else(|| "?".to_string(), |a| w.addr(a));

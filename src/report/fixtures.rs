@@ -120,6 +120,7 @@ pub fn findings() -> Findings {
         same_tuple: Vec::new(),
         fragments: None,
         app: None,
+        exchanges: None,
     };
     let r2 = Request {
         request: 2,
@@ -158,6 +159,7 @@ pub fn findings() -> Findings {
         same_tuple: Vec::new(),
         fragments: None,
         app: None,
+        exchanges: None,
     };
     let r3 = Request {
         request: 3,
@@ -187,6 +189,7 @@ pub fn findings() -> Findings {
         same_tuple: Vec::new(),
         fragments: None,
         app: None,
+        exchanges: None,
     };
     let r4 = Request {
         request: 4,
@@ -237,6 +240,7 @@ pub fn findings() -> Findings {
         same_tuple: Vec::new(),
         fragments: None,
         app: None,
+        exchanges: None,
     };
     let long_v6 = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1";
     let mut r5_hops = vec![
@@ -267,6 +271,7 @@ pub fn findings() -> Findings {
         same_tuple: Vec::new(),
         fragments: None,
         app: None,
+        exchanges: None,
     };
     let capture =
         |label: &str, offset_ns: i64, spread_ns: i64, samples: u64, method: OffsetMethod| CaptureSummary {

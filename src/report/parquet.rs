@@ -220,6 +220,7 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     cols.push(("apart", list(rows.iter().map(|(_, q)| q.apart.len()), apart)?));
     cols.push(("explanation", strs(rows.iter().map(|(_, q)| Some(q.explanation.as_str())))));
     cols.push(("app", app(&rows)?));
+    cols.push(("exchanges", exchanges(&rows)?));
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(field).unzip();
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)
 }
@@ -535,6 +536,100 @@ fn app(rows: &Rows<'_>) -> Result<ArrayRef> {
             ("rcode", text(|a| a.rcode.as_deref())),
         ],
         Some(a.iter().map(Option::is_some).collect()),
+    )
+}
+
+fn exchanges(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let x: Vec<Option<&schema::ExchangesOut>> = rows.iter().map(|(_, q)| q.exchanges.as_ref()).collect();
+    let typed: Vec<&v::Exchange> =
+        rows.iter().flat_map(|(r, _)| r.exchanges.iter().flat_map(|x| &x.list)).collect();
+    let num =
+        |f: fn(&schema::ExchangesOut) -> Option<u32>| i64s(x.iter().map(|x| x.and_then(f).map(i64::from)));
+    let slowest: Vec<Option<&schema::SlowestOut>> =
+        x.iter().map(|x| x.and_then(|x| x.slowest.as_ref())).collect();
+    let unanswered: Vec<Option<&schema::UnansweredOut>> =
+        x.iter().map(|x| x.and_then(|x| x.unanswered.as_ref())).collect();
+    let response_seen = strs(
+        unanswered
+            .iter()
+            .flat_map(|u| u.iter().flat_map(|u| u.response_seen.iter().map(|l| Some(l.as_str())))),
+    );
+    let seen: Vec<&schema::ExchangeCountOut> =
+        x.iter().flat_map(|x| x.iter().flat_map(|x| &x.seen)).collect();
+    let items: Vec<&schema::ExchangeOut> = x.iter().flat_map(|x| x.iter().flat_map(|x| &x.list)).collect();
+    structure(
+        vec![
+            ("protocol", strs(x.iter().map(|x| x.map(|x| x.protocol.wire())))),
+            ("at", strs(x.iter().map(|x| x.map(|x| x.at.as_str())))),
+            ("count", num(|x| Some(x.count))),
+            ("answered", num(|x| Some(x.answered))),
+            ("complete", bools(x.iter().map(|x| x.map(|x| x.complete)))),
+            ("worst_status", num(|x| x.worst_status.map(u32::from))),
+            (
+                "slowest",
+                structure(
+                    vec![
+                        ("n", i64s(slowest.iter().map(|s| s.map(|s| i64::from(s.n))))),
+                        ("after_ms", f64s(slowest.iter().map(|s| s.map(|s| s.after_ms)))),
+                    ],
+                    Some(slowest.iter().map(Option::is_some).collect()),
+                )?,
+            ),
+            (
+                "unanswered",
+                structure(
+                    vec![
+                        ("n", i64s(unanswered.iter().map(|u| u.map(|u| i64::from(u.n))))),
+                        (
+                            "request_reached",
+                            strs(unanswered.iter().map(|u| u.map(|u| u.request_reached.as_str()))),
+                        ),
+                        (
+                            "response_seen",
+                            list(
+                                unanswered.iter().map(|u| u.map_or(0, |u| u.response_seen.len())),
+                                response_seen,
+                            )?,
+                        ),
+                    ],
+                    Some(unanswered.iter().map(Option::is_some).collect()),
+                )?,
+            ),
+            (
+                "seen",
+                list(
+                    x.iter().map(|x| x.map_or(0, |x| x.seen.len())),
+                    structure(
+                        vec![
+                            ("at", strs(seen.iter().map(|c| Some(c.at.as_str())))),
+                            ("requests", i64s(seen.iter().map(|c| Some(i64::from(c.requests))))),
+                            ("responses", i64s(seen.iter().map(|c| Some(i64::from(c.responses))))),
+                            ("complete", bools(seen.iter().map(|c| Some(c.complete)))),
+                        ],
+                        None,
+                    )?,
+                )?,
+            ),
+            (
+                "list",
+                list(
+                    x.iter().map(|x| x.map_or(0, |x| x.list.len())),
+                    structure(
+                        vec![
+                            ("n", i64s(items.iter().map(|e| Some(i64::from(e.n))))),
+                            ("method", strs(items.iter().map(|e| Some(e.method.as_str())))),
+                            ("target", strs(items.iter().map(|e| Some(e.target.as_str())))),
+                            ("time", times(typed.iter().map(|e| Some(e.request_ns)))),
+                            ("time_ns", i64s(typed.iter().map(|e| Some(e.request_ns)))),
+                            ("status", i64s(items.iter().map(|e| e.status.map(i64::from)))),
+                            ("after_ms", f64s(items.iter().map(|e| e.after_ms))),
+                        ],
+                        None,
+                    )?,
+                )?,
+            ),
+        ],
+        Some(x.iter().map(Option::is_some).collect()),
     )
 }
 

@@ -285,6 +285,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.same_tuple = r.same_tuple.iter().map(|&c| w.label(c).to_string()).collect();
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
     app_into(w, r.app.as_ref(), &mut q.app);
+    q.exchanges = r.exchanges.as_deref().map(|x| ExchangesOut::of(w, x));
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]

@@ -372,7 +372,167 @@ pub struct Request {
     /// the application said (HTTP, TLS ClientHello, DNS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppOut>,
+    /// Only when some capture read the request's connection as HTTP/1.x
+    /// request/response exchanges (keep-alive, pipelining).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchanges: Option<ExchangesOut>,
     pub explanation: String,
+}
+
+/// `{"protocol": "http", "at": "decap", "count": 5, "answered": 4,
+/// "complete": true, "worst_status": 500, "slowest": {"n": 3, "after_ms":
+/// 2001.5}, "unanswered": {"n": 5, "request_reached": "backend",
+/// "response_seen": ["backend"]}, "seen": [{"at": "decap", "requests": 5,
+/// "responses": 4, "complete": true}, …], "list": [{"n": 1, "method": "GET",
+/// "target": "/a", "time": "…Z", "status": 200, "after_ms": 1.2}, …]}`: the
+/// HTTP/1.x exchanges inside the request's connection. `count`, `answered`,
+/// `complete`, `worst_status`, `slowest` and `list` are what `at` (the
+/// capture nearest the client that read them) saw; `complete: false` makes
+/// the counts lower bounds (bytes seen that could not be read).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangesOut {
+    pub protocol: v::AppProto,
+    pub at: String,
+    pub count: u32,
+    pub answered: u32,
+    pub complete: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest: Option<SlowestOut>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<UnansweredOut>,
+    /// Every capture that read the connection's exchanges, in path order.
+    pub seen: Vec<ExchangeCountOut>,
+    /// The first exchanges at `at` (at most `flows::exchange::EXCHANGES_KEPT`).
+    pub list: Vec<ExchangeOut>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowestOut {
+    pub n: u32,
+    #[serde(serialize_with = "ser_ms")]
+    pub after_ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnansweredOut {
+    pub n: u32,
+    pub request_reached: String,
+    pub response_seen: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeCountOut {
+    pub at: String,
+    pub requests: u32,
+    pub responses: u32,
+    pub complete: bool,
+}
+
+/// One exchange: the request's method and target (text read from the
+/// capture, escaped as `app`'s), when it was seen (RFC 3339 UTC on capture
+/// 1's clock), and its response's status and delay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeOut {
+    pub n: u32,
+    pub method: String,
+    pub target: String,
+    pub time: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_ms")]
+    pub after_ms: Option<f64>,
+}
+
+impl ExchangesOut {
+    pub(crate) fn of(w: &crate::report::words::Words<'_>, x: &v::Exchanges) -> ExchangesOut {
+        use crate::flows::facts::escape_into;
+        let label = |c: usize| w.label(c).to_string();
+        let first = x.counts.iter().find(|c| c.capture == x.at);
+        ExchangesOut {
+            protocol: v::AppProto::Http,
+            at: label(x.at),
+            count: first.map_or(0, |c| c.requests),
+            answered: first.map_or(0, |c| c.responses),
+            complete: first.is_some_and(|c| c.complete),
+            worst_status: x.worst_status,
+            slowest: x.slowest.map(|(n, t)| SlowestOut { n, after_ms: ms(t) }),
+            unanswered: x.unanswered.as_ref().map(|u| UnansweredOut {
+                n: u.n,
+                request_reached: label(u.request_reached),
+                response_seen: u.response_seen.iter().map(|&c| label(c)).collect(),
+            }),
+            seen: (x.counts.iter())
+                .map(|c| ExchangeCountOut {
+                    at: label(c.capture),
+                    requests: c.requests,
+                    responses: c.responses,
+                    complete: c.complete,
+                })
+                .collect(),
+            list: (x.list.iter().enumerate())
+                .map(|(i, e)| {
+                    let (mut method, mut target) = (String::new(), String::new());
+                    escape_into(&mut method, e.method(), b"");
+                    escape_into(&mut target, e.target(), b"");
+                    ExchangeOut {
+                        n: i as u32 + 1,
+                        method,
+                        target,
+                        time: crate::time::rfc3339(e.request_ns),
+                        status: e.status,
+                        after_ms: e.response_ns.get().map(|t| ms(t.saturating_sub(e.request_ns))),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn into_typed(self, labels: &[String]) -> Result<v::Exchanges, String> {
+        use crate::flows::facts::unescape;
+        let counts = (self.seen.iter())
+            .map(|c| {
+                Ok(v::ExchangeCount {
+                    capture: index_of(labels, &c.at)?,
+                    requests: c.requests,
+                    responses: c.responses,
+                    complete: c.complete,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let list = (self.list.iter())
+            .map(|e| {
+                let t = crate::time::parse_rfc3339(&e.time)
+                    .ok_or_else(|| format!("{:?} is not RFC 3339", e.time))?;
+                let mut x = v::Exchange::new(&unescape(&e.method), &unescape(&e.target), t);
+                x.status = e.status;
+                x.response_ns = e.after_ms.map(|a| t.saturating_add(ns(a))).into();
+                Ok(x)
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(v::Exchanges {
+            at: index_of(labels, &self.at)?,
+            counts,
+            list,
+            worst_status: self.worst_status,
+            slowest: self.slowest.map(|s| (s.n, ns(s.after_ms))),
+            unanswered: self
+                .unanswered
+                .map(|u| -> Result<v::Unanswered, String> {
+                    Ok(v::Unanswered {
+                        n: u.n,
+                        request_reached: index_of(labels, &u.request_reached)?,
+                        response_seen: u
+                            .response_seen
+                            .iter()
+                            .map(|l| index_of(labels, l))
+                            .collect::<Result<_, _>>()?,
+                    })
+                })
+                .transpose()?,
+        })
+    }
 }
 
 /// `{"protocol": "http", "at": "decap", "method": "GET", "target": "/x",
@@ -1335,6 +1495,7 @@ impl Request {
             same_tuple: Vec::new(),
             fragments: None,
             app: None,
+            exchanges: None,
             explanation: String::new(),
         }
     }
@@ -1444,6 +1605,7 @@ impl Request {
             same_tuple: self.same_tuple.iter().map(|l| index_of(labels, l)).collect::<Result<_, _>>()?,
             fragments: self.fragments.as_ref().map(|f| f.typed(labels).map(Box::new)).transpose()?,
             app: self.app.map(|a| a.into_typed(labels)).transpose()?,
+            exchanges: self.exchanges.map(|x| x.into_typed(labels).map(Box::new)).transpose()?,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
 mod data;
+mod exchanges;
 mod identity;
 mod model;
 mod outcome;
@@ -377,6 +378,7 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         fragments: None,
         app: (flows.iter().enumerate())
             .find_map(|(at, f)| Some(App { at, facts: f.as_ref()?.app.as_deref()?.clone() })),
+        exchanges: exchanges::exchanges(&flows, |c, t| ctx.corrected(c, t)).map(Box::new),
     }
 }
 

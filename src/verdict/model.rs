@@ -214,6 +214,52 @@ pub struct Request {
     /// Only when the first bytes of its flow at some capture were recognised
     /// (HTTP, TLS ClientHello, DNS): what they say, and where.
     pub app: Option<App>,
+    /// Only when some capture read the request's connection as HTTP/1.x
+    /// request/response exchanges (boxed: most requests carry none).
+    pub exchanges: Option<Box<Exchanges>>,
+}
+
+/// One HTTP/1.x exchange (the flow stage's own type; times on capture 1's clock).
+pub use crate::flows::exchange::Exchange;
+
+/// The HTTP/1.x exchanges inside a request's connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchanges {
+    /// The capture (path order) nearest the client whose flow was read as
+    /// exchanges: `list`, `worst_status` and `slowest` are what it saw.
+    pub at: usize,
+    /// Every capture whose flow of this request was read as exchanges, in path order.
+    pub counts: Vec<ExchangeCount>,
+    /// The first exchanges at `at` (bounded), in order: exchange n is `list[n - 1]`.
+    pub list: Vec<Exchange>,
+    pub worst_status: Option<u16>,
+    /// The exchange (1-based) answered longest after its request at `at`, and how long (ns).
+    pub slowest: Option<(u32, i64)>,
+    /// The first exchange at `at` that got no response there (only when
+    /// `at` read the connection completely), and where it got.
+    pub unanswered: Option<Unanswered>,
+}
+
+/// The exchanges one capture read in the request's connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExchangeCount {
+    pub capture: usize,
+    pub requests: u32,
+    pub responses: u32,
+    /// Every byte seen each way was read: the counts are exact (else lower bounds).
+    pub complete: bool,
+}
+
+/// The first exchange without a response where the client is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unanswered {
+    /// 1-based.
+    pub n: u32,
+    /// The last capture (path order) that read its request.
+    pub request_reached: usize,
+    /// The captures that read its response (path order): a response lost
+    /// on its way back was read nearer the server only.
+    pub response_seen: Vec<usize>,
 }
 
 /// Application facts (the flow stage's own types, not copies).

@@ -19,7 +19,8 @@ backend_client,backend_server,backend_reply,\
 source_changed_at,source_before,source_after,destination_changed_at,destination_before,destination_after,\
 reply_path,reply_lost_between,outcome,outcome_by,outcome_origin,outcome_icmp,match_strength,match_evidence,explanation,\
 source_change_kind,destination_change_kind,reply_bypassed,reply_reached,data_stopped,path_mtu,reply_lost_cause,reply_unexpected_source,\
-earlier_attempts,identity,identity_preserved,identity_client_set,blind,apart,app,app_at,app_host,app_detail,app_status";
+earlier_attempts,identity,identity_preserved,identity_client_set,blind,apart,app,app_at,app_host,app_detail,app_status,\
+exchanges,exchange_unanswered,exchange_worst_status,exchange_slowest";
 
 #[test]
 fn csv_header_is_pinned_for_decap_egress_backend() {

@@ -1,0 +1,616 @@
+//! HTTP/1.x exchanges inside one TCP connection, as one capture saw them:
+//! keep-alive and pipelined requests and their responses, paired in order
+//! (HTTP/1.x answers in the order asked). Each direction is read as a
+//! sequence of messages by stream offset: a head is parsed where it begins,
+//! a body is skipped by its `Content-Length` or its chunk sizes without
+//! being stored, so a lost or uncaptured segment inside a body does not
+//! matter, and memory per connection is a bounded head buffer and a bounded
+//! list. Where the next message's first bytes were not seen (a gap in the
+//! capture, a head beyond the bytes kept of a segment) the direction waits
+//! there; if bytes after that point were seen, the counts are lower bounds
+//! ([`Exchanges::complete`] is false), never a guess.
+//!
+//! Bodies: a request has one by `Transfer-Encoding: chunked` or
+//! `Content-Length`; a response to `HEAD`, a 1xx, 204 or 304 has none; any
+//! other response without either is delimited by the connection's close
+//! (nothing more is read). A 101 or a 2xx to `CONNECT` ends HTTP on the
+//! connection. Other request/response protocols (DNS over TCP) can follow
+//! the same shape: a reader per direction, a queue of pending requests.
+
+use super::facts::{http_status, request_line};
+use super::Ns;
+use std::collections::VecDeque;
+
+/// Exchanges kept per connection and capture (the counts go on).
+pub const EXCHANGES_KEPT: usize = 16;
+/// Most bytes of an exchange's target kept.
+pub const EXCHANGE_TARGET_BOUND: usize = 64;
+/// Most bytes of a message head (or chunk line, or trailer) collected across
+/// segments; a longer one ends the reading.
+const HEAD_BOUND: usize = 16 * 1024;
+/// Most requests awaiting their response tracked (pipelining depth).
+const PENDING_BOUND: usize = 64;
+
+/// One request and its response, as one capture saw them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request's method, a space and its target (cut to
+    /// [`EXCHANGE_TARGET_BOUND`] bytes), as read: `GET /x`.
+    pub line: Box<[u8]>,
+    /// When the request's first byte was seen.
+    pub request_ns: i64,
+    /// When the response's status line was seen (None: no response).
+    pub response_ns: Ns,
+    pub status: Option<u16>,
+}
+
+impl Exchange {
+    /// The method as read.
+    pub fn method(&self) -> &[u8] {
+        let n = self.line.iter().position(|&b| b == b' ').unwrap_or(self.line.len());
+        &self.line[..n]
+    }
+
+    /// The target as read (cut).
+    pub fn target(&self) -> &[u8] {
+        self.line.get(self.method().len() + 1..).unwrap_or(&[])
+    }
+
+    /// Builds an exchange from its method and target (cut as the reader cuts).
+    pub fn new(method: &[u8], target: &[u8], request_ns: i64) -> Exchange {
+        let target = &target[..target.len().min(EXCHANGE_TARGET_BOUND)];
+        let mut line = Vec::with_capacity(method.len() + 1 + target.len());
+        line.extend_from_slice(&method[..method.len().min(8)]);
+        line.push(b' ');
+        line.extend_from_slice(target);
+        Exchange { line: line.into_boxed_slice(), request_ns, response_ns: Ns::NONE, status: None }
+    }
+}
+
+/// The HTTP/1.x exchanges of one connection at one capture.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Exchanges {
+    /// Requests read, and the responses paired with them (in order).
+    pub requests: u32,
+    pub responses: u32,
+    /// The first [`EXCHANGES_KEPT`] exchanges.
+    pub kept: Vec<Exchange>,
+    /// The highest status of any response (the worst: 5xx above 4xx ...).
+    pub worst_status: Option<u16>,
+    /// The exchange (1-based) whose response came longest after its
+    /// request, and how long (ns, at this capture).
+    pub slowest: Option<(u32, i64)>,
+    /// Every byte seen each way was read as messages (or came after the
+    /// end of HTTP on the connection). False: bytes after some point could
+    /// not be read, and `requests` / `responses` are lower bounds.
+    pub complete: bool,
+}
+
+impl Exchanges {
+    /// Moves every time by `by` (a clock step corrected).
+    pub fn shift(&mut self, by: impl Fn(i64) -> i64) {
+        for e in &mut self.kept {
+            e.request_ns = by(e.request_ns);
+            e.response_ns = Ns::from(e.response_ns.get().map(&by));
+        }
+    }
+}
+
+/// What a direction awaits at its `next` offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Want {
+    Head,
+    ChunkLine,
+    Trailer,
+    /// Nothing more is read: HTTP ended on the connection (a body delimited
+    /// by the close, an upgrade or tunnel) — the rest is not HTTP messages.
+    Ended,
+    /// Reading stopped on bytes that are not what HTTP/1.x allows there (or
+    /// beyond a bound): what follows is unknown.
+    Lost,
+}
+
+/// One direction's reader.
+#[derive(Clone, Debug)]
+struct Reader {
+    /// Stream offset of what is awaited.
+    next: u64,
+    want: Want,
+    /// The awaited element's first bytes, when it began in an earlier segment.
+    buf: Vec<u8>,
+    /// When the buffered element's first byte was seen.
+    buf_ns: i64,
+    /// The end of the furthest segment seen (stream offset).
+    seen_end: u64,
+}
+
+impl Reader {
+    fn new() -> Reader {
+        Reader { next: 0, want: Want::Head, buf: Vec::new(), buf_ns: 0, seen_end: 0 }
+    }
+
+    /// Bytes were seen after the point where reading waits (or stopped on
+    /// bytes it could not read).
+    fn unread(&self) -> bool {
+        match self.want {
+            Want::Ended => false,
+            Want::Lost => true,
+            _ => self.seen_end > self.next,
+        }
+    }
+}
+
+/// A request awaiting its response.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    request_ns: i64,
+    /// Its response has no body (`HEAD`).
+    head: bool,
+    connect: bool,
+}
+
+/// The exchanges of a connection being read (one per HTTP connection while
+/// the flow table is built).
+#[derive(Clone, Debug)]
+pub struct Tracker {
+    client: Reader,
+    server: Reader,
+    pending: VecDeque<Pending>,
+    out: Exchanges,
+}
+
+/// An element parsed at a reader's `next`.
+enum Parsed {
+    /// Needs more bytes than those at hand.
+    More,
+    /// `used` bytes from `next`, and what follows.
+    Done { used: usize, then: Then },
+    /// Not HTTP/1.x there.
+    Bad,
+}
+
+enum Then {
+    Head,
+    /// Skip `n` body bytes, then a head.
+    Body(u64),
+    Chunks,
+    /// Skip `n` bytes of chunk data and its CRLF, then a chunk line.
+    Chunk(u64),
+    Trailer,
+    Ended,
+}
+
+/// The first bytes of a client stream look like an HTTP/1.x request: a
+/// method token (3 to 7 capitals) and a space.
+pub fn may_be_request(data: &[u8]) -> bool {
+    let n = data.iter().take(8).take_while(|b| b.is_ascii_uppercase()).count();
+    (3..=7).contains(&n) && data.get(n) == Some(&b' ')
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker::new()
+    }
+}
+
+impl Tracker {
+    pub fn new() -> Tracker {
+        Tracker {
+            client: Reader::new(),
+            server: Reader::new(),
+            pending: VecDeque::new(),
+            out: Exchanges::default(),
+        }
+    }
+
+    /// One segment of the client (`to_server`) or server stream: `data` the
+    /// bytes captured of it (maybe fewer than `len`, its payload length) at
+    /// stream offset `off`, seen at `ts_ns`.
+    pub fn add(&mut self, to_server: bool, off: u64, data: &[u8], len: u32, ts_ns: i64) {
+        let r = if to_server { &mut self.client } else { &mut self.server };
+        r.seen_end = r.seen_end.max(off + u64::from(len));
+        let data = &data[..data.len().min(len as usize)];
+        loop {
+            let r = if to_server { &mut self.client } else { &mut self.server };
+            if matches!(r.want, Want::Ended | Want::Lost) {
+                return;
+            }
+            let parsed;
+            let at_ns;
+            if !r.buf.is_empty() {
+                // The element began earlier: this segment must continue it.
+                let have = r.next + r.buf.len() as u64;
+                let end = off + data.len() as u64;
+                if off > have || end <= have {
+                    return;
+                }
+                let from = (have - off) as usize;
+                let room = HEAD_BOUND.saturating_sub(r.buf.len());
+                let take = (data.len() - from).min(room);
+                r.buf.extend_from_slice(&data[from..from + take]);
+                let buf = std::mem::take(&mut r.buf);
+                at_ns = r.buf_ns;
+                parsed = self.parse(to_server, &buf, at_ns);
+                let r = if to_server { &mut self.client } else { &mut self.server };
+                if let Parsed::More = parsed {
+                    r.buf = buf;
+                    if r.buf.len() >= HEAD_BOUND {
+                        r.want = Want::Lost;
+                    }
+                    return;
+                }
+            } else {
+                if r.next < off || r.next >= off + data.len() as u64 {
+                    return; // not here (a gap, or not captured): wait for it
+                }
+                let at = &data[(r.next - off) as usize..];
+                at_ns = ts_ns;
+                parsed = self.parse(to_server, at, at_ns);
+                if let Parsed::More = parsed {
+                    let r = if to_server { &mut self.client } else { &mut self.server };
+                    if at.len() >= HEAD_BOUND {
+                        r.want = Want::Lost;
+                    } else {
+                        r.buf.extend_from_slice(at);
+                        r.buf_ns = ts_ns;
+                    }
+                    return;
+                }
+            }
+            let r = if to_server { &mut self.client } else { &mut self.server };
+            match parsed {
+                Parsed::More => unreachable!("returned above"),
+                Parsed::Bad => {
+                    r.want = Want::Lost;
+                    return;
+                }
+                Parsed::Done { used, then } => {
+                    r.next += used as u64;
+                    r.want = match then {
+                        Then::Head => Want::Head,
+                        Then::Body(n) => {
+                            r.next = r.next.saturating_add(n);
+                            Want::Head
+                        }
+                        Then::Chunks => Want::ChunkLine,
+                        Then::Chunk(n) => {
+                            r.next = r.next.saturating_add(n).saturating_add(2);
+                            Want::ChunkLine
+                        }
+                        Then::Trailer => Want::Trailer,
+                        Then::Ended => Want::Ended,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The element a reader awaits, at the start of `b`.
+    fn parse(&mut self, to_server: bool, b: &[u8], ts_ns: i64) -> Parsed {
+        let want = if to_server { self.client.want } else { self.server.want };
+        match want {
+            Want::Head => {
+                if b.starts_with(b"\r\n") {
+                    return Parsed::Done { used: 2, then: Then::Head }; // an empty line between messages
+                }
+                if b.len() < 2 {
+                    return Parsed::More;
+                }
+                let Some(end) = memchr::memmem::find(b, b"\r\n\r\n") else {
+                    // Not a message start at all: stop now, not after a bound's worth.
+                    let first = memchr::memchr(b'\n', b).map_or(b, |nl| &b[..nl]);
+                    let plausible = if to_server {
+                        may_be_request(b) || b.len() < 8
+                    } else {
+                        b"HTTP/1.".starts_with(&b[..b.len().min(7)])
+                    };
+                    if !plausible || (first.len() < b.len() && self.start_line(to_server, first).is_none()) {
+                        return Parsed::Bad;
+                    }
+                    return Parsed::More;
+                };
+                let head = &b[..end + 2];
+                if to_server {
+                    self.request(head, end + 4, ts_ns)
+                } else {
+                    self.response(head, end + 4, ts_ns)
+                }
+            }
+            Want::ChunkLine => {
+                let Some(nl) = memchr::memchr(b'\n', b) else {
+                    return if b.len() > 256 { Parsed::Bad } else { Parsed::More };
+                };
+                let line = b[..nl].strip_suffix(b"\r").unwrap_or(&b[..nl]);
+                let digits = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+                if digits == 0 || digits > 15 {
+                    return Parsed::Bad;
+                }
+                let size = line[..digits].iter().fold(0u64, |n, &c| n * 16 + u64::from(hex(c)));
+                let then = if size == 0 { Then::Trailer } else { Then::Chunk(size) };
+                Parsed::Done { used: nl + 1, then }
+            }
+            Want::Trailer => {
+                if b.starts_with(b"\r\n") {
+                    return Parsed::Done { used: 2, then: Then::Head };
+                }
+                match memchr::memmem::find(b, b"\r\n\r\n") {
+                    Some(end) => Parsed::Done { used: end + 4, then: Then::Head },
+                    None => Parsed::More,
+                }
+            }
+            Want::Ended | Want::Lost => Parsed::Bad,
+        }
+    }
+
+    /// A head's first line is a request line (client) or a status line (server).
+    fn start_line(&self, to_server: bool, line: &[u8]) -> Option<()> {
+        if to_server {
+            request_line(line).map(|_| ())
+        } else {
+            http_status(line).map(|_| ())
+        }
+    }
+
+    /// A request head (`head`: up to the CRLF of its last header line; `used`:
+    /// to the end of the blank line).
+    fn request(&mut self, head: &[u8], used: usize, ts_ns: i64) -> Parsed {
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let Some((method, target)) = request_line(&head[..nl]) else { return Parsed::Bad };
+        let (length, chunked) = body_headers(&head[(nl + 1).min(head.len())..]);
+        let connect = method == b"CONNECT";
+        let out = &mut self.out;
+        out.requests = out.requests.saturating_add(1);
+        if out.kept.len() < EXCHANGES_KEPT {
+            out.kept.push(Exchange::new(method, target, ts_ns));
+        }
+        if self.pending.len() >= PENDING_BOUND {
+            self.client.want = Want::Lost; // deeper than tracked: responses could pair wrongly
+            return Parsed::Bad;
+        }
+        self.pending.push_back(Pending { request_ns: ts_ns, head: method == b"HEAD", connect });
+        let then = if connect {
+            Then::Ended // a tunnel once answered (or the connection's end)
+        } else if chunked {
+            Then::Chunks
+        } else {
+            length.map_or(Then::Head, Then::Body)
+        };
+        Parsed::Done { used, then }
+    }
+
+    /// A response head, paired with the oldest request awaiting one.
+    fn response(&mut self, head: &[u8], used: usize, ts_ns: i64) -> Parsed {
+        let Some(status) = http_status(head) else { return Parsed::Bad };
+        if (100..200).contains(&status) && status != 101 {
+            return Parsed::Done { used, then: Then::Head }; // interim: the final response follows
+        }
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let (length, chunked) = body_headers(&head[(nl + 1).min(head.len())..]);
+        let asked = self.pending.pop_front();
+        let out = &mut self.out;
+        out.responses = out.responses.saturating_add(1);
+        let n = out.responses;
+        if let Some(e) = out.kept.get_mut(n as usize - 1).filter(|_| asked.is_some()) {
+            e.response_ns = Ns::at(ts_ns);
+            e.status = Some(status);
+        }
+        out.worst_status = out.worst_status.max(Some(status));
+        if let Some(p) = asked {
+            let took = ts_ns.saturating_sub(p.request_ns);
+            if out.slowest.is_none_or(|(_, t)| took > t) {
+                out.slowest = Some((n, took));
+            }
+        }
+        let then = if status == 101 || (asked.is_some_and(|p| p.connect) && (200..300).contains(&status)) {
+            self.client.want = Want::Ended;
+            Then::Ended
+        } else if asked.is_some_and(|p| p.head) || status == 204 || status == 304 {
+            Then::Head
+        } else if chunked {
+            Then::Chunks
+        } else if let Some(n) = length {
+            Then::Body(n)
+        } else {
+            Then::Ended // delimited by the close
+        };
+        Parsed::Done { used, then }
+    }
+
+    /// The exchanges read (None: no request was).
+    pub fn finish(self) -> Option<Exchanges> {
+        let mut out = self.out;
+        if out.requests == 0 {
+            return None;
+        }
+        out.complete = !self.client.unread() && !self.server.unread();
+        Some(out)
+    }
+}
+
+fn hex(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+/// `Content-Length` and whether `Transfer-Encoding` ends with `chunked`,
+/// from the header lines of a head.
+fn body_headers(headers: &[u8]) -> (Option<u64>, bool) {
+    let (mut length, mut chunked) = (None, false);
+    for line in headers.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = memchr::memchr(b':', line) else { continue };
+        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        if name.eq_ignore_ascii_case(b"content-length") {
+            if value.is_empty() || value.len() > 18 || !value.iter().all(u8::is_ascii_digit) {
+                continue;
+            }
+            length = Some(value.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')));
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            let last = value.rsplit(|&b| b == b',').next().map(trim).unwrap_or(&[]);
+            chunked = last.eq_ignore_ascii_case(b"chunked");
+        }
+    }
+    (length, chunked)
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &b[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `segments` (direction, bytes) as contiguous streams, one ms apart.
+    fn read(segments: &[(bool, &[u8])]) -> Exchanges {
+        let mut t = Tracker::new();
+        let (mut c, mut s) = (0u64, 0u64);
+        for (i, (to_server, b)) in segments.iter().enumerate() {
+            let off = if *to_server { &mut c } else { &mut s };
+            t.add(*to_server, *off, b, b.len() as u32, i as i64 * 1_000_000);
+            *off += b.len() as u64;
+        }
+        t.finish().expect("requests")
+    }
+
+    fn lines(x: &Exchanges) -> Vec<(String, Option<u16>)> {
+        x.kept.iter().map(|e| (String::from_utf8_lossy(&e.line).into_owned(), e.status)).collect()
+    }
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+    #[test]
+    fn keep_alive_exchanges_pair_in_order_with_their_statuses_and_times() {
+        let x = read(&[
+            (true, b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
+            (false, OK),
+            (true, b"GET /b HTTP/1.1\r\n\r\n"),
+            (false, b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno"),
+            (true, b"GET /c HTTP/1.1\r\n\r\n"),
+        ]);
+        assert_eq!((x.requests, x.responses, x.complete), (3, 2, true));
+        assert_eq!(
+            lines(&x),
+            [("GET /a".into(), Some(200)), ("GET /b".into(), Some(500)), ("GET /c".into(), None)]
+        );
+        assert_eq!(x.worst_status, Some(500));
+        assert_eq!(x.kept[1].request_ns, 2_000_000);
+        assert_eq!(x.kept[1].response_ns.get(), Some(3_000_000));
+        assert_eq!(x.slowest, Some((1, 1_000_000)));
+    }
+
+    #[test]
+    fn pipelined_requests_in_one_segment_and_responses_in_one_segment() {
+        let reqs =
+            b"GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nHEAD /3 HTTP/1.1\r\n\r\nGET /4 HTTP/1.1\r\n\r\n";
+        let mut resp = Vec::new();
+        resp.extend_from_slice(OK);
+        resp.extend_from_slice(b"HTTP/1.1 204 No Content\r\n\r\n");
+        resp.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 999\r\n\r\n"); // HEAD: no body
+        resp.extend_from_slice(b"HTTP/1.1 404 NF\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+        let x = read(&[(true, reqs), (false, &resp)]);
+        assert_eq!((x.requests, x.responses, x.complete), (4, 4, true));
+        assert_eq!(
+            lines(&x).into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
+            [Some(200), Some(204), Some(200), Some(404)]
+        );
+    }
+
+    #[test]
+    fn heads_and_chunk_lines_split_across_segments_and_bodies_skipped_by_length() {
+        let body = vec![b'x'; 3000];
+        let mut post = b"POST /up HTTP/1.1\r\nContent-Length: 3000\r\n\r\n".to_vec();
+        post.extend_from_slice(&body);
+        post.extend_from_slice(b"GET /after HTTP/1.1\r\n\r\n");
+        let resp: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nTransfer-Encoding: gzip, chunked\r\n\r\n1\r\nA\r\n10\r\n0123456789abcdef\r\n0\r\nX-T: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        let mut segs: Vec<(bool, &[u8])> = post.chunks(7).map(|c| (true, c)).collect();
+        segs.extend(resp.chunks(5).map(|c| (false, c)));
+        let x = read(&segs);
+        assert_eq!((x.requests, x.responses, x.complete), (2, 2, true));
+        assert_eq!(lines(&x), [("POST /up".into(), Some(201)), ("GET /after".into(), Some(200))]);
+    }
+
+    #[test]
+    fn a_lost_body_segment_does_not_matter_a_lost_head_makes_the_counts_lower_bounds() {
+        let mut t = Tracker::new();
+        let req = b"GET /a HTTP/1.1\r\n\r\n";
+        t.add(true, 0, req, req.len() as u32, 0);
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
+        t.add(false, 0, head, head.len() as u32, 1);
+        // body bytes 0..50 lost, 50..100 seen; then the next exchange
+        let h = head.len() as u64;
+        t.add(false, h + 50, &[b'x'; 50], 50, 2);
+        t.add(true, req.len() as u64, b"GET /b HTTP/1.1\r\n\r\n", 19, 3);
+        t.add(false, h + 100, OK, OK.len() as u32, 4);
+        let x = t.clone().finish().unwrap();
+        assert_eq!((x.requests, x.responses, x.complete), (2, 2, true));
+        // The third request's head is missing from the capture; a fourth is seen after it.
+        let off = req.len() as u64 + 19;
+        t.add(true, off + 19, b"GET /d HTTP/1.1\r\n\r\n", 19, 5);
+        let x = t.finish().unwrap();
+        assert_eq!((x.requests, x.complete), (2, false));
+    }
+
+    #[test]
+    fn bytes_not_captured_of_a_segment_leave_the_counts_lower_bounds() {
+        let mut t = Tracker::new();
+        let two = b"GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n";
+        t.add(true, 0, &two[..25], two.len() as u32, 0); // cut by the snap length
+        let x = t.finish().unwrap();
+        assert_eq!((x.requests, x.complete), (1, false));
+    }
+
+    #[test]
+    fn a_response_delimited_by_the_close_and_an_upgrade_end_the_reading_completely() {
+        let x = read(&[
+            (true, b"GET /a HTTP/1.0\r\n\r\n"),
+            (false, b"HTTP/1.0 200 OK\r\n\r\nanything at all, then the close"),
+        ]);
+        assert_eq!((x.requests, x.responses, x.complete), (1, 1, true));
+        let x = read(&[
+            (true, b"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n"),
+            (false, b"HTTP/1.1 101 Switching\r\n\r\n\x81\x05hello"),
+            (true, b"\x81\x85abcd12345"),
+        ]);
+        assert_eq!((x.requests, x.responses, x.complete, x.worst_status), (1, 1, true, Some(101)));
+    }
+
+    #[test]
+    fn not_http_or_beyond_the_bounds_stops_reading_without_a_panic() {
+        let x = read(&[(true, b"GET /a HTTP/1.1\r\n\r\n"), (false, b"SSH-2.0-OpenSSH\r\n")]);
+        assert_eq!((x.requests, x.responses, x.complete), (1, 0, false));
+        // A head that never ends: bounded.
+        let mut t = Tracker::new();
+        t.add(true, 0, b"GET /a HTTP/1.1\r\n", 17, 0);
+        let line = [b'a'; 1000];
+        for k in 0..40u64 {
+            t.add(true, 17 + k * 1000, &line, 1000, 1);
+        }
+        assert!(t.client.buf.len() <= HEAD_BOUND);
+        assert_eq!(t.finish(), None);
+        // Chunk sizes past any body, a Content-Length past u64: no overflow.
+        let x = read(&[
+            (true, b"GET /a HTTP/1.1\r\n\r\n"),
+            (false, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n"),
+        ]);
+        assert_eq!((x.responses, x.complete), (1, true));
+        let x = read(&[(true, b"POST /a HTTP/1.1\r\nContent-Length: 999999999999999999\r\n\r\n")]);
+        assert_eq!((x.requests, x.complete), (1, true));
+    }
+
+    #[test]
+    fn more_than_kept_exchanges_are_counted_and_the_kept_list_stays_bounded() {
+        let mut segs: Vec<(bool, &[u8])> = Vec::new();
+        for _ in 0..40 {
+            segs.push((true, b"GET /x HTTP/1.1\r\n\r\n"));
+            segs.push((false, OK));
+        }
+        let x = read(&segs);
+        assert_eq!((x.requests, x.responses, x.kept.len()), (40, 40, EXCHANGES_KEPT));
+    }
+}

@@ -1,0 +1,45 @@
+//! A request's HTTP/1.x exchanges across the captures: the list where the
+//! client is, and for its first unanswered exchange how far the request got
+//! and where its response was read.
+
+use super::model::{ExchangeCount, Exchanges, Unanswered};
+use crate::flows::Flow;
+
+/// The exchanges of a request whose flows (one per capture, path order) are
+/// `flows`; `corrected` puts a capture's time on capture 1's clock.
+pub(super) fn exchanges(flows: &[Option<&Flow>], corrected: impl Fn(usize, i64) -> i64) -> Option<Exchanges> {
+    let read: Vec<(usize, &crate::flows::exchange::Exchanges)> = (flows.iter().enumerate())
+        .filter_map(|(c, f)| Some((c, f.as_ref()?.exchanges.as_deref()?)))
+        .collect();
+    let &(at, first) = read.first()?;
+    let counts: Vec<ExchangeCount> = (read.iter())
+        .map(|&(capture, x)| ExchangeCount {
+            capture,
+            requests: x.requests,
+            responses: x.responses,
+            complete: x.complete,
+        })
+        .collect();
+    let unanswered = (first.complete && first.requests > first.responses).then(|| {
+        let n = first.responses + 1;
+        Unanswered {
+            n,
+            request_reached: counts
+                .iter()
+                .filter(|c| c.requests >= n)
+                .map(|c| c.capture)
+                .last()
+                .unwrap_or(at),
+            response_seen: counts.iter().filter(|c| c.responses >= n).map(|c| c.capture).collect(),
+        }
+    });
+    let list = (first.kept.iter())
+        .map(|e| {
+            let mut e = e.clone();
+            e.request_ns = corrected(at, e.request_ns);
+            e.response_ns = e.response_ns.get().map(|t| corrected(at, t)).into();
+            e
+        })
+        .collect();
+    Some(Exchanges { at, counts, list, worst_status: first.worst_status, slowest: first.slowest, unanswered })
+}
