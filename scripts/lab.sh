@@ -53,7 +53,7 @@ PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
-  multihomed masq-agent masq-agent-drift nft-service proxy-nginx)
+  multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive)
 
 NSS=()
 PIDS=()
@@ -453,6 +453,15 @@ NGINX
   die "nginx did not listen on :3128 within 5 s: $(cat "$WORK/proxy.stderr")"
 }
 
+cfg_keepalive() {
+  # HTTP/1.1 keep-alive and pipelined connections (traffic.py server --http11 8088,
+  # see run_scenario) through the node's MASQUERADE; the node's FORWARD chain
+  # drops every packet carrying the response header X-Drop: yes (the answer to
+  # /drop, connection 8): seen at backend, never at egress or decap
+  cfg_masquerade-node
+  nsx node iptables -I FORWARD 1 -i be0 -p tcp --sport 8088 -m string --algo bm --string 'X-Drop: yes' -j DROP
+}
+
 cfg_udp-icmp() { cfg_masquerade-node; }
 cfg_concurrent() { cfg_masquerade-node; }
 cfg_any-node() { cfg_masquerade-node; }
@@ -710,6 +719,7 @@ run_scenario() {
   local srv_args=()
   [[ $v6 == 1 ]] && srv_args+=(--ipv6)
   [[ $sc == proxy-v1 || $sc == proxy-v2 ]] && srv_args+=(--proxy-protocol 80)
+  [[ $sc == keepalive ]] && srv_args+=(--http11 8088)
   server_start "${srv_args[@]}"
   ct_start
   cap_start

@@ -26,7 +26,7 @@ SCENARIOS = [
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
-    "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx",
+    "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive",
 ]
 
 C42 = "198.18.90.42"
@@ -74,7 +74,39 @@ def icmp(sc, n, src, ident, dst, count=3, **kw):
     return d
 
 
+HTTP11_PORT = 8088  # traffic.py server --http11 (keepalive)
+
+
+def http11(sc, n, src, sport, dst, requests, pipeline=False, **kw):
+    """One keep-alive connection carrying several HTTP/1.1 requests (traffic.py
+    run_http11); the marker travels in an X-Tclab header of every request."""
+    reqs = []
+    for q in requests:
+        method, _, target = q.partition(" ") if " " in q else ("GET", "", q)
+        reqs.append({"method": method, "target": target})
+    d = {"id": n, "proto": "http11", "src": src, "sport": sport, "dst": dst, "dport": HTTP11_PORT,
+         "marker": marker(sc, n), "pipeline": pipeline, "requests": reqs, "response_timeout": 3}
+    d.update(kw)
+    return d
+
+
 def plan(sc):
+    if sc == "keepalive":
+        # one connection after another (`at`: small gaps), each from its own bound port
+        conns = [
+            (["/ok/1", "/ok/2", "/ok/3"], False),
+            (["/ok/a", "/ok/b", "/slow/2000", "/status/500", "/ok/c"], False),
+            (["/ok/p1", "/ok/p2", "/ok/p3", "/ok/p4"], True),
+            (["/ok/x", "/ok/y", "/hang"], False),
+            (["POST /ok/upload", "/ok/after-post", "HEAD /ok/head", "/ok/after-head"], False),
+            (["/chunked", "/ok/after-chunked"], False),
+            (["/ok/q1", "/hang", "/ok/q3"], True),
+            (["/ok/d1", "/drop"], False),  # the node drops the response carrying X-Drop: yes
+        ]
+        out = [http11(sc, n, C42, 40000 + n, BACKEND, reqs, pipeline=pipe, gap=0.3)
+               for n, (reqs, pipe) in enumerate(conns, 1)]
+        out[4]["requests"][0]["body_len"] = 3000  # spans segments
+        return out
     if sc == "preserved":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND),
@@ -400,6 +432,19 @@ MODELS = {
                           "Replies return on eth0 unmarked and strict rp_filter (=1) in the pod drops them "
                           "after the egress capture: reply-lost between decap and egress, outcome no-reply. "
                           "The pod's IPReversePathFilter counter (in checks.json) proves the drop."},
+    "keepalive": {"http11": {"drop_targets": ["/drop"], "drop_rule": "X-Drop: yes"},
+                  "desc": "HTTP/1.1 keep-alive through MASQUERADE on the node: 8 TCP connections from "
+                          "198.18.90.42 to a keep-alive server on 198.19.96.10:8088, each carrying several "
+                          "requests answered in order (sequential; 3 and 7 pipelined, all requests in one "
+                          "segment before the first response): 3 GETs; 5 with a 2 s /slow and a 500; 4 "
+                          "pipelined; 3 whose last (/hang) is never answered, the client closes (FIN) after "
+                          "3 s; a 3000-byte POST then GET, HEAD, GET; a chunked response then a GET; 3 "
+                          "pipelined whose 2nd hangs (1 answer); a GET then /drop, whose response (header "
+                          "X-Drop: yes) the node's FORWARD chain drops (iptables -m string): it is seen and "
+                          "retransmitted at backend, never at egress or decap, and the client closes after 3 s. "
+                          "One request per TCP connection, every one completed (some response came back); "
+                          "the source becomes 198.19.3.17 between egress and backend (ports kept). "
+                          "exchanges.json holds the truth per exchange."},
 }
 
 
@@ -518,7 +563,7 @@ def cmd_expect(a):
         c = client.get(rid)
         if c is None:
             fail(f"{sc}: request {rid} missing from the client log")
-        proto = p["proto"]
+        proto = "tcp" if p["proto"] == "http11" else p["proto"]  # a keep-alive connection is TCP
         is_icmp = proto == "icmp"
         # capture 1 (decap): what the client's socket saw
         caddr, cport = c["sock"][0], c["sock"][1]
@@ -566,8 +611,9 @@ def cmd_expect(a):
                 port = "*"  # chosen by the kernel at random (here or, kept, upstream)
             bck = (t[0], port, t[2], t[3])
             # the server's sockets must agree with the node's conntrack
-            srv = [x for x in server if x.get("event") == "request" and x["proto"] == proto
-                   and p["marker"] in x.get("request_line", "")]
+            srv = [x for x in server if (x.get("event") == "request" and x["proto"] == proto
+                                         and p["marker"] in x.get("request_line", ""))
+                   or (x.get("event") == "http11" and x.get("marker") == p["marker"])]
             if proto != "tcp" or c.get("result") == "response":
                 want = [list(t[:2])]
                 if not any([x["peer"][0], x["peer"][1]] in want for x in srv):
@@ -671,6 +717,7 @@ def cmd_expect(a):
         }))
     if "reply_from" in model:
         reply_elsewhere_config(w, model, problems)
+    exchanges = http11_exchanges(sc, model, w, client, server, node_ct, problems) if "http11" in model else None
     if problems:
         fail(f"{sc}: the run disagrees with the scenario's model:\n  " + "\n  ".join(problems))
     # requests are numbered in order of their first time at capture 1 (client start time)
@@ -688,7 +735,81 @@ def cmd_expect(a):
     with open(os.path.join(a.dest, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
+    if exchanges is not None:
+        with open(os.path.join(a.dest, "exchanges.json"), "w", encoding="utf-8") as f:
+            json.dump(exchanges, f, indent=1)
+            f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def http11_expected_status(target, model, hung):
+    """What the keep-alive server answers and the client gets (traffic.py
+    serve_http11_conn; the node drops the responses to model's drop_targets)."""
+    if hung or target == "/hang" or target in model["http11"]["drop_targets"]:
+        return None
+    return 500 if target == "/status/500" else 200
+
+
+def http11_exchanges(sc, model, w, client, server, node_ct, problems):
+    """exchanges.json: per keep-alive connection (plan order) what the client sent
+    and got back (its log), how many requests the backend's server logged for the
+    connection (its peer is the client after the node's MASQUERADE: found through
+    the node's conntrack) and which responses the node dropped (the server answered
+    them, the client never got them, the model's drop rule matched). Checked
+    against the model: statuses, server counts, the drop rule's counter."""
+    out = []
+    dropped_total = 0
+    for p in plan(sc):
+        c = client[p["id"]]
+        k = ct_key("tcp", (c["sock"][0], c["sock"][1], c["peer"][0], c["peer"][1]))
+        t = node_ct.get(k)
+        if t is None:
+            problems.append(f"connection {p['id']}: no node conntrack entry for {k}")
+            continue
+        at_backend = [t[0], t[1]]
+        srv = [x for x in server if x.get("event") == "http11" and x["peer"] == at_backend
+               and x["sock"] == [p["dst"], p["dport"]]]
+        if any(x.get("marker") != p["marker"] for x in srv):
+            problems.append(f"connection {p['id']}: the server's log for {at_backend} has other markers: {srv}")
+        exs, dropped, hung = [], [], False
+        for e in c["exchanges"]:
+            want = http11_expected_status(e["target"], model, hung)
+            hung = hung or e["target"] == "/hang"
+            if e["status"] != want:
+                problems.append(f"connection {p['id']} exchange {e['n']} {e['target']}: status {want} expected, "
+                                f"the client got {e['status']}")
+            s_e = srv[e["n"] - 1] if e["n"] <= len(srv) else None
+            if s_e is not None and s_e["target"] != e["target"]:
+                problems.append(f"connection {p['id']} exchange {e['n']}: the server saw {s_e['target']}, the "
+                                f"client sent {e['target']}")
+            answered = s_e is not None and isinstance(s_e["status"], int)
+            if answered and e["status"] is None:
+                if e["target"] not in model["http11"]["drop_targets"]:
+                    problems.append(f"connection {p['id']} exchange {e['n']}: answered by the server, not by "
+                                    f"the model's drop rule, never reached the client")
+                dropped.append(e["n"])
+            exs.append({"n": e["n"], "method": e["method"], "target": e["target"], "status": e["status"],
+                        "request_t": None if e["request_t"] is None else round(e["request_t"], 6),
+                        "response_t": None if e["response_t"] is None else round(e["response_t"], 6)})
+        if len(srv) != sum(1 for e in c["exchanges"] if e["request_t"] is not None):
+            problems.append(f"connection {p['id']}: the client sent "
+                            f"{sum(1 for e in c['exchanges'] if e['request_t'] is not None)} requests, the server "
+                            f"logged {len(srv)}")
+        dropped_total += len(dropped)
+        out.append({"conn": p["id"], "client": c["sock"], "client_at_backend": at_backend,
+                    "pipelined": c["pipelined"], "exchanges": exs, "server_saw": len(srv),
+                    "response_dropped_at_node": dropped})
+    # the drop rule's own counter (nft list ruleset after the traffic)
+    path = os.path.join(w, "nft-node.txt")
+    hits = None
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            m = re.search(r"xt match string counter packets (\d+)", line)
+            if m:
+                hits = int(m.group(1))
+    if dropped_total and not hits:
+        problems.append(f"{dropped_total} responses dropped at the node, its string rule counted {hits}")
+    return out
 
 
 def nginx_proxied(w, server, node_ct):
@@ -1005,6 +1126,67 @@ def verify_data(r, exp, pk_by_label, rs, problems):
     return "data-stopped"
 
 
+HTTP11_REQ_RE = re.compile(r"(GET|HEAD|POST) (\S+) HTTP/1\.1\r\n")
+HTTP11_RESP_RE = re.compile(r"HTTP/1\.1 (\d{3}) ")
+
+
+def verify_http11(exp, dest, pk_by_label, per_req, problems):
+    """tshark's view of exchanges.json, per connection and capture: the request
+    lines the client sent, the status lines of the responses (each segment once:
+    a retransmission repeats its bytes), and for a pipelined connection how many
+    requests went out before the first byte of a response."""
+    with open(os.path.join(dest, "exchanges.json"), encoding="utf-8") as f:
+        conns = json.load(f)
+    labels = list(exp["captures"])
+    out = []
+    for c in conns:
+        cl0 = fmt_ep(c["client"][0], c["client"][1])
+        r = next((r for r in exp["requests"] if r["captures"][labels[0]]["client"] == cl0), None)
+        if r is None:
+            problems.append(f"connection {c['conn']}: no request from {cl0} in expected.json")
+            continue
+        sent = [e["target"] for e in c["exchanges"] if e["request_t"] is not None]
+        answered = [e["status"] for e in c["exchanges"] if e["status"] is not None]
+        at_backend = [e["status"] if e["status"] is not None else 200 for e in c["exchanges"]
+                      if e["status"] is not None or e["n"] in c["response_dropped_at_node"]]
+        row = {"conn": c["conn"], "request": r["id"]}
+        for lb in labels:
+            tup = per_req[str(r["id"])][lb].get("tuple")
+            if not tup:
+                problems.append(f"connection {c['conn']}: not seen at {lb}")
+                continue
+            cl, sv = parse_ep(tup[0]), parse_ep(tup[1])
+            fwd, rev, seen_fwd, seen_rev = [], [], set(), set()
+            for pk in pk_by_label[lb]:
+                if pk["proto"] != "tcp" or not pk["tcp_len"]:
+                    continue
+                if (pk["src"], pk["sport"], pk["dst"], pk["dport"]) == (cl[0], cl[1], sv[0], sv[1]):
+                    if pk["payload"] not in seen_fwd:
+                        seen_fwd.add(pk["payload"])
+                        fwd.append(pk)
+                elif (pk["src"], pk["sport"], pk["dst"], pk["dport"]) == (sv[0], sv[1], cl[0], cl[1]):
+                    if pk["payload"] not in seen_rev:
+                        seen_rev.add(pk["payload"])
+                        rev.append(pk)
+            targets = [m.group(2) for pk in fwd for m in HTTP11_REQ_RE.finditer(pk["payload"])]
+            statuses = [int(m.group(1)) for pk in rev for m in HTTP11_RESP_RE.finditer(pk["payload"])]
+            first_resp = rev[0]["t"] if rev else float("inf")
+            before = sum(len(HTTP11_REQ_RE.findall(pk["payload"])) for pk in fwd if pk["t"] < first_resp)
+            v = {"requests": targets, "statuses": statuses, "requests_before_first_response": before,
+                 "request_segments": len(fwd), "response_segments": len(rev)}
+            want = at_backend if lb == labels[-1] else answered
+            if targets != sent:
+                problems.append(f"connection {c['conn']} at {lb}: requests {sent} in the logs, tshark sees {targets}")
+            if statuses != want:
+                problems.append(f"connection {c['conn']} at {lb}: statuses {want} expected, tshark sees {statuses}")
+            if c["pipelined"] and before != len(sent):
+                problems.append(f"connection {c['conn']} at {lb}: pipelined, but only {before} of {len(sent)} "
+                                f"requests precede the first response")
+            row[lb] = v
+        out.append(row)
+    return out
+
+
 def outcome_from(summary_pkts, proto):
     replies, errors = summary_pkts
     if proto == "tcp":
@@ -1138,6 +1320,8 @@ def cmd_verify(a):
         per_req[str(r["id"])] = rs
     checks = {"tool": "tshark (packet counts confirmed with tcpdump -r where it can read the file)",
               "files": files, "requests": per_req, "timing_ms": timing(exp, per_req, problems)}
+    if os.path.exists(os.path.join(dest, "exchanges.json")):
+        checks["http11"] = verify_http11(exp, dest, pk_by_label, per_req, problems)
     counters_path = os.path.join(a.work, "counters.json") if a.work else ""
     if counters_path and os.path.exists(counters_path):
         with open(counters_path, encoding="utf-8") as f:

@@ -7,7 +7,12 @@
           that log the echo requests the backend's kernel answers.
   client  --plan FILE  runs the requests of a plan (JSON list) and logs, per request,
           getsockname/getpeername and how it ended (response, refused, unreachable,
-          timeout).
+          timeout). A plan entry with "proto": "http11" is one keep-alive connection
+          carrying several HTTP/1.1 requests (sequential or pipelined), logged per
+          exchange.
+  server --http11 PORTS  answers HTTP/1.1 keep-alive on those ports, in order, the
+          target choosing the behaviour (/ok/*, /status/500, /slow/MS, /hang,
+          /chunked, /drop, HEAD), one log line per request.
 
 Markers are ASCII strings carried in the request bytes. Every socket has a
 timeout; the server ends at --lifetime.
@@ -125,6 +130,100 @@ def serve_tcp_conn(a, conn, peer):
         conn.close()
 
 
+# HTTP/1.1 keep-alive (--http11 PORTS): requests answered in order on one
+# connection, the target choosing the behaviour (see serve_http11_conn)
+HTTP11_REASON = {200: "OK", 500: "Internal Server Error"}
+
+
+def http11_read_head(conn, buf):
+    """(head bytes, rest) once buf holds a whole request head; None at EOF."""
+    while b"\r\n\r\n" not in buf:
+        if len(buf) > 65536:
+            raise OSError("request head over 64 KiB")
+        chunk = conn.recv(4096)
+        if not chunk:
+            return None, buf
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    return head, rest
+
+
+def http11_headers(head):
+    lines = head.decode("latin-1").split("\r\n")
+    hdrs = {}
+    for h in lines[1:]:
+        name, _, value = h.partition(":")
+        hdrs[name.strip().lower()] = value.strip()
+    return lines[0], hdrs
+
+
+def serve_http11_conn(a, conn, peer):
+    """Reads request heads (and Content-Length bodies) in a loop and answers each
+    in order: /ok/* 200, /status/500 500, /slow/<ms> 200 after <ms> (at most
+    3000), /chunked 200 in 3 chunks, /drop 200 with X-Drop: yes (a node rule drops
+    it), HEAD the headers only, /hang never (nor anything after it: the server then
+    only reads, bounded, until the client closes). One log line per request."""
+    conn.settimeout(a.timeout)
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock, buf, hung = ep(conn.getsockname()), b"", False
+    try:
+        while not STOP:
+            if hung:
+                conn.settimeout(a.timeout * 2)  # outlive the client's patience
+            head, buf = http11_read_head(conn, buf)
+            if head is None:
+                break
+            t_recv = time.time()
+            line, hdrs = http11_headers(head)
+            f = line.split(" ")
+            method, target = f[0], (f[1] if len(f) > 1 else "")
+            need = int(hdrs.get("content-length", "0") or 0)
+            while len(buf) < need:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    raise OSError("EOF inside a request body")
+                buf += chunk
+            body_len, buf = need, buf[need:]
+            entry = {"proto": "tcp", "event": "http11", "peer": ep(peer), "sock": sock, "method": method,
+                     "target": target, "marker": hdrs.get("x-tclab"), "body_len": body_len, "t": t_recv}
+            if hung or target == "/hang":
+                # never answered: a /hang, or a request queued behind one
+                log(a.log, dict(entry, status="hang", behind_hang=hung, t_answered=None))
+                hung = True
+                continue
+            status, extra, chunks = 200, "", None
+            body = ("ok %s %s\n" % (method, target)).encode()
+            if target == "/status/500":
+                status, body = 500, b"error on purpose\n"
+            elif target.startswith("/slow/"):
+                try:
+                    ms = min(max(int(target[6:]), 0), 3000)
+                except ValueError:
+                    ms = 0
+                time.sleep(ms / 1000)
+            elif target == "/chunked":
+                chunks = [b"first chunk\n", b"second chunk, a bit longer\n", b"third\n"]
+            elif target == "/drop":
+                extra = "X-Drop: yes\r\n"
+            hd = "HTTP/1.1 %d %s\r\n%s" % (status, HTTP11_REASON[status], extra)
+            if chunks is not None:
+                # head, then each chunk in a send of its own (10 ms apart), the last
+                # one with the terminating 0-size chunk
+                conn.sendall((hd + "Transfer-Encoding: chunked\r\n\r\n").encode())
+                for i, c in enumerate(chunks):
+                    time.sleep(0.01)
+                    last = b"0\r\n\r\n" if i == len(chunks) - 1 else b""
+                    conn.sendall(b"%x\r\n" % len(c) + c + b"\r\n" + last)
+            else:
+                out = (hd + "Content-Length: %d\r\n\r\n" % len(body)).encode()
+                conn.sendall(out if method == "HEAD" else out + body)
+            log(a.log, dict(entry, status=status, behind_hang=False, t_answered=time.time()))
+    except OSError as e:
+        log(a.log, {"proto": "tcp", "event": "error", "peer": ep(peer), "sock": sock, "error": str(e)})
+    finally:
+        conn.close()
+
+
 def cmd_server(a):
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
@@ -133,7 +232,7 @@ def cmd_server(a):
     fams = [socket.AF_INET] + ([socket.AF_INET6] if a.ipv6 else [])
     for fam in fams:
         any_addr = "::" if fam == socket.AF_INET6 else "0.0.0.0"
-        for port in a.tcp:
+        for port in a.tcp + a.http11:
             s = socket.socket(fam, socket.SOCK_STREAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if fam == socket.AF_INET6:
@@ -168,7 +267,8 @@ def cmd_server(a):
                 if kind == "tcp":
                     conn, peer = s.accept()
                     conn.setblocking(True)
-                    t = threading.Thread(target=serve_tcp_conn, args=(a, conn, peer), daemon=True)
+                    serve = serve_http11_conn if conn.getsockname()[1] in a.http11 else serve_tcp_conn
+                    t = threading.Thread(target=serve, args=(a, conn, peer), daemon=True)
                     t.start()
                     threads.append(t)
                 elif kind == "udp":
@@ -330,7 +430,125 @@ def run_icmp(r, timeout):
     return res
 
 
-RUNNERS = {"tcp": run_tcp, "udp": run_udp, "icmp": run_icmp}
+class Http11Reader:
+    """Reads HTTP/1.1 responses off one connection by their framing
+    (Content-Length, chunked, none for HEAD), never until close; every wait
+    ends at the deadline the caller gives (socket.timeout)."""
+
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+
+    def _fill(self, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("no response in time")
+        self.s.settimeout(left)
+        chunk = self.s.recv(65536)
+        if not chunk:
+            raise ConnectionResetError("closed by the server")
+        self.buf += chunk
+
+    def _until(self, sep, deadline):
+        while sep not in self.buf:
+            self._fill(deadline)
+        x, _, self.buf = self.buf.partition(sep)
+        return x
+
+    def _take(self, n, deadline):
+        while len(self.buf) < n:
+            self._fill(deadline)
+        x, self.buf = self.buf[:n], self.buf[n:]
+        return x
+
+    def response(self, method, deadline):
+        head = self._until(b"\r\n\r\n", deadline).decode("latin-1").split("\r\n")
+        status = int(head[0].split(" ")[1])
+        hdrs = {}
+        for h in head[1:]:
+            name, _, value = h.partition(":")
+            hdrs[name.strip().lower()] = value.strip()
+        info = {"status": status}
+        if "x-drop" in hdrs:
+            info["x_drop"] = hdrs["x-drop"]
+        if method == "HEAD":
+            info["body_len"] = 0
+        elif hdrs.get("transfer-encoding", "").lower() == "chunked":
+            n_chunks, total = 0, 0
+            while True:
+                size = int(self._until(b"\r\n", deadline).split(b";")[0], 16)
+                if size == 0:
+                    self._until(b"\r\n", deadline)  # no trailers
+                    break
+                self._take(size + 2, deadline)
+                n_chunks, total = n_chunks + 1, total + size
+            info.update(chunks=n_chunks, body_len=total)
+        else:
+            info["body_len"] = len(self._take(int(hdrs.get("content-length", "0")), deadline))
+        return info
+
+
+def run_http11(r, timeout):
+    """One TCP connection carrying r["requests"] (HTTP/1.1 keep-alive): one at a
+    time, or all sent at once when r["pipeline"]. Each response is read by its
+    framing; one that has not come within r["response_timeout"] (3 s) is
+    unanswered, and so are the ones after it: the client then closes (FIN)."""
+    fam = family_of(r["dst"])
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.settimeout(timeout)
+    wait = float(r.get("response_timeout", 3))
+    pipeline = bool(r.get("pipeline"))
+    res = {"id": r["id"], "proto": "http11", "marker": r.get("marker"), "pipelined": pipeline, "exchanges": []}
+    ex = res["exchanges"]
+    try:
+        s.bind((r["src"], r.get("sport", 0)))
+        res["sock"] = ep(s.getsockname())
+        res["t_start"] = time.time()
+        s.connect((r["dst"], r["dport"]))
+        res["peer"] = ep(s.getpeername())
+        res["connected"] = True
+        wire = []
+        for n, q in enumerate(r["requests"], 1):
+            body = b"b" * int(q.get("body_len") or 0)
+            head = "%s %s HTTP/1.1\r\nHost: lab.example\r\nUser-Agent: tclab\r\nX-Tclab: %s\r\n" % (
+                q["method"], q["target"], r.get("marker"))
+            if q.get("body_len") is not None:
+                head += "Content-Length: %d\r\n" % len(body)
+            wire.append(head.encode() + b"\r\n" + body)
+            ex.append({"n": n, "method": q["method"], "target": q["target"], "status": None,
+                       "request_t": None, "response_t": None})
+        rd = Http11Reader(s)
+        if pipeline:
+            t = time.time()
+            s.sendall(b"".join(wire))  # every request before the first response
+            for e in ex:
+                e["request_t"] = t
+        for e, w in zip(ex, wire):
+            if not pipeline:
+                e["request_t"] = time.time()
+                s.sendall(w)
+            try:
+                info = rd.response(e["method"], time.monotonic() + wait)
+            except socket.timeout:
+                break  # unanswered: so is everything after it
+            e["response_t"] = time.time()
+            e.update(info)
+        answered = [e for e in ex if e["status"] is not None]
+        res["unanswered"] = [e["n"] for e in ex if e["status"] is None]
+        res["result"] = "response" if answered else "timeout"
+    except OSError as e:
+        res["result"] = outcome_of_error(e)
+        res["error"] = str(e)
+        res.setdefault("peer", [r["dst"], r["dport"]])
+    finally:
+        res["t_end"] = time.time()
+        s.close()  # a normal close (FIN), also after an unanswered request
+    time.sleep(min(float(r.get("gap", 0)), 1.0))  # a small pause before the next connection
+    return res
+
+
+RUNNERS = {"tcp": run_tcp, "udp": run_udp, "icmp": run_icmp, "http11": run_http11}
 
 
 def cmd_client(a):
@@ -375,6 +593,8 @@ def main():
     s.add_argument("--silent", type=int, nargs="*", default=[], help="TCP ports that never answer")
     s.add_argument("--proxy-protocol", type=int, nargs="*", default=[],
                    help="TCP ports whose connections start with a PROXY protocol v1 line")
+    s.add_argument("--http11", type=int, nargs="*", default=[],
+                   help="TCP ports speaking HTTP/1.1 keep-alive (many requests per connection)")
     s.add_argument("--icmp", action="store_true")
     s.add_argument("--ipv6", action="store_true")
     s.add_argument("--log", required=True)
