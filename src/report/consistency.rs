@@ -353,6 +353,74 @@ pub fn contradictions(r: &Request) -> Vec<String> {
     out
 }
 
+/// The exchanges clause (`explain::exchanges_words`) read back against
+/// `exchanges`: each number and label it states.
+fn exchanges_contradictions(r: &Request, part: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(x) = &r.exchanges else { return vec!["no exchanges field".into()] };
+    let (count, rest) = part.split_once(" HTTP exchanges at ").unwrap_or_default();
+    let (lower, count) = match count.strip_prefix("at least ") {
+        Some(n) => (true, n),
+        None => (false, count),
+    };
+    if count.parse() != Ok(x.count) || lower == x.complete {
+        out.push(format!("exchanges.count is {} (complete: {})", x.count, x.complete));
+    }
+    let at = rest.split([',', ' ']).next().unwrap_or_default();
+    if at != x.at {
+        out.push(format!("exchanges.at is {}", x.at));
+    }
+    let answered = rest.contains(", all answered") && x.answered == x.count
+        || rest.contains(&format!(", {} answered", x.answered));
+    if !answered {
+        out.push(format!("exchanges.answered is {}", x.answered));
+    }
+    if let Some(s) = rest.split(", worst status ").nth(1) {
+        if s.split(',').next().and_then(|s| s.parse().ok()) != x.worst_status {
+            out.push("exchanges.worst_status says otherwise".into());
+        }
+    }
+    if let Some(s) = rest.split(", slowest: exchange ").nth(1) {
+        let (n, secs) = s.split_once(" after ").unwrap_or_default();
+        let secs: Option<f64> = secs.split(" s").next().and_then(|t| t.parse().ok());
+        let borne = x.slowest.as_ref().is_some_and(|sl| {
+            n.parse() == Ok(sl.n) && secs.is_some_and(|t| (t - sl.after_ms / 1000.0).abs() <= 0.051)
+        });
+        if !borne {
+            out.push("exchanges.slowest says otherwise".into());
+        }
+    }
+    if let Some((head, tail)) = rest.split_once(" got no response at ") {
+        let n = head.rsplit(", exchange ").next().and_then(|t| t.split(' ').next());
+        let Some(u) = x.unanswered.as_ref().filter(|u| n.and_then(|n| n.parse().ok()) == Some(u.n)) else {
+            out.push("exchanges.unanswered is not that exchange".into());
+            return out;
+        };
+        let reached =
+            tail.split_once(": its request reached ").map(|(_, t)| t.split(',').next().unwrap_or_default());
+        if reached != Some(u.request_reached.as_str()) {
+            out.push(format!("unanswered.request_reached is {}", u.request_reached));
+        }
+        if tail.contains("no capture read a response to it") {
+            let read = tail.split(" (").nth(1).and_then(|t| t.strip_suffix(" read the connection)"));
+            let seen: Vec<&str> = x.seen.iter().map(|c| c.at.as_str()).collect();
+            if !u.response_seen.is_empty() || read.map(|t| labels_of(t).collect::<Vec<_>>()) != Some(seen) {
+                out.push("unanswered.response_seen or exchanges.seen say otherwise".into());
+            }
+        } else if let Some(said) = tail.split_once("its response was read at ").map(|(_, t)| t) {
+            let (at, not) = said.split_once(" and not at ").unwrap_or((said, ""));
+            if labels_of(at).collect::<Vec<_>>() != u.response_seen {
+                out.push("unanswered.response_seen says otherwise".into());
+            }
+            let lacks = |l: &str| x.seen.iter().any(|c| c.at == l && c.complete && c.responses < u.n);
+            if !not.is_empty() && !labels_of(not).all(lacks) {
+                out.push("a capture named read that response, or not completely".into());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -649,72 +717,4 @@ mod tests {
         assert!(!wire.explanation.contains("same path"), "{}", wire.explanation);
         assert_eq!(contradictions(&wire), Vec::<String>::new(), "{}", wire.explanation);
     }
-}
-
-/// The exchanges clause (`explain::exchanges_words`) read back against
-/// `exchanges`: each number and label it states.
-fn exchanges_contradictions(r: &Request, part: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(x) = &r.exchanges else { return vec!["no exchanges field".into()] };
-    let (count, rest) = part.split_once(" HTTP exchanges at ").unwrap_or_default();
-    let (lower, count) = match count.strip_prefix("at least ") {
-        Some(n) => (true, n),
-        None => (false, count),
-    };
-    if count.parse() != Ok(x.count) || lower == x.complete {
-        out.push(format!("exchanges.count is {} (complete: {})", x.count, x.complete));
-    }
-    let at = rest.split([',', ' ']).next().unwrap_or_default();
-    if at != x.at {
-        out.push(format!("exchanges.at is {}", x.at));
-    }
-    let answered = rest.contains(", all answered") && x.answered == x.count
-        || rest.contains(&format!(", {} answered", x.answered));
-    if !answered {
-        out.push(format!("exchanges.answered is {}", x.answered));
-    }
-    if let Some(s) = rest.split(", worst status ").nth(1) {
-        if s.split(',').next().and_then(|s| s.parse().ok()) != x.worst_status {
-            out.push("exchanges.worst_status says otherwise".into());
-        }
-    }
-    if let Some(s) = rest.split(", slowest: exchange ").nth(1) {
-        let (n, secs) = s.split_once(" after ").unwrap_or_default();
-        let secs: Option<f64> = secs.split(" s").next().and_then(|t| t.parse().ok());
-        let borne = x.slowest.as_ref().is_some_and(|sl| {
-            n.parse() == Ok(sl.n) && secs.is_some_and(|t| (t - sl.after_ms / 1000.0).abs() <= 0.051)
-        });
-        if !borne {
-            out.push("exchanges.slowest says otherwise".into());
-        }
-    }
-    if let Some((head, tail)) = rest.split_once(" got no response at ") {
-        let n = head.rsplit(", exchange ").next().and_then(|t| t.split(' ').next());
-        let Some(u) = x.unanswered.as_ref().filter(|u| n.and_then(|n| n.parse().ok()) == Some(u.n)) else {
-            out.push("exchanges.unanswered is not that exchange".into());
-            return out;
-        };
-        let reached =
-            tail.split_once(": its request reached ").map(|(_, t)| t.split(',').next().unwrap_or_default());
-        if reached != Some(u.request_reached.as_str()) {
-            out.push(format!("unanswered.request_reached is {}", u.request_reached));
-        }
-        if tail.contains("no capture read a response to it") {
-            let read = tail.split(" (").nth(1).and_then(|t| t.strip_suffix(" read the connection)"));
-            let seen: Vec<&str> = x.seen.iter().map(|c| c.at.as_str()).collect();
-            if !u.response_seen.is_empty() || read.map(|t| labels_of(t).collect::<Vec<_>>()) != Some(seen) {
-                out.push("unanswered.response_seen or exchanges.seen say otherwise".into());
-            }
-        } else if let Some(said) = tail.split_once("its response was read at ").map(|(_, t)| t) {
-            let (at, not) = said.split_once(" and not at ").unwrap_or((said, ""));
-            if labels_of(at).collect::<Vec<_>>() != u.response_seen {
-                out.push("unanswered.response_seen says otherwise".into());
-            }
-            let lacks = |l: &str| x.seen.iter().any(|c| c.at == l && c.complete && c.responses < u.n);
-            if !not.is_empty() && !labels_of(not).all(lacks) {
-                out.push("a capture named read that response, or not completely".into());
-            }
-        }
-    }
-    out
 }

@@ -24,12 +24,7 @@ pub(super) fn exchanges(flows: &[Option<&Flow>], corrected: impl Fn(usize, i64) 
         let n = first.responses + 1;
         Unanswered {
             n,
-            request_reached: counts
-                .iter()
-                .filter(|c| c.requests >= n)
-                .map(|c| c.capture)
-                .last()
-                .unwrap_or(at),
+            request_reached: counts.iter().rev().find(|c| c.requests >= n).map_or(at, |c| c.capture),
             response_seen: counts.iter().filter(|c| c.responses >= n).map(|c| c.capture).collect(),
         }
     });

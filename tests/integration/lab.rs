@@ -52,6 +52,7 @@ const SCENARIOS: &[&str] = &[
     "masq-agent-drift",
     "nft-service",
     "proxy-nginx",
+    "keepalive",
 ];
 
 fn lab_dir() -> PathBuf {
