@@ -317,6 +317,17 @@ def outcome_of_error(e):
     return "error"
 
 
+def connect(s, r, res):
+    """Binds `s` to the plan's source, connects it to its destination, and
+    logs both ends and the start time in `res`."""
+    s.bind((r["src"], r.get("sport", 0)))
+    res["sock"] = ep(s.getsockname())
+    res["t_start"] = time.time()
+    s.connect((r["dst"], r["dport"]))
+    res["peer"] = ep(s.getpeername())
+    res["connected"] = True
+
+
 def run_tcp(r, timeout):
     fam = family_of(r["dst"])
     s = socket.socket(fam, socket.SOCK_STREAM)
@@ -324,12 +335,7 @@ def run_tcp(r, timeout):
     s.settimeout(timeout)
     res = {"id": r["id"], "proto": "tcp", "marker": r.get("marker")}
     try:
-        s.bind((r["src"], r.get("sport", 0)))
-        res["sock"] = ep(s.getsockname())
-        res["t_start"] = time.time()
-        s.connect((r["dst"], r["dport"]))
-        res["peer"] = ep(s.getpeername())
-        res["connected"] = True
+        connect(s, r, res)
         # a client that thinks before it speaks (bounded: plans use a fraction of a second)
         time.sleep(min(float(r.get("pause", 0)), 1.0))
         s.sendall(r["payload"].encode())
@@ -502,12 +508,7 @@ def run_http11(r, timeout):
     res = {"id": r["id"], "proto": "http11", "marker": r.get("marker"), "pipelined": pipeline, "exchanges": []}
     ex = res["exchanges"]
     try:
-        s.bind((r["src"], r.get("sport", 0)))
-        res["sock"] = ep(s.getsockname())
-        res["t_start"] = time.time()
-        s.connect((r["dst"], r["dport"]))
-        res["peer"] = ep(s.getpeername())
-        res["connected"] = True
+        connect(s, r, res)
         wire = []
         for n, q in enumerate(r["requests"], 1):
             body = b"b" * int(q.get("body_len") or 0)

@@ -17,8 +17,9 @@
 //! connection. Other request/response protocols (DNS over TCP) can follow
 //! the same shape: a reader per direction, a queue of pending requests.
 
-use super::facts::{http_status, request_line};
+use super::facts::{http_status, request_line, trim};
 use super::Ns;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Exchanges kept per connection and capture (the counts go on).
@@ -207,87 +208,76 @@ impl Tracker {
     /// bytes captured of it (maybe fewer than `len`, its payload length) at
     /// stream offset `off`, seen at `ts_ns`.
     pub fn add(&mut self, to_server: bool, off: u64, data: &[u8], len: u32, ts_ns: i64) {
-        let r = if to_server { &mut self.client } else { &mut self.server };
-        r.seen_end = r.seen_end.max(off + u64::from(len));
         let data = &data[..data.len().min(len as usize)];
+        let r = self.reader(to_server);
+        r.seen_end = r.seen_end.max(off + u64::from(len));
         loop {
-            let r = if to_server { &mut self.client } else { &mut self.server };
+            let r = self.reader(to_server);
             if matches!(r.want, Want::Ended | Want::Lost) {
                 return;
             }
-            let parsed;
-            let at_ns;
-            if !r.buf.is_empty() {
-                // The element began earlier: this segment must continue it.
+            // The awaited element's bytes: those kept from earlier segments
+            // continued by this one, or this segment's from `next` on.
+            let (bytes, at_ns) = if !r.buf.is_empty() {
                 let have = r.next + r.buf.len() as u64;
-                let end = off + data.len() as u64;
-                if off > have || end <= have {
+                if off > have || off + data.len() as u64 <= have {
                     return;
                 }
                 let from = (have - off) as usize;
-                let room = HEAD_BOUND.saturating_sub(r.buf.len());
-                let take = (data.len() - from).min(room);
+                let take = (data.len() - from).min(HEAD_BOUND.saturating_sub(r.buf.len()));
                 r.buf.extend_from_slice(&data[from..from + take]);
-                let buf = std::mem::take(&mut r.buf);
-                at_ns = r.buf_ns;
-                parsed = self.parse(to_server, &buf, at_ns);
-                let r = if to_server { &mut self.client } else { &mut self.server };
-                if let Parsed::More = parsed {
-                    r.buf = buf;
-                    if r.buf.len() >= HEAD_BOUND {
-                        r.want = Want::Lost;
-                    }
-                    return;
-                }
+                (Cow::Owned(std::mem::take(&mut r.buf)), r.buf_ns)
+            } else if r.next >= off && r.next < off + data.len() as u64 {
+                (Cow::Borrowed(&data[(r.next - off) as usize..]), ts_ns)
             } else {
-                if r.next < off || r.next >= off + data.len() as u64 {
-                    return; // not here (a gap, or not captured): wait for it
-                }
-                let at = &data[(r.next - off) as usize..];
-                at_ns = ts_ns;
-                parsed = self.parse(to_server, at, at_ns);
-                if let Parsed::More = parsed {
-                    let r = if to_server { &mut self.client } else { &mut self.server };
-                    if at.len() >= HEAD_BOUND {
-                        r.want = Want::Lost;
-                    } else {
-                        r.buf.extend_from_slice(at);
-                        r.buf_ns = ts_ns;
-                    }
+                return; // not here (a gap, or not captured): wait for it
+            };
+            let parsed = self.parse(to_server, &bytes, at_ns);
+            let r = self.reader(to_server);
+            let (used, then) = match parsed {
+                Parsed::More if bytes.len() >= HEAD_BOUND => {
+                    r.want = Want::Lost;
                     return;
                 }
-            }
-            let r = if to_server { &mut self.client } else { &mut self.server };
-            match parsed {
-                Parsed::More => unreachable!("returned above"),
+                Parsed::More => {
+                    (r.buf, r.buf_ns) = (bytes.into_owned(), at_ns);
+                    return;
+                }
                 Parsed::Bad => {
                     r.want = Want::Lost;
                     return;
                 }
-                Parsed::Done { used, then } => {
-                    r.next += used as u64;
-                    r.want = match then {
-                        Then::Head => Want::Head,
-                        Then::Body(n) => {
-                            r.next = r.next.saturating_add(n);
-                            Want::Head
-                        }
-                        Then::Chunks => Want::ChunkLine,
-                        Then::Chunk(n) => {
-                            r.next = r.next.saturating_add(n).saturating_add(2);
-                            Want::ChunkLine
-                        }
-                        Then::Trailer => Want::Trailer,
-                        Then::Ended => Want::Ended,
-                    };
+                Parsed::Done { used, then } => (used, then),
+            };
+            r.next += used as u64;
+            r.want = match then {
+                Then::Head => Want::Head,
+                Then::Body(n) => {
+                    r.next = r.next.saturating_add(n);
+                    Want::Head
                 }
-            }
+                Then::Chunks => Want::ChunkLine,
+                Then::Chunk(n) => {
+                    r.next = r.next.saturating_add(n).saturating_add(2);
+                    Want::ChunkLine
+                }
+                Then::Trailer => Want::Trailer,
+                Then::Ended => Want::Ended,
+            };
+        }
+    }
+
+    fn reader(&mut self, to_server: bool) -> &mut Reader {
+        if to_server {
+            &mut self.client
+        } else {
+            &mut self.server
         }
     }
 
     /// The element a reader awaits, at the start of `b`.
     fn parse(&mut self, to_server: bool, b: &[u8], ts_ns: i64) -> Parsed {
-        let want = if to_server { self.client.want } else { self.server.want };
+        let want = self.reader(to_server).want;
         match want {
             Want::Head => {
                 if b.starts_with(b"\r\n") {
@@ -304,7 +294,9 @@ impl Tracker {
                     } else {
                         b"HTTP/1.".starts_with(&b[..b.len().min(7)])
                     };
-                    if !plausible || (first.len() < b.len() && self.start_line(to_server, first).is_none()) {
+                    let line_ok =
+                        if to_server { request_line(first).is_some() } else { http_status(first).is_some() };
+                    if !plausible || (first.len() < b.len() && !line_ok) {
                         return Parsed::Bad;
                     }
                     return Parsed::More;
@@ -325,7 +317,8 @@ impl Tracker {
                 if digits == 0 || digits > 15 {
                     return Parsed::Bad;
                 }
-                let size = line[..digits].iter().fold(0u64, |n, &c| n * 16 + u64::from(hex(c)));
+                let size = (line[..digits].iter())
+                    .fold(0u64, |n, &c| n * 16 + u64::from((c as char).to_digit(16).unwrap_or(0)));
                 let then = if size == 0 { Then::Trailer } else { Then::Chunk(size) };
                 Parsed::Done { used: nl + 1, then }
             }
@@ -339,15 +332,6 @@ impl Tracker {
                 }
             }
             Want::Ended | Want::Lost => Parsed::Bad,
-        }
-    }
-
-    /// A head's first line is a request line (client) or a status line (server).
-    fn start_line(&self, to_server: bool, line: &[u8]) -> Option<()> {
-        if to_server {
-            request_line(line).map(|_| ())
-        } else {
-            http_status(line).map(|_| ())
         }
     }
 
@@ -427,14 +411,6 @@ impl Tracker {
     }
 }
 
-fn hex(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        _ => c - b'A' + 10,
-    }
-}
-
 /// `Content-Length` and whether `Transfer-Encoding` ends with `chunked`,
 /// from the header lines of a head.
 fn body_headers(headers: &[u8]) -> (Option<u64>, bool) {
@@ -454,12 +430,6 @@ fn body_headers(headers: &[u8]) -> (Option<u64>, bool) {
         }
     }
     (length, chunked)
-}
-
-fn trim(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
-    &b[start..end]
 }
 
 #[cfg(test)]

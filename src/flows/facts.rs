@@ -333,7 +333,8 @@ pub fn http_status(head: &[u8]) -> Option<u16> {
     (code >= 100).then_some(code)
 }
 
-fn trim(b: &[u8]) -> &[u8] {
+/// `b` without the optional whitespace (SP, HTAB) around a header value.
+pub(super) fn trim(b: &[u8]) -> &[u8] {
     let start = b.iter().position(|c| !matches!(c, b' ' | b'\t')).unwrap_or(b.len());
     let end = b.iter().rposition(|c| !matches!(c, b' ' | b'\t')).map_or(start, |e| e + 1);
     &b[start..end.max(start)]

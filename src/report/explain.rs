@@ -264,7 +264,10 @@ pub fn exchanges_words(w: &Words<'_>, x: &crate::verdict::Exchanges) -> Option<S
     } else {
         format!("at least {} HTTP exchanges at {at} (bytes after that could not be read)", c.requests)
     };
-    if c.responses == c.requests {
+    // A lower bound of requests says nothing of the ones not read: never "all".
+    if !c.complete {
+        text.push_str(&format!(", at least {} answered", c.responses));
+    } else if c.responses == c.requests {
         text.push_str(", all answered");
     } else {
         text.push_str(&format!(", {} answered", c.responses));
@@ -278,10 +281,8 @@ pub fn exchanges_words(w: &Words<'_>, x: &crate::verdict::Exchanges) -> Option<S
     if let Some(u) = &x.unanswered {
         text.push_str(&format!(", exchange {}", u.n));
         if let Some(e) = x.list.get(u.n as usize - 1) {
-            let (mut m, mut t) = (String::new(), String::new());
-            crate::flows::facts::escape_into(&mut m, e.method(), b"");
-            crate::flows::facts::escape_into(&mut t, e.target(), b"");
-            text.push_str(&format!(" ({m} {t})"));
+            let text_of = |b: &[u8]| crate::flows::facts::escape(b, usize::MAX, b"");
+            text.push_str(&format!(" ({} {})", text_of(e.method()), text_of(e.target())));
         }
         text.push_str(&format!(
             " got no response at {at}: its request reached {}, ",
@@ -689,6 +690,38 @@ fn data_words(w: &Words<'_>, r: &Request, d: &DataPath, parts: &mut Vec<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn exchanges(complete: bool, counts: [(u32, u32); 3]) -> crate::verdict::Exchanges {
+        use crate::verdict::{Exchange, ExchangeCount, Exchanges, Unanswered};
+        let mut list = vec![Exchange::new(b"GET", b"/a", 0), Exchange::new(b"GET", b"/drop", 1_000)];
+        list[0].status = Some(200);
+        let counts: Vec<ExchangeCount> = (counts.iter().enumerate())
+            .map(|(capture, &(requests, responses))| ExchangeCount { capture, requests, responses, complete })
+            .collect();
+        let unanswered = complete.then(|| Unanswered { n: 2, request_reached: 2, response_seen: vec![2] });
+        Exchanges { at: 0, counts, list, worst_status: Some(200), slowest: Some((1, 5_000_000)), unanswered }
+    }
+
+    #[test]
+    fn exchanges_say_where_an_unanswered_one_stopped_and_a_lower_bound_never_says_all() {
+        let mut f = findings();
+        f.requests[0].exchanges = Some(Box::new(exchanges(true, [(2, 1), (2, 1), (2, 2)])));
+        assert_eq!(
+            exchanges_words(&Words::new(&f), f.requests[0].exchanges.as_deref().unwrap()).unwrap(),
+            "2 HTTP exchanges at decap, 1 answered, worst status 200, slowest: exchange 1 after 0.0 s, exchange 2 \
+             (GET /drop) got no response at decap: its request reached backend, its response was read at backend \
+             and not at decap and egress"
+        );
+        f.requests[0].exchanges = Some(Box::new(exchanges(false, [(2, 2), (2, 2), (2, 2)])));
+        let text = exchanges_words(&Words::new(&f), f.requests[0].exchanges.as_deref().unwrap()).unwrap();
+        assert!(
+            text.starts_with("at least 2 HTTP exchanges at decap (bytes after that could not be read), at least 2 answered,"),
+            "{text}"
+        );
+        // It reads back true against its own JSON fields (the checker runs in `schema`'s debug builds).
+        let q = crate::report::schema::findings(&f);
+        assert!(q.requests[0].explanation.contains(&text), "{}", q.requests[0].explanation);
+    }
 
     #[test]
     fn lost_fragments_say_how_many_of_what_where_and_the_largest_that_passed() {

@@ -447,7 +447,7 @@ pub struct ExchangeOut {
 
 impl ExchangesOut {
     pub(crate) fn of(w: &crate::report::words::Words<'_>, x: &v::Exchanges) -> ExchangesOut {
-        use crate::flows::facts::escape_into;
+        use crate::flows::facts::escape;
         let label = |c: usize| w.label(c).to_string();
         let first = x.counts.iter().find(|c| c.capture == x.at);
         ExchangesOut {
@@ -472,18 +472,13 @@ impl ExchangesOut {
                 })
                 .collect(),
             list: (x.list.iter().enumerate())
-                .map(|(i, e)| {
-                    let (mut method, mut target) = (String::new(), String::new());
-                    escape_into(&mut method, e.method(), b"");
-                    escape_into(&mut target, e.target(), b"");
-                    ExchangeOut {
-                        n: i as u32 + 1,
-                        method,
-                        target,
-                        time: crate::time::rfc3339(e.request_ns),
-                        status: e.status,
-                        after_ms: e.response_ns.get().map(|t| ms(t.saturating_sub(e.request_ns))),
-                    }
+                .map(|(i, e)| ExchangeOut {
+                    n: i as u32 + 1,
+                    method: escape(e.method(), usize::MAX, b""),
+                    target: escape(e.target(), usize::MAX, b""),
+                    time: crate::time::rfc3339(e.request_ns),
+                    status: e.status,
+                    after_ms: e.response_ns.get().map(|t| ms(t.saturating_sub(e.request_ns))),
                 })
                 .collect(),
         }
