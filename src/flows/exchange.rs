@@ -345,6 +345,7 @@ impl Tracker {
         let out = &mut self.out;
         out.requests = out.requests.saturating_add(1);
         if out.kept.len() < EXCHANGES_KEPT {
+            out.kept.reserve_exact(1); // most connections carry one: no room for four
             out.kept.push(Exchange::new(method, target, ts_ns));
         }
         if self.pending.len() >= PENDING_BOUND {

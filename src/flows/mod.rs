@@ -362,7 +362,12 @@ pub struct Flow {
     /// TCP: the HTTP/1.x request/response exchanges read in the connection
     /// (keep-alive, pipelining), when its client stream began with a request
     /// (boxed: most flows carry none or are not HTTP).
+    /// Only when it says more than `app` does: more than one exchange, one
+    /// unanswered, or bytes that could not be read.
     pub exchanges: Option<Box<exchange::Exchanges>>,
+    /// TCP: the connection carried exactly one HTTP/1.x exchange, answered,
+    /// every byte read (the usual case: a flag, not a boxed `exchanges`).
+    pub one_exchange: bool,
     /// ICMP echo flows only (boxed: a flow summary stays small).
     pub echo: Option<Box<EchoSummary>>,
     /// UDP flows with more than one client datagram only (boxed: most have one).
@@ -569,6 +574,7 @@ impl Flow {
             later: None,
             frags: None,
             exchanges: None,
+            one_exchange: false,
             first_interface: 0,
             first_packet_type: None,
             copies: 0,

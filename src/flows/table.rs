@@ -293,8 +293,12 @@ impl FlowTable {
             if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
                 f.server_fp = fp;
             }
-            if let Some(t) = s.http.take() {
-                f.exchanges = t.finish().map(Box::new);
+            if let Some(x) = s.http.take().and_then(|t| t.finish()) {
+                if x.requests == 1 && x.responses == 1 && x.complete {
+                    f.one_exchange = true;
+                } else {
+                    f.exchanges = Some(Box::new(x));
+                }
             }
             let (carriers, app) = s.client_head.take();
             f.carriers = carriers;

@@ -6,18 +6,23 @@ use super::model::{ExchangeCount, Exchanges, Unanswered};
 use crate::flows::Flow;
 
 /// The exchanges of a request whose flows (one per capture, path order) are
-/// `flows`; `corrected` puts a capture's time on capture 1's clock.
+/// `flows`, when some capture read more than one answered exchange (or one
+/// unanswered, or not every byte): `at` is the first such capture.
+/// `corrected` puts a capture's time on capture 1's clock.
 pub(super) fn exchanges(flows: &[Option<&Flow>], corrected: impl Fn(usize, i64) -> i64) -> Option<Exchanges> {
-    let read: Vec<(usize, &crate::flows::exchange::Exchanges)> = (flows.iter().enumerate())
-        .filter_map(|(c, f)| Some((c, f.as_ref()?.exchanges.as_deref()?)))
-        .collect();
-    let &(at, first) = read.first()?;
-    let counts: Vec<ExchangeCount> = (read.iter())
-        .map(|&(capture, x)| ExchangeCount {
-            capture,
-            requests: x.requests,
-            responses: x.responses,
-            complete: x.complete,
+    let (at, first) =
+        (flows.iter().enumerate()).find_map(|(c, f)| Some((c, f.as_ref()?.exchanges.as_deref()?)))?;
+    // Every capture that read the connection: those with one answered
+    // exchange hold a flag only.
+    let counts: Vec<ExchangeCount> = (flows.iter().enumerate())
+        .filter_map(|(capture, f)| {
+            let f = f.as_ref()?;
+            let (requests, responses, complete) = match f.exchanges.as_deref() {
+                Some(x) => (x.requests, x.responses, x.complete),
+                None if f.one_exchange => (1, 1, true),
+                None => return None,
+            };
+            Some(ExchangeCount { capture, requests, responses, complete })
         })
         .collect();
     let unanswered = (first.complete && first.requests > first.responses).then(|| {

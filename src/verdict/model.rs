@@ -215,7 +215,8 @@ pub struct Request {
     /// (HTTP, TLS ClientHello, DNS): what they say, and where.
     pub app: Option<App>,
     /// Only when some capture read the request's connection as HTTP/1.x
-    /// request/response exchanges (boxed: most requests carry none).
+    /// exchanges that say more than `app`: more than one, one unanswered, or
+    /// bytes that could not be read (boxed: most requests carry none).
     pub exchanges: Option<Box<Exchanges>>,
 }
 
@@ -226,7 +227,8 @@ pub use crate::flows::exchange::Exchange;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Exchanges {
     /// The capture (path order) nearest the client whose flow was read as
-    /// exchanges: `list`, `worst_status` and `slowest` are what it saw.
+    /// more than one answered exchange (or one unanswered, or not every
+    /// byte): `list`, `worst_status` and `slowest` are what it saw.
     pub at: usize,
     /// Every capture whose flow of this request was read as exchanges, in path order.
     pub counts: Vec<ExchangeCount>,
