@@ -293,11 +293,10 @@ impl FlowTable {
             if let Some(fp) = std::mem::take(&mut s.server_stream).finish() {
                 f.server_fp = fp;
             }
-            if let Some(x) = s.http.take().and_then(|t| t.finish()) {
-                if x.requests == 1 && x.responses == 1 && x.complete {
-                    f.one_exchange = true;
-                } else {
-                    f.exchanges = Some(Box::new(x));
+            if let Some(t) = s.http.take() {
+                f.one_exchange = t.one_whole();
+                if !f.one_exchange {
+                    f.exchanges = t.finish().map(Box::new);
                 }
             }
             let (carriers, app) = s.client_head.take();

@@ -19,6 +19,7 @@ impl FlowTable {
         let key = FlowKey::of(p, FlowProto::Tcp, src, dst);
         let syn = t.flags & tcp_flags::SYN != 0;
         let ack = t.flags & tcp_flags::ACK != 0;
+        let fin = t.flags & tcp_flags::FIN != 0;
         let existing = match self.index.get(&key) {
             Some(&i) => Some(i as usize),
             None => self.reply_elsewhere(key, src, p.ts_ns),
@@ -99,17 +100,17 @@ impl FlowTable {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
                     s.client_head.add(u64::from(off), payload);
-                    if off == 0 && s.http.is_none() && exchange::may_be_request(payload) {
+                    if off == 0 && s.http.is_none() && !f.one_exchange && exchange::may_be_request(payload) {
                         s.http = Some(Box::default());
                     }
-                    if let Some(h) = s.http.as_deref_mut().filter(|_| payload_len > 0) {
-                        h.add(
-                            true,
-                            u64::from(off),
-                            &payload[..payload.len().min(kept)],
-                            payload_len,
-                            p.ts_ns,
-                        );
+                    if let Some(h) = s.http.as_deref_mut() {
+                        if payload_len > 0 {
+                            let data = &payload[..payload.len().min(kept)];
+                            h.add(true, u64::from(off), data, payload_len, p.ts_ns);
+                        }
+                        if fin {
+                            h.closed(true, u64::from(off) + u64::from(payload_len));
+                        }
                     }
                 }
             }
@@ -145,10 +146,13 @@ impl FlowTable {
             {
                 s.server_status = super::facts::http_status(payload);
             }
-            if let (Some(h), Some(base), true) = (s.http.as_deref_mut(), s.server_base, payload_len > 0) {
+            if let (Some(h), Some(base)) = (s.http.as_deref_mut(), s.server_base) {
                 let off = t.seq.wrapping_sub(base);
-                if off < 1 << 31 {
+                if off < 1 << 31 && payload_len > 0 {
                     h.add(false, u64::from(off), &payload[..payload.len().min(kept)], payload_len, p.ts_ns);
+                }
+                if off < 1 << 31 && fin {
+                    h.closed(false, u64::from(off) + u64::from(payload_len));
                 }
             }
             if payload_len > 0 {
@@ -156,6 +160,12 @@ impl FlowTable {
                 extend(&mut f.server_payload, s.server_base, t.seq, payload_len);
             }
             stream_add(&mut s.server_stream, &mut f.server_fp, limit, s.server_base, t, payload, payload_len);
+        }
+        // A connection closed both ways after one answered exchange, every
+        // byte read, is settled: a flag, not a tracker held to the end.
+        if fin && s.http.as_deref().is_some_and(exchange::Tracker::settled) {
+            s.http = None;
+            f.one_exchange = true;
         }
     }
 }
