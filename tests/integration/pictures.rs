@@ -530,6 +530,13 @@ fn detail_table(dom: &str, class: &str) -> Option<Vec<(String, Vec<String>)>> {
     Some(rows.collect())
 }
 
+/// The text of the page's `<script type="application/json" id=ID>` block.
+fn html_block<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = format!("<script type=\"application/json\" id=\"{id}\">");
+    let from = html.find(&start).unwrap() + start.len();
+    &html[from..from + html[from..].find("</script>").unwrap()]
+}
+
 /// What the page must show of a request's `exchanges`, checked against the JSON.
 fn check_exchanges_drawn(dom: &str, r: &Value, what: &str) {
     let ex = &r["exchanges"];
@@ -608,15 +615,37 @@ fn html_shows_http_exchanges_in_the_ladder_and_the_detail() {
         with.iter().any(|r| r["exchanges"]["unanswered"].is_object()),
         "keepalive has an unanswered exchange"
     );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let ladders: Value = serde_json::from_str(html_block(&html, "tc-ladder")).unwrap();
     for r in &with {
         let n = r["request"].as_u64().unwrap();
         let dom = dump_dom(&browser, &page, &format!("request={n}"), &profile);
         check_exchanges_drawn(&dom, r, &format!("keepalive request {n}"));
+        // Each mark at its time after the ladder's t0 (capture 1's clock, as its events):
+        // a request at `time`, its response `after_ms` later, in time order.
+        let lad = ladders["requests"].as_array().unwrap().iter().find(|l| l["request"] == n).unwrap();
+        let t0 = lad["t0"].as_i64().unwrap();
+        let mut want: Vec<String> = Vec::new();
+        let mut times: Vec<i64> = Vec::new();
+        for e in r["exchanges"]["list"].as_array().unwrap() {
+            let at = tuplecorr::config::parse_rfc3339_ns(e["time"].as_str().unwrap()).unwrap() - t0;
+            times.push(at);
+            if let Some(after) = e["after_ms"].as_f64() {
+                times.push(at + (after * 1e6).round() as i64);
+            }
+        }
+        times.sort();
+        want.extend(times.iter().map(|t| format!("+{:.3} ms", *t as f64 / 1e6)));
+        let drawn: Vec<String> = ladder(&dom)
+            .split("<tspan class=\"time\">")
+            .skip(1)
+            .map(|t| t[..t.find('<').unwrap()].trim().to_string())
+            .collect();
+        assert_eq!(drawn, want, "keepalive request {n}: marks at their times, in time order");
     }
 
     // A connection not read whole: the counts are lower bounds, the page says "at least";
     // sixteen listed of more: sixteen drawn and a note. (The page's findings edited.)
-    let html = std::fs::read_to_string(&page).unwrap();
     let start = "<script type=\"application/json\" id=\"tc-findings\">";
     let from = html.find(start).unwrap() + start.len();
     let to = from + html[from..].find("</script>").unwrap();
