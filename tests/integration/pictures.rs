@@ -496,3 +496,197 @@ fn screenshot(browser: &str, profile: &std::path::Path, url: &str, size: (u32, u
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::read(&shot).unwrap()
 }
+
+/// The exchange marks of a ladder in drawing (time) order: (kind, n, status).
+fn exchange_marks(ladder: &str) -> Vec<(String, u64, Option<u64>)> {
+    let attr = |tag: &str, name: &str| {
+        let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+        Some(tag[at..at + tag[at..].find('"')?].to_string())
+    };
+    (ladder.split("<g class=\"exchange ").skip(1))
+        .map(|g| {
+            let tag = &g[..g.find('>').unwrap()];
+            let kind = tag[..tag.find('"').unwrap()].to_string();
+            (
+                kind,
+                attr(tag, "data-n").unwrap().parse().unwrap(),
+                attr(tag, "data-status").map(|s| s.parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// The detail's table of `class` (`exchanges` or `exchanges-seen`): its body rows'
+/// opening tags and cell texts.
+fn detail_table(dom: &str, class: &str) -> Option<Vec<(String, Vec<String>)>> {
+    let from = dom.find(&format!("<table class=\"{class}\">"))?;
+    let table = &dom[from..from + dom[from..].find("</table>").unwrap()];
+    let body = &table[table.find("<tbody>").unwrap()..];
+    let rows = body.split("<tr").skip(1).map(|tr| {
+        let tag = tr[..tr.find('>').unwrap()].to_string();
+        let cells = tr.split("<td>").skip(1).map(|c| c[..c.find('<').unwrap()].to_string()).collect();
+        (tag, cells)
+    });
+    Some(rows.collect())
+}
+
+/// The text of the page's `<script type="application/json" id=ID>` block.
+fn html_block<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = format!("<script type=\"application/json\" id=\"{id}\">");
+    let from = html.find(&start).unwrap() + start.len();
+    &html[from..from + html[from..].find("</script>").unwrap()]
+}
+
+/// What the page must show of a request's `exchanges`, checked against the JSON.
+fn check_exchanges_drawn(dom: &str, r: &Value, what: &str) {
+    let ex = &r["exchanges"];
+    let list = ex["list"].as_array().unwrap();
+    let at = ex["at"].as_str().unwrap();
+    let marks = exchange_marks(ladder(dom));
+    // Each listed exchange has its request mark (plain or unanswered), in n order.
+    let asked: Vec<u64> = marks.iter().filter(|m| m.0 != "response").map(|m| m.1).collect();
+    let want: Vec<u64> = list.iter().map(|e| e["n"].as_u64().unwrap()).collect();
+    assert_eq!(asked, want, "{what}: a request mark per listed exchange");
+    // Responses: one per status, drawn in the order of the list.
+    let statuses: Vec<u64> = marks.iter().filter(|m| m.0 == "response").map(|m| m.2.unwrap()).collect();
+    let want: Vec<u64> = list.iter().filter_map(|e| e["status"].as_u64()).collect();
+    assert_eq!(statuses, want, "{what}: statuses in order");
+    let unanswered: Vec<u64> = marks.iter().filter(|m| m.0 == "unanswered").map(|m| m.1).collect();
+    let want: Vec<u64> =
+        list.iter().filter(|e| e.get("status").is_none()).map(|e| e["n"].as_u64().unwrap()).collect();
+    assert_eq!(unanswered, want, "{what}: the exchanges without a response drawn as unanswered");
+    if let Some(n) = ex["unanswered"]["n"].as_u64() {
+        assert!(unanswered.contains(&n), "{what}: the first unanswered, {n}, is marked");
+        assert!(ladder(dom).contains(&format!(": no response read at {at}")), "{what}");
+    }
+    // The table: n, method, target, status in list order; unanswered rows marked.
+    let rows = detail_table(dom, "exchanges").unwrap_or_else(|| panic!("{what}: an exchange table"));
+    assert_eq!(rows.len(), list.len(), "{what}");
+    for ((tag, cells), e) in rows.iter().zip(list) {
+        let status = e["status"].as_u64().map_or("no response read".to_string(), |s| s.to_string());
+        let want = [
+            e["n"].to_string(),
+            e["method"].as_str().unwrap().into(),
+            e["target"].as_str().unwrap().into(),
+            status,
+        ];
+        assert_eq!(cells[..4], want, "{what}");
+        assert_eq!(tag.contains("class=\"unanswered\""), e.get("status").is_none(), "{what}: {tag}");
+    }
+    // The counts per capture, `N+` where the capture could not read it whole.
+    let seen = detail_table(dom, "exchanges-seen").unwrap();
+    assert_eq!(seen.len(), ex["seen"].as_array().unwrap().len(), "{what}: a row per capture that read it");
+    for ((_, cells), s) in seen.iter().zip(ex["seen"].as_array().unwrap()) {
+        let plus = if s["complete"] == true { "" } else { "+" };
+        let want = [
+            s["at"].as_str().unwrap().to_string(),
+            format!("{}{plus}", s["requests"]),
+            format!("{}{plus}", s["responses"]),
+        ];
+        assert_eq!(cells[..3], want, "{what}");
+    }
+    let summary = text_of(dom, "exchanges-summary");
+    let least = if ex["complete"] == true { "" } else { "at least " };
+    assert!(
+        summary.starts_with(&format!(
+            "At {at}: {least}{} exchanges, {least}{} answered",
+            ex["count"], ex["answered"]
+        )),
+        "{what}: {summary}"
+    );
+    assert!(!summary.contains("all answered"), "{what}: {summary}");
+}
+
+#[test]
+fn html_shows_http_exchanges_in_the_ladder_and_the_detail() {
+    let Some(Browser { browser, tmp, profile, lab }) = Browser::find() else {
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    // keepalive: every connection carries several exchanges, some left unanswered.
+    let (page, json) = (tmp.path().join("keepalive.html"), tmp.path().join("keepalive.json"));
+    tuplecorr(&lab.join("keepalive"), &["-o", page.to_str().unwrap()]);
+    tuplecorr(&lab.join("keepalive"), &["-o", json.to_str().unwrap()]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let with: Vec<&Value> = (report["requests"].as_array().unwrap().iter())
+        .filter(|r| r["exchanges"]["list"].as_array().is_some_and(|l| l.len() > 1))
+        .collect();
+    assert!(
+        with.iter().any(|r| r["exchanges"]["unanswered"].is_object()),
+        "keepalive has an unanswered exchange"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let ladders: Value = serde_json::from_str(html_block(&html, "tc-ladder")).unwrap();
+    for r in &with {
+        let n = r["request"].as_u64().unwrap();
+        let dom = dump_dom(&browser, &page, &format!("request={n}"), &profile);
+        check_exchanges_drawn(&dom, r, &format!("keepalive request {n}"));
+        // Each mark at its time after the ladder's t0 (capture 1's clock, as its events):
+        // a request at `time`, its response `after_ms` later, in time order.
+        let lad = ladders["requests"].as_array().unwrap().iter().find(|l| l["request"] == n).unwrap();
+        let t0 = lad["t0"].as_i64().unwrap();
+        let mut want: Vec<String> = Vec::new();
+        let mut times: Vec<i64> = Vec::new();
+        for e in r["exchanges"]["list"].as_array().unwrap() {
+            let at = tuplecorr::config::parse_rfc3339_ns(e["time"].as_str().unwrap()).unwrap() - t0;
+            times.push(at);
+            if let Some(after) = e["after_ms"].as_f64() {
+                times.push(at + (after * 1e6).round() as i64);
+            }
+        }
+        times.sort();
+        want.extend(times.iter().map(|t| format!("+{:.3} ms", *t as f64 / 1e6)));
+        let drawn: Vec<String> = ladder(&dom)
+            .split("<tspan class=\"time\">")
+            .skip(1)
+            .map(|t| t[..t.find('<').unwrap()].trim().to_string())
+            .collect();
+        assert_eq!(drawn, want, "keepalive request {n}: marks at their times, in time order");
+    }
+
+    // A connection not read whole: the counts are lower bounds, the page says "at least";
+    // sixteen listed of more: sixteen drawn and a note. (The page's findings edited.)
+    let start = "<script type=\"application/json\" id=\"tc-findings\">";
+    let from = html.find(start).unwrap() + start.len();
+    let to = from + html[from..].find("</script>").unwrap();
+    let mut findings: Value = serde_json::from_str(&html[from..to]).unwrap();
+    let r = &mut findings["requests"][0];
+    let n = r["request"].as_u64().unwrap();
+    let ex = &mut r["exchanges"];
+    let first = ex["list"][0].clone();
+    ex["list"] = (1..=16u64)
+        .map(|k| {
+            let mut e = first.clone();
+            e["n"] = k.into();
+            e["status"] = (200 + k).into();
+            e
+        })
+        .collect();
+    ex["count"] = 20.into();
+    ex["answered"] = 16.into();
+    ex["complete"] = false.into();
+    ex["seen"][0]["complete"] = false.into();
+    let r = findings["requests"][0].clone();
+    let edited = tmp.path().join("lower-bound.html");
+    let text = serde_json::to_string(&findings).unwrap().replace('<', "\\u003c");
+    std::fs::write(&edited, format!("{}{text}{}", &html[..from], &html[to..])).unwrap();
+    let dom = dump_dom(&browser, &edited, &format!("request={n}"), &profile);
+    check_exchanges_drawn(&dom, &r, "a lower bound");
+    assert_eq!(exchange_marks(ladder(&dom)).len(), 32, "16 requests and 16 responses drawn");
+    assert!(ladder(&dom).contains(">exchanges after the first 16 are not drawn"));
+    assert!(dom.contains("<td>no: counts are lower bounds</td>"));
+
+    // masquerade-node: one answered exchange per connection, no `exchanges`: no table, no marks.
+    let (page, json) = (tmp.path().join("masq.html"), tmp.path().join("masq.json"));
+    tuplecorr(&lab.join("masquerade-node"), &["-o", page.to_str().unwrap()]);
+    tuplecorr(&lab.join("masquerade-node"), &["-o", json.to_str().unwrap()]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let plain = (report["requests"].as_array().unwrap().iter())
+        .find(|r| r["app"].is_object() && r.get("exchanges").is_none())
+        .expect("a request with app and without exchanges");
+    let n = plain["request"].as_u64().unwrap();
+    let dom = dump_dom(&browser, &page, &format!("request={n}"), &profile);
+    assert!(dom.contains("Evidence of each match"), "the detail is drawn");
+    assert!(detail_table(&dom, "exchanges").is_none() && !dom.contains("<h3>HTTP/1.x exchanges</h3>"));
+    assert!(exchange_marks(ladder(&dom)).is_empty());
+}

@@ -218,7 +218,8 @@
       el("h3", {}, "Per capture point"),
       el("div", { class: "scroll" }, hopsTable(r)),
       el("h3", {}, "Evidence of each match"),
-      evidence(r)
+      evidence(r),
+      ...exchangesPanel(r)
     );
     d.hidden = false;
     if (!opened && location.hash !== "#request=" + n) history.replaceState(null, "", "#request=" + n);
@@ -239,10 +240,91 @@
     return t;
   }
 
+  // ---- HTTP/1.x exchanges (JSON `exchanges`, present only where they say more than `app`) ----
+  // The request's HTTP/1.x exchanges: what `at` read, and the counts of every
+  // capture that read the connection. Counts of a connection not read whole are
+  // lower bounds (`N+`, "at least"): nothing here says more than the fields do.
+  function exchangesPanel(r) {
+    const ex = r.exchanges;
+    if (!ex) return [];
+    const list = el("table", { class: "exchanges" });
+    tableOf(list, ["n", "method", "target", "status", "after"],
+      ex.list.map((e) => [e.n, e.method, e.target, e.status == null ? "no response read" : e.status, ms(e.after_ms)]));
+    ex.list.forEach((e, k) => {
+      const tr = list.tBodies[0].rows[k];
+      tr.dataset.n = String(e.n);
+      if (e.status == null) tr.className = "unanswered";
+    });
+    const plus = (v, whole) => v + (whole ? "" : "+");
+    const seen = el("table", { class: "exchanges-seen" });
+    tableOf(seen, ["capture", "requests", "responses", "read whole"],
+      ex.seen.map((c) => [c.at, plus(c.requests, c.complete), plus(c.responses, c.complete),
+        c.complete ? "yes" : "no: counts are lower bounds"]));
+    return [el("h3", {}, "HTTP/1.x exchanges"), el("p", { id: "exchanges-summary" }, exchangeWords(ex)),
+      el("div", { class: "cols" }, el("div", { class: "scroll" }, list), el("div", {}, seen))];
+  }
+  // One line from the fields, in the explanation's words.
+  function exchangeWords(ex) {
+    const least = ex.complete ? "" : "at least ";
+    const parts = ["At " + ex.at + ": " + least + ex.count + (ex.count === 1 ? " exchange" : " exchanges") + ", " +
+      least + ex.answered + " answered"];
+    if (!ex.complete) parts.push("bytes after some point could not be read");
+    if (ex.worst_status != null) parts.push("worst status " + ex.worst_status);
+    if (ex.slowest) parts.push("slowest: exchange " + ex.slowest.n + ", " + ms(ex.slowest.after_ms) + " after its request");
+    if (ex.list.length < ex.count) parts.push("the first " + ex.list.length + " are listed");
+    const u = ex.unanswered;
+    if (u) {
+      const e = ex.list.find((x) => x.n === u.n);
+      parts.push("exchange " + u.n + (e ? " (" + e.method + " " + e.target + ")" : "") + " got no response at " + ex.at +
+        (u.request_reached ? ", its request was last read at " + u.request_reached : "") + ", " +
+        (u.response_seen.length ? "its response was read at " + u.response_seen.join(", ") : "no capture read a response to it"));
+    }
+    return parts.join("; ");
+  }
+  // The exchanges as ladder marks: a request at its `time`, its response
+  // `after_ms` later, or the request alone when no response was read. Times are
+  // ns after the ladder's t0, on capture 1's clock as the ladder's events are.
+  function exchangeMarks(r) {
+    const ex = r.exchanges, t0 = exactT0(r.request);
+    if (!ex || t0 == null || !labels.includes(ex.at)) return [];
+    const marks = [];
+    for (const e of ex.list) {
+      const at = epochNs(e.time);
+      if (at == null) continue;
+      const t = Number(at - t0);
+      if (e.status == null) { marks.push({ t, kind: "unanswered", e }); continue; }
+      marks.push({ t, kind: "request", e });
+      if (e.after_ms != null) marks.push({ t: t + Math.round(e.after_ms * 1e6), kind: "response", e });
+    }
+    return marks;
+  }
+  // A ladder's t0 is ns since the epoch (about 1.8e18): as a JS number it is off
+  // by up to 128 ns, so it is read exactly from the block's text, whose format is
+  // ours (`"request":N,"t0":NS`; a `"` inside a string is escaped, so no match there).
+  let ladderText = null;
+  function exactT0(n) {
+    if (ladderText == null) ladderText = document.getElementById("tc-ladder").textContent;
+    const key = "\"request\":" + n + ",\"t0\":";
+    const at = ladderText.indexOf(key);
+    const m = at < 0 ? null : /^-?\d+/.exec(ladderText.slice(at + key.length, at + key.length + 24));
+    return m ? BigInt(m[0]) : null;
+  }
+  // RFC 3339 (`2026-12-05T12:47:49.005826000Z`) → ns since the epoch, exact (Date keeps ms only).
+  function epochNs(text) {
+    const m = /^([^.]+?)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(text || "");
+    const s = m ? Date.parse(m[1] + m[3]) : NaN;
+    return isNaN(s) ? null : BigInt(s) * 1000000n + BigInt((m[2] || "").padEnd(9, "0"));
+  }
+  // For the ladder only (the table shows the target whole).
+  const shorten = (text, max) => {
+    const chars = Array.from(text);
+    return chars.length > max ? chars.slice(0, max - 1).join("") + "…" : text;
+  };
+
   // The ladder: one vertical line per capture point in path order, time downwards.
   // Each packet event kind is one arrow band; arrows join the points that saw it.
   function ladder(r, lad) {
-    const n = labels.length, colW = 210, left = 90, top = 74;
+    const n = labels.length, colW = 210, left = 90, top = 74, bandH = 42;
     const hops = lad ? lad.hops : [];
     const seenAt = (i) => Boolean(hops[i]);
     // Bands: same kind and direction, the k-th occurrence at each point.
@@ -264,9 +346,17 @@
       }
     });
     const list = [...bands.values()].sort((a, b) => a.t - b.t);
+    // One row per band and per exchange mark, in time order (on a tie the band
+    // first; marks keep their order: pipelined requests sent at once stay by n).
+    const markH = 20;
+    const marks = exchangeMarks(r);
+    const rows = [...list.map((b) => ({ t: b.t, h: bandH, band: b })), ...marks.map((m) => ({ t: m.t, h: markH, mark: m }))]
+      .sort((a, b) => a.t - b.t || (a.band ? 0 : 1) - (b.band ? 0 : 1));
+    const notDrawn = marks.length > 0 && r.exchanges.list.length < r.exchanges.count;
+    const rowsH = Math.max(bandH, rows.reduce((sum, w) => sum + w.h, 0)) + (notDrawn ? markH : 0);
     const changes = [...r.source.changed.map((c) => ["source", c]), ...r.destination.changed.map((c) => ["destination", c])];
-    const changeTop = top + 6, bandTop = changeTop + changes.length * 18 + 16, bandH = 42;
-    const width = left + (n - 1) * colW + 120, height = bandTop + Math.max(1, list.length) * bandH + 20;
+    const changeTop = top + 6, bandTop = changeTop + changes.length * 18 + 16;
+    const width = left + (n - 1) * colW + 120, height = bandTop + rowsH + 20;
     const s = svg("svg", { class: "ladder", width, height, viewBox: "0 0 " + width + " " + height, role: "img" });
     s.append(svg("title", {}, "Ladder of request " + r.request));
     const defs = svg("defs");
@@ -297,8 +387,19 @@
     // Where a RST / ICMP error came into the path, when between two points.
     const origin = (r.outcome.origin || "").split("->").map((l) => labels.indexOf(l));
     const enteredAfter = origin.length === 2 && origin[0] >= 0 && origin[1] === origin[0] + 1 ? origin[0] : -1;
-    list.forEach((b, k) => {
-      const y = bandTop + k * bandH;
+    let y = bandTop;
+    for (const w of rows) {
+      s.append(w.band ? band(w.band, y) : exchangeMark(w.mark, y));
+      y += w.h;
+    }
+    if (notDrawn) {
+      s.append(svg("text", { x: x(labels.indexOf(r.exchanges.at)) + 6, y: y + 4, class: "small exchange-more" },
+        "exchanges after the first " + r.exchanges.list.length + " are not drawn (the table below counts them)"));
+    }
+    if (!list.length) s.append(svg("text", { x: left, y: bandTop + 12 }, "no packet events recorded"));
+    return s;
+
+    function band(b, y) {
       const pts = [...b.at.keys()].sort((p, q) => p - q);
       const bad = b.kind === "RST" || b.kind === "ICMP";
       const cls = "arrow" + (b.back ? " back" : "") + (bad ? " bad" : "");
@@ -336,10 +437,31 @@
         }
         if (lo > 0 && seenAt(lo - 1)) lost(g, x(lo), x(lo - 1), y, cls);
       }
-      s.append(g);
-    });
-    if (!list.length) s.append(svg("text", { x: left, y: bandTop + 12 }, "no packet events recorded"));
-    return s;
+      return g;
+    }
+
+    // An HTTP/1.x exchange on the line of the capture that read it (`exchanges.at`):
+    // a short tick towards the server for its request, back towards the client
+    // for its response; dashed and red for a request no response was read to.
+    // Its row's text sits where a band's label would (y - 3 .. y + 3).
+    function exchangeMark(m, y) {
+      const e = m.e, i = labels.indexOf(r.exchanges.at), back = m.kind === "response", bad = m.kind === "unanswered";
+      const x0 = x(i), x1 = x0 + 18, ty = y - 4;
+      const g = svg("g", { class: "exchange " + m.kind, "data-n": e.n });
+      if (back) g.setAttribute("data-status", e.status);
+      g.append(svg("title", {}, "exchange " + e.n + ": " + e.method + " " + e.target));
+      const [from, to] = back ? [x1, x0] : [x0, x1];
+      g.append(svg("line", { x1: from, y1: ty, x2: to, y2: ty, class: "arrow" + (back ? " back" : bad ? " bad lost" : ""),
+        "marker-end": "url(#" + (back ? "head-back" : bad ? "head-bad" : "head") + ")" }));
+      const text = back ? e.n + ": " + e.status + " after " + ms(e.after_ms)
+        : e.n + " " + e.method + " " + shorten(e.target, 28) + (bad ? ": no response read at " + r.exchanges.at : "");
+      // Beside the tick, on the side with room (left of the last point, as the times are).
+      const last = i === n - 1;
+      const t = svg("text", { x: last ? x0 - 6 : x1 + 6, y, "text-anchor": last ? "end" : "start", class: "exchange-label" + (bad ? " bad" : "") }, text);
+      t.append(svg("tspan", { class: "time" }, "  +" + nsMs(m.t)));
+      g.append(t);
+      return g;
+    }
 
     function lost(g, x1, x2, y, cls) {
       const xe = x1 + (x2 - x1) * 0.55, ye = y + 9;
