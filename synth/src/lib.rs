@@ -141,9 +141,14 @@ pub fn mix(x: u32) -> u32 {
     (z ^ (z >> 31)) as u32
 }
 
-/// A response of `len` bytes that differs per seed.
+/// An HTTP response of about `len` bytes (head and body) that differs per
+/// seed, its `Content-Length` the length of its body, as a server's is.
 pub fn response_body(seed: u32, len: usize) -> Vec<u8> {
-    let mut v = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nX-Seed: {seed}\r\n\r\n").into_bytes();
+    let head = |body: usize| format!("HTTP/1.1 200 OK\r\nContent-Length: {body}\r\nX-Seed: {seed}\r\n\r\n");
+    let body = len.saturating_sub(head(len).len());
+    let body = len.saturating_sub(head(body).len()).max(body); // a digit fewer: a byte more body
+    let mut v = head(body).into_bytes();
+    let len = v.len() + body;
     let mut s = seed;
     while v.len() < len {
         s = mix(s);
