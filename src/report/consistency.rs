@@ -405,6 +405,10 @@ fn exchanges_contradictions(r: &Request, part: &str) -> Vec<String> {
         if reached != Some(u.request_reached.as_str()) {
             out.push(format!("unanswered.request_reached is {}", u.request_reached));
         }
+        let said_open = tail.split(": its request reached ").next().is_some_and(|t| t.contains("saw no FIN"));
+        if said_open != u.open {
+            out.push(format!("unanswered.open is {}", u.open));
+        }
         if tail.contains("no capture read a response to it") {
             let read = tail.split(" (").nth(1).and_then(|t| t.strip_suffix(" read the connection)"));
             let seen: Vec<&str> = x.seen.iter().map(|c| c.at.as_str()).collect();

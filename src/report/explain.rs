@@ -284,10 +284,12 @@ pub fn exchanges_words(w: &Words<'_>, x: &crate::verdict::Exchanges) -> Option<S
             let text_of = |b: &[u8]| crate::flows::facts::escape(b, usize::MAX, b"");
             text.push_str(&format!(" ({} {})", text_of(e.method()), text_of(e.target())));
         }
-        text.push_str(&format!(
-            " got no response at {at}: its request reached {}, ",
-            w.label(u.request_reached)
-        ));
+        text.push_str(&format!(" got no response at {at}"));
+        if u.open {
+            // Not "never answered": the capture may have stopped first.
+            text.push_str(" (which saw no FIN from the server and no RST: the capture may have ended before a response)");
+        }
+        text.push_str(&format!(": its request reached {}, ", w.label(u.request_reached)));
         let read: Vec<usize> = x.counts.iter().map(|c| c.capture).collect();
         if u.response_seen.is_empty() {
             text.push_str(&format!(
@@ -698,7 +700,8 @@ mod tests {
         let counts: Vec<ExchangeCount> = (counts.iter().enumerate())
             .map(|(capture, &(requests, responses))| ExchangeCount { capture, requests, responses, complete })
             .collect();
-        let unanswered = complete.then(|| Unanswered { n: 2, request_reached: 2, response_seen: vec![2] });
+        let unanswered =
+            complete.then(|| Unanswered { n: 2, request_reached: 2, response_seen: vec![2], open: false });
         Exchanges { at: 0, counts, list, worst_status: Some(200), slowest: Some((1, 5_000_000)), unanswered }
     }
 
@@ -721,6 +724,30 @@ mod tests {
         // It reads back true against its own JSON fields (the checker runs in `schema`'s debug builds).
         let q = crate::report::schema::findings(&f);
         assert!(q.requests[0].explanation.contains(&text), "{}", q.requests[0].explanation);
+    }
+
+    #[test]
+    fn an_unanswered_exchange_where_the_server_side_never_closed_says_the_capture_may_have_ended_first() {
+        let mut f = findings();
+        let mut x = exchanges(true, [(2, 1), (2, 1), (2, 2)]);
+        x.unanswered.as_mut().unwrap().open = true;
+        f.requests[0].exchanges = Some(Box::new(x));
+        let text = exchanges_words(&Words::new(&f), f.requests[0].exchanges.as_deref().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                "exchange 2 (GET /drop) got no response at decap (which saw no FIN from the server and no RST: the \
+                 capture may have ended before a response): its request reached backend,"
+            ),
+            "{text}"
+        );
+        // The checker holds the words to `open`, both ways.
+        let mut q = crate::report::schema::findings(&f);
+        assert!(q.requests[0].explanation.contains(&text), "{}", q.requests[0].explanation);
+        let u = q.requests[0].exchanges.as_mut().and_then(|x| x.unanswered.as_mut()).unwrap();
+        assert!(u.open);
+        u.open = false;
+        let said = crate::report::consistency::contradictions(&q.requests[0]);
+        assert!(said.iter().any(|s| s.contains("unanswered.open is false")), "{said:?}");
     }
 
     #[test]

@@ -591,6 +591,7 @@ fn exchanges(rows: &Rows<'_>) -> Result<ArrayRef> {
                                 response_seen,
                             )?,
                         ),
+                        ("open", bools(unanswered.iter().map(|u| u.map(|u| u.open)))),
                     ],
                     Some(unanswered.iter().map(Option::is_some).collect()),
                 )?,

@@ -420,6 +420,10 @@ pub struct UnansweredOut {
     pub n: u32,
     pub request_reached: String,
     pub response_seen: Vec<String>,
+    /// `at` saw no FIN from the server and no RST (see
+    /// `verdict::Unanswered::open`).
+    #[serde(default)]
+    pub open: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -462,6 +466,7 @@ impl ExchangesOut {
                 n: u.n,
                 request_reached: label(u.request_reached),
                 response_seen: u.response_seen.iter().map(|&c| label(c)).collect(),
+                open: u.open,
             }),
             seen: (x.counts.iter())
                 .map(|c| ExchangeCountOut {
@@ -523,6 +528,7 @@ impl ExchangesOut {
                             .iter()
                             .map(|l| index_of(labels, l))
                             .collect::<Result<_, _>>()?,
+                        open: u.open,
                     })
                 })
                 .transpose()?,

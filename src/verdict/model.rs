@@ -262,6 +262,11 @@ pub struct Unanswered {
     /// The captures that read its response (path order): a response lost
     /// on its way back was read nearer the server only.
     pub response_seen: Vec<usize>,
+    /// The capture that read the exchanges (`Exchanges::at`) saw no FIN from
+    /// the server and no RST either way: the server's side was still open
+    /// where that capture's record of the connection ends, so a response
+    /// may have come after it stopped recording.
+    pub open: bool,
 }
 
 /// Application facts (the flow stage's own types, not copies).
