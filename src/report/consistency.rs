@@ -400,22 +400,21 @@ fn exchanges_contradictions(r: &Request, part: &str) -> Vec<String> {
             out.push("exchanges.unanswered is not that exchange".into());
             return out;
         };
-        let reached =
-            tail.split_once(": its request reached ").map(|(_, t)| t.split(',').next().unwrap_or_default());
-        if reached != Some(u.request_reached.as_str()) {
+        // "AT (which saw no FIN …): its request reached R, WHERE ITS RESPONSE WENT"
+        let (at_words, after) = tail.split_once(": its request reached ").unwrap_or((tail, ""));
+        if after.split(',').next() != Some(u.request_reached.as_str()) {
             out.push(format!("unanswered.request_reached is {}", u.request_reached));
         }
-        let said_open = tail.split(": its request reached ").next().is_some_and(|t| t.contains("saw no FIN"));
-        if said_open != u.open {
+        if at_words.contains("saw no FIN") != u.open {
             out.push(format!("unanswered.open is {}", u.open));
         }
-        if tail.contains("no capture read a response to it") {
-            let read = tail.split(" (").nth(1).and_then(|t| t.strip_suffix(" read the connection)"));
+        if after.contains("no capture read a response to it") {
+            let read = after.split(" (").nth(1).and_then(|t| t.strip_suffix(" read the connection)"));
             let seen: Vec<&str> = x.seen.iter().map(|c| c.at.as_str()).collect();
             if !u.response_seen.is_empty() || read.map(|t| labels_of(t).collect::<Vec<_>>()) != Some(seen) {
                 out.push("unanswered.response_seen or exchanges.seen say otherwise".into());
             }
-        } else if let Some(said) = tail.split_once("its response was read at ").map(|(_, t)| t) {
+        } else if let Some(said) = after.split_once("its response was read at ").map(|(_, t)| t) {
             let (at, not) = said.split_once(" and not at ").unwrap_or((said, ""));
             if labels_of(at).collect::<Vec<_>>() != u.response_seen {
                 out.push("unanswered.response_seen says otherwise".into());

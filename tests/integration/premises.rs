@@ -4,8 +4,8 @@
 //! warning, never a blame that rests on a capture that was not recording.
 
 use crate::util::{
-    count_records, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap, replace_pcap,
-    resend_pcap, shift_pcap, step_pcap,
+    count_records, cut_pcap_after, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap,
+    replace_pcap, resend_pcap, shift_pcap, step_pcap,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -51,6 +51,43 @@ fn edited_json(scenario: &str, mut edit: impl FnMut(&str, Vec<u8>) -> Vec<u8>) -
         paths.push((label, path));
     }
     json(&paths.iter().map(|(l, p)| (*l, p.as_path())).collect::<Vec<_>>())
+}
+
+/// A capture stopped right after a request on a keep-alive connection: its
+/// "no response" must not read as "never answered". The lab's `keepalive`
+/// captures, every point cut after the first `GET /hang` it recorded: the
+/// server's side never ended there, so the unanswered exchange is `open`
+/// and the explanation says the capture may have ended first; whole, the
+/// server's FIN was recorded and it says no such thing.
+#[test]
+fn a_capture_stopped_after_a_keep_alive_request_does_not_say_it_was_never_answered() {
+    let hang = |v: &Value| -> Value {
+        let requests = v["requests"].as_array().unwrap();
+        let unanswered_hang = |r: &&Value| {
+            let x = &r["exchanges"];
+            let n = x["unanswered"]["n"].as_u64().unwrap_or(0) as usize;
+            n > 0 && x["list"][n - 1]["target"] == "/hang"
+        };
+        requests.iter().find(unanswered_hang).cloned().expect("a request whose /hang went unanswered")
+    };
+    let dir = lab("keepalive");
+    let labels = ["decap", "egress", "backend"];
+    let paths: Vec<_> = labels.iter().map(|l| dir.join(format!("{l}.pcap"))).collect();
+    let whole = json(&labels.iter().zip(&paths).map(|(l, p)| (*l, p.as_path())).collect::<Vec<_>>());
+    let cut = edited_json("keepalive", |_, raw| cut_pcap_after(&raw, b"GET /hang"));
+    let (w, c) = (hang(&whole), hang(&cut));
+    assert_eq!(w["captures"][0]["client"], c["captures"][0]["client"], "the same connection");
+    assert_eq!(w["exchanges"]["unanswered"]["n"], c["exchanges"]["unanswered"]["n"]);
+    assert_eq!(c["exchanges"]["unanswered"]["request_reached"], "backend");
+    let words = "(which saw no FIN from the server and no RST: the capture may have ended before a response)";
+    assert_eq!(w["exchanges"]["unanswered"]["open"], false);
+    assert!(!w["explanation"].as_str().unwrap().contains(words), "{}", w["explanation"]);
+    assert_eq!(c["exchanges"]["unanswered"]["open"], true);
+    assert!(
+        c["explanation"].as_str().unwrap().contains(&format!("got no response at decap {words}")),
+        "{}",
+        c["explanation"]
+    );
 }
 
 fn warnings(v: &Value) -> Vec<(String, String)> {

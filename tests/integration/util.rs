@@ -271,6 +271,17 @@ pub fn keep_pcap(bytes: &[u8], marker: &[u8]) -> Vec<u8> {
     filter_pcap(bytes, |r| holds(r, marker))
 }
 
+/// A classic pcap up to and including its first record that holds `marker`
+/// (a capture stopped right after it).
+pub fn cut_pcap_after(bytes: &[u8], marker: &[u8]) -> Vec<u8> {
+    let mut past = false;
+    filter_pcap(bytes, |r| {
+        let keep = !past;
+        past = past || holds(r, marker);
+        keep
+    })
+}
+
 /// A classic pcap without its records that hold `marker` but not `unless`
 /// (a capture that lost them).
 pub fn drop_pcap(bytes: &[u8], marker: &[u8], unless: &[u8]) -> Vec<u8> {
