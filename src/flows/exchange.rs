@@ -165,10 +165,9 @@ struct Pending {
 }
 
 /// The exchanges of a connection being read (one per HTTP connection while
-/// the flow table is built).
+/// the flow table is built). Small: one may live until the capture is read,
+/// so what only pipelining or keep-alive needs is in [`More`], boxed.
 #[derive(Clone, Debug)]
-/// Small: one lives per HTTP connection until the capture is read, so what
-/// only pipelining or keep-alive needs is in [`More`], boxed.
 pub struct Tracker {
     client: Reader,
     server: Reader,
@@ -471,7 +470,12 @@ impl Tracker {
     /// with it (what most connections carry: [`Tracker::finish`]'s list
     /// would say no more than the flow's own facts).
     pub fn one_whole(&self) -> bool {
-        self.requests == 1 && self.responses == 1 && !self.client.unread() && !self.server.unread()
+        self.requests == 1 && self.responses == 1 && self.read_whole()
+    }
+
+    /// Every byte seen each way was read as messages.
+    fn read_whole(&self) -> bool {
+        !self.client.unread() && !self.server.unread()
     }
 
     /// The exchanges read (None: no request was).
@@ -479,6 +483,7 @@ impl Tracker {
         if self.requests == 0 {
             return None;
         }
+        let complete = self.read_whole();
         let mut kept = Vec::with_capacity(1 + self.more.as_ref().map_or(0, |m| m.kept.len()));
         kept.extend(self.first);
         kept.extend(self.more.into_iter().flat_map(|m| m.kept));
@@ -488,7 +493,7 @@ impl Tracker {
             kept,
             worst_status: self.worst_status,
             slowest: self.slowest,
-            complete: !self.client.unread() && !self.server.unread(),
+            complete,
         })
     }
 }

@@ -148,11 +148,14 @@ impl FlowTable {
             }
             if let (Some(h), Some(base)) = (s.http.as_deref_mut(), s.server_base) {
                 let off = t.seq.wrapping_sub(base);
-                if off < 1 << 31 && payload_len > 0 {
-                    h.add(false, u64::from(off), &payload[..payload.len().min(kept)], payload_len, p.ts_ns);
-                }
-                if off < 1 << 31 && fin {
-                    h.closed(false, u64::from(off) + u64::from(payload_len));
+                if off < 1 << 31 {
+                    if payload_len > 0 {
+                        let data = &payload[..payload.len().min(kept)];
+                        h.add(false, u64::from(off), data, payload_len, p.ts_ns);
+                    }
+                    if fin {
+                        h.closed(false, u64::from(off) + u64::from(payload_len));
+                    }
                 }
             }
             if payload_len > 0 {

@@ -10,8 +10,8 @@ use crate::flows::Flow;
 /// unanswered, or not every byte): `at` is the first such capture.
 /// `corrected` puts a capture's time on capture 1's clock.
 pub(super) fn exchanges(flows: &[Option<&Flow>], corrected: impl Fn(usize, i64) -> i64) -> Option<Exchanges> {
-    let (at, first) =
-        (flows.iter().enumerate()).find_map(|(c, f)| Some((c, f.as_ref()?.exchanges.as_deref()?)))?;
+    let (at, at_flow, first) = (flows.iter().enumerate())
+        .find_map(|(c, f)| f.as_ref().and_then(|f| Some((c, *f, f.exchanges.as_deref()?))))?;
     // Every capture that read the connection: those with one answered
     // exchange hold a flag only.
     let counts: Vec<ExchangeCount> = (flows.iter().enumerate())
@@ -27,12 +27,13 @@ pub(super) fn exchanges(flows: &[Option<&Flow>], corrected: impl Fn(usize, i64) 
         .collect();
     let unanswered = (first.complete && first.requests > first.responses).then(|| {
         let n = first.responses + 1;
-        let f = flows[at].expect("the capture that read the exchanges has its flow");
         Unanswered {
             n,
             request_reached: counts.iter().rev().find(|c| c.requests >= n).map_or(at, |c| c.capture),
             response_seen: counts.iter().filter(|c| c.responses >= n).map(|c| c.capture).collect(),
-            open: f.server_fin_ns.is_none() && f.rst_to_client.is_none() && f.rst_to_server.is_none(),
+            open: at_flow.server_fin_ns.is_none()
+                && at_flow.rst_to_client.is_none()
+                && at_flow.rst_to_server.is_none(),
         }
     });
     let list = (first.kept.iter())

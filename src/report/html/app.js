@@ -278,7 +278,7 @@
       parts.push("exchange " + u.n + (e ? " (" + e.method + " " + e.target + ")" : "") + " got no response at " + ex.at +
         (u.open ? " (which saw no FIN from the server and no RST: the capture may have ended before a response)" : "") +
         (u.request_reached ? ", its request was last read at " + u.request_reached : "") + ", " +
-        (u.response_seen.length ? "its response was read at " + u.response_seen.join(", ") : "no capture read a response to it"));
+        (u.response_seen.length ? "its response was read at " + u.response_seen.join(", ") : "no capture read a response to it (" + ex.seen.map((c) => c.at).join(", ") + " read the connection)"));
     }
     return parts.join("; ");
   }
