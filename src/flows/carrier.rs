@@ -102,7 +102,7 @@ pub fn parse(head: &[u8]) -> Carriers {
 }
 
 /// [`parse`], and how many bytes of `head` a PROXY header took (0 without one).
-fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize) {
+fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize, Option<AppFacts>) {
     let head = &head[..head.len().min(CARRIER_PREFIX)];
     let mut out = Carriers::default();
     let mut used = 0;
@@ -110,8 +110,8 @@ fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize) {
         out.proxy = Some(c);
         used = n;
     }
-    http(&head[used..], &mut out);
-    (out, used)
+    let app = http(&head[used..], &mut out);
+    (out, used, app)
 }
 
 const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
@@ -176,24 +176,44 @@ pub fn proxy_v2(head: &[u8]) -> Option<(Carried, usize)> {
 }
 
 /// Headers of an HTTP/1.x request at the start of `head` (request line, then
-/// headers up to the blank line or the end of what is known).
-fn http(head: &[u8], out: &mut Carriers) {
+/// headers up to the blank line or the end of what is known), and in the same
+/// pass its application facts: what [`facts::http_request`] reads (a unit
+/// test holds the two equal), without reading the head a second time.
+fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
     let mut at = 0;
+    // Each line, and whether its line feed was seen (a line cut by the end of
+    // the bytes is read for carriers, not for facts).
     let mut lines = std::iter::from_fn(|| {
         let rest = head.get(at..).filter(|r| !r.is_empty())?;
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let (end, whole) = memchr::memchr(b'\n', rest).map_or((rest.len(), false), |e| (e, true));
         at += end + 1;
-        Some(&rest[..end])
+        Some((&rest[..end], whole))
     });
-    let Some(first) = lines.next() else { return };
-    if super::facts::request_line(first).is_none() {
-        return;
-    }
+    let (first, first_whole) = lines.next()?;
+    let (method, target) = facts::request_line(first)?;
+    let mut app = first_whole.then(|| {
+        let mut app = AppFacts::new(facts::AppProto::Http);
+        app.set(facts::Field::Method, method);
+        app.set(facts::Field::Target, target);
+        app
+    });
+    let mut want_host = app.is_some();
     let mut fields: [Option<Carried>; 3] = [None, None, None];
-    for line in lines {
+    for (line, whole) in lines {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             break;
+        }
+        if want_host && matches!(line.first(), Some(b'h' | b'H')) {
+            // The first `Host:` line read whole, as `facts::http_request` takes it.
+            if whole && line.len() > 5 && line[..5].eq_ignore_ascii_case(b"host:") {
+                let v = facts::trim(&line[5..]);
+                if let (Some(app), false) = (app.as_mut(), v.is_empty()) {
+                    app.set(facts::Field::Host, v);
+                }
+                want_host = false;
+            }
+            continue;
         }
         // Every name looked for starts with f, t or x: other lines are skipped unread.
         if !matches!(line.first(), Some(b'f' | b'F' | b't' | b'T' | b'x' | b'X')) {
@@ -219,6 +239,7 @@ fn http(head: &[u8], out: &mut Carriers) {
         }
     }
     out.headers.extend(fields.into_iter().flatten());
+    app
 }
 
 fn trim(b: &[u8]) -> &[u8] {
@@ -402,13 +423,13 @@ impl StreamHead {
     /// application facts (None: none recognised).
     fn parsed(v: &[u8]) -> (Option<Box<Carriers>>, Option<Box<AppFacts>>) {
         // The PROXY header is read once: its length says where the client's own bytes begin.
-        let (mut c, n) = parse_with_proxy_len(v);
+        let (mut c, n, http) = parse_with_proxy_len(v);
         if c.proxy.is_some() {
             let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
             rest.add(0, &v[n..]);
             c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
         }
-        let app = facts::http_request(&v[n..]).or_else(|| facts::client_hello(&v[n..]));
+        let app = http.or_else(|| facts::client_hello(&v[n..]));
         ((!c.is_empty()).then(|| Box::new(c)), app.map(Box::new))
     }
 
@@ -425,6 +446,59 @@ impl StreamHead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The facts read in the carriers' pass, and those `facts::http_request`
+    /// reads after the PROXY header, for the same bytes.
+    fn both(v: &[u8]) -> (Option<AppFacts>, Option<AppFacts>) {
+        let (_, n, app) = parse_with_proxy_len(v);
+        let v = &v[..v.len().min(CARRIER_PREFIX)];
+        (app, facts::http_request(&v[n..]))
+    }
+
+    #[test]
+    fn the_carriers_pass_reads_the_facts_http_request_reads_at_every_cut() {
+        let heads: [&[u8]; 9] = [
+            b"GET /a HTTP/1.1\r\nHost: one.example\r\nX-Request-ID: abcdef123456\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nUser-Agent: x\r\nhOsT:\t two.example \r\nHost: second\r\n\r\n",
+            b"POST /b?c=d HTTP/1.0\nhost:\nHost: after-an-empty-one\n\n",
+            b"GET / HTTP/1.1\r\nHost-Name: not-host\r\nHost: h\r\n\r\nHost: body\r\n",
+            b"GET / HTTP/1.1\r\n\r\nHost: after the head\r\n",
+            b"GET / HTTP/1.1\r\nHost:  \r\nX-Forwarded-For: 198.18.0.1\r\n\r\n",
+            b"PROXY TCP4 198.18.90.42 198.19.96.10 40001 80\r\nGET /p HTTP/1.1\r\nHost: behind.proxy\r\n\r\n",
+            b"GET /nohost HTTP/1.1\r\nAccept: */*\r\n",
+            b"NOTHTTP / HTTP/1.1\r\nHost: x\r\n\r\n",
+        ];
+        for head in heads {
+            for cut in 0..=head.len() {
+                let (ours, theirs) = both(&head[..cut]);
+                assert_eq!(ours, theirs, "{:?}", String::from_utf8_lossy(&head[..cut]));
+            }
+        }
+        // Past the prefix the carriers keep: the facts read what they read.
+        let mut long = b"GET /long HTTP/1.1\r\n".to_vec();
+        long.extend(std::iter::repeat_n(b"X-Pad: 0123456789\r\n".as_slice(), CARRIER_PREFIX / 19).flatten());
+        long.extend(b"Host: too.late\r\n\r\n");
+        let (ours, theirs) = both(&long);
+        assert_eq!(ours, theirs);
+        assert_eq!(ours.expect("a request").raw(facts::Field::Host), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_head_gives_the_facts_http_request_gives(
+            lines in proptest::collection::vec(
+                "(GET|POST|PUT) /[a-z0-9/?=]{0,20} HTTP/1\\.[01]|[Hh][Oo][Ss][Tt]:[ \t]{0,2}[a-z0-9.\\-]{0,12}[ \t]?|[A-Za-z\\-]{1,16}: [ -~]{0,20}|",
+                1..8),
+            crlf in proptest::bool::ANY,
+            cut in 0usize..400,
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let text: String = lines.iter().map(|l| format!("{l}{eol}")).collect();
+            let b = &text.as_bytes()[..cut.min(text.len())];
+            let (ours, theirs) = both(b);
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
 
     fn ip(s: &str) -> Option<IpAddr> {
         Some(s.parse().unwrap())

@@ -105,6 +105,9 @@ pub struct AppFacts {
     pub qtype: Option<u16>,
     pub rcode: Option<u8>,
     text: Text,
+    /// The fields set, a bit each (`1 << field`): a field set once is
+    /// known without walking the text.
+    has: u8,
 }
 
 impl AppFacts {
@@ -115,6 +118,7 @@ impl AppFacts {
             qtype: None,
             rcode: None,
             text: Text { len: 0, inline: [0; INLINE], heap: None },
+            has: 0,
         }
     }
 
@@ -127,14 +131,21 @@ impl AppFacts {
             Field::Alpn => ALPN_ID_BOUND,
             Field::Host | Field::Sni | Field::Qname => NAME_BOUND,
         };
-        let taken = self.text.entries().filter(|(t, _)| *t == field as u8).count();
-        if taken == 0 || (field == Field::Alpn && taken < ALPN_BOUND) {
+        let bit = 1u8 << field as u8;
+        let room = self.has & bit == 0
+            || (field == Field::Alpn
+                && self.text.entries().filter(|(t, _)| *t == field as u8).count() < ALPN_BOUND);
+        if room {
+            self.has |= bit;
             self.text.push(field, &raw[..raw.len().min(bound)]);
         }
     }
 
     /// The bytes read for `field` (the first ALPN protocol for [`Field::Alpn`]).
     pub fn raw(&self, field: Field) -> Option<&[u8]> {
+        if self.has & (1u8 << field as u8) == 0 {
+            return None;
+        }
         self.text.entries().find(|(t, _)| *t == field as u8).map(|(_, r)| r)
     }
 

@@ -163,21 +163,27 @@ impl StreamPrefix {
 
     /// Hashes what is known.
     pub fn fingerprint(&self) -> Fingerprint {
-        let c = self.contiguous();
-        let mut fp = Fingerprint::default();
-        for (i, &len) in PREFIX_LENGTHS.iter().enumerate() {
-            if c >= len {
-                fp.set_prefix(i, xxh3_64(&self.bytes[..len]));
-            }
-        }
-        if let Some(end) = self.end {
-            let end = end as usize;
-            if end > 0 && end <= c && end < PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1] {
-                fp.set_whole(end as u16, xxh3_64(&self.bytes[..end]));
-            }
-        }
-        fp
+        fingerprint_of(&self.bytes[..self.contiguous()], self.end)
     }
+}
+
+/// The fingerprint of a stream whose first `known.len()` bytes are `known`
+/// (no gap) and whose length is `end` when its end is known.
+fn fingerprint_of(known: &[u8], end: Option<u32>) -> Fingerprint {
+    let c = known.len();
+    let mut fp = Fingerprint::default();
+    for (i, &len) in PREFIX_LENGTHS.iter().enumerate() {
+        if c >= len {
+            fp.set_prefix(i, xxh3_64(&known[..len]));
+        }
+    }
+    if let Some(end) = end {
+        let end = end as usize;
+        if end > 0 && end <= c && end < PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1] {
+            fp.set_whole(end as u16, xxh3_64(&known[..end]));
+        }
+    }
+    fp
 }
 
 /// One direction's prefix while the flow table learns it: nothing yet, its
@@ -202,6 +208,13 @@ impl Learning {
     pub fn add(&mut self, limit: usize, pos: u64, data: &[u8]) -> Option<Fingerprint> {
         if data.is_empty() || pos >= limit as u64 {
             return None; // nothing to learn: no buffer for it
+        }
+        // A first segment that holds the whole prefix (most responses, any
+        // bulk stream): final at once, so no buffer is made for it.
+        let whole = limit.clamp(1, 128);
+        if pos == 0 && data.len() >= whole && matches!(self, Learning::Nothing) {
+            *self = Learning::Done;
+            return Some(fingerprint_of(&data[..whole], None));
         }
         self.learn(limit, |p| p.add(pos, data))
     }
@@ -281,6 +294,30 @@ mod tests {
         assert_eq!(l.add(64, 0, b"XXXXXXXXXXXXXXXX"), None);
         assert_eq!(l.set_end(64, 10), None);
         assert_eq!(l.finish(), None);
+    }
+
+    #[test]
+    fn a_first_segment_holding_the_whole_prefix_gives_the_buffered_fingerprint_without_a_buffer() {
+        let segment = REQUEST.repeat(3); // 294 bytes
+        for limit in [1, 16, 64, 100, 128, 200] {
+            let mut buffered = StreamPrefix::new(limit);
+            buffered.add(0, &segment);
+            let mut l = Learning::default();
+            assert_eq!(l.add(limit, 0, &segment), Some(buffered.fingerprint()), "limit {limit}");
+            assert!(matches!(l, Learning::Done));
+            // A first segment one byte short of the prefix is buffered, and
+            // its last byte makes the same fingerprint.
+            let whole = limit.min(128);
+            if whole > 1 {
+                let mut short = Learning::default();
+                assert_eq!(short.add(limit, 0, &segment[..whole - 1]), None);
+                assert!(matches!(short, Learning::Bytes(_)));
+                assert_eq!(
+                    short.add(limit, whole as u64 - 1, &segment[whole - 1..]),
+                    Some(buffered.fingerprint())
+                );
+            }
+        }
     }
 
     #[test]

@@ -72,8 +72,24 @@ pub(crate) struct Noted {
 
 impl OddRecords {
     /// Notes one record's timestamp, captured, snap and original lengths.
+    /// The usual record (interface known, time not earlier, lengths in
+    /// bounds) is a few compares; anything else goes to [`OddRecords::odd`].
     #[inline]
     pub(crate) fn note(&mut self, r: Noted) {
+        let usual = match self.last_ts_ns.get_mut(r.interface as usize) {
+            Some(Some(last)) if r.ts_ns >= *last => {
+                *last = r.ts_ns;
+                (r.snaplen == 0 || r.caplen <= r.snaplen as usize) && r.caplen <= r.orig_len as usize
+            }
+            _ => false,
+        };
+        if !usual {
+            self.odd(r);
+        }
+    }
+
+    #[cold]
+    fn odd(&mut self, r: Noted) {
         let Noted { record, byte_offset, interface, ts_ns, caplen, snaplen, orig_len } = r;
         let i = interface as usize;
         if self.last_ts_ns.len() <= i {

@@ -99,11 +99,11 @@ pub struct BoundaryTally {
     vlan: Tally,
     vlan_changes: std::collections::BTreeSet<(Option<u16>, Option<u16>)>,
     /// TTL decrements and how many links showed each.
-    ttl: std::collections::BTreeMap<i64, u64>,
+    ttl: Counts,
     /// The client's TTLs on arrival at the later capture.
     ttl_after: std::collections::BTreeSet<u8>,
     /// The same per protocol and direction (true: replies).
-    ttl_split: std::collections::BTreeMap<(FlowProto, bool), TtlCounts>,
+    ttl_split: Vec<((FlowProto, bool), TtlCounts)>,
     smallest_mtu: Option<(u32, std::net::IpAddr)>,
     syn_mss: Option<(u16, u16)>,
     largest_segment: Option<u32>,
@@ -148,12 +148,12 @@ impl BoundaryTally {
             self.largest_segment = self.largest_segment.max(crossed);
             // A reply crosses the boundary from `b`'s side to `a`'s.
             if let (Some(x), Some(y)) = (a.server_ttl, b.server_ttl) {
-                self.ttl_split.entry((a.proto, true)).or_default().add(i64::from(y) - i64::from(x), x);
+                self.split((a.proto, true)).add(i64::from(y) - i64::from(x), x);
             }
             if a.first_client_ns.is_some() && b.first_client_ns.is_some() {
-                *self.ttl.entry(i64::from(a.client_ttl) - i64::from(b.client_ttl)).or_default() += 1;
+                self.ttl.add(i64::from(a.client_ttl) - i64::from(b.client_ttl), 1);
                 self.ttl_after.insert(b.client_ttl);
-                (self.ttl_split.entry((a.proto, false)).or_default())
+                self.split((a.proto, false))
                     .add(i64::from(a.client_ttl) - i64::from(b.client_ttl), b.client_ttl);
                 self.tos.add(a.client_tos == b.client_tos);
                 if a.client_tos != b.client_tos {
@@ -165,6 +165,19 @@ impl BoundaryTally {
                 }
             }
         }
+    }
+
+    /// The TTL counts of one protocol and direction, in key order.
+    fn split(&mut self, key: (FlowProto, bool)) -> &mut TtlCounts {
+        let i = match self.ttl_split.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let i = self.ttl_split.partition_point(|(k, _)| *k < key);
+                self.ttl_split.insert(i, (key, TtlCounts::default()));
+                i
+            }
+        };
+        &mut self.ttl_split[i].1
     }
 
     /// Adds the tally of requests that came after these (`later`: on a tie of
@@ -185,14 +198,14 @@ impl BoundaryTally {
         self.vlan.kept += later.vlan.kept;
         self.vlan.changed += later.vlan.changed;
         self.vlan_changes.extend(&later.vlan_changes);
-        for (&d, &n) in &later.ttl {
-            *self.ttl.entry(d).or_default() += n;
+        for (d, n) in later.ttl.iter() {
+            self.ttl.add(d, n);
         }
         self.ttl_after.extend(&later.ttl_after);
         for (k, t) in &later.ttl_split {
-            let mine = self.ttl_split.entry(*k).or_default();
-            for (&d, &n) in &t.drops {
-                *mine.drops.entry(d).or_default() += n;
+            let mine = self.split(*k);
+            for (d, n) in t.drops.iter() {
+                mine.drops.add(d, n);
             }
             mine.after.extend(&t.after);
         }
@@ -209,12 +222,12 @@ impl BoundaryTally {
             ttl_decrement: lower_median(&self.ttl),
             ttl_set_to: ttl_set(&self.ttl, &self.ttl_after),
             ttl_by: (self.ttl_split.iter())
-                .map(|(&(proto, reply), t)| TtlBy {
+                .map(|&((proto, reply), ref t)| TtlBy {
                     proto,
                     reply,
                     decrement: lower_median(&t.drops),
                     set_to: ttl_set(&t.drops, &t.after),
-                    requests: t.drops.values().sum(),
+                    requests: t.drops.total(),
                 })
                 .collect(),
             ports: self.ports.kept(),
@@ -273,34 +286,62 @@ const MOST_HOPS: i64 = 32;
 /// Drops that merely differ are no sign: flows opened from the server side
 /// cross a boundary the other way, and their TTL rises. None where routers
 /// only decrement it.
-fn ttl_set(
-    drops: &std::collections::BTreeMap<i64, u64>,
-    after: &std::collections::BTreeSet<u8>,
-) -> Option<u8> {
+fn ttl_set(drops: &Counts, after: &std::collections::BTreeSet<u8>) -> Option<u8> {
     let only = after.first().copied().filter(|_| after.len() == 1)?;
     lower_median(drops).filter(|d| !(-MOST_HOPS..=MOST_HOPS).contains(d)).map(|_| only)
+}
+
+/// Values counted (how many times each was seen), in value order. A sorted
+/// list: a boundary sees a handful of distinct TTL changes, and a map's
+/// entry cost several times a short search on every request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Counts(Vec<(i64, u64)>);
+
+impl Counts {
+    fn add(&mut self, value: i64, n: u64) {
+        match self.0.binary_search_by_key(&value, |&(v, _)| v) {
+            Ok(i) => self.0[i].1 += n,
+            Err(i) => self.0.insert(i, (value, n)),
+        }
+    }
+
+    /// Each value and its count, smallest value first.
+    fn iter(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
+        self.0.iter().copied()
+    }
+
+    fn total(&self) -> u64 {
+        self.0.iter().map(|&(_, n)| n).sum()
+    }
+}
+
+impl FromIterator<(i64, u64)> for Counts {
+    fn from_iter<I: IntoIterator<Item = (i64, u64)>>(it: I) -> Counts {
+        let mut c = Counts::default();
+        it.into_iter().for_each(|(v, n)| c.add(v, n));
+        c
+    }
 }
 
 /// TTL changes counted (how many requests showed each) and the TTLs the
 /// packets arrived with, of one protocol and direction.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct TtlCounts {
-    drops: std::collections::BTreeMap<i64, u64>,
+    drops: Counts,
     after: std::collections::BTreeSet<u8>,
 }
 
 impl TtlCounts {
     fn add(&mut self, drop: i64, arrived: u8) {
-        *self.drops.entry(drop).or_default() += 1;
+        self.drops.add(drop, 1);
         self.after.insert(arrived);
     }
 }
 
-fn lower_median(counts: &std::collections::BTreeMap<i64, u64>) -> Option<i64> {
-    let total: u64 = counts.values().sum();
-    let want = total.checked_sub(1)? / 2;
+fn lower_median(counts: &Counts) -> Option<i64> {
+    let want = counts.total().checked_sub(1)? / 2;
     let mut seen = 0;
-    for (&value, &n) in counts {
+    for (value, n) in counts.iter() {
         seen += n;
         if seen > want {
             return Some(value);
@@ -465,8 +506,8 @@ mod tests {
 
     #[test]
     fn a_ttl_is_set_when_every_request_arrives_with_one_value_the_drops_do_not_explain() {
-        use std::collections::{BTreeMap, BTreeSet};
-        let drops = |d: &[(i64, u64)]| d.iter().copied().collect::<BTreeMap<i64, u64>>();
+        use std::collections::BTreeSet;
+        let drops = |d: &[(i64, u64)]| d.iter().copied().collect::<Counts>();
         let after = |a: &[u8]| a.iter().copied().collect::<BTreeSet<u8>>();
         // Routers: one drop of 1 (or 32 hops at most), whatever arrives; a
         // rise of 32 at most is captures in reverse order, not a setter.
@@ -694,7 +735,7 @@ mod tests {
 
     #[test]
     fn the_median_of_counted_values_is_the_lower_middle_one() {
-        let counts = |v: &[(i64, u64)]| v.iter().copied().collect::<std::collections::BTreeMap<_, _>>();
+        let counts = |v: &[(i64, u64)]| v.iter().copied().collect::<Counts>();
         assert_eq!(lower_median(&counts(&[])), None);
         assert_eq!(lower_median(&counts(&[(3, 1)])), Some(3));
         // 1 2 (even: the lower), 1 1 2 (odd), 1 2 2 2.
@@ -703,9 +744,9 @@ mod tests {
         assert_eq!(lower_median(&counts(&[(1, 1), (2, 3)])), Some(2));
         assert_eq!(lower_median(&counts(&[(-1, 2), (0, 1), (5, 2)])), Some(0));
         for values in [vec![4, 1, 3, 2], vec![5, 1, 3], vec![2, 2, 7, 7, 7, 1]] {
-            let mut c = std::collections::BTreeMap::new();
+            let mut c = Counts::default();
             for v in &values {
-                *c.entry(*v).or_insert(0) += 1;
+                c.add(*v, 1);
             }
             let mut v = values.clone();
             assert_eq!(lower_median(&c), Some(crate::correlate::clock::median_mad(&mut v).0), "{values:?}");
