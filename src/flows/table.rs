@@ -57,7 +57,15 @@ pub struct FlowTable {
     /// IP fragments being reassembled, and the datagrams just ended.
     frags: Reassembler,
     ended: Vec<Reassembled>,
+    /// HTTP readers of connections settled at their FIN, emptied, for the
+    /// next connections (at most [`SPARE_READERS`]): one allocation reused,
+    /// not one made and freed per connection.
+    #[allow(clippy::vec_box)] // the boxes themselves are what is reused
+    pub(super) spare_readers: Vec<Box<super::exchange::Tracker>>,
 }
+
+/// Most emptied HTTP readers a table keeps for reuse.
+pub(super) const SPARE_READERS: usize = 16;
 
 impl FlowTable {
     pub fn new(config: &FlowConfig) -> FlowTable {
@@ -71,6 +79,7 @@ impl FlowTable {
             closed: false,
             frags: Reassembler::default(),
             ended: Vec::new(),
+            spare_readers: Vec::new(),
         }
     }
 

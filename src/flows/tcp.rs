@@ -6,7 +6,7 @@
 use super::exchange;
 use super::fingerprint::{Fingerprint, Learning};
 use super::key::{src_is_server, FlowKey};
-use super::table::FlowTable;
+use super::table::{FlowTable, SPARE_READERS};
 use super::Ns;
 use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
@@ -101,7 +101,7 @@ impl FlowTable {
                 if off < 1 << 31 {
                     s.client_head.add(u64::from(off), payload);
                     if off == 0 && s.http.is_none() && !f.one_exchange && exchange::may_be_request(payload) {
-                        s.http = Some(Box::default());
+                        s.http = Some(self.spare_readers.pop().unwrap_or_default());
                     }
                     if let Some(h) = s.http.as_deref_mut() {
                         if payload_len > 0 {
@@ -167,7 +167,10 @@ impl FlowTable {
         // A connection closed both ways after one answered exchange, every
         // byte read, is settled: a flag, not a tracker held to the end.
         if fin && s.http.as_deref().is_some_and(exchange::Tracker::settled) {
-            s.http = None;
+            if let Some(mut reader) = s.http.take().filter(|_| self.spare_readers.len() < SPARE_READERS) {
+                *reader = exchange::Tracker::default();
+                self.spare_readers.push(reader);
+            }
             f.one_exchange = true;
         }
     }

@@ -35,9 +35,19 @@ fn with_reading(between: &str) -> String {
 /// `with_reading(&w.between(b))`, written straight from the two labels (it
 /// is part of most requests' explanation): `between A and B (reading)`.
 fn between_read(w: &Words<'_>, b: Between) -> String {
+    let mut text = String::with_capacity(64);
+    push_between_read(w, &mut text, b);
+    text
+}
+
+/// Appends [`between_read`]'s text to `out`.
+fn push_between_read(w: &Words<'_>, out: &mut String, b: Between) {
     let (from, to) = (w.label(b.from), w.label(b.to));
-    if from.contains("->") || to.contains("->") {
-        return with_reading(&w.between(b));
+    // A label holding `->` (a pattern search costs more than these short labels).
+    let arrow = |l: &str| l.as_bytes().windows(2).any(|p| p == b"->");
+    if arrow(from) || arrow(to) {
+        out.push_str(&with_reading(&w.between(b)));
+        return;
     }
     let reading = match (from, to) {
         ("decap", "egress") => Some("the pod itself translates"),
@@ -45,16 +55,14 @@ fn between_read(w: &Words<'_>, b: Between) -> String {
         ("decap", "backend") => Some("in the pod or downstream of it"),
         _ => None,
     };
-    let mut text = String::with_capacity(16 + from.len() + to.len() + reading.map_or(0, |r| r.len() + 3));
     for part in ["between ", from, " and ", to] {
-        text.push_str(part);
+        out.push_str(part);
     }
     if let Some(r) = reading {
         for part in [" (", r, ")"] {
-            text.push_str(part);
+            out.push_str(part);
         }
     }
-    text
 }
 
 /// An ICMP error quoting the reply: net/host unreachable (IPv4 3/0, 3/1;
@@ -363,33 +371,35 @@ fn kept_words(w: &Words<'_>, r: &Request) -> Vec<String> {
 
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
+    // `source A -> B between X and Y (reading), by `rule``: the usual first
+    // clause, pushed piece by piece (no format machinery, one allocation).
+    let moved = |what: &str, c: &crate::verdict::Change, side| {
+        let mut s = String::with_capacity(128);
+        s.push_str(what);
+        w.push_endpoint(&mut s, c.before);
+        s.push_str(" -> ");
+        w.push_endpoint(&mut s, c.after);
+        s.push(' ');
+        push_between_read(w, &mut s, c.between);
+        s.push_str(&by_rule(w, r, side, c));
+        s
+    };
     for c in &r.source {
-        let at = between_read(w, c.between);
         parts.push(match c.kind {
             ChangeKind::Proxy => {
                 format!(
-                    "a proxy opened a new connection {at}: client {} became {}{}",
+                    "a proxy opened a new connection {}: client {} became {}{}",
+                    between_read(w, c.between),
                     w.endpoint(c.before),
                     w.endpoint(c.after),
                     by_rule(w, r, crate::why::attach::Side::Source, c)
                 )
             }
-            _ => format!(
-                "source {} -> {} {at}{}",
-                w.endpoint(c.before),
-                w.endpoint(c.after),
-                by_rule(w, r, crate::why::attach::Side::Source, c)
-            ),
+            _ => moved("source ", c, crate::why::attach::Side::Source),
         });
     }
     for c in &r.destination {
-        parts.push(format!(
-            "destination {} -> {} {}{}",
-            w.endpoint(c.before),
-            w.endpoint(c.after),
-            between_read(w, c.between),
-            by_rule(w, r, crate::why::attach::Side::Destination, c)
-        ));
+        parts.push(moved("destination ", c, crate::why::attach::Side::Destination));
     }
     if parts.is_empty() {
         let seen: Vec<&str> =

@@ -53,9 +53,22 @@ impl<'a> Words<'a> {
 
     /// An endpoint as text: `name (ip:port)` when its address has a name.
     pub fn endpoint(&self, e: Endpoint) -> String {
+        let mut text = String::with_capacity(48);
+        self.push_endpoint(&mut text, e);
+        text
+    }
+
+    /// Appends [`Words::endpoint`]'s text to `out`.
+    pub fn push_endpoint(&self, out: &mut String, e: Endpoint) {
         match self.name_of(e.addr) {
-            Some(name) => format!("{name} ({e})"),
-            None => super::endpoint::endpoint_text(e),
+            Some(name) => {
+                for part in [name, " ("] {
+                    out.push_str(part);
+                }
+                super::endpoint::push_endpoint(out, e);
+                out.push(')');
+            }
+            None => super::endpoint::push_endpoint(out, e),
         }
     }
 
