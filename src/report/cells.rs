@@ -169,7 +169,9 @@ pub const TRAILING: [Column; 38] = [
             match a.protocol {
                 AppProto::Http => {
                     if let (Some(m), Some(t)) = (&a.method, &a.target) {
-                        let _ = write!(c, "{m} {t}");
+                        for part in [m, " ", t] {
+                            c.push_str(part);
+                        }
                     }
                 }
                 AppProto::Tls => join(c, &a.alpn, ",", |d, p| d.push_str(p)),
@@ -181,9 +183,7 @@ pub const TRAILING: [Column; 38] = [
     Column {
         name: "app_status",
         write: |q, c| match &q.app {
-            Some(AppOut { status: Some(s), .. }) => {
-                let _ = write!(c, "{s}");
-            }
+            Some(AppOut { status: Some(s), .. }) => c.push_str(itoa::Buffer::new().format(*s)),
             Some(a) => text(c, a.rcode.as_ref()),
             None => {}
         },

@@ -8,7 +8,6 @@ use crate::report::cells;
 use crate::report::schema::{self, WireName};
 use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Columns before the per-capture ones.
@@ -88,16 +87,15 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &m
     let mut cell = cells.iter_mut();
     let mut next = || cell.next().expect("cells sized to the header");
     let first = q.captures.iter().find(|h| h.seen);
-    let _ = write!(next(), "{}", q.request);
+    next().push_str(itoa::Buffer::new().format(q.request));
     next().push_str(q.proto.wire());
     let time = request.captures.iter().find(|h| h.seen).and_then(|h| h.time_ns);
-    if let Some(t) = time {
-        next().push_str(&match w.time {
-            Some(style) => style.format(t),
-            None => crate::time::rfc3339(t),
-        });
-    } else {
-        next();
+    match (time, w.time) {
+        (Some(t), Some(style)) => next().push_str(&style.format(t)),
+        (Some(t), None) => crate::time::push_rfc3339(next(), t),
+        (None, _) => {
+            next();
+        }
     }
     endpoint_into(next(), first.and_then(|h| h.client.as_ref()));
     endpoint_into(next(), first.and_then(|h| h.server.as_ref()));
@@ -175,11 +173,16 @@ pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::
 /// one empty field is written `""`), without its per-field state machine
 /// and second buffer: the rows are most of a CSV report's time.
 pub fn record_into<S: AsRef<str>>(out: &mut Vec<u8>, cells: &[S]) {
+    // Room for the row unquoted, once (most rows need no more).
+    out.reserve(cells.iter().map(|c| c.as_ref().len()).sum::<usize>() + cells.len() + 2);
     for (i, cell) in cells.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        field_into(out, cell.as_ref().as_bytes());
+        let field = cell.as_ref().as_bytes();
+        if !field.is_empty() {
+            field_into(out, field);
+        }
     }
     if let [only] = cells {
         if only.as_ref().is_empty() {
@@ -210,6 +213,7 @@ fn quoted(field: &[u8]) -> bool {
 }
 
 /// One field, quoted when it holds a byte that needs it.
+#[inline]
 fn field_into(out: &mut Vec<u8>, field: &[u8]) {
     if !quoted(field) {
         out.extend_from_slice(field);
