@@ -296,9 +296,7 @@ impl Index {
                 entries.push((key(K_REQUEST_ID, f.proto, 0, id), t, i));
             }
         }
-        // Entries are distinct tuples: the parallel sort gives the one order.
-        rayon::slice::ParallelSliceMut::par_sort_unstable(&mut entries[..]);
-        let (dir, bits) = directory(&entries);
+        let (entries, dir, bits) = sorted_with_directory(entries);
         Index { entries, dir, bits, has_seq }
     }
 
@@ -374,6 +372,45 @@ impl Index {
 /// The radix directory of sorted `entries`: a slot per 2–4 entries (at most
 /// 2^22 slots; 4 bytes each, so it adds ~1/10 to the index), `dir[p]` the first
 /// entry whose key's top bits are ≥ `p`.
+/// `entries` sorted, and [`directory`]'s slots of them, in one counting pass:
+/// keys are hashes, so their top bits (the slot) spread them evenly; each
+/// entry goes to its slot's range, then each range (a few entries) is
+/// sorted. Entries are distinct tuples: the one order `sort_unstable` gives,
+/// in linear time instead of a comparison sort of the whole list.
+fn sorted_with_directory(entries: Vec<(u64, i64, u32)>) -> (Vec<(u64, i64, u32)>, Vec<u32>, u32) {
+    let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
+    if bits == 0 {
+        let mut entries = entries;
+        entries.sort_unstable();
+        let dir = vec![0, entries.len() as u32];
+        return (entries, dir, 0);
+    }
+    let slot = |k: u64| (k >> (64 - bits)) as usize;
+    let slots = 1usize << bits;
+    let mut dir = vec![0u32; slots + 1];
+    for e in &entries {
+        dir[slot(e.0) + 1] += 1;
+    }
+    for p in 0..slots {
+        dir[p + 1] += dir[p];
+    }
+    let mut next = dir[..slots].to_vec();
+    let mut sorted = vec![(0u64, 0i64, 0u32); entries.len()];
+    for e in entries {
+        let at = &mut next[slot(e.0)];
+        sorted[*at as usize] = e;
+        *at += 1;
+    }
+    for p in 0..slots {
+        let range = &mut sorted[dir[p] as usize..dir[p + 1] as usize];
+        if range.len() > 1 {
+            range.sort_unstable();
+        }
+    }
+    (sorted, dir, bits)
+}
+
+#[cfg(test)]
 fn directory(entries: &[(u64, i64, u32)]) -> (Vec<u32>, u32) {
     let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
     let slots = 1usize << bits;
@@ -619,13 +656,15 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
         count
     };
     let (count_a, count_b) = rayon::join(|| count(a), || count(b));
-    let mut pairs: Vec<(usize, usize)> = count_a
-        .iter()
-        .filter(|(_, &(_, n))| n == 1)
-        .filter_map(|(k, &(ia, _))| count_b.get(k).filter(|(_, n)| *n == 1).map(|&(ib, _)| (ia, ib)))
-        .collect();
-    pairs.sort_unstable();
-    pairs
+    // A flow has one key, so each `ia` pairs at most once: placed by `ia`,
+    // the pairs come out in order without a sort.
+    let mut partner: Vec<Option<usize>> = vec![None; a.len()];
+    for (k, &(ia, n)) in &count_a {
+        if let Some(&(ib, 1)) = count_b.get(k).filter(|_| n == 1) {
+            partner[ia] = Some(ib);
+        }
+    }
+    partner.into_iter().enumerate().filter_map(|(ia, ib)| Some((ia, ib?))).collect()
 }
 
 #[cfg(test)]
@@ -711,6 +750,17 @@ mod tests {
     }
 
     #[test]
+    fn unique_pairs_are_the_keys_held_once_each_side_in_the_earlier_captures_order() {
+        let tcp = |isn: u32| Flow::test_tcp("198.18.90.42:40001", "198.19.96.10:80", 1_000, isn);
+        let a = [tcp(5), tcp(7), tcp(9), tcp(7), tcp(11), tcp(13)];
+        let b = [tcp(9), tcp(5), tcp(11), tcp(11), tcp(7), tcp(13), tcp(17)];
+        // 7 twice at a, 11 twice at b: neither pairs; 17 is at b only.
+        assert_eq!(unique_pairs(&a, &b), vec![(0, 1), (2, 0), (5, 5)]);
+        assert_eq!(unique_pairs(&b, &a), vec![(0, 2), (1, 0), (5, 5)]);
+        assert_eq!(unique_pairs(&a, &[]), vec![]);
+    }
+
+    #[test]
     fn the_directory_slot_of_a_key_holds_every_entry_of_that_key() {
         // Keys spread over the whole u64 range, with repeats and the extremes.
         let mut entries: Vec<(u64, i64, u32)> = (0..5000u64)
@@ -728,6 +778,17 @@ mod tests {
         }
         let empty = directory(&[]);
         assert_eq!(empty, (vec![0, 0], 0));
+        // The counting pass gives the comparison sort's order and the same slots,
+        // at every size (no slots below 4 entries; a key repeated thousands of times).
+        for n in [0usize, 1, 3, 4, 7, 100, 5003] {
+            let mut list: Vec<(u64, i64, u32)> = entries.iter().copied().take(n).collect();
+            list.extend((0..n as u32 / 2).map(|i| (42, -i64::from(i), i)));
+            list.reverse();
+            let mut want = list.clone();
+            want.sort_unstable();
+            let (dir, bits) = directory(&want);
+            assert_eq!(sorted_with_directory(list), (want, dir, bits), "{n} entries");
+        }
         let (dir, bits) = directory(&[(7, 0, 0)]);
         let one = Index { entries: vec![(7, 0, 0)], dir, bits, has_seq: false };
         assert_eq!(one.slot(7), &[(7, 0, 0)]);
