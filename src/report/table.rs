@@ -295,7 +295,14 @@ pub(crate) fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
                     endpoint_cell(w, s, plain)
                 )
             }
-            None => format!("{} {}", r.proto.wire(), endpoint_cell(w, s, fit)),
+            None => {
+                let (proto, endpoint) = (r.proto.wire(), endpoint_cell(w, s, fit));
+                let mut cell = String::with_capacity(proto.len() + 1 + endpoint.len());
+                for part in [proto, " ", &endpoint] {
+                    cell.push_str(part);
+                }
+                cell
+            }
         },
         None => r.proto.wire().to_string(),
     }
@@ -306,17 +313,33 @@ pub(crate) fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
 fn asked_name(r: &Request) -> Option<String> {
     use crate::verdict::AppField;
     let app = &r.app.as_ref()?.facts;
-    let host = app.text(AppField::Host).map(|h| match h.rsplit_once(':') {
-        Some((name, port))
-            if (!name.contains(':') || name.ends_with(']')) && port.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            name.to_string()
+    let without_port = |h: &str| -> usize {
+        match h.rsplit_once(':') {
+            Some((name, port))
+                if (!name.contains(':') || name.ends_with(']'))
+                    && port.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                name.len()
+            }
+            _ => h.len(),
         }
-        _ => h,
-    });
+    };
     // an address is no name (the cell shows the address already)
     let address =
         |n: &str| n.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok();
+    // Told from the bytes before any text is made (most hosts asked for are
+    // an address): an address is printable ASCII, which the text keeps as it is.
+    let field = if app.raw(AppField::Host).is_some() { AppField::Host } else { AppField::Sni };
+    if let Some(Ok(raw)) = app.raw(field).map(std::str::from_utf8) {
+        let name = if field == AppField::Host { &raw[..without_port(raw)] } else { raw };
+        if name.is_empty() || address(name) {
+            return None;
+        }
+    }
+    let host = app.text(AppField::Host).map(|mut h| {
+        h.truncate(without_port(&h));
+        h
+    });
     host.or_else(|| app.text(AppField::Sni)).filter(|n| !n.is_empty() && !address(n))
 }
 
@@ -780,6 +803,12 @@ mod tests {
             (asked(Some("[2001:db8::10]:443"), None), None),
             (asked(Some("2001:db8::10"), None), None),
             (asked(None, None), None),
+            // bytes the text escapes: never an address, named as escaped
+            (asked(Some("198.19.96.10\t"), None), Some("198.19.96.10\\x09")),
+            (asked(Some("h\u{7}st:8080"), None), Some("h\\x07st")),
+            // a Host asked for, if empty, is what the name is (no fallback to the SNI)
+            (asked(Some(""), Some("api.example")), None),
+            (asked(Some(":80"), Some("api.example")), None),
         ] {
             r.app = app;
             assert_eq!(asked_name(&r).as_deref(), want);
