@@ -617,7 +617,15 @@ fn padded_line(
     widths: &[usize],
     color: bool,
 ) {
-    let spaces = |line: &mut String, n: usize| line.extend(std::iter::repeat_n(' ', n));
+    // Padding pushed a slice at a time, not a char at a time.
+    const SPACES: &str = "                                                                ";
+    let spaces = |line: &mut String, mut n: usize| {
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            line.push_str(&SPACES[..k]);
+            n -= k;
+        }
+    };
     for (c, (text, style)) in row.iter().enumerate() {
         if c > 0 {
             line.push_str(if arrow_between(columns[c - 1], columns[c]) { "  →  " } else { "  " });
