@@ -185,7 +185,7 @@ fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
     // the bytes is read for carriers, not for facts).
     let mut lines = std::iter::from_fn(|| {
         let rest = head.get(at..).filter(|r| !r.is_empty())?;
-        let (end, whole) = memchr::memchr(b'\n', rest).map_or((rest.len(), false), |e| (e, true));
+        let (end, whole) = facts::newline(rest).map_or((rest.len(), false), |e| (e, true));
         at += end + 1;
         Some((&rest[..end], whole))
     });

@@ -17,7 +17,7 @@
 //! connection. Other request/response protocols (DNS over TCP) can follow
 //! the same shape: a reader per direction, a queue of pending requests.
 
-use super::facts::{http_status, request_line, trim};
+use super::facts::{http_status, newline, request_line, trim};
 use super::Ns;
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -513,12 +513,12 @@ struct Head<'a> {
 /// The head at the start of `b`, when its blank line (CRLF CRLF) is in `b`:
 /// one pass over its lines, reading the two headers that delimit a body.
 fn scan_head(b: &[u8]) -> Option<Head<'_>> {
-    let first = memchr::memchr(b'\n', b)?;
+    let first = newline(b)?;
     let mut head = Head { first_line: &b[..=first], used: 0, length: None, chunked: false };
     let mut at = first + 1;
     let mut crlf = first > 0 && b[first - 1] == b'\r';
     loop {
-        let nl = at + memchr::memchr(b'\n', &b[at..])?;
+        let nl = at + newline(&b[at..])?;
         let line = &b[at..nl];
         if line == b"\r" && crlf {
             head.used = nl + 1;

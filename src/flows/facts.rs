@@ -286,7 +286,7 @@ pub fn qname_wire(text: &str) -> Vec<u8> {
 
 /// An HTTP/1.x request at the start of `head`: method, target, `Host`.
 pub fn http_request(head: &[u8]) -> Option<AppFacts> {
-    let end = memchr::memchr(b'\n', head)?;
+    let end = newline(head)?;
     let (method, target) = request_line(&head[..end])?;
     let mut facts = AppFacts::new(AppProto::Http);
     facts.set(Field::Method, method);
@@ -294,7 +294,7 @@ pub fn http_request(head: &[u8]) -> Option<AppFacts> {
     // Headers up to the blank line (or the end of what is known); a line
     // cut by the end of the bytes is not read.
     let mut at = end + 1;
-    while let Some(nl) = head.get(at..).and_then(|r| memchr::memchr(b'\n', r)) {
+    while let Some(nl) = head.get(at..).and_then(newline) {
         let line = &head[at..at + nl];
         at += nl + 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -342,6 +342,30 @@ pub fn http_status(head: &[u8]) -> Option<u16> {
     }
     let code = d.iter().fold(0u16, |n, &c| n * 10 + u16::from(c - b'0'));
     (code >= 100).then_some(code)
+}
+
+/// The first line feed in `b`: eight bytes a step (a `\n` makes `x = word
+/// ^ 0x0a..` hold a zero byte; `(x - 0x01..) & !x & 0x80..` flags it, and
+/// its lowest flag is exact), memchr's SIMD search past the first 64 bytes.
+/// A header line is a few dozen bytes: a word test costs less there than
+/// memchr's setup, which the heads' parsers paid on every line.
+#[inline]
+pub(super) fn newline(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while let Some(w) = b.get(at..at + 8) {
+        if at == 64 {
+            return memchr::memchr(b'\n', &b[at..]).map(|i| at + i);
+        }
+        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) ^ (ONES * 0x0a);
+        let zero = x.wrapping_sub(ONES) & !x & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    b[at..].iter().position(|&c| c == b'\n').map(|i| at + i)
 }
 
 /// `b` without the optional whitespace (SP, HTAB) around a header value.
@@ -805,6 +829,30 @@ mod tests {
             assert_eq!(f.is_some(), cut >= 12, "cut {cut}");
             let n = f.and_then(|f| f.text(Field::Qname));
             assert!(n.is_none() || n.as_deref() == Some("nx.app.example"), "cut {cut}: {n:?}");
+        }
+    }
+
+    #[test]
+    fn newline_finds_the_first_line_feed_at_every_place_and_none_where_there_is_none() {
+        for len in 0..200 {
+            // A line feed's high-bit and borrow neighbours (0x0b, 0x8a, 0x09) around it.
+            let mut b: Vec<u8> = (0..len).map(|i| [b'a', 0x0b, 0x8a, 0x09, 0xff, 0][i % 6]).collect();
+            assert_eq!(newline(&b), None, "{len}");
+            for at in (0..len).rev() {
+                b[at] = b'\n';
+                assert_eq!(newline(&b), Some(at), "{len} {at}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn newline_finds_what_memchr_finds(
+            b in proptest::collection::vec(proptest::prop_oneof![9 => proptest::num::u8::ANY, 1 => proptest::strategy::Just(b'\n')], 0..200),
+            from in 0usize..200,
+        ) {
+            let b = &b[from.min(b.len())..];
+            proptest::prop_assert_eq!(newline(b), memchr::memchr(b'\n', b));
         }
     }
 
