@@ -402,10 +402,7 @@ fn sorted_with_directory(entries: Vec<(u64, i64, u32)>) -> (Vec<(u64, i64, u32)>
         *at += 1;
     }
     for p in 0..slots {
-        let range = &mut sorted[dir[p] as usize..dir[p + 1] as usize];
-        if range.len() > 1 {
-            range.sort_unstable();
-        }
+        sorted[dir[p] as usize..dir[p + 1] as usize].sort_unstable();
     }
     (sorted, dir, bits)
 }

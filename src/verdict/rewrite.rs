@@ -167,14 +167,14 @@ impl BoundaryTally {
         }
     }
 
-    /// The TTL counts of one protocol and direction, in key order.
+    /// The TTL counts of one protocol and direction (a handful: a list,
+    /// in the order first met; `finish` orders them).
     fn split(&mut self, key: (FlowProto, bool)) -> &mut TtlCounts {
         let i = match self.ttl_split.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                let i = self.ttl_split.partition_point(|(k, _)| *k < key);
-                self.ttl_split.insert(i, (key, TtlCounts::default()));
-                i
+                self.ttl_split.push((key, TtlCounts::default()));
+                self.ttl_split.len() - 1
             }
         };
         &mut self.ttl_split[i].1
@@ -221,15 +221,20 @@ impl BoundaryTally {
             delay_ns,
             ttl_decrement: lower_median(&self.ttl),
             ttl_set_to: ttl_set(&self.ttl, &self.ttl_after),
-            ttl_by: (self.ttl_split.iter())
-                .map(|&((proto, reply), ref t)| TtlBy {
-                    proto,
-                    reply,
-                    decrement: lower_median(&t.drops),
-                    set_to: ttl_set(&t.drops, &t.after),
-                    requests: t.drops.total(),
-                })
-                .collect(),
+            ttl_by: {
+                let mut split: Vec<_> = self.ttl_split.iter().collect();
+                split.sort_by_key(|(k, _)| *k);
+                split
+            }
+            .into_iter()
+            .map(|&((proto, reply), ref t)| TtlBy {
+                proto,
+                reply,
+                decrement: lower_median(&t.drops),
+                set_to: ttl_set(&t.drops, &t.after),
+                requests: t.drops.total(),
+            })
+            .collect(),
             ports: self.ports.kept(),
             server_ports: self.server_ports.kept(),
             icmp_id: self.icmp_id.kept(),
