@@ -369,16 +369,20 @@ impl Index {
     }
 }
 
-/// The radix directory of sorted `entries`: a slot per 2–4 entries (at most
-/// 2^22 slots; 4 bytes each, so it adds ~1/10 to the index), `dir[p]` the first
-/// entry whose key's top bits are ≥ `p`.
+/// Top bits of a key that name its directory slot, for `n` entries: a slot
+/// per 2–4 entries (at most 2^22 slots; 4 bytes each, so the directory adds
+/// ~1/10 to the index).
+fn slot_bits(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros()).saturating_sub(2).min(22)
+}
+
 /// `entries` sorted, and [`directory`]'s slots of them, in one counting pass:
 /// keys are hashes, so their top bits (the slot) spread them evenly; each
 /// entry goes to its slot's range, then each range (a few entries) is
 /// sorted. Entries are distinct tuples: the one order `sort_unstable` gives,
 /// in linear time instead of a comparison sort of the whole list.
 fn sorted_with_directory(entries: Vec<(u64, i64, u32)>) -> (Vec<(u64, i64, u32)>, Vec<u32>, u32) {
-    let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
+    let bits = slot_bits(entries.len());
     if bits == 0 {
         let mut entries = entries;
         entries.sort_unstable();
@@ -407,9 +411,12 @@ fn sorted_with_directory(entries: Vec<(u64, i64, u32)>) -> (Vec<(u64, i64, u32)>
     (sorted, dir, bits)
 }
 
+/// The radix directory of sorted `entries`, `dir[p]` the first entry whose
+/// key's top bits are ≥ `p`: what [`sorted_with_directory`] builds, kept as
+/// the tests' reference.
 #[cfg(test)]
 fn directory(entries: &[(u64, i64, u32)]) -> (Vec<u32>, u32) {
-    let bits = (usize::BITS - entries.len().leading_zeros()).saturating_sub(2).min(22);
+    let bits = slot_bits(entries.len());
     let slots = 1usize << bits;
     let mut dir = Vec::with_capacity(slots + 1);
     let mut at = 0usize;

@@ -191,29 +191,17 @@ fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
     });
     let (first, first_whole) = lines.next()?;
     let (method, target) = facts::request_line(first)?;
-    let mut app = first_whole.then(|| {
-        let mut app = AppFacts::new(facts::AppProto::Http);
-        app.set(facts::Field::Method, method);
-        app.set(facts::Field::Target, target);
-        app
-    });
-    let mut want_host = app.is_some();
+    // The facts read the lines read whole, until they want no more.
+    let mut app = first_whole.then(|| facts::RequestFacts::start(method, target));
+    let mut want = app.is_some();
     let mut fields: [Option<Carried>; 3] = [None, None, None];
     for (line, whole) in lines {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             break;
         }
-        if want_host && matches!(line.first(), Some(b'h' | b'H')) {
-            // The first `Host:` line read whole, as `facts::http_request` takes it.
-            if whole && line.len() > 5 && line[..5].eq_ignore_ascii_case(b"host:") {
-                let v = facts::trim(&line[5..]);
-                if let (Some(app), false) = (app.as_mut(), v.is_empty()) {
-                    app.set(facts::Field::Host, v);
-                }
-                want_host = false;
-            }
-            continue;
+        if let (true, true, Some(app)) = (want, whole, app.as_mut()) {
+            want = app.header(line);
         }
         // Every name looked for starts with f, t or x: other lines are skipped unread.
         if !matches!(line.first(), Some(b'f' | b'F' | b't' | b'T' | b'x' | b'X')) {
@@ -239,7 +227,7 @@ fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
         }
     }
     out.headers.extend(fields.into_iter().flatten());
-    app
+    app.map(facts::RequestFacts::finish)
 }
 
 fn trim(b: &[u8]) -> &[u8] {

@@ -288,9 +288,7 @@ pub fn qname_wire(text: &str) -> Vec<u8> {
 pub fn http_request(head: &[u8]) -> Option<AppFacts> {
     let end = newline(head)?;
     let (method, target) = request_line(&head[..end])?;
-    let mut facts = AppFacts::new(AppProto::Http);
-    facts.set(Field::Method, method);
-    facts.set(Field::Target, target);
+    let mut facts = RequestFacts::start(method, target);
     // Headers up to the blank line (or the end of what is known); a line
     // cut by the end of the bytes is not read.
     let mut at = end + 1;
@@ -298,18 +296,45 @@ pub fn http_request(head: &[u8]) -> Option<AppFacts> {
         let line = &head[at..at + nl];
         at += nl + 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            break;
-        }
-        if line.len() > 5 && line[..5].eq_ignore_ascii_case(b"host:") {
-            let v = trim(&line[5..]);
-            if !v.is_empty() {
-                facts.set(Field::Host, v);
-            }
+        if line.is_empty() || !facts.header(line) {
             break;
         }
     }
-    Some(facts)
+    Some(facts.finish())
+}
+
+/// A request's facts read line by line: what [`http_request`] and the
+/// carriers' pass over a head (which reads the lines once for both) share.
+pub(super) struct RequestFacts {
+    app: AppFacts,
+    want_host: bool,
+}
+
+impl RequestFacts {
+    /// From the request line's method and target (a line read whole).
+    pub(super) fn start(method: &[u8], target: &[u8]) -> RequestFacts {
+        let mut app = AppFacts::new(AppProto::Http);
+        app.set(Field::Method, method);
+        app.set(Field::Target, target);
+        RequestFacts { app, want_host: true }
+    }
+
+    /// One header line read whole, without its line end; false once the
+    /// facts want no more lines (the first `Host:` line was read, even empty).
+    pub(super) fn header(&mut self, line: &[u8]) -> bool {
+        if self.want_host && line.len() > 5 && line[..5].eq_ignore_ascii_case(b"host:") {
+            let v = trim(&line[5..]);
+            if !v.is_empty() {
+                self.app.set(Field::Host, v);
+            }
+            self.want_host = false;
+        }
+        self.want_host
+    }
+
+    pub(super) fn finish(self) -> AppFacts {
+        self.app
+    }
 }
 
 /// An HTTP/1.x request line (`METHOD SP target SP HTTP/1.x`, a CR at its

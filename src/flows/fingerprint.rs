@@ -115,6 +115,11 @@ fn whole_key(len: u16, hash: u64) -> u64 {
     hash ^ u64::from(len).rotate_left(48)
 }
 
+/// The bytes of a stream's prefix kept for a `limit` asked for (1 to 128).
+fn prefix_len(limit: usize) -> usize {
+    limit.clamp(1, 128)
+}
+
 /// Collects the first `limit` (≤ 128) bytes of a stream from segments in any order.
 #[derive(Clone, Debug)]
 pub struct StreamPrefix {
@@ -128,7 +133,7 @@ pub struct StreamPrefix {
 
 impl StreamPrefix {
     pub fn new(limit: usize) -> StreamPrefix {
-        StreamPrefix { bytes: [0; 128], known: 0, limit: limit.clamp(1, 128) as u8, end: None }
+        StreamPrefix { bytes: [0; 128], known: 0, limit: prefix_len(limit) as u8, end: None }
     }
 
     /// Number of leading bytes known without a gap.
@@ -211,7 +216,7 @@ impl Learning {
         }
         // A first segment that holds the whole prefix (most responses, any
         // bulk stream): final at once, so no buffer is made for it.
-        let whole = limit.clamp(1, 128);
+        let whole = prefix_len(limit);
         if pos == 0 && data.len() >= whole && matches!(self, Learning::Nothing) {
             *self = Learning::Done;
             return Some(fingerprint_of(&data[..whole], None));

@@ -313,10 +313,13 @@ pub(crate) fn service_cell(w: &Words<'_>, r: &Request, fit: Fit) -> String {
 fn asked_name(r: &Request) -> Option<String> {
     use crate::verdict::AppField;
     let app = &r.app.as_ref()?.facts;
-    let without_port = |h: &str| -> usize {
+    // Host when asked for (even empty), else the SNI; Host without its port.
+    let field = if app.raw(AppField::Host).is_some() { AppField::Host } else { AppField::Sni };
+    let name_len = |h: &str| -> usize {
         match h.rsplit_once(':') {
             Some((name, port))
-                if (!name.contains(':') || name.ends_with(']'))
+                if field == AppField::Host
+                    && (!name.contains(':') || name.ends_with(']'))
                     && port.bytes().all(|b| b.is_ascii_digit()) =>
             {
                 name.len()
@@ -329,18 +332,15 @@ fn asked_name(r: &Request) -> Option<String> {
         |n: &str| n.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok();
     // Told from the bytes before any text is made (most hosts asked for are
     // an address): an address is printable ASCII, which the text keeps as it is.
-    let field = if app.raw(AppField::Host).is_some() { AppField::Host } else { AppField::Sni };
-    if let Some(Ok(raw)) = app.raw(field).map(std::str::from_utf8) {
-        let name = if field == AppField::Host { &raw[..without_port(raw)] } else { raw };
+    if let Ok(raw) = std::str::from_utf8(app.raw(field)?) {
+        let name = &raw[..name_len(raw)];
         if name.is_empty() || address(name) {
             return None;
         }
     }
-    let host = app.text(AppField::Host).map(|mut h| {
-        h.truncate(without_port(&h));
-        h
-    });
-    host.or_else(|| app.text(AppField::Sni)).filter(|n| !n.is_empty() && !address(n))
+    let mut name = app.text(field)?;
+    name.truncate(name_len(&name));
+    Some(name).filter(|n| !n.is_empty() && !address(n))
 }
 
 /// Each change of the source (then of the destination, marked `dst`) as

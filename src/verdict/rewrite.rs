@@ -102,8 +102,9 @@ pub struct BoundaryTally {
     ttl: Counts,
     /// The client's TTLs on arrival at the later capture.
     ttl_after: std::collections::BTreeSet<u8>,
-    /// The same per protocol and direction (true: replies).
-    ttl_split: Vec<((FlowProto, bool), TtlCounts)>,
+    /// The same per protocol and direction (true: replies), at
+    /// [`split_index`] (in key order).
+    ttl_split: [Option<TtlCounts>; SPLIT_KEYS.len()],
     smallest_mtu: Option<(u32, std::net::IpAddr)>,
     syn_mss: Option<(u16, u16)>,
     largest_segment: Option<u32>,
@@ -167,17 +168,9 @@ impl BoundaryTally {
         }
     }
 
-    /// The TTL counts of one protocol and direction (a handful: a list,
-    /// in the order first met; `finish` orders them).
-    fn split(&mut self, key: (FlowProto, bool)) -> &mut TtlCounts {
-        let i = match self.ttl_split.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                self.ttl_split.push((key, TtlCounts::default()));
-                self.ttl_split.len() - 1
-            }
-        };
-        &mut self.ttl_split[i].1
+    /// The TTL counts of one protocol and direction.
+    fn split(&mut self, (proto, reply): (FlowProto, bool)) -> &mut TtlCounts {
+        self.ttl_split[split_index(proto, reply)].get_or_insert_with(TtlCounts::default)
     }
 
     /// Adds the tally of requests that came after these (`later`: on a tie of
@@ -202,8 +195,8 @@ impl BoundaryTally {
             self.ttl.add(d, n);
         }
         self.ttl_after.extend(&later.ttl_after);
-        for (k, t) in &later.ttl_split {
-            let mine = self.split(*k);
+        for (&k, t) in SPLIT_KEYS.iter().zip(&later.ttl_split).filter_map(|(k, t)| Some((k, t.as_ref()?))) {
+            let mine = self.split(k);
             for (d, n) in t.drops.iter() {
                 mine.drops.add(d, n);
             }
@@ -221,20 +214,16 @@ impl BoundaryTally {
             delay_ns,
             ttl_decrement: lower_median(&self.ttl),
             ttl_set_to: ttl_set(&self.ttl, &self.ttl_after),
-            ttl_by: {
-                let mut split: Vec<_> = self.ttl_split.iter().collect();
-                split.sort_by_key(|(k, _)| *k);
-                split
-            }
-            .into_iter()
-            .map(|&((proto, reply), ref t)| TtlBy {
-                proto,
-                reply,
-                decrement: lower_median(&t.drops),
-                set_to: ttl_set(&t.drops, &t.after),
-                requests: t.drops.total(),
-            })
-            .collect(),
+            ttl_by: (SPLIT_KEYS.iter().zip(&self.ttl_split))
+                .filter_map(|(k, t)| Some((k, t.as_ref()?)))
+                .map(|(&(proto, reply), t)| TtlBy {
+                    proto,
+                    reply,
+                    decrement: lower_median(&t.drops),
+                    set_to: ttl_set(&t.drops, &t.after),
+                    requests: t.drops.total(),
+                })
+                .collect(),
             ports: self.ports.kept(),
             server_ports: self.server_ports.kept(),
             icmp_id: self.icmp_id.kept(),
@@ -326,6 +315,27 @@ impl FromIterator<(i64, u64)> for Counts {
         it.into_iter().for_each(|(v, n)| c.add(v, n));
         c
     }
+}
+
+/// Each protocol and direction a boundary's TTLs are told apart by, in key
+/// order (the order `ttl_by` lists them).
+const SPLIT_KEYS: [(FlowProto, bool); 6] = [
+    (FlowProto::Tcp, false),
+    (FlowProto::Tcp, true),
+    (FlowProto::Udp, false),
+    (FlowProto::Udp, true),
+    (FlowProto::Icmp, false),
+    (FlowProto::Icmp, true),
+];
+
+/// Where `(proto, reply)` stands in [`SPLIT_KEYS`].
+fn split_index(proto: FlowProto, reply: bool) -> usize {
+    let p = match proto {
+        FlowProto::Tcp => 0,
+        FlowProto::Udp => 1,
+        FlowProto::Icmp => 2,
+    };
+    2 * p + usize::from(reply)
 }
 
 /// TTL changes counted (how many requests showed each) and the TTLs the
@@ -736,6 +746,14 @@ mod tests {
         assert_eq!(only(&set(&[])), None);
         assert_eq!(only(&set(&[7])), Some(7));
         assert_eq!(only(&set(&[7, 8])), None);
+    }
+
+    #[test]
+    fn split_keys_stand_at_their_index_in_key_order() {
+        for (i, &(proto, reply)) in SPLIT_KEYS.iter().enumerate() {
+            assert_eq!(split_index(proto, reply), i);
+        }
+        assert!(SPLIT_KEYS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
