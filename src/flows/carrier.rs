@@ -5,6 +5,7 @@
 //! bytes of a stream (at most [`CARRIER_PREFIX`]); hostile input gives `None`
 //! or less, never a panic, and nothing is allocated by a length read from it.
 
+use super::exchange::{Head, HeadLines};
 use super::facts::{self, AppFacts};
 use super::fingerprint::{Fingerprint, StreamPrefix, PREFIX_LENGTHS};
 use std::net::IpAddr;
@@ -101,8 +102,10 @@ pub fn parse(head: &[u8]) -> Carriers {
     parse_with_proxy_len(head).0
 }
 
-/// [`parse`], and how many bytes of `head` a PROXY header took (0 without one).
-fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize, Option<AppFacts>) {
+/// [`parse`], how many bytes of `head` a PROXY header took (0 without one),
+/// the application facts, and the HTTP head read whole at the start of
+/// `head` (none after a PROXY header).
+fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize, Option<AppFacts>, Option<Head<'_>>) {
     let head = &head[..head.len().min(CARRIER_PREFIX)];
     let mut out = Carriers::default();
     let mut used = 0;
@@ -110,8 +113,8 @@ fn parse_with_proxy_len(head: &[u8]) -> (Carriers, usize, Option<AppFacts>) {
         out.proxy = Some(c);
         used = n;
     }
-    let app = http(&head[used..], &mut out);
-    (out, used, app)
+    let (app, read) = http(&head[used..], &mut out);
+    (out, used, app, read.filter(|_| used == 0))
 }
 
 const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
@@ -178,24 +181,31 @@ pub fn proxy_v2(head: &[u8]) -> Option<(Carried, usize)> {
 /// Headers of an HTTP/1.x request at the start of `head` (request line, then
 /// headers up to the blank line or the end of what is known), and in the same
 /// pass its application facts: what [`facts::http_request`] reads (a unit
-/// test holds the two equal), without reading the head a second time.
-fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
+/// test holds the two equal), without reading the head a second time; and
+/// the head as [`HeadLines`] reads it, when read whole (the exchanges'
+/// reader takes it instead of reading it again).
+fn http<'a>(head: &'a [u8], out: &mut Carriers) -> (Option<AppFacts>, Option<Head<'a>>) {
     let mut at = 0;
-    // Each line, and whether its line feed was seen (a line cut by the end of
-    // the bytes is read for carriers, not for facts).
+    // Each line, whether its line feed was seen (a line cut by the end of the
+    // bytes is read for carriers, not for facts), and where it ends.
     let mut lines = std::iter::from_fn(|| {
         let rest = head.get(at..).filter(|r| !r.is_empty())?;
         let (end, whole) = facts::newline(rest).map_or((rest.len(), false), |e| (e, true));
         at += end + 1;
-        Some((&rest[..end], whole))
+        Some((&rest[..end], whole, at))
     });
-    let (first, first_whole) = lines.next()?;
-    let (method, target) = facts::request_line(first)?;
+    let Some((first, first_whole, first_end)) = lines.next() else { return (None, None) };
+    let Some((method, target)) = facts::request_line(first) else { return (None, None) };
     // The facts read the lines read whole, until they want no more.
     let mut app = first_whole.then(|| facts::RequestFacts::start(method, target));
     let mut want = app.is_some();
+    let mut head_lines = first_whole.then(|| HeadLines::start(&head[..first_end], Some((method, target))));
+    let mut read = None;
     let mut fields: [Option<Carried>; 3] = [None, None, None];
-    for (line, whole) in lines {
+    for (line, whole, end) in lines {
+        if let Some(h) = head_lines.as_mut().filter(|_| whole) {
+            read = h.line(line, end);
+        }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             break;
@@ -227,7 +237,7 @@ fn http(head: &[u8], out: &mut Carriers) -> Option<AppFacts> {
         }
     }
     out.headers.extend(fields.into_iter().flatten());
-    app.map(facts::RequestFacts::finish)
+    (app.map(facts::RequestFacts::finish), read)
 }
 
 fn trim(b: &[u8]) -> &[u8] {
@@ -365,8 +375,10 @@ fn head_complete(v: &[u8], new: usize) -> bool {
 
 impl StreamHead {
     /// Records `data` found at stream offset `pos`; only bytes that continue
-    /// what is known are kept (a gap ends the head).
-    pub fn add(&mut self, pos: u64, data: &[u8]) {
+    /// what is known are kept (a gap ends the head). When `data` held a whole
+    /// HTTP head at offset 0, parsed where it lies: that head as read
+    /// ([`HeadLines`], for the exchanges' reader).
+    pub(super) fn add<'a>(&mut self, pos: u64, data: &'a [u8]) -> Option<Head<'a>> {
         match self {
             StreamHead::Empty if pos == 0 && !data.is_empty() => {
                 if !may_carry(data) && !facts::may_be_client_hello(data) {
@@ -374,8 +386,9 @@ impl StreamHead {
                 } else if head_complete(data, 0) {
                     // The whole head in the first segment (the usual request):
                     // parsed where it lies, nothing kept.
-                    let (c, app) = Self::parsed(&data[..data.len().min(CARRIER_PREFIX)]);
+                    let (c, app, read) = Self::parsed(&data[..data.len().min(CARRIER_PREFIX)]);
                     *self = StreamHead::Done(c, app);
+                    return read;
                 } else {
                     *self = StreamHead::Collecting(Vec::with_capacity(data.len()));
                     self.add(0, data);
@@ -384,10 +397,10 @@ impl StreamHead {
             StreamHead::Collecting(v) => {
                 let have = v.len() as u64;
                 if pos > have {
-                    return;
+                    return None;
                 }
                 let skip = (have - pos) as usize;
-                let Some(new) = data.get(skip..) else { return };
+                let new = data.get(skip..)?;
                 let take = new.len().min(CARRIER_PREFIX - v.len());
                 v.extend_from_slice(&new[..take]);
                 // Only the new bytes (and the three before them) can complete the blank line.
@@ -397,28 +410,29 @@ impl StreamHead {
             }
             _ => {}
         }
+        None
     }
 
     /// Parses what is known (a stream that ended early, or the end of the capture).
     pub fn finish(&mut self) {
         if let StreamHead::Collecting(v) = self {
-            let (c, app) = Self::parsed(v);
+            let (c, app, _) = Self::parsed(v);
             *self = StreamHead::Done(c, app);
         }
     }
 
     /// The carriers of a complete head (None: it carries nothing), and its
     /// application facts (None: none recognised).
-    fn parsed(v: &[u8]) -> (Option<Box<Carriers>>, Option<Box<AppFacts>>) {
+    fn parsed(v: &[u8]) -> (Option<Box<Carriers>>, Option<Box<AppFacts>>, Option<Head<'_>>) {
         // The PROXY header is read once: its length says where the client's own bytes begin.
-        let (mut c, n, http) = parse_with_proxy_len(v);
+        let (mut c, n, http, read) = parse_with_proxy_len(v);
         if c.proxy.is_some() {
             let mut rest = StreamPrefix::new(PREFIX_LENGTHS[PREFIX_LENGTHS.len() - 1]);
             rest.add(0, &v[n..]);
             c.payload_fp = Some(rest.fingerprint()).filter(|fp| !fp.is_empty());
         }
         let app = http.or_else(|| facts::client_hello(&v[n..]));
-        ((!c.is_empty()).then(|| Box::new(c)), app.map(Box::new))
+        ((!c.is_empty()).then(|| Box::new(c)), app.map(Box::new), read)
     }
 
     /// The carriers and application facts found, once finished.
@@ -438,7 +452,7 @@ mod tests {
     /// The facts read in the carriers' pass, and those `facts::http_request`
     /// reads after the PROXY header, for the same bytes.
     fn both(v: &[u8]) -> (Option<AppFacts>, Option<AppFacts>) {
-        let (_, n, app) = parse_with_proxy_len(v);
+        let (_, n, app, _) = parse_with_proxy_len(v);
         let v = &v[..v.len().min(CARRIER_PREFIX)];
         (app, facts::http_request(&v[n..]))
     }
@@ -471,6 +485,56 @@ mod tests {
         assert_eq!(ours.expect("a request").raw(facts::Field::Host), None);
     }
 
+    /// The exchanges' reader given the head the carriers' pass read, and
+    /// the same reader reading it itself, after the same segments: their
+    /// whole state (as printed).
+    fn handed_and_read(first: &[u8], kept: usize, then: &[(bool, &[u8])]) -> (String, String) {
+        use super::super::exchange::Tracker;
+        let (mut handed, mut read) = (Tracker::new(), Tracker::new());
+        let data = &first[..first.len().min(kept)];
+        let head = StreamHead::default().add(0, first);
+        handed.add_read(true, 0, data, first.len() as u32, 0, head);
+        read.add(true, 0, data, first.len() as u32, 0);
+        let mut off = [first.len() as u64, 0];
+        for (i, &(to_server, b)) in then.iter().enumerate() {
+            for t in [&mut handed, &mut read] {
+                t.add(to_server, off[usize::from(!to_server)], b, b.len() as u32, 1 + i as i64);
+            }
+            off[usize::from(!to_server)] += b.len() as u64;
+        }
+        (format!("{handed:?}"), format!("{read:?}"))
+    }
+
+    #[test]
+    fn the_exchanges_reader_takes_the_head_the_carriers_pass_read_as_it_would_read_it() {
+        const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 204 No\r\n\r\n";
+        let heads: [&[u8]; 9] = [
+            b"GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
+            b"POST /b HTTP/1.1\r\nContent-Length: 3\r\nHost: h\r\n\r\nabcGET /c HTTP/1.1\r\n\r\n",
+            b"POST /c HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            // A bare line feed ends the carriers' reading, not the head.
+            b"GET /d HTTP/1.1\r\nHost: h\n\r\nContent-Length: 1\r\n\r\nxGET /e HTTP/1.1\r\n\r\n",
+            b"GET /f HTTP/1.0\nHost: h\n\nGET /g HTTP/1.1\r\n\r\n",
+            b"GET /h HTTP/1.1\r\n\r\n",
+            b"PROXY TCP4 198.18.0.1 198.18.0.2 40000 80\r\nGET /p HTTP/1.1\r\n\r\n",
+            b"GET /i HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
+            b"CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
+        ];
+        for head in heads {
+            for kept in [0, 10, 20, 30, 45, 60, usize::MAX] {
+                let (handed, read) = handed_and_read(head, kept, &[(false, OK), (false, OK)]);
+                assert_eq!(handed, read, "{:?} kept {kept}", String::from_utf8_lossy(head));
+            }
+        }
+        // The usual request is handed over (and read as when read again).
+        let read = StreamHead::default().add(0, heads[0]).expect("read whole");
+        assert_eq!(format!("{read:?}").matches("used: 28").count(), 1, "{read:?}");
+        // Not a head read whole: nothing handed over.
+        assert!(StreamHead::default().add(0, &heads[0][..20]).is_none());
+        assert!(StreamHead::default().add(0, heads[3]).is_none());
+        assert!(StreamHead::default().add(0, heads[6]).is_none());
+    }
+
     proptest::proptest! {
         #[test]
         fn any_head_gives_the_facts_http_request_gives(
@@ -485,6 +549,19 @@ mod tests {
             let b = &text.as_bytes()[..cut.min(text.len())];
             let (ours, theirs) = both(b);
             proptest::prop_assert_eq!(ours, theirs);
+        }
+
+        #[test]
+        fn any_head_handed_over_reads_as_the_head_read_again(
+            lines in proptest::collection::vec(
+                "(GET|HEAD|POST) /[a-z]{0,4} HTTP/1\\.[01]|[Cc]ontent-[Ll]ength: ?[0-9]{1,3}|[Tt]ransfer-[Ee]ncoding: (gzip, )?[Cc]hunked|Host: h|[a-z]{1,3}|0|",
+                1..10),
+            ends in proptest::collection::vec(0usize..3, 10),
+            kept in 0usize..300,
+        ) {
+            let text: Vec<u8> = lines.iter().zip(&ends).flat_map(|(l, &e)| [l.as_bytes(), [&b"\r\n"[..], b"\n", b"\r"][e]].concat()).collect();
+            let (handed, read) = handed_and_read(&text, kept, &[(false, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")]);
+            proptest::prop_assert_eq!(handed, read);
         }
     }
 

@@ -244,7 +244,23 @@ impl Tracker {
     /// bytes captured of it (maybe fewer than `len`, its payload length) at
     /// stream offset `off`, seen at `ts_ns`.
     pub fn add(&mut self, to_server: bool, off: u64, data: &[u8], len: u32, ts_ns: i64) {
+        self.add_read(to_server, off, data, len, ts_ns, None);
+    }
+
+    /// [`Tracker::add`], with `read` the head at the start of `data` as the
+    /// carriers' pass read it ([`HeadLines`]): taken instead of reading it
+    /// again where the client stream's first head is awaited.
+    pub(super) fn add_read(
+        &mut self,
+        to_server: bool,
+        off: u64,
+        data: &[u8],
+        len: u32,
+        ts_ns: i64,
+        read: Option<Head<'_>>,
+    ) {
         let data = &data[..data.len().min(len as usize)];
+        let mut read = read.filter(|h| to_server && off == 0 && h.used <= data.len());
         let r = self.reader(to_server);
         if off + u64::from(len) > r.seen_end {
             r.seen_end = off + u64::from(len);
@@ -272,7 +288,16 @@ impl Tracker {
             } else {
                 return; // not here (a gap, or not captured): wait for it
             };
-            let parsed = self.parse(to_server, &bytes, at_ns);
+            let parsed = match read.take() {
+                Some(head)
+                    if self.client.next == 0
+                        && self.client.want == Want::Head
+                        && matches!(bytes, Cow::Borrowed(_)) =>
+                {
+                    self.request(head, at_ns)
+                }
+                _ => self.parse(to_server, &bytes, at_ns),
+            };
             let r = self.reader(to_server);
             let (used, then) = match parsed {
                 Parsed::More if bytes.len() >= HEAD_BOUND => {
@@ -376,8 +401,9 @@ impl Tracker {
 
     /// A request head.
     fn request(&mut self, head: Head<'_>, ts_ns: i64) -> Parsed {
-        let Head { first_line, used, length, chunked } = head;
-        let Some((method, target)) = request_line(&first_line[..first_line.len() - 1]) else {
+        let Head { first_line, request, used, length, chunked } = head;
+        let Some((method, target)) = request.or_else(|| request_line(&first_line[..first_line.len() - 1]))
+        else {
             return Parsed::Bad;
         };
         let connect = method == b"CONNECT";
@@ -413,7 +439,7 @@ impl Tracker {
 
     /// A response head, paired with the oldest request awaiting one.
     fn response(&mut self, head: Head<'_>, ts_ns: i64) -> Parsed {
-        let Head { first_line, used, length, chunked } = head;
+        let Head { first_line, used, length, chunked, .. } = head;
         let Some(status) = http_status(first_line) else { return Parsed::Bad };
         if (100..200).contains(&status) && status != 101 {
             return Parsed::Done { used, then: Then::Head }; // interim: the final response follows
@@ -499,9 +525,12 @@ impl Tracker {
 }
 
 /// A message head read whole at the start of some bytes.
-struct Head<'a> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Head<'a> {
     /// Its first line, with its line end.
     first_line: &'a [u8],
+    /// A request line's method and target, when already read from it.
+    request: Option<(&'a [u8], &'a [u8])>,
     /// Its bytes, to the end of the blank line that ends it.
     used: usize,
     /// Its `Content-Length`, and whether its `Transfer-Encoding` ends with
@@ -510,43 +539,89 @@ struct Head<'a> {
     chunked: bool,
 }
 
+/// A head read a line at a time: where it ends, and the two headers that
+/// delimit a body. The one rule for both readers of a head: [`scan_head`],
+/// and the carriers' pass over a client stream's first head, which hands
+/// what it read to [`Tracker::add`] so that head is not read twice.
+pub(super) struct HeadLines<'a> {
+    head: Head<'a>,
+    /// The line before ended with CR LF (a blank line must follow one).
+    crlf: bool,
+}
+
+impl<'a> HeadLines<'a> {
+    /// From the first line, with its line feed, and a request line's method
+    /// and target when already read from it.
+    #[inline]
+    pub(super) fn start(first_line: &'a [u8], request: Option<(&'a [u8], &'a [u8])>) -> HeadLines<'a> {
+        let crlf = first_line.ends_with(b"\r\n");
+        HeadLines { head: Head { first_line, request, used: 0, length: None, chunked: false }, crlf }
+    }
+
+    /// The next line, without its line feed, which is at `end - 1`: the
+    /// whole head when this blank line (CR LF after a line ending in CR LF)
+    /// ended it.
+    #[inline(always)]
+    pub(super) fn line(&mut self, line: &[u8], end: usize) -> Option<Head<'a>> {
+        if line == b"\r" && self.crlf {
+            return Some(Head { used: end, ..self.head });
+        }
+        self.crlf = line.last() == Some(&b'\r');
+        body_header(&mut self.head, line.strip_suffix(b"\r").unwrap_or(line));
+        None
+    }
+}
+
 /// The head at the start of `b`, when its blank line (CRLF CRLF) is in `b`:
 /// one pass over its lines, reading the two headers that delimit a body.
 fn scan_head(b: &[u8]) -> Option<Head<'_>> {
     let first = newline(b)?;
-    let mut head = Head { first_line: &b[..=first], used: 0, length: None, chunked: false };
+    let mut lines = HeadLines::start(&b[..=first], None);
     let mut at = first + 1;
-    let mut crlf = first > 0 && b[first - 1] == b'\r';
     loop {
         let nl = at + newline(&b[at..])?;
-        let line = &b[at..nl];
-        if line == b"\r" && crlf {
-            head.used = nl + 1;
+        if let Some(head) = lines.line(&b[at..nl], nl + 1) {
             return Some(head);
         }
-        crlf = line.last() == Some(&b'\r');
-        body_header(&mut head, line.strip_suffix(b"\r").unwrap_or(line));
         at = nl + 1;
     }
 }
 
 /// `Content-Length` or `Transfer-Encoding` from one header line (names
-/// are told apart by length and first letter before they are compared).
+/// are told apart by length and first letter before they are compared:
+/// other lines cost two tests).
+#[inline(always)]
 fn body_header(head: &mut Head<'_>, line: &[u8]) {
-    const LENGTH: &[u8] = b"content-length";
-    const ENCODING: &[u8] = b"transfer-encoding";
-    let n = match line.first() {
-        Some(b'c' | b'C') if line.get(LENGTH.len()) == Some(&b':') => LENGTH.len(),
-        Some(b't' | b'T') if line.get(ENCODING.len()) == Some(&b':') => ENCODING.len(),
-        _ => return,
+    let named = match line.first() {
+        Some(b'c' | b'C') => line.get(LENGTH.len()) == Some(&b':'),
+        Some(b't' | b'T') => line.get(ENCODING.len()) == Some(&b':'),
+        _ => false,
     };
+    if named {
+        body_value(head, line);
+    }
+}
+
+/// `name` is `lower` (lowercase letters and other bytes) in any case: what
+/// `eq_ignore_ascii_case` says, without a branch per byte.
+fn is_name(name: &[u8], lower: &[u8]) -> bool {
+    let case = |l: u8| if l.is_ascii_lowercase() { 0x20 } else { 0 };
+    name.len() == lower.len() && name.iter().zip(lower).fold(0, |d, (&a, &l)| d | ((a | case(l)) ^ l)) == 0
+}
+
+const LENGTH: &[u8] = b"content-length";
+const ENCODING: &[u8] = b"transfer-encoding";
+
+/// [`body_header`] for a line whose name may be one of the two.
+fn body_value(head: &mut Head<'_>, line: &[u8]) {
+    let n = if line[0] | 0x20 == b'c' { LENGTH.len() } else { ENCODING.len() };
     let (name, value) = (&line[..n], trim(&line[n + 1..]));
-    if name.eq_ignore_ascii_case(LENGTH) {
+    if is_name(name, LENGTH) {
         if value.is_empty() || value.len() > 18 || !value.iter().all(u8::is_ascii_digit) {
             return;
         }
         head.length = Some(value.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')));
-    } else if name.eq_ignore_ascii_case(ENCODING) {
+    } else if is_name(name, ENCODING) {
         let last = value.rsplit(|&b| b == b',').next().map(trim).unwrap_or(&[]);
         head.chunked = last.eq_ignore_ascii_case(b"chunked");
     }
@@ -644,6 +719,20 @@ mod tests {
         t.closed(true, 2 * c);
         t.closed(false, 2 * s);
         assert!(!t.settled() && t.finish().is_some_and(|x| x.requests == 2 && x.complete));
+    }
+
+    #[test]
+    fn a_name_is_told_in_any_case_as_eq_ignore_ascii_case_tells_it() {
+        for lower in [LENGTH, ENCODING] {
+            assert!(is_name(&lower.to_ascii_uppercase(), lower) && !is_name(&lower[1..], lower));
+            for at in 0..lower.len() {
+                for b in 0..=255u8 {
+                    let mut name = lower.to_vec();
+                    name[at] = b;
+                    assert_eq!(is_name(&name, lower), name.eq_ignore_ascii_case(lower), "{name:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -99,14 +99,14 @@ impl FlowTable {
             if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
-                    s.client_head.add(u64::from(off), payload);
+                    let read = s.client_head.add(u64::from(off), payload);
                     if off == 0 && s.http.is_none() && !f.one_exchange && exchange::may_be_request(payload) {
                         s.http = Some(self.spare_readers.pop().unwrap_or_default());
                     }
                     if let Some(h) = s.http.as_deref_mut() {
                         if payload_len > 0 {
                             let data = &payload[..payload.len().min(kept)];
-                            h.add(true, u64::from(off), data, payload_len, p.ts_ns);
+                            h.add_read(true, u64::from(off), data, payload_len, p.ts_ns, read);
                         }
                         if fin {
                             h.closed(true, u64::from(off) + u64::from(payload_len));
