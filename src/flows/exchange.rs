@@ -722,6 +722,38 @@ mod tests {
     }
 
     #[test]
+    fn a_head_handed_over_is_taken_only_where_the_client_streams_first_head_is_awaited() {
+        // A head read elsewhere (another target, another length): whether the
+        // reader took it shows in the exchange it records and where it reads on.
+        const REQ: &[u8] = b"GET /own HTTP/1.1\r\n\r\n";
+        let other = b"GET /handed HTTP/1.1\r\nContent-Length: 1\r\n\r\n";
+        let handed = || scan_head(other).map(|h| Head { request: Some((b"GET", b"/handed")), ..h });
+        let first = |t: &Tracker| t.first.as_ref().map(|e| String::from_utf8_lossy(e.line()).into_owned());
+        let own = b"GET /own123 HTTP/1.1\r\nContent-Length: 1\r\n\r\nx";
+        let mut t = Tracker::new();
+        t.add_read(true, 0, own, 44, 0, handed());
+        assert_eq!(
+            (first(&t).as_deref(), t.client.next, t.client.want),
+            (Some("GET /handed"), 44, Want::Head)
+        );
+        // Not taken: fewer bytes than the head, another offset, the server's
+        // stream, or a head already read.
+        let mut t = Tracker::new();
+        t.add_read(true, 0, REQ, REQ.len() as u32, 0, handed());
+        assert_eq!((first(&t).as_deref(), t.client.next), (Some("GET /own"), 21));
+        let mut t = Tracker::new();
+        t.add_read(true, 5, own, 44, 0, handed());
+        assert_eq!((first(&t), t.requests), (None, 0));
+        let mut t = Tracker::new();
+        t.add_read(false, 0, own, 44, 1, handed());
+        assert_eq!((first(&t), t.requests, t.server.want), (None, 0, Want::Lost));
+        let mut t = Tracker::new();
+        t.add(true, 0, REQ, REQ.len() as u32, 0);
+        t.add_read(true, 0, own, 44, 1, handed());
+        assert_eq!((first(&t).as_deref(), t.requests), (Some("GET /own"), 1));
+    }
+
+    #[test]
     fn a_name_is_told_in_any_case_as_eq_ignore_ascii_case_tells_it() {
         for lower in [LENGTH, ENCODING] {
             assert!(is_name(&lower.to_ascii_uppercase(), lower) && !is_name(&lower[1..], lower));
