@@ -52,6 +52,7 @@ pub fn assign(
                     if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
                         s.source = block * LOOKUP_BLOCK + k;
                         s.target = ib;
+                        s.distance = gate.distance(&a[ia], &b[ib]);
                         cands.push(s);
                     }
                 }
@@ -59,6 +60,10 @@ pub fn assign(
             cands
         })
         .collect();
+    // The index is done with: its memory serves what follows (a transient
+    // left on top of the heap would be handed back to the system and faulted
+    // in again by the next allocations).
+    drop(index);
     // Best score per source and per target, and how many candidates reach it.
     let mut best_src: Vec<(i64, u32)> = vec![(i64::MIN, 0); sources.len()];
     let mut best_tgt: Vec<(i64, u32)> = vec![(i64::MIN, 0); b.len()];
@@ -81,15 +86,16 @@ pub fn assign(
         }
     }
     // Best first; among equals, the nearer in corrected time, then by index.
-    // Keys are distinct (one candidate per source and target): one order whatever the threads.
-    rayon::slice::ParallelSliceMut::par_sort_by_cached_key(&mut cands[..], |c| {
-        (std::cmp::Reverse(c.score), gate.distance(&a[sources[c.source]], &b[c.target]), c.source, c.target)
-    });
+    // Keys are distinct (one candidate per source and target): one order
+    // whatever the threads, and sorting in place needs no stable sort.
+    cands.par_sort_unstable_by_key(|c| (std::cmp::Reverse(c.score), c.distance, c.source, c.target));
     let mut src_done = vec![false; sources.len()];
     let mut tgt_done = vec![false; b.len()];
-    // Score of the pair chosen for each target, to spot the sources that lost it on a tie.
-    let mut won: FxHashMap<usize, i64> = FxHashMap::default();
-    let mut out: Vec<(usize, Assigned)> = Vec::new();
+    // Score of the pair chosen for each target (where `tgt_done`), to spot
+    // the sources that lost it on a tie.
+    let mut won: Vec<i64> = vec![0; b.len()];
+    // At most one assignment per source.
+    let mut out: Vec<(usize, Assigned)> = Vec::with_capacity(sources.len());
     for c in &cands {
         if src_done[c.source] || tgt_done[c.target] {
             continue;
@@ -99,7 +105,7 @@ pub fn assign(
         let ambiguous = tied_src || tied_tgt;
         src_done[c.source] = true;
         tgt_done[c.target] = true;
-        won.insert(c.target, c.score);
+        won[c.target] = c.score;
         let mut candidates = Vec::new();
         if ambiguous {
             candidates =
@@ -113,7 +119,11 @@ pub fn assign(
     // onto one NAT tuple). The chosen one is chained above; every other is
     // reported on the shared flow as `ambiguous`, never dropped.
     for c in &cands {
-        if !src_done[c.source] && best_src[c.source].0 == c.score && won.get(&c.target) == Some(&c.score) {
+        if !src_done[c.source]
+            && best_src[c.source].0 == c.score
+            && tgt_done[c.target]
+            && won[c.target] == c.score
+        {
             src_done[c.source] = true;
             out.push((c.source, link(a, sources, b, c, true, vec![c.target])));
         }

@@ -93,6 +93,9 @@ pub struct Scored {
     pub evidence: Evidences,
     pub kind: LinkKind,
     pub score: i64,
+    /// [`Gate::distance`] of the pair, set with `source` and `target`: the
+    /// tie-break after the score.
+    pub distance: i64,
 }
 
 /// One sorted index over one capture's flows: every join key (client ISN,
@@ -551,7 +554,7 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
         ev.push(Evidence::Ports);
         score += ports;
     }
-    Some(Scored { source: 0, target: 0, evidence: ev, kind, score })
+    Some(Scored { source: 0, target: 0, evidence: ev, kind, score, distance: 0 })
 }
 
 /// Tie-breaker weight of endpoints that crossed the boundary unchanged: the

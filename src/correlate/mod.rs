@@ -21,7 +21,6 @@ pub use evidence::{Evidence, Evidences, Strength};
 
 use crate::config::CorrelateConfig;
 use crate::flows::Flows;
-use rustc_hash::FxHashMap;
 
 /// What kind of box sits between the two flows of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,30 +114,40 @@ pub fn correlate(captures: &[Flows], config: &CorrelateConfig) -> Correlation {
             // Chains that share a flow (a collision) share its onward link: each
             // flow is assigned once.
             let mut sources: Vec<usize> = Vec::with_capacity(frontier.len());
-            let mut first_pos: FxHashMap<usize, usize> = FxHashMap::default();
-            let slot: Vec<usize> = frontier
+            // Per flow at `from`: its position in `sources` (u32::MAX: none yet).
+            let mut first_pos: Vec<u32> = vec![u32::MAX; captures[from].flows.len()];
+            let slot: Vec<u32> = frontier
                 .iter()
                 .map(|&c| {
                     let flow = chains[c].hops[from].unwrap_or(0);
-                    *first_pos.entry(flow).or_insert_with(|| {
+                    if first_pos[flow] == u32::MAX {
+                        first_pos[flow] = sources.len() as u32;
                         sources.push(flow);
-                        sources.len() - 1
-                    })
+                    }
+                    first_pos[flow]
                 })
                 .collect();
+            drop(first_pos);
             let gate = candidates::Gate::new(&clocks, &delays_ns, from, to, config);
             let links =
                 assign::assign(&captures[from].flows, &sources, &captures[to].flows, &taken[to], &gate);
-            let mut by_pos: Vec<Option<assign::Assigned>> = vec![None; sources.len()];
-            for (pos, link) in links {
-                by_pos[pos] = Some(link);
+            // Per position in `sources`: its link's index in `links` (u32::MAX: none).
+            let mut by_pos: Vec<u32> = vec![u32::MAX; sources.len()];
+            for (i, (pos, _)) in links.iter().enumerate() {
+                by_pos[*pos] = i as u32;
             }
             // Chains that share a source flow each take a copy of its link.
             for (k, &pos) in slot.iter().enumerate() {
-                let Some(link) = by_pos[pos].clone() else { continue };
+                let Some((_, link)) = links.get(by_pos[pos as usize] as usize) else { continue };
+                let link = link.clone();
                 let chain = &mut chains[frontier[k]];
                 taken[to][link.target] = true;
                 chain.hops[to] = Some(link.target);
+                // A chain links each capture after the first at most once:
+                // its links sized once (a growing Vec would hold four).
+                if chain.links.capacity() == 0 {
+                    chain.links.reserve_exact(n - 1);
+                }
                 chain.links.push(Link {
                     from,
                     to,
@@ -198,6 +207,9 @@ mod tests {
             assert_eq!(chain.links.len(), 2);
             assert_eq!(chain.links[0].strength, Strength::Ambiguous);
             assert_eq!(chain.links[1].strength, Strength::Strong, "the onward link is the shared flow's");
+            // Sized once for a link per capture after the first, not grown
+            // (a grown Vec holds four: memory kept per request).
+            assert_eq!(chain.links.capacity(), 2);
         }
         assert!(c.unmatched.iter().all(Vec::is_empty));
     }

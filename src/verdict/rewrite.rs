@@ -51,6 +51,9 @@ pub(crate) fn changes(chain: &Chain, flows: &[Option<&Flow>]) -> (Vec<Change>, V
             });
         }
     }
+    // Sized to what they hold (a growing Vec holds four): a request keeps them.
+    source.shrink_to_fit();
+    destination.shrink_to_fit();
     (source, destination)
 }
 
