@@ -46,12 +46,7 @@ impl FlowTable {
             }
             // A DNS question (and its answer's response code): once each way.
             if super::facts::dns_port(u.src_port, u.dst_port) {
-                if let Some(d) = super::facts::dns(payload) {
-                    match &mut f.app {
-                        Some(a) => a.merge(d),
-                        None => f.app = Some(Box::new(d)),
-                    }
-                }
+                super::facts::add_dns(&mut f.app, payload);
             }
         }
         if to_server && seen && f.packets_to_server <= 1 + super::LATER_DATAGRAMS as u64 {

@@ -2,8 +2,8 @@
 //! keeps: an HTTP/1.x request line and `Host` header (client stream) and the
 //! response's status code (the first bytes of the server stream), a TLS
 //! ClientHello's SNI and ALPN list (client stream), and a DNS message's first
-//! question and response code (the first datagram each way, UDP port 53 or
-//! 5353). Pure functions over at most [`super::CARRIER_PREFIX`] bytes (a UDP
+//! question and response code (port 53 or 5353: the first datagram each way
+//! over UDP, the first message each way over TCP). Pure functions over at most [`super::CARRIER_PREFIX`] bytes (a UDP
 //! datagram: what the capture kept of it); hostile input gives `None` or
 //! less, never a panic, and nothing is allocated by a length read from it:
 //! every length is checked against the bytes at hand, every text is cut to a
@@ -517,9 +517,33 @@ fn alpn(data: &[u8], facts: &mut AppFacts) {
 
 // ---- DNS ----
 
-/// True for a UDP flow whose server (or client) port is DNS's or mDNS's.
+/// True for a flow (UDP, or TCP) whose server (or client) port is DNS's or mDNS's.
 pub fn dns_port(a: u16, b: u16) -> bool {
     matches!(a, 53 | 5353) || matches!(b, 53 | 5353)
+}
+
+/// DNS over TCP (RFC 1035 4.2.2: each message after its 2-byte length): the
+/// stream's first message where a segment at stream offset `off` begins it —
+/// after the length when the segment holds both (offset 0, a length of at
+/// least a header's 12 bytes), the segment itself when the length came alone
+/// (offset 2). Later messages (pipelined queries) are not read.
+pub fn dns_tcp_message(off: u32, payload: &[u8]) -> Option<&[u8]> {
+    match (off, payload) {
+        (0, [hi, lo, msg @ ..]) if u16::from_be_bytes([*hi, *lo]) >= 12 && !msg.is_empty() => Some(msg),
+        (2, msg) if !msg.is_empty() => Some(msg),
+        _ => None,
+    }
+}
+
+/// Adds what the DNS message `msg` says to a flow's facts (the query's
+/// question, the answer's response code: whichever comes first sets them).
+pub(super) fn add_dns(app: &mut Option<Box<AppFacts>>, msg: &[u8]) {
+    if let Some(d) = dns(msg) {
+        match app {
+            Some(a) => a.merge(d),
+            None => *app = Some(Box::new(d)),
+        }
+    }
 }
 
 /// The first question (name and type) of a DNS message, and its response code
@@ -879,6 +903,29 @@ mod tests {
             let b = &b[from.min(b.len())..];
             proptest::prop_assert_eq!(newline(b), memchr::memchr(b'\n', b));
         }
+    }
+
+    #[test]
+    fn a_dns_message_over_tcp_begins_after_its_length_or_where_the_length_ended() {
+        let msg = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x00\x00\x01\x00\x01";
+        let framed = [&[0, msg.len() as u8][..], msg].concat();
+        assert_eq!(dns_tcp_message(0, &framed), Some(&msg[..]), "length and message in one segment");
+        assert_eq!(dns_tcp_message(0, &framed[..2]), None, "the length alone");
+        assert_eq!(dns_tcp_message(2, msg), Some(&msg[..]), "the message after a length sent alone");
+        assert_eq!(dns_tcp_message(2, b""), None);
+        // A length shorter than a header is no DNS message; 12 is the least.
+        assert_eq!(dns_tcp_message(0, &[0, 11, 1, 2, 3]), None);
+        assert_eq!(dns_tcp_message(0, &[0, 12, 1, 2, 3]), Some(&[1, 2, 3][..]));
+        assert_eq!(dns_tcp_message(0, &[1, 0, 1]), Some(&[1][..]), "a length's high byte counts");
+        for off in [1, 3, 4, framed.len() as u32, 1 << 20] {
+            assert_eq!(dns_tcp_message(off, &framed), None, "offset {off}: not a first message's start");
+        }
+        let mut app = None;
+        add_dns(&mut app, dns_tcp_message(0, &framed).unwrap());
+        let answer = [&msg[..2], b"\x81\x83", &msg[4..]].concat();
+        add_dns(&mut app, &answer);
+        let app = app.expect("facts");
+        assert_eq!((app.text(Field::Qname).as_deref(), app.qtype, app.rcode), (Some("a"), Some(1), Some(3)));
     }
 
     #[test]

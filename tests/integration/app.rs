@@ -164,6 +164,48 @@ fn real_tls_http_and_dns_bytes_give_their_facts_in_json_and_csv() {
     );
 }
 
+/// DNS over TCP between two namespaces (`testdata/edge/dns-tcp-netns.pcap`,
+/// made by `scripts/dns-tcp-capture.sh`): a message after its length in one
+/// segment, the length and the message in two segments each way, and two
+/// pipelined queries. tshark on the same file (`-Y dns -e tcp.stream -e
+/// dns.qry.name -e dns.qry.type -e dns.flags.rcode`): tcp.app.example 28
+/// rcode 0; split.app.example 1 rcode 2; first.app.example 1 rcode 0, then
+/// second.app.example 15 rcode 3 (not read: the first message only).
+#[test]
+fn dns_over_tcp_gives_the_first_question_and_answer_however_the_length_was_sent() {
+    let f = testdata("edge/dns-tcp-netns.pcap");
+    let (a, b) = (format!("a={}", f.display()), format!("b={}", f.display()));
+    let report: Value =
+        serde_json::from_slice(&run_binary(&["-q", "--format", "json", &a, &b]).stdout).unwrap();
+    let apps: Vec<&Value> = report["requests"].as_array().unwrap().iter().map(|r| &r["app"]).collect();
+    assert_eq!(
+        apps,
+        [
+            &json!({"protocol": "dns", "at": "a", "qname": "tcp.app.example", "qtype": "AAAA", "rcode": "NOERROR"}),
+            &json!({"protocol": "dns", "at": "a", "qname": "split.app.example", "qtype": "A", "rcode": "SERVFAIL"}),
+            &json!({"protocol": "dns", "at": "a", "qname": "first.app.example", "qtype": "A", "rcode": "NOERROR"}),
+        ]
+    );
+    let csv = run_binary(&["-q", "--format", "csv", &a, &b]).stdout;
+    let mut reader = csv::Reader::from_reader(csv.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let cells: Vec<Vec<String>> = (reader.records())
+        .map(|r| {
+            let r = r.unwrap();
+            ["proto", "app", "app_host", "app_detail", "app_status"].map(|c| r[at(c)].to_string()).to_vec()
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ["tcp", "dns", "tcp.app.example", "AAAA", "NOERROR"],
+            ["tcp", "dns", "split.app.example", "A", "SERVFAIL"],
+            ["tcp", "dns", "first.app.example", "A", "NOERROR"],
+        ]
+    );
+}
+
 /// A web browsing capture of the corpus (pcpp's many-protocols.pcap): DNS,
 /// TLS and HTTP, every value as tshark reads it (`-e dns.qry.name -e
 /// tls.handshake.extensions_server_name -e http.request.uri -e
