@@ -12,29 +12,9 @@
 # Needs ip (iproute2), tcpdump, openssl, curl, python3; root (namespaces).
 set -euo pipefail
 OUT=${1:-$(dirname "$0")/../testdata/edge/app-netns.pcap}
-TAG=tcapp$$
-C=$TAG-c S=$TAG-s
-WORK=$(mktemp -d)
-PIDS=()
-
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$C" 2>/dev/null || true
-  ip netns del "$S" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ip netns add "$C"
-ip netns add "$S"
-ip link add "$TAG-a" netns "$C" type veth peer name "$TAG-b" netns "$S"
-ip -n "$C" addr add 198.18.210.1/30 dev "$TAG-a"
-ip -n "$S" addr add 198.18.210.2/30 dev "$TAG-b"
-for n in "$C" "$S"; do ip -n "$n" link set lo up; done
-ip -n "$C" link set "$TAG-a" up
-ip -n "$S" link set "$TAG-b" up
+# shellcheck source=scripts/netns-pair-lib.sh
+source "$(dirname "$0")/netns-pair-lib.sh"
+netns_pair tcapp$$ 198.18.210.1 198.18.210.2
 
 # A self-signed certificate for app.example, made here.
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=app.example \
@@ -59,7 +39,7 @@ s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\x00\x00\x00\x00\x00\x00" + q[12:], pe
 ' &
 PIDS+=($!)
 
-ip netns exec "$C" timeout 60 tcpdump -U -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
+ip netns exec "$C" timeout 60 tcpdump -U --immediate-mode -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
   'host 198.18.210.2' 2>/dev/null &
 TCPDUMP=$!
 PIDS+=("$TCPDUMP")

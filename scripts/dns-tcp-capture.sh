@@ -18,29 +18,9 @@
 # Needs ip (iproute2), tcpdump, python3; root (namespaces).
 set -euo pipefail
 OUT=${1:-$(dirname "$0")/../testdata/edge/dns-tcp-netns.pcap}
-TAG=tcdns$$
-C=$TAG-c S=$TAG-s
-WORK=$(mktemp -d)
-PIDS=()
-
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$C" 2>/dev/null || true
-  ip netns del "$S" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ip netns add "$C"
-ip netns add "$S"
-ip link add "$TAG-a" netns "$C" type veth peer name "$TAG-b" netns "$S"
-ip -n "$C" addr add 198.18.211.1/30 dev "$TAG-a"
-ip -n "$S" addr add 198.18.211.2/30 dev "$TAG-b"
-for n in "$C" "$S"; do ip -n "$n" link set lo up; done
-ip -n "$C" link set "$TAG-a" up
-ip -n "$S" link set "$TAG-b" up
+# shellcheck source=scripts/netns-pair-lib.sh
+source "$(dirname "$0")/netns-pair-lib.sh"
+netns_pair tcdns$$ 198.18.211.1 198.18.211.2
 
 # The server: each connection's messages answered in order, the query's id
 # and question back with QR, RD and RA set, no records; the response code by
@@ -81,7 +61,7 @@ for conn, rcodes, split in [(1, [0], False), (2, [2], True), (3, [0, 3], False)]
 ' &
 PIDS+=($!)
 
-ip netns exec "$C" timeout 60 tcpdump -U -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
+ip netns exec "$C" timeout 60 tcpdump -U --immediate-mode -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
   'host 198.18.211.2' 2>/dev/null &
 TCPDUMP=$!
 PIDS+=("$TCPDUMP")

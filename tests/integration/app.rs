@@ -120,42 +120,54 @@ fn run_binary(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// The namespace capture, one point given twice (a and b).
-fn app_lo(format: &str) -> Vec<u8> {
-    let f = testdata("edge/app-netns.pcap");
+/// A namespace capture of `testdata/edge`, one point given twice (a and b).
+fn twice(file: &str, format: &str) -> Vec<u8> {
+    let f = testdata(file);
     let (a, b) = (format!("a={}", f.display()), format!("b={}", f.display()));
     run_binary(&["-q", "--format", format, &a, &b]).stdout
 }
 
+/// Each request's `app` object of a JSON report.
+fn apps(json: &[u8]) -> Vec<Value> {
+    let report: Value = serde_json::from_slice(json).unwrap();
+    report["requests"].as_array().unwrap().iter().map(|r| r["app"].clone()).collect()
+}
+
+/// The cells of `columns` of every row of a CSV report, and the header.
+fn cells(csv: &[u8], columns: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_reader(csv);
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows = (reader.records())
+        .map(|r| {
+            let r = r.unwrap();
+            columns.iter().map(|c| r[at(c)].to_string()).collect()
+        })
+        .collect();
+    (header, rows)
+}
+
 #[test]
 fn real_tls_http_and_dns_bytes_give_their_facts_in_json_and_csv() {
-    let report: Value = serde_json::from_slice(&app_lo("json")).unwrap();
-    let apps: Vec<&Value> = report["requests"].as_array().unwrap().iter().map(|r| &r["app"]).collect();
     // tshark on the same file: SNI app.example, ALPN h2,http/1.1; GET
     // /nothing-here?q=1 Host app.example, 404; nx.app.example type 1 rcode 3.
     assert_eq!(
-        apps,
+        apps(&twice("edge/app-netns.pcap", "json")),
         [
-            &json!({"protocol": "tls", "at": "a", "sni": "app.example", "alpn": ["h2", "http/1.1"]}),
-            &json!({"protocol": "http", "at": "a", "method": "GET", "target": "/nothing-here?q=1",
+            json!({"protocol": "tls", "at": "a", "sni": "app.example", "alpn": ["h2", "http/1.1"]}),
+            json!({"protocol": "http", "at": "a", "method": "GET", "target": "/nothing-here?q=1",
                     "host": "app.example", "status": 404}),
-            &json!({"protocol": "dns", "at": "a", "qname": "nx.app.example", "qtype": "A", "rcode": "NXDOMAIN"}),
+            json!({"protocol": "dns", "at": "a", "qname": "nx.app.example", "qtype": "A", "rcode": "NXDOMAIN"}),
         ]
     );
-    let csv = app_lo("csv");
-    let mut reader = csv::Reader::from_reader(csv.as_slice());
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let (header, rows) = cells(
+        &twice("edge/app-netns.pcap", "csv"),
+        &["app", "app_at", "app_host", "app_detail", "app_status"],
+    );
     let at = |name: &str| header.iter().position(|h| h == name).unwrap();
     assert_eq!(at("app"), at("apart") + 1, "after every earlier column");
-    let rows: Vec<Vec<String>> =
-        reader.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
-    let cells: Vec<Vec<&str>> = (rows.iter())
-        .map(|r| {
-            ["app", "app_at", "app_host", "app_detail", "app_status"].map(|c| r[at(c)].as_str()).to_vec()
-        })
-        .collect();
     assert_eq!(
-        cells,
+        rows,
         [
             ["tls", "a", "app.example", "h2,http/1.1", ""],
             ["http", "a", "app.example", "GET /nothing-here?q=1", "404"],
@@ -173,31 +185,17 @@ fn real_tls_http_and_dns_bytes_give_their_facts_in_json_and_csv() {
 /// second.app.example 15 rcode 3 (not read: the first message only).
 #[test]
 fn dns_over_tcp_gives_the_first_question_and_answer_however_the_length_was_sent() {
-    let f = testdata("edge/dns-tcp-netns.pcap");
-    let (a, b) = (format!("a={}", f.display()), format!("b={}", f.display()));
-    let report: Value =
-        serde_json::from_slice(&run_binary(&["-q", "--format", "json", &a, &b]).stdout).unwrap();
-    let apps: Vec<&Value> = report["requests"].as_array().unwrap().iter().map(|r| &r["app"]).collect();
+    let file = "edge/dns-tcp-netns.pcap";
     assert_eq!(
-        apps,
+        apps(&twice(file, "json")),
         [
-            &json!({"protocol": "dns", "at": "a", "qname": "tcp.app.example", "qtype": "AAAA", "rcode": "NOERROR"}),
-            &json!({"protocol": "dns", "at": "a", "qname": "split.app.example", "qtype": "A", "rcode": "SERVFAIL"}),
-            &json!({"protocol": "dns", "at": "a", "qname": "first.app.example", "qtype": "A", "rcode": "NOERROR"}),
+            json!({"protocol": "dns", "at": "a", "qname": "tcp.app.example", "qtype": "AAAA", "rcode": "NOERROR"}),
+            json!({"protocol": "dns", "at": "a", "qname": "split.app.example", "qtype": "A", "rcode": "SERVFAIL"}),
+            json!({"protocol": "dns", "at": "a", "qname": "first.app.example", "qtype": "A", "rcode": "NOERROR"}),
         ]
     );
-    let csv = run_binary(&["-q", "--format", "csv", &a, &b]).stdout;
-    let mut reader = csv::Reader::from_reader(csv.as_slice());
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let cells: Vec<Vec<String>> = (reader.records())
-        .map(|r| {
-            let r = r.unwrap();
-            ["proto", "app", "app_host", "app_detail", "app_status"].map(|c| r[at(c)].to_string()).to_vec()
-        })
-        .collect();
     assert_eq!(
-        cells,
+        cells(&twice(file, "csv"), &["proto", "app", "app_host", "app_detail", "app_status"]).1,
         [
             ["tcp", "dns", "tcp.app.example", "AAAA", "NOERROR"],
             ["tcp", "dns", "split.app.example", "A", "SERVFAIL"],
