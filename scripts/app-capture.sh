@@ -39,19 +39,12 @@ s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\x00\x00\x00\x00\x00\x00" + q[12:], pe
 ' &
 PIDS+=($!)
 
-ip netns exec "$C" timeout 60 tcpdump -U --immediate-mode -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
-  'host 198.18.210.2' 2>/dev/null &
-TCPDUMP=$!
-PIDS+=("$TCPDUMP")
-
-# Wait (bounded) for every server to listen and tcpdump to start.
-for _ in $(seq 1 50); do
-  if ip netns exec "$S" ss -ltn | grep -q ':8443' && ip netns exec "$S" ss -ltn | grep -q ':8080' &&
-    ip netns exec "$S" ss -lun | grep -q ':53' && [[ -s $WORK/out.pcap ]]; then
-    break
-  fi
-  sleep 0.1
-done
+capture_start 198.18.210.2
+servers_listen() {
+  ip netns exec "$S" ss -ltn | grep -q ':8443' && ip netns exec "$S" ss -ltn | grep -q ':8080' &&
+    ip netns exec "$S" ss -lun | grep -q ':53'
+}
+capture_wait_ready servers_listen
 
 ip netns exec "$C" timeout 10 openssl s_client -connect 198.18.210.2:8443 -servername app.example \
   -alpn h2,http/1.1 </dev/null >/dev/null 2>&1 || true
@@ -65,8 +58,4 @@ name = b"".join(bytes([len(p)]) + p for p in b"nx.app.example".split(b".")) + b"
 s.sendto(b"\x1a\x2b\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + name + b"\x00\x01\x00\x01", ("198.18.210.2", 53))
 s.recvfrom(512)
 '
-sleep 0.5
-kill -INT "$TCPDUMP"
-wait "$TCPDUMP" 2>/dev/null || true
-cp "$WORK/out.pcap" "$OUT"
-echo "wrote $OUT: $(tcpdump -r "$OUT" 2>/dev/null | wc -l) packets"
+capture_stop "$OUT"

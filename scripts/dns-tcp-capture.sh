@@ -61,18 +61,9 @@ for conn, rcodes, split in [(1, [0], False), (2, [2], True), (3, [0, 3], False)]
 ' &
 PIDS+=($!)
 
-ip netns exec "$C" timeout 60 tcpdump -U --immediate-mode -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
-  'host 198.18.211.2' 2>/dev/null &
-TCPDUMP=$!
-PIDS+=("$TCPDUMP")
-
-# Wait (bounded) for the server to listen and tcpdump to start.
-for _ in $(seq 1 50); do
-  if ip netns exec "$S" ss -ltn | grep -q ':53 ' && [[ -s $WORK/out.pcap ]]; then
-    break
-  fi
-  sleep 0.1
-done
+capture_start 198.18.211.2
+server_listens() { ip netns exec "$S" ss -ltn | grep -q ':53 '; }
+capture_wait_ready server_listens
 
 ip netns exec "$C" timeout 20 python3 -c '
 import socket, struct, time
@@ -110,8 +101,4 @@ c = conn()
 c.sendall(framed(query(0x3333, b"first.app.example", 1)) + framed(query(0x4444, b"second.app.example", 15)))
 drain(c, 2)
 '
-sleep 0.5
-kill -INT "$TCPDUMP"
-wait "$TCPDUMP" 2>/dev/null || true
-cp "$WORK/out.pcap" "$OUT"
-echo "wrote $OUT: $(tcpdump -r "$OUT" 2>/dev/null | wc -l) packets"
+capture_stop "$OUT"

@@ -31,3 +31,35 @@ netns_pair_cleanup() {
   ip netns del "$S" 2>/dev/null || true
   rm -rf "$WORK"
 }
+
+# tcpdump on the client's side of the pair, packets to or from $1 into
+# $WORK/out.pcap, handed over as they come (--immediate-mode: without it
+# TPACKET_V3 hands them over a block at a time, and a capture of a second
+# ends before the block's timeout with nothing written).
+capture_start() {
+  ip netns exec "$C" timeout 60 tcpdump -U --immediate-mode -i "$TAG-a" -w "$WORK/out.pcap" -s 0 \
+    "host $1" 2>/dev/null &
+  TCPDUMP=$!
+  PIDS+=("$TCPDUMP")
+}
+
+# Waits (bounded: 5 s) until tcpdump has begun its file and the command "$@"
+# succeeds (e.g. a function that tells whether the servers listen).
+capture_wait_ready() {
+  local _
+  for _ in $(seq 1 50); do
+    if [[ -s $WORK/out.pcap ]] && "$@"; then
+      return 0
+    fi
+    sleep 0.1
+  done
+}
+
+# Ends the capture (half a second after the last client) and copies it to $1.
+capture_stop() {
+  sleep 0.5
+  kill -INT "$TCPDUMP"
+  wait "$TCPDUMP" 2>/dev/null || true
+  cp "$WORK/out.pcap" "$1"
+  echo "wrote $1: $(tcpdump -r "$1" 2>/dev/null | wc -l) packets"
+}
