@@ -59,7 +59,6 @@ impl FlowTable {
         // The exchanges read what every reading path keeps of a payload (a
         // chunked read keeps no more), so they do not depend on the path.
         let kept = self.config.payload_limit();
-        let dns = !payload.is_empty() && facts::dns_port(t.src_port, t.dst_port);
         let (f, s) = (&mut self.flows[idx], &mut self.streams[idx]);
         let to_server = Self::account(f, p, src == f.client);
         let payload_len = p.payload_len;
@@ -101,8 +100,10 @@ impl FlowTable {
             if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
-                    if let Some(msg) = dns.then(|| facts::dns_tcp_message(off, payload)).flatten() {
-                        facts::add_dns(&mut f.app, msg); // the query's question
+                    if off <= 2 && facts::dns_port(t.src_port, t.dst_port) {
+                        if let Some(msg) = facts::dns_tcp_message(off, payload) {
+                            facts::add_dns(&mut f.app, msg); // the query's question
+                        }
                     }
                     let read = s.client_head.add(u64::from(off), payload);
                     if off == 0 && s.http.is_none() && !f.one_exchange && exchange::may_be_request(payload) {
@@ -144,9 +145,12 @@ impl FlowTable {
                 s.server_base = Some(t.seq);
             }
             // DNS over TCP: the answer's response code (and question).
-            if let (true, Some(base), true) = (dns, s.server_base, f.orientation != Orientation::Midstream) {
-                if let Some(msg) = facts::dns_tcp_message(t.seq.wrapping_sub(base), payload) {
-                    facts::add_dns(&mut f.app, msg);
+            if let (Some(base), true) = (s.server_base, f.orientation != Orientation::Midstream) {
+                let off = t.seq.wrapping_sub(base);
+                if off <= 2 && facts::dns_port(t.src_port, t.dst_port) {
+                    if let Some(msg) = facts::dns_tcp_message(off, payload) {
+                        facts::add_dns(&mut f.app, msg);
+                    }
                 }
             }
             // An HTTP/1.x response's status at the start of the server stream.
