@@ -52,7 +52,6 @@ pub fn assign(
                     if let Some(mut s) = evidence(&a[ia], &b[ib], gate) {
                         s.source = block * LOOKUP_BLOCK + k;
                         s.target = ib;
-                        s.distance = gate.distance(&a[ia], &b[ib]);
                         cands.push(s);
                     }
                 }

@@ -60,7 +60,12 @@ impl Gate {
 
     /// Packet-for-packet correspondence: starts within the tolerance.
     pub fn tight(&self, a: &Flow, b: &Flow) -> bool {
-        self.distance(a, b) <= self.tolerance_ns
+        self.within(self.distance(a, b))
+    }
+
+    /// A [`Gate::distance`] inside the tolerance.
+    fn within(&self, distance: i64) -> bool {
+        distance <= self.tolerance_ns
     }
 
     /// The corrected lifetimes overlap within the tolerance (so one's first
@@ -93,7 +98,7 @@ pub struct Scored {
     pub evidence: Evidences,
     pub kind: LinkKind,
     pub score: i64,
-    /// [`Gate::distance`] of the pair, set with `source` and `target`: the
+    /// [`Gate::distance`] of the pair (what `tight` was told from): the
     /// tie-break after the score.
     pub distance: i64,
 }
@@ -524,7 +529,8 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
     if ev.is_empty() {
         return None;
     }
-    let tight = gate.tight(a, b);
+    let distance = gate.distance(a, b);
+    let tight = gate.within(distance);
     // Lifetimes that overlap are enough where start times cannot line up: a
     // capture that missed the beginning, or one sequence space (a SYN lost
     // between the captures, retransmitted later), or a UDP flow whose first
@@ -554,7 +560,7 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
         ev.push(Evidence::Ports);
         score += ports;
     }
-    Some(Scored { source: 0, target: 0, evidence: ev, kind, score, distance: 0 })
+    Some(Scored { source: 0, target: 0, evidence: ev, kind, score, distance })
 }
 
 /// Tie-breaker weight of endpoints that crossed the boundary unchanged: the
