@@ -535,6 +535,16 @@ pub fn dns_tcp_message(off: u32, payload: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// DNS over TCP on a DNS port: what the segment at stream offset `off` of
+/// either direction adds to a flow's facts ([`dns_tcp_message`], [`add_dns`]).
+pub(super) fn add_dns_tcp(app: &mut Option<Box<AppFacts>>, ports: (u16, u16), off: u32, payload: &[u8]) {
+    if off <= 2 && dns_port(ports.0, ports.1) {
+        if let Some(msg) = dns_tcp_message(off, payload) {
+            add_dns(app, msg);
+        }
+    }
+}
+
 /// Adds what the DNS message `msg` says to a flow's facts (the query's
 /// question, the answer's response code: whichever comes first sets them).
 pub(super) fn add_dns(app: &mut Option<Box<AppFacts>>, msg: &[u8]) {

@@ -100,11 +100,7 @@ impl FlowTable {
             if let (Some(base), true) = (s.client_base, f.orientation != Orientation::Midstream) {
                 let off = t.seq.wrapping_sub(base);
                 if off < 1 << 31 {
-                    if off <= 2 && facts::dns_port(t.src_port, t.dst_port) {
-                        if let Some(msg) = facts::dns_tcp_message(off, payload) {
-                            facts::add_dns(&mut f.app, msg); // the query's question
-                        }
-                    }
+                    facts::add_dns_tcp(&mut f.app, (t.src_port, t.dst_port), off, payload); // the question
                     let read = s.client_head.add(u64::from(off), payload);
                     if off == 0 && s.http.is_none() && !f.one_exchange && exchange::may_be_request(payload) {
                         s.http = Some(self.spare_readers.pop().unwrap_or_default());
@@ -146,12 +142,7 @@ impl FlowTable {
             }
             // DNS over TCP: the answer's response code (and question).
             if let (Some(base), true) = (s.server_base, f.orientation != Orientation::Midstream) {
-                let off = t.seq.wrapping_sub(base);
-                if off <= 2 && facts::dns_port(t.src_port, t.dst_port) {
-                    if let Some(msg) = facts::dns_tcp_message(off, payload) {
-                        facts::add_dns(&mut f.app, msg);
-                    }
-                }
+                facts::add_dns_tcp(&mut f.app, (t.src_port, t.dst_port), t.seq.wrapping_sub(base), payload);
             }
             // An HTTP/1.x response's status at the start of the server stream.
             if payload.first() == Some(&b'H')

@@ -12,8 +12,13 @@ use crate::flows::{Flow, FlowProto};
 
 /// Source and destination changes of one request, in path order.
 pub(crate) fn changes(chain: &Chain, flows: &[Option<&Flow>]) -> (Vec<Change>, Vec<Change>) {
-    let mut source = Vec::new();
-    let mut destination = Vec::new();
+    // Sized to what they hold, a change at a time (a Vec grown by `push`
+    // holds four): a request keeps them, and most hold one or none.
+    let (mut source, mut destination) = (Vec::new(), Vec::new());
+    let push = |v: &mut Vec<Change>, c: Change| {
+        v.reserve_exact(1);
+        v.push(c);
+    };
     for link in &chain.links {
         let (Some(a), Some(b)) = (flows[link.from], flows[link.to]) else { continue };
         let icmp = a.proto == FlowProto::Icmp;
@@ -26,34 +31,30 @@ pub(crate) fn changes(chain: &Chain, flows: &[Option<&Flow>]) -> (Vec<Change>, V
             }
         };
         if link.kind == LinkKind::Proxy {
-            source.push(Change {
-                between,
-                kind: ChangeKind::Proxy,
-                before: endpoint(a, &a.client),
-                after: endpoint(b, &b.client),
-            });
+            push(
+                &mut source,
+                Change {
+                    between,
+                    kind: ChangeKind::Proxy,
+                    before: endpoint(a, &a.client),
+                    after: endpoint(b, &b.client),
+                },
+            );
         } else if !same(&a.client, &b.client) {
             let kind = if a.client.addr != b.client.addr { ChangeKind::Snat } else { ChangeKind::PortOnly };
-            source.push(Change {
-                between,
-                kind,
-                before: endpoint(a, &a.client),
-                after: endpoint(b, &b.client),
-            });
+            push(
+                &mut source,
+                Change { between, kind, before: endpoint(a, &a.client), after: endpoint(b, &b.client) },
+            );
         }
         if !same(&a.server, &b.server) {
             let kind = if a.server.addr != b.server.addr { ChangeKind::Dnat } else { ChangeKind::PortOnly };
-            destination.push(Change {
-                between,
-                kind,
-                before: endpoint(a, &a.server),
-                after: endpoint(b, &b.server),
-            });
+            push(
+                &mut destination,
+                Change { between, kind, before: endpoint(a, &a.server), after: endpoint(b, &b.server) },
+            );
         }
     }
-    // Sized to what they hold (a growing Vec holds four): a request keeps them.
-    source.shrink_to_fit();
-    destination.shrink_to_fit();
     (source, destination)
 }
 
