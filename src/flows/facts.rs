@@ -189,6 +189,15 @@ impl AppFacts {
         if other.proto != self.proto {
             return;
         }
+        // DNS: an answer to another question (a capture that began between
+        // a query and its answer, or TCP answers out of order, RFC 7766 6.2.1.1)
+        // says nothing of this one's rcode.
+        let differ = |f: Field| matches!((self.raw(f), other.raw(f)), (Some(x), Some(y)) if !x.eq_ignore_ascii_case(y));
+        if self.proto == AppProto::Dns
+            && (differ(Field::Qname) || matches!((self.qtype, other.qtype), (Some(x), Some(y)) if x != y))
+        {
+            return;
+        }
         self.status = self.status.or(other.status);
         self.qtype = self.qtype.or(other.qtype);
         self.rcode = self.rcode.or(other.rcode);
@@ -936,6 +945,31 @@ mod tests {
         add_dns(&mut app, &answer);
         let app = app.expect("facts");
         assert_eq!((app.text(Field::Qname).as_deref(), app.qtype, app.rcode), (Some("a"), Some(1), Some(3)));
+    }
+
+    #[test]
+    fn an_answer_to_another_question_gives_no_rcode() {
+        let q = |name: &[u8], qtype: u8| {
+            [
+                &b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01"[..],
+                name,
+                b"\x00\x00",
+                &[qtype],
+                b"\x00\x01",
+            ]
+            .concat()
+        };
+        let answer = |m: &[u8]| [&m[..2], b"\x81\x83", &m[4..]].concat();
+        let rcode = |query: &[u8], ans: &[u8]| {
+            let mut app = None;
+            add_dns(&mut app, query);
+            add_dns(&mut app, ans);
+            app.and_then(|a| a.rcode)
+        };
+        assert_eq!(rcode(&q(b"a", 1), &answer(&q(b"a", 1))), Some(3));
+        assert_eq!(rcode(&q(b"a", 1), &answer(&q(b"A", 1))), Some(3), "names in any case");
+        assert_eq!(rcode(&q(b"a", 1), &answer(&q(b"b", 1))), None, "another name");
+        assert_eq!(rcode(&q(b"a", 1), &answer(&q(b"a", 15))), None, "another type");
     }
 
     #[test]
