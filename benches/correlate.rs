@@ -30,6 +30,7 @@ fn bench_correlate(c: &mut Criterion) {
             link_types: vec!["raw".into()],
             packets: common::packets(b),
             overlays: Vec::new(),
+            interfaces: Vec::new(),
         })
         .collect();
     let requests = flows[0].flows.len() as u64;

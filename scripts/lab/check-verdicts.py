@@ -27,8 +27,8 @@ def boundaries(lst):
 def check(binary, d):
     exp = json.load(open(os.path.join(d, "expected.json")))  # dicts keep file order
     labels = list(exp["captures"].keys())
-    # The observation points of one split capture (`node(in if2)`,
-    # `node(out if3)`) are one file given once, labelled `node`.
+    # The observation points of one split capture (`node(in)`,
+    # `node(out)`) are one file given once, labelled `node`.
     args = []
     for label, f in exp["captures"].items():
         arg = f"{label.split('(')[0]}={os.path.join(d, f)}"
@@ -63,6 +63,9 @@ def check(binary, d):
             for key in ("client", "server"):
                 if not endpoint_ok(e.get(key), h.get(key)):
                     errs.append(f"{where}: {label}.{key} expected {e.get(key)}, got {h.get(key)}")
+            # the interface a request took at a side of a split capture
+            if "iface" in e and e["iface"] != h.get("iface"):
+                errs.append(f"{where}: {label}.iface expected {e['iface']}, got {h.get('iface')}")
         gs = [c["between"] if c["kind"] != "proxy" else f"{c['between']}:proxy" for c in g["source"]["changed"]]
         gd = [c["between"] for c in g["destination"]["changed"]]
         pairs = [

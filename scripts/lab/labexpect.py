@@ -339,23 +339,25 @@ MODELS = {
                            "on the node, plus background flows that are not requests: the pod pings the node "
                            "(seen only at egress) and the node itself talks to the backend "
                            "(marker tclab-concurrent-bg-node, seen only at backend)."},
-    "any-node": {"any_node": True,
+    "any-node": {"any_node": True, "ifaces": ("if2", "if3"),
                  "desc": "MASQUERADE on the node, with an additional capture point 'node' taken on the node "
                          "with tcpdump -i any (LINUX_SLL2, link type 276) between egress and backend: it holds "
                          "each packet twice, on pod0 (ifindex 2) before NAT and on be0 (ifindex 3) after NAT: "
-                         "two observation points, 'node(in if2)' and 'node(out if3)', so the source changes "
-                         "inside the node, at node(in if2)->node(out if3)."},
+                         "two observation points, the node's sides 'node(in)' (requests received: iface if2) and "
+                         "'node(out)' (requests sent: iface if3), so the source changes inside the node, at "
+                         "node(in)->node(out)."},
     "any-node-sll": {"any_node": True, "points": ("node(in)", "node(out)"),
                      "desc": "As any-node, but the node's capture is tcpdump -i any -y LINUX_SLL (link type 113: "
                              "no interface index, only the packet type): the node capture splits by direction "
                              "into 'node(in)' (packets the node received: on pod0 before NAT, and the replies on "
                              "be0) and 'node(out)' (packets it sent), so the source changes inside the node, at "
                              "node(in)->node(out)."},
-    "any-router": {"any_node": True, "points": ("router(in if2)", "router(out if3)"),
+    "any-router": {"any_node": True, "points": ("router(in)", "router(out)"), "ifaces": ("if2", "if3"),
                    "desc": "No NAT: the node only routes. Its capture 'router' is tcpdump -i any (LINUX_SLL2, "
                            "link type 276) and holds each forwarded packet twice, on pod0 (ifindex 2) and on be0 "
                            "(ifindex 3), with the same addresses and ports (the TTL drops by one): two "
-                           "observation points 'router(in if2)' and 'router(out if3)', no change anywhere."},
+                           "observation points, the sides 'router(in)' (iface if2) and 'router(out)' (iface if3), "
+                           "no change anywhere."},
     "any-router-sll": {"any_node": True, "points": ("router(in)", "router(out)"),
                        "desc": "As any-router, captured with tcpdump -i any -y LINUX_SLL (link type 113, tcpdump "
                                "4.99's default for -i any: no interface index, only the packet type). Without NAT "
@@ -525,7 +527,7 @@ def fail(msg):
 # --------------------------------------------------------------------------- expect
 # The node's -i any capture as tuplecorr's sub-points (docs/output.md); a
 # scenario's model may name them otherwise ("points").
-NODE_POINTS = ("node(in if2)", "node(out if3)")
+NODE_POINTS = ("node(in)", "node(out)")
 
 
 def cmd_expect(a):
@@ -683,6 +685,10 @@ def cmd_expect(a):
                             "reply_seen": rs}
             else:
                 caps[lb] = {"seen": False, "client": None, "server": None, "reply_seen": rs}
+            # The interface a request took at a side of the node (a field of the
+            # request, not a point): SLL2 names it, pod0 is ifindex 2, be0 ifindex 3.
+            if seen and model.get("ifaces") and lb in (node_in, node_out):
+                caps[lb]["iface"] = model["ifaces"][0 if lb == node_in else 1]
         seen_labels = [lb for lb in labels if caps[lb]["seen"]]
         src_changed, dst_changed = [], []
         for x, y in zip(seen_labels, seen_labels[1:]):

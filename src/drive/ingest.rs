@@ -89,11 +89,7 @@ impl PointCounts {
     ) -> OverlayCounts {
         let mut out: OverlayCounts = Vec::new();
         for &(interface, outgoing, o, n) in overlays {
-            let mine = match key {
-                None => true,
-                Some(PointKey::Interface(k)) => k == interface,
-                Some(PointKey::Direction { outgoing: k }) => k == outgoing,
-            };
+            let mine = key.is_none_or(|k| k.takes(interface, outgoing));
             if !mine {
                 continue;
             }
@@ -109,21 +105,8 @@ impl PointCounts {
     /// Decoded packets of one point.
     fn packets(counts: &[(u32, u64, u64)], key: PointKey) -> u64 {
         (counts.iter())
-            .map(|&(i, inc, out)| match key {
-                PointKey::Interface(k) => {
-                    if i == k {
-                        inc + out
-                    } else {
-                        0
-                    }
-                }
-                PointKey::Direction { outgoing } => {
-                    if outgoing {
-                        out
-                    } else {
-                        inc
-                    }
-                }
+            .map(|&(i, inc, out)| {
+                u64::from(key.takes(i, false)) * inc + u64::from(key.takes(i, true)) * out
             })
             .sum()
     }

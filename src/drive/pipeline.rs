@@ -160,25 +160,35 @@ struct PointOf<'a> {
     label: String,
     key: Option<PointKey>,
     result: &'a CaptureResult,
+    /// A side's interfaces by index and name (see `CaptureMeta::interfaces`).
+    interfaces: Vec<(u32, String)>,
 }
 
 /// The observation points of the run in path order: each capture's points in
-/// its own order. A sub-point's label is the capture's label with, in
-/// parentheses, `in` for the first sub-point (where requests enter the host)
-/// and `out` for the later ones, then the interface: the pcapng `if_name` when
-/// present; for an SLL2 interface index, its name in `links` (`ip -o link`
-/// output given to `--names`); else `if` and its number (SLL2 interface index
-/// or pcapng interface number); SLL without interface index names only the
-/// direction: `node(in if4)`, `node(out eth0)`, `node(in)`.
+/// its own order. A side of a split capture is labelled with the capture's
+/// label and, in parentheses, `in` (where requests enter the host) or `out`
+/// (where they leave it): `node(in)`, `node(out)`, whatever interfaces the
+/// host has; the interface a request took there is a field of the request.
 fn expand<'a>(names: &[(String, String)], results: &'a [CaptureResult], links: &Links) -> Vec<PointOf<'a>> {
     let mut out = Vec::new();
     for (source, ((label, _), r)) in names.iter().zip(results).enumerate() {
-        for (n, (key, _, _)) in r.points.iter().enumerate() {
-            let label = match key {
-                None => label.clone(),
-                Some(k) => format!("{label}({})", point_name(*k, n == 0, &r.info, links)),
+        for (n, (key, flows, _)) in r.points.iter().enumerate() {
+            let (label, interfaces) = match key {
+                None => (label.clone(), Vec::new()),
+                // SLL v1 in a pcap file carries no interface: none is named
+                Some(k) if !names_interfaces(&r.info) => (format!("{label}({})", point_name(*k)), Vec::new()),
+                Some(k) => {
+                    let mut indexes: Vec<u32> = (flows.flows.iter())
+                        .flat_map(|f| std::iter::once(f.first_interface).chain(f.other_interface()))
+                        .collect();
+                    indexes.sort_unstable();
+                    indexes.dedup();
+                    let named =
+                        indexes.into_iter().map(|i| (i, interface_label(i, &r.info, links))).collect();
+                    (format!("{label}({})", point_name(*k)), named)
+                }
             };
-            out.push(PointOf { source, n, label, key: *key, result: r });
+            out.push(PointOf { source, n, label, key: *key, result: r, interfaces });
         }
     }
     out
@@ -201,33 +211,18 @@ fn pinned_keys(config: &Config, label: &str, info: &CaptureInfo) -> Option<Vec<O
     names.iter().map(|n| point_key_named(n, info, &config.link_names).map(Some)).collect()
 }
 
-/// The key of a sub-point named `in if4`, `out eth0`, `in` (see [`point_name`]).
-fn point_key_named(name: &str, info: &CaptureInfo, links: &Links) -> Option<PointKey> {
-    let (role, interface) = match name.split_once(' ') {
-        Some((role, i)) => (role, Some(i)),
-        None => (name, None),
-    };
+/// The key of a side named `in` or `out` (see [`point_name`]), of a capture
+/// whose link layer gives packet directions (SLL, SLL2). An earlier release's
+/// `in if4`, `out eth0` names the same sides. None for a capture that names
+/// only interfaces (pcapng): its sides are found again from its copies.
+fn point_key_named(name: &str, info: &CaptureInfo, _links: &Links) -> Option<PointKey> {
+    let role = name.split_once(' ').map_or(name, |(role, _)| role);
     if !matches!(role, "in" | "out") {
         return None;
     }
-    let Some(interface) = interface else {
-        // `in`: the flows whose first packet came in (where requests enter the host)
-        return Some(PointKey::Direction { outgoing: role == "out" });
-    };
-    let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
-    let by_name = (!sll2)
-        .then(|| {
-            (info.interfaces.iter())
-                .position(|itf| itf.name.as_deref().and_then(interface_name).as_deref() == Some(interface))
-        })
-        .flatten();
-    let by_link =
-        sll2.then(|| links.iter().find(|(_, n)| n.as_str() == interface).map(|(i, _)| *i)).flatten();
-    match (by_name, by_link) {
-        (Some(i), _) => u32::try_from(i).ok().map(PointKey::Interface),
-        (None, Some(i)) => Some(PointKey::Interface(i)),
-        (None, None) => interface.strip_prefix("if")?.parse().ok().map(PointKey::Interface),
-    }
+    let directed =
+        info.interfaces.iter().any(|itf| matches!(itf.link_type, LinkType::LinuxSll | LinkType::LinuxSll2));
+    directed.then_some(PointKey::Direction { outgoing: role == "out" })
 }
 
 /// Interface names by index (`Config::link_names`).
@@ -240,20 +235,32 @@ fn interface_name(name: &str) -> Option<String> {
     (!n.trim().is_empty()).then_some(n)
 }
 
-/// `in if4`, `out eth0`, `in`: see [`expand`].
-fn point_name(key: PointKey, first: bool, info: &CaptureInfo, links: &Links) -> String {
-    let role = if first { "in" } else { "out" };
-    match key {
-        PointKey::Direction { .. } => role.to_string(),
-        PointKey::Interface(i) => {
-            let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
-            let name = if sll2 {
-                links.get(&i).cloned()
-            } else {
-                info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()).and_then(interface_name)
-            };
-            format!("{role} {}", name.unwrap_or_else(|| format!("if{i}")))
-        }
+/// The name of interface `i` of a capture: the pcapng `if_name` when present;
+/// for an SLL2 interface index, its name in `links` (`ip -o link` output given
+/// to `--names`); else `if` and its number (SLL2 interface index or pcapng
+/// interface number): `eth0`, `pod0`, `if4`.
+pub(crate) fn interface_label(i: u32, info: &CaptureInfo, links: &Links) -> String {
+    let sll2 = info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2);
+    let name = if sll2 {
+        links.get(&i).cloned()
+    } else {
+        info.interfaces.get(i as usize).and_then(|itf| itf.name.as_deref()).and_then(interface_name)
+    };
+    name.unwrap_or_else(|| format!("if{i}"))
+}
+
+/// Whether a capture tells its packets' interfaces apart: an SLL2 interface
+/// index, or several pcapng interfaces.
+fn names_interfaces(info: &CaptureInfo) -> bool {
+    info.interfaces.len() > 1 || info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2)
+}
+
+/// `in` or `out`: see [`expand`].
+fn point_name(key: PointKey) -> &'static str {
+    if key.outgoing() {
+        "out"
+    } else {
+        "in"
     }
 }
 
@@ -279,12 +286,13 @@ fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], lin
         if !r.info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2) {
             continue;
         }
-        let indexes: Vec<u32> = (r.points.iter())
-            .filter_map(|(k, _, _)| match k {
-                Some(PointKey::Interface(i)) => Some(*i),
-                _ => None,
-            })
+        // The interfaces of a split capture's requests (a field of each request at a side).
+        let mut indexes: Vec<u32> = (r.points.iter())
+            .filter(|(k, _, _)| k.is_some())
+            .flat_map(|(_, flows, _)| flows.flows.iter().map(|f| f.first_interface))
             .collect();
+        indexes.sort_unstable();
+        indexes.dedup();
         any |= !indexes.is_empty();
         let missing: Vec<String> =
             indexes.iter().filter(|i| !links.contains_key(i)).map(|i| format!("if{i}")).collect();
@@ -344,6 +352,7 @@ fn metas_of(names: &[(String, String)], points: &[PointOf<'_>]) -> Vec<CaptureMe
                 link_types,
                 packets: r.points[p.n].2,
                 overlays: r.overlays.get(p.n).cloned().unwrap_or_default(),
+                interfaces: p.interfaces.clone(),
             }
         })
         .collect()
@@ -495,30 +504,29 @@ mod tests {
     }
 
     #[test]
-    fn sub_points_are_named_by_ip_link_names_only_for_sll2_indexes_and_read_back() {
+    fn sides_are_named_by_direction_and_interfaces_by_ip_link_names_only_for_sll2_indexes() {
         let links: Links = [(2, "pod0".to_string()), (3, "be0".to_string())].into_iter().collect();
         let none = Links::new();
         let sll2 = info(LinkType::LinuxSll2, &[Some("any")]);
-        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &links), "in pod0");
-        assert_eq!(point_name(PointKey::Interface(3), false, &sll2, &links), "out be0");
-        assert_eq!(
-            point_name(PointKey::Interface(7), false, &sll2, &links),
-            "out if7",
-            "not named: its index"
-        );
-        assert_eq!(point_name(PointKey::Interface(2), true, &sll2, &none), "in if2");
-        // read back (--clocks-from): by the name, or by the index
-        assert_eq!(point_key_named("in pod0", &sll2, &links), Some(PointKey::Interface(2)));
-        assert_eq!(point_key_named("out be0", &sll2, &links), Some(PointKey::Interface(3)));
-        assert_eq!(point_key_named("out if3", &sll2, &links), Some(PointKey::Interface(3)));
-        assert_eq!(point_key_named("out be0", &sll2, &none), None);
+        let ins = 1 << 2;
+        assert_eq!(point_name(PointKey::Direction { outgoing: false }), "in");
+        assert_eq!(point_name(PointKey::Side { outgoing: true, ins }), "out");
+        assert_eq!(interface_label(2, &sll2, &links), "pod0");
+        assert_eq!(interface_label(3, &sll2, &links), "be0");
+        assert_eq!(interface_label(7, &sll2, &links), "if7", "not named: its index");
+        assert_eq!(interface_label(2, &sll2, &none), "if2");
+        // read back (--clocks-from): the side, also from an earlier release's `out be0`
+        assert_eq!(point_key_named("in", &sll2, &links), Some(PointKey::Direction { outgoing: false }));
+        assert_eq!(point_key_named("out be0", &sll2, &none), Some(PointKey::Direction { outgoing: true }));
+        assert_eq!(point_key_named("up0", &sll2, &links), None);
         // pcapng interfaces are numbered by the file, not by the kernel: their if_name, never a link name
-        let pcapng = info(LinkType::Ethernet, &[Some("eth0"), None, None]);
-        assert_eq!(point_name(PointKey::Interface(0), true, &pcapng, &links), "in eth0");
-        assert_eq!(point_name(PointKey::Interface(2), false, &pcapng, &links), "out if2");
-        assert_eq!(point_key_named("out pod0", &pcapng, &links), None);
-        assert_eq!(point_key_named("in eth0", &pcapng, &links), Some(PointKey::Interface(0)));
+        let pcapng = info(LinkType::Ethernet, &[Some("eth0"), None, Some("(x)")]);
+        assert_eq!(interface_label(0, &pcapng, &links), "eth0");
+        assert_eq!(interface_label(1, &pcapng, &links), "if1");
+        assert_eq!(interface_label(2, &pcapng, &links), "x");
+        // its sides are found again from its copies, not read back
+        assert_eq!(point_key_named("in", &pcapng, &links), None);
         let sll = info(LinkType::LinuxSll, &[None]);
-        assert_eq!(point_name(PointKey::Direction { outgoing: true }, false, &sll, &links), "out");
+        assert_eq!(point_key_named("out", &sll, &links), Some(PointKey::Direction { outgoing: true }));
     }
 }

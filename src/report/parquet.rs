@@ -338,6 +338,8 @@ fn hops(rows: &Rows<'_>) -> Result<ArrayRef> {
         ("icmp_seqs", strs(wire.iter().map(|h| h.icmp_seqs.as_deref()))),
         ("largest_to_server", i64s(wire.iter().map(|h| h.largest_to_server.map(i64::from)))),
         ("largest_to_client", i64s(wire.iter().map(|h| h.largest_to_client.map(i64::from)))),
+        ("iface", strs(wire.iter().map(|h| h.iface.as_deref()))),
+        ("reply_iface", strs(wire.iter().map(|h| h.reply_iface.as_deref()))),
     ]);
     list(rows.iter().map(|(_, q)| q.captures.len()), structure(cols, None)?)
 }

@@ -150,6 +150,8 @@ fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec
         out.icmp_id = h.icmp_id;
         out.largest_to_server = h.largest_to_server;
         out.largest_to_client = h.largest_to_client;
+        out.iface.clone_from(&h.iface);
+        out.reply_iface.clone_from(&h.reply_iface);
         if !full {
             (out.time, out.raw_time, out.time_local, out.community_id, out.wireshark_filter) =
                 (None, None, None, None, None);

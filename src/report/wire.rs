@@ -1093,6 +1093,13 @@ pub struct Hop {
     pub largest_to_server: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub largest_to_client: Option<u32>,
+    /// At a side of a split capture (`node(in)`, `node(out)`): the interface
+    /// the request was seen on there (the branch it took).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iface: Option<String>,
+    /// There too: the interface its reply was seen on, when another than `iface`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_iface: Option<String>,
 }
 
 /// How the flows of two neighbouring captures were paired.
@@ -1525,6 +1532,8 @@ impl Request {
                 icmp_seqs: h.icmp_seqs.as_deref().and_then(icmp_seqs_of),
                 largest_to_server: h.largest_to_server,
                 largest_to_client: h.largest_to_client,
+                iface: h.iface,
+                reply_iface: h.reply_iface,
             };
         }
         let change = |c: Change| -> Result<v::Change, String> {

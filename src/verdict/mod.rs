@@ -34,6 +34,10 @@ pub struct CaptureMeta {
     pub packets: u64,
     /// Overlays peeled off this point's packets (kind and VNI/key, packets).
     pub overlays: Vec<(crate::decode::Overlay, u64)>,
+    /// A side of a split capture (`node(in)`, `node(out)`): the names of the
+    /// interfaces its packets were seen on, by index; empty for a whole
+    /// capture. Each request's interface there is a field of its [`Hop`].
+    pub interfaces: Vec<(u32, String)>,
 }
 
 /// Settings of the verdict stage.
@@ -82,6 +86,7 @@ pub fn verdict_owning(
         part: options.part,
         stopped: &options.stopped,
         apart: &options.apart,
+        metas,
         ..Ctx::new(metas.len(), captures, corr)
     };
     let strays = stray_roots(&ctx);
@@ -163,6 +168,9 @@ pub(crate) struct Ctx<'a> {
     apart: &'a [(usize, usize)],
     /// Per capture, its unmatched flows by protocol and endpoints (built on first use).
     unmatched_by_tuple: std::sync::OnceLock<Vec<FxHashMap<TupleKey, Vec<u32>>>>,
+    /// What each capture is (empty where not given: the interfaces of its
+    /// requests are then not named).
+    metas: &'a [CaptureMeta],
 }
 
 /// A flow's protocol and endpoints.
@@ -194,7 +202,21 @@ impl<'a> Ctx<'a> {
             stopped: &[],
             apart: &[],
             unmatched_by_tuple,
+            metas: &[],
         }
+    }
+
+    /// The name of interface `i` of capture `c` when `c` is a side of a split
+    /// capture (see [`CaptureMeta::interfaces`]), else None.
+    fn interface(&self, c: usize, i: u32) -> Option<String> {
+        let names = &self.metas.get(c)?.interfaces;
+        if names.is_empty() {
+            return None;
+        }
+        Some(match names.binary_search_by_key(&i, |n| n.0) {
+            Ok(at) => names[at].1.clone(),
+            Err(_) => format!("if{i}"),
+        })
     }
 
     /// The captures blind to a request that lived `life` (capture 1's clock):
@@ -423,6 +445,8 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         icmp_seqs: f.echo.as_ref().map(|e| (e.first_seq, e.last_seq)),
         largest_to_server: (f.max_to_server.bytes > 0).then_some(f.max_to_server.bytes),
         largest_to_client: (f.max_to_client.bytes > 0).then_some(f.max_to_client.bytes),
+        iface: ctx.interface(c, f.first_interface),
+        reply_iface: f.other_interface().and_then(|i| ctx.interface(c, i)),
     }
 }
 
@@ -609,6 +633,7 @@ mod tests {
             link_types: Vec::new(),
             packets: 0,
             overlays: Vec::new(),
+            interfaces: Vec::new(),
         }
     }
 

@@ -452,6 +452,12 @@ pub struct Hop {
     /// TCP: largest segment with payload each way (IP bytes).
     pub largest_to_server: Option<u32>,
     pub largest_to_client: Option<u32>,
+    /// At a side of a split capture (`node(in)`, `node(out)`): the interface
+    /// the request was seen on there (the branch it took).
+    pub iface: Option<String>,
+    /// There too: the interface its reply was seen on, when another than
+    /// `iface` (the reply left or came by another branch).
+    pub reply_iface: Option<String>,
 }
 
 impl Hop {

@@ -64,6 +64,7 @@ pub fn run(caps: &Captures, labels: &[&str], config: &CorrelateConfig) -> Findin
             link_types: vec!["raw".into()],
             packets: p.len() as u64,
             overlays: Vec::new(),
+            interfaces: Vec::new(),
         })
         .collect();
     let corr = correlate(&flows, config);

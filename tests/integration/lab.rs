@@ -536,7 +536,13 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
         }
         for (label, v) in views.as_object().into_iter().flatten() {
             let w = format!("{what} at {label}");
-            if keys(v) != view_keys {
+            // `iface`: at a side of a split capture only, where the request was seen
+            let mut have = keys(v);
+            let side = label.ends_with("(in)") || label.ends_with("(out)");
+            if have.remove("iface") && !(side && v["seen"] == Value::Bool(true) && v["iface"].is_string()) {
+                errs.push(format!("{w}: iface only at a side where the request was seen, as a string"));
+            }
+            if have != view_keys {
                 errs.push(format!("{w}: keys {:?}", keys(v)));
             }
             if !v["seen"].is_boolean() || !v["reply_seen"].is_boolean() {

@@ -17,7 +17,7 @@ use std::process::Command;
 fn run_json(dir: &Path, exp: &Value) -> (Vec<String>, Value) {
     let labels = labels(dir, exp);
     let mut args: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
-    // the observation points of one split capture (`node(in if2)`) are one file argument
+    // the observation points of one split capture (`node(in)`) are one file argument
     for c in crate::lab_verdicts::config_for(dir, exp).captures {
         let tuplecorr::config::Source::Path(path) = c.source else { unreachable!("lab captures are files") };
         args.push(format!("{}={}", c.label, path.display()));

@@ -39,7 +39,7 @@ pub fn labels(dir: &Path, exp: &Value) -> Vec<String> {
 }
 
 /// The captures of a scenario in path order, labelled as in expected.json; the
-/// observation points of one split capture (`node(in if2)`, `node(out if3)`)
+/// observation points of one split capture (`node(in)`, `node(out)`)
 /// are that one capture (`node`).
 pub fn config_for(dir: &Path, exp: &Value) -> Config {
     let mut captures: Vec<CaptureSpec> = Vec::new();
@@ -500,8 +500,8 @@ fn any_interface_capture_is_split_and_locates_the_translation_inside_the_node() 
         let config = Config { captures, quiet: true, ..Config::default() };
         let found = schema::findings(&analyze(&config, &NoProgress).unwrap());
         let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
-        let at = labels.iter().position(|l| *l == "node(in if2)").expect("split");
-        assert_eq!(labels[at + 1], "node(out if3)", "{labels:?}");
+        let at = labels.iter().position(|l| *l == "node(in)").expect("split");
+        assert_eq!(labels[at + 1], "node(out)", "{labels:?}");
         assert_eq!(found.captures[at].link_types, vec!["sll2".to_string()]);
         assert_eq!(found.captures[at].file, found.captures[at + 1].file);
         assert!(!found.warnings.iter().any(|w| w.message.contains("copies")), "split, not folded");
@@ -509,10 +509,10 @@ fn any_interface_capture_is_split_and_locates_the_translation_inside_the_node() 
         for r in &found.requests {
             assert!(r.captures.iter().all(|h| h.seen), "request {}", r.request);
             assert_eq!(r.source.changed.len(), 1);
-            assert_eq!(r.source.changed[0].between, "node(in if2)->node(out if3)", "{labels:?}");
+            assert_eq!(r.source.changed[0].between, "node(in)->node(out)", "{labels:?}");
             // Real evidence: the two copies of the node's capture are one request's
             // (same ISN / first datagram / echo payload), not a guess.
-            let inside = r.matches.iter().find(|m| m.between == "node(in if2)->node(out if3)").unwrap();
+            let inside = r.matches.iter().find(|m| m.between == "node(in)->node(out)").unwrap();
             assert_eq!(inside.strength.wire(), "strong", "{inside:?}");
             let ev: Vec<&str> = inside.evidence.iter().map(|e| e.wire()).collect();
             assert!(ev.contains(&"ip-id") && ev.len() >= 3, "{ev:?}");
@@ -544,17 +544,17 @@ fn the_sub_points_of_a_shifted_capture_share_its_one_clock() {
         .iter()
         .map(|c| (c.label.as_str(), c.clock_offset_ms, c.offset_method.wire()))
         .collect();
-    assert_eq!(c[2].0, "node(in if2)", "{c:?}");
+    assert_eq!(c[2].0, "node(in)", "{c:?}");
     assert!((c[2].1 - 2000.0).abs() < 1.0 && c[2].2 == "request-reply", "{c:?}");
-    assert_eq!((c[3].0, c[3].1, c[3].2), ("node(out if3)", c[2].1, "same-capture"), "one clock: {c:?}");
+    assert_eq!((c[3].0, c[3].1, c[3].2), ("node(out)", c[2].1, "same-capture"), "one clock: {c:?}");
     assert!(c[4].1.abs() < 1.0, "backend's clock is decap's: {c:?}");
     let inside = &found.boundaries[2];
-    assert_eq!(inside.between, "node(in if2)->node(out if3)");
+    assert_eq!(inside.between, "node(in)->node(out)");
     assert!(inside.delay_ms.is_some_and(|d| (0.0..1.0).contains(&d)), "read on one clock: {inside:?}");
     assert_eq!(found.requests.len(), 4);
     for r in &found.requests {
         let changes: Vec<&str> = r.source.changed.iter().map(|c| c.between.as_str()).collect();
-        assert_eq!(changes, ["node(in if2)->node(out if3)"], "request {}", r.request);
+        assert_eq!(changes, ["node(in)->node(out)"], "request {}", r.request);
         assert!(r.captures.windows(2).all(|w| w[0].time <= w[1].time), "corrected times in path order");
     }
 }
@@ -595,7 +595,7 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
     // SLL2 (by interface) and SLL (by side: one tuple seen twice, received and sent)
     let all = ["decap.pcap", "egress.pcap", "router.pcap", "backend.pcap"];
     let cases = [
-        ("any-router", "router(in if2)", "router(out if3)"),
+        ("any-router", "router(in)", "router(out)"),
         ("any-router-sll", "router(in)", "router(out)"),
     ];
     for (files, (scenario, point_in, point_out)) in
@@ -632,7 +632,7 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
 /// out by eth1, no packet on both) is one observation point, not a host that
 /// forwards: every request's reply is seen there and completes, and a warning
 /// says the host answered by another interface. Without the rule the capture
-/// was split into backend(in if2)/backend(out if3), and replies "bypassed".
+/// was split into backend(in)/backend(out), and replies "bypassed".
 #[test]
 fn a_multi_homed_end_host_is_one_point_and_its_asymmetric_return_is_said() {
     let found = run_files("multihomed", &["decap.pcap", "egress.pcap", "backend.pcap"]);

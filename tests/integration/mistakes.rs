@@ -80,7 +80,7 @@ fn a_kept_ttl_says_kept() {
     let o = run(&[&["--quiet", "--summary", "--color", "never"][..], &any[..]].concat());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("egress->node(in if2)         delay 0.001 ms, TTL kept, ") && !text.contains("TTL -0"),
+        text.contains("egress->node(in)     delay 0.001 ms, TTL kept, ") && !text.contains("TTL -0"),
         "{text}"
     );
 }

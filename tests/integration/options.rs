@@ -187,40 +187,40 @@ fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
         (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o))
     };
     // a sub-point's label names its column; the capture's label every sub-point's;
-    // a label after a split capture names its own point (it showed node(out if3) under "backend")
-    let (code, out, err) = table(&["--columns", "request,node(out if3),backend"]);
+    // a label after a split capture names its own point (it showed node(out) under "backend")
+    let (code, out, err) = table(&["--columns", "request,node(out),backend"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.starts_with("#  node(out if3)      →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        out.starts_with("#  node(out)          →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
         "{out}"
     );
     let (code, out, err) = table(&["--columns", "request,node,backend"]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.starts_with("#  node(in if2)        →  node(out if3)      →  backend\n"), "{out}");
-    let (code, _, err) = table(&["--columns", "request,node(out if9)"]);
+    assert!(out.starts_with("#  node(in)            →  node(out)          →  backend\n"), "{out}");
+    let (code, _, err) = table(&["--columns", "request,node(up0)"]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("--columns: no capture point is labelled node(out if9) (the points: decap, egress, node(in if2), node(out if3), backend)"),
+        err.contains("--columns: no capture point is labelled node(up0) (the points: decap, egress, node(in), node(out), backend)"),
         "{err}"
     );
     // also in a stream, whose points are known from its first window
-    let (code, out, err) = table(&["--stream", "--columns", "request,node(out if3),backend"]);
+    let (code, out, err) = table(&["--stream", "--columns", "request,node(out),backend"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.starts_with("#  node(out if3)      →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        out.starts_with("#  node(out)          →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
         "{out}"
     );
-    let (code, out, err) = table(&["--stream", "--columns", "request,node(out if9)"]);
+    let (code, out, err) = table(&["--stream", "--columns", "request,node(up0)"]);
     assert_eq!((code, out.as_str()), (Some(2), ""));
-    assert!(err.contains("--columns: no capture point is labelled node(out if9) (the points: "), "{err}");
-    let (code, _, err) = table(&["--columns", "request,vpn(out if3)"]);
+    assert!(err.contains("--columns: no capture point is labelled node(up0) (the points: "), "{err}");
+    let (code, _, err) = table(&["--columns", "request,vpn(out)"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("--columns: no column \"vpn(out if3)\""), "{err}");
+    assert!(err.contains("--columns: no column \"vpn(out)\""), "{err}");
     // --offset: a sub-point stands for its capture (one clock), as the bare label does
-    for label in ["node(out if3)", "node"] {
+    for label in ["node(out)", "node"] {
         let (code, out, err) = table(&["--summary", "--offset", &format!("{label}=0.001")]);
         assert_eq!(code, Some(0), "{err}");
-        assert!(out.contains("  node(in if2)   +1.000 ms (set with --offset)\n"), "{label}: {out}");
+        assert!(out.contains("  node(in)   +1.000 ms (set with --offset)\n"), "{label}: {out}");
     }
     // compare --at: a sub-point's label, or a capture's when it is one point
     let dir = tempfile::tempdir().unwrap();
@@ -230,14 +230,12 @@ fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
         let o = run(&["compare", "-q", &report, &report, "--expect-source", "198.19.3.17", "--at", label]);
         (o.status.code(), stderr(&o))
     };
-    assert_eq!(at("node(out if3)"), (Some(0), String::new()));
+    assert_eq!(at("node(out)"), (Some(0), String::new()));
     assert_eq!(at("backend"), (Some(0), String::new()));
     let (code, err) = at("node");
     assert_eq!(code, Some(2));
     assert!(
-        err.contains(
-            "--at node: node is split into node(in if2), node(out if3) in the after run; name one of them"
-        ),
+        err.contains("--at node: node is split into node(in), node(out) in the after run; name one of them"),
         "{err}"
     );
 }

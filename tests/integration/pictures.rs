@@ -186,10 +186,10 @@ fn merged_pcapng_keeps_link_types_names_points_and_can_hold_only_requests() {
     // node.pcap (`tcpdump -i any`) is two points, each its own interface.
     assert_eq!(
         seen.keys().collect::<Vec<_>>(),
-        ["backend", "decap", "egress", "node(in if2)", "node(out if3)"]
+        ["backend", "decap", "egress", "node(in)", "node(out)"]
     );
     // node.pcap is Linux cooked v2 (WTAP encap 210); the others Ethernet (1) or raw IP.
-    for node in ["node(in if2)", "node(out if3)"] {
+    for node in ["node(in)", "node(out)"] {
         assert_eq!(seen[node].1, "210", "{seen:?}");
         assert!(seen[node].0.contains("node.pcap") && seen[node].0.contains("clock offset"), "{seen:?}");
     }

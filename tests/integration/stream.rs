@@ -491,7 +491,7 @@ fn a_stream_splits_an_any_capture_as_its_first_window_did_also_where_one_interfa
     let (whole, _) = without_samples(&whole);
     let labels: Vec<&str> =
         whole["captures"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["decap", "node(in if2)", "node(out if3)", "backend"]);
+    assert_eq!(labels, ["decap", "node(in)", "node(out)", "backend"]);
     assert_eq!(whole["requests"].as_array().unwrap().len(), 200);
     // The node-local checks are unmatched at the node's second point.
     assert!(whole["unmatched"][1]["count"].as_u64().unwrap() >= 300, "{}", whole["unmatched"]);
