@@ -1,25 +1,37 @@
-//! The table on a terminal: columns chosen to fit its width (issue 35).
-//! Takes `Findings`, the words and the width; gives text lines no wider than
-//! the width when the findings allow it. Used only when standard output is a
-//! terminal (or `TUPLECORR_TERM_WIDTH` says to act as one) and `--columns` was
-//! not given; piped output is the full table of `table.rs`.
+//! The table on a terminal, fitted to its width (issues 35 and 55). Takes
+//! `Findings`, the words, the columns and the width; gives text lines no
+//! wider than the width when the findings allow it. Used only when standard
+//! output is a terminal (or `TUPLECORR_TERM_WIDTH` says to act as one);
+//! piped output is the full table of `table.rs`.
 //!
-//! The compact columns: `#`, (the time with `--tz`), `service`, `source`
-//! (where the source changed, before → after; destination changes too,
-//! marked `dst`), `reply`, `outcome`. To fit, in this order:
+//! Without `--columns` the columns are compact: `#`, (the time with `--tz`),
+//! `client` (the client's endpoint at the first point that saw the request,
+//! the CSV's `client`), `service`, `source` (where the source changed,
+//! before → after; destination changes too, marked `dst`), `reply`,
+//! `outcome`. With `--columns` they are the columns asked for.
 //!
-//! 1. endpoints are shortened as the table's fits do (names, then IPv6
-//!    addresses, then IPv4 addresses lose their middle: `198.1…0.42:41010`;
-//!    an address keeps at least its first and last characters and its port
-//!    is never cut);
-//! 2. the `source` cell puts each change on a line of its own and wraps a
-//!    change between its words (boundary, before, `→ after`), never inside one;
-//! 3. the `outcome` wraps within its column between words; an outcome whose
-//!    words do not fit its column is moved onto the lines below the request,
-//!    indented, as `outcome: …`.
+//! **An address is never cut**, nor a port: an endpoint is a word, and a
+//! word is never broken. To fit, in this order:
+//!
+//! 1. names (`--names`, or the name a request asked for) are shortened in
+//!    the middle, then left out, and a line under the table says so;
+//! 2. a cell wraps between its words (a change between its boundary, its
+//!    before and its `→ after`; each change on a line of its own);
+//! 3. whole columns move onto the lines below each request, indented, as
+//!    `outcome: …` (compact: the outcome, then the reply, the time, the
+//!    source, the service; with `--columns`: the outcome, the identity, the
+//!    source, the match, the reply, the time, the protocol, the service,
+//!    then the later points, the last first). The number and the client (with
+//!    `--columns`, the first point's column) never move.
+//!
+//! Of the layouts these steps give, the one with the fewest lines is written
+//! (then the one that moves the fewest columns, then the roomiest names).
 
+use crate::report::schema::WireName;
 use crate::report::table::{
-    change_lines, outcome_text, paint, reply_text, service_cell, time_cell, Fit, Style, FITS, READABLE_FITS,
+    arrow_between, change_lines, endpoint_cell, hop_cells, identity_cell, match_style, match_text,
+    outcome_style, outcome_text, paint, reply_style, reply_text, service_cell, time_cell, title, Column, Fit,
+    Style, FITS,
 };
 use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
@@ -28,15 +40,18 @@ use std::io::{self, Write};
 /// Gap between columns.
 const GAP: usize = 2;
 
-/// Fewest characters the outcome column keeps (`completed`) before every
-/// outcome moves below its request.
+/// Between consecutive capture points on a request's first line (and the header).
+const ARROW: &str = "  →  ";
+
+/// Fewest characters the outcome column of a live table keeps (`completed`)
+/// before every outcome moves below its request.
 const MIN_OUTCOME: usize = 9;
 
-/// What begins an outcome moved below its request.
-const OUTCOME_LEAD: &str = "outcome: ";
+/// What separates a column's title from its text below a request.
+const LEAD: &str = ": ";
 
 /// A cell: paragraphs (forced line breaks) of words (never broken).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Cell {
     paragraphs: Vec<Vec<String>>,
     style: Style,
@@ -70,11 +85,6 @@ impl Cell {
         Cell { paragraphs, style }
     }
 
-    /// Its widest paragraph on one line.
-    fn natural(&self) -> usize {
-        self.paragraphs.iter().map(|p| joined_width(p)).max().unwrap_or(0)
-    }
-
     /// Its widest word.
     fn longest_word(&self) -> usize {
         self.paragraphs.iter().flatten().map(|w| w.chars().count()).max().unwrap_or(0)
@@ -85,15 +95,19 @@ impl Cell {
         let mut out = Vec::new();
         for p in &self.paragraphs {
             let mut line = String::new();
+            let mut used = 0;
             for word in p {
                 let n = word.chars().count();
-                if !line.is_empty() && line.chars().count() + 1 + n > width {
+                if used > 0 && used + 1 + n > width {
                     out.push(std::mem::take(&mut line));
+                    used = 0;
                 }
-                if !line.is_empty() {
+                if used > 0 {
                     line.push(' ');
+                    used += 1;
                 }
                 line.push_str(word);
+                used += n;
             }
             out.push(line);
         }
@@ -101,122 +115,432 @@ impl Cell {
     }
 }
 
-fn joined_width(words: &[String]) -> usize {
-    words.iter().map(|w| w.chars().count()).sum::<usize>() + words.len().saturating_sub(1)
-}
-
-/// What a compact column holds.
+/// What a column of a fitted table holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compact {
-    Request,
-    Time,
-    Service,
-    Source,
-    Reply,
-    Outcome,
+enum Field {
+    /// A column of the table (`--columns`; the compact columns are some of them).
+    Column(Column),
+    /// The client's endpoint at the first point that saw the request (the CSV's `client`).
+    Client,
 }
 
-impl Compact {
-    fn title(self) -> &'static str {
-        match self {
-            Compact::Request => "#",
-            Compact::Time => "time",
-            Compact::Service => "service",
-            Compact::Source => "source",
-            Compact::Reply => "reply",
-            Compact::Outcome => "outcome",
-        }
+/// A column of a fitted table.
+#[derive(Clone, Debug)]
+struct Spec {
+    field: Field,
+    title: String,
+    /// When it moves below its request (lower first); None: never.
+    yields: Option<u8>,
+}
+
+impl Spec {
+    fn is(&self, c: Column) -> bool {
+        self.field == Field::Column(c)
     }
 }
 
-fn cells(w: &Words<'_>, r: &Request, columns: &[Compact], fit: Fit) -> Vec<Cell> {
-    columns
+/// The compact columns (without `--columns`); `with_time`: the time after the number (`--tz`).
+fn compact(with_time: bool) -> Vec<Spec> {
+    let spec =
+        |field: Field, title: &str, yields: Option<u8>| Spec { field, title: title.to_string(), yields };
+    [
+        Some(spec(Field::Column(Column::Request), "#", None)),
+        with_time.then(|| spec(Field::Column(Column::Time), "time", Some(2))),
+        Some(spec(Field::Client, "client", None)),
+        Some(spec(Field::Column(Column::Service), "service", Some(4))),
+        Some(spec(Field::Column(Column::Source), "source", Some(3))),
+        Some(spec(Field::Column(Column::Reply), "reply", Some(1))),
+        Some(spec(Field::Column(Column::Outcome), "outcome", Some(0))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The columns of `--columns` (expanded: a column per point); the first
+/// point's column shows the client and never moves. A list without a point
+/// gets the client after the number (the client is always shown).
+fn asked(w: &Words<'_>, columns: &[Column]) -> Vec<Spec> {
+    let first_point = columns.iter().position(|c| matches!(c, Column::Hop(_)));
+    let mut specs: Vec<Spec> = (columns.iter().enumerate())
+        .map(|(i, &c)| Spec {
+            field: Field::Column(c),
+            title: title(w, c).to_string(),
+            yields: match c {
+                Column::Request => None,
+                Column::Hop(_) if Some(i) == first_point => None,
+                Column::Outcome => Some(0),
+                Column::Identity => Some(1),
+                Column::Source => Some(2),
+                Column::Match => Some(3),
+                Column::Reply => Some(4),
+                Column::Time => Some(5),
+                Column::Proto => Some(6),
+                Column::Service => Some(7),
+                Column::Hop(_) | Column::Hops | Column::Label(_) => Some(8),
+            },
+        })
+        .collect();
+    if first_point.is_none() {
+        let at = columns.iter().position(|c| *c == Column::Request).map_or(0, |i| i + 1);
+        specs.insert(at, Spec { field: Field::Client, title: "client".to_string(), yields: None });
+    }
+    specs
+}
+
+/// One request's cells at fit `fit`.
+fn cells(w: &Words<'_>, r: &Request, specs: &[Spec], fit: Fit) -> Vec<Cell> {
+    let hops: Vec<(String, Style)> = if specs.iter().any(|s| matches!(s.field, Field::Column(Column::Hop(_))))
+    {
+        hop_cells(w, r, w.labels.len(), fit).collect()
+    } else {
+        Vec::new()
+    };
+    let text = |text: String, style: Style| Cell::words(&[text], style);
+    specs
         .iter()
-        .map(|c| match c {
-            Compact::Request => Cell::one(r.request.to_string(), Style::Plain),
-            Compact::Time => Cell::one(time_cell(w, r), Style::Plain),
-            Compact::Service => Cell::one(service_cell(w, r, fit), Style::Plain),
-            Compact::Source => {
-                let lines = change_lines(w, r, fit);
-                if lines.is_empty() {
-                    Cell::one("-".into(), Style::Plain)
-                } else {
-                    Cell::words(&lines, Style::Warn)
-                }
+        .map(|s| match s.field {
+            Field::Client => {
+                let first = r.captures.iter().find(|h| h.seen);
+                let client = match first.map(|h| h.client) {
+                    Some(Some(c)) => endpoint_cell(w, c, fit),
+                    Some(None) => "?".to_string(),
+                    None => "-".to_string(),
+                };
+                text(client, Style::Plain)
             }
-            Compact::Reply => Cell::one(reply_text(w, r), crate::report::table::reply_style(r)),
-            Compact::Outcome => Cell::words(&[outcome_text(w, r)], crate::report::table::outcome_style(r)),
+            Field::Column(c) => match c {
+                Column::Request => Cell::one(r.request.to_string(), Style::Plain),
+                Column::Proto => Cell::one(r.proto.wire().to_string(), Style::Plain),
+                Column::Service => text(service_cell(w, r, fit), Style::Plain),
+                Column::Time => text(time_cell(w, r), Style::Plain),
+                Column::Hop(i) => {
+                    let (cell, style) = hops.get(i).cloned().unwrap_or_else(|| ("-".into(), Style::Plain));
+                    text(cell, style)
+                }
+                Column::Source => {
+                    let lines = change_lines(w, r, fit);
+                    if lines.is_empty() {
+                        Cell::one("-".into(), Style::Plain)
+                    } else {
+                        Cell::words(&lines, Style::Warn)
+                    }
+                }
+                Column::Reply => text(reply_text(w, r), reply_style(r)),
+                Column::Outcome => text(outcome_text(w, r), outcome_style(r)),
+                Column::Match | Column::Hops => Cell::one(match_text(r).to_string(), match_style(r)),
+                Column::Identity => {
+                    let (cell, style) = identity_cell(w, r);
+                    text(cell, style)
+                }
+                // expanded before (`expand`): never a cell of its own
+                Column::Label(_) => Cell::one("-".into(), Style::Plain),
+            },
         })
         .collect()
 }
 
-/// The widths chosen for one fit: every column's, the outcome's (0: every
-/// outcome below its request) and the indent of outcomes moved below.
+/// The widths chosen for one fit: each column's, 0 for a column below its
+/// request on every row.
+#[derive(Clone, Debug)]
 struct Layout {
     widths: Vec<usize>,
-    outcome: usize,
-    indent: usize,
 }
 
-/// A layout of `rows` within `width`, if there is one; `wrap`: the source
-/// column may wrap its changes (else each change keeps its line).
-fn layout(rows: &[Vec<Cell>], columns: &[Compact], width: usize, wrap: bool) -> Option<Layout> {
-    let col = |c: Compact| columns.iter().position(|x| *x == c).expect("compact column");
-    let (source, outcome) = (col(Compact::Source), col(Compact::Outcome));
-    let natural: Vec<usize> = (0..columns.len())
-        .map(|i| rows.iter().map(|r| r[i].natural()).max().unwrap_or(0).max(columns[i].title().len()))
-        .collect();
-    let fixed: usize = (0..columns.len()).filter(|i| *i != source && *i != outcome).map(|i| natural[i]).sum();
-    let gaps = GAP * (columns.len() - 1);
-    let indent = natural[col(Compact::Request)] + GAP;
-    let below_min = rows.iter().map(|r| r[outcome].longest_word()).max().unwrap_or(0) + OUTCOME_LEAD.len();
-    // room for the source and the outcome (with the outcome's gap: all of it
-    // when every outcome moves below)
-    let avail = (width + GAP).checked_sub(fixed + gaps)?;
-    let source_min = if wrap {
-        rows.iter().map(|r| r[source].longest_word()).max().unwrap_or(0).max("source".len())
-    } else {
-        natural[source]
+impl Layout {
+    /// The columns on the requests' lines, in order.
+    fn inline(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.widths.len()).filter(|i| self.widths[*i] > 0)
+    }
+
+    /// Where the lines below a request begin: under the column after the number.
+    fn indent(&self, specs: &[Spec]) -> usize {
+        match self.inline().next() {
+            Some(i) if specs[i].is(Column::Request) => self.widths[i] + GAP,
+            _ => 2 * GAP,
+        }
+    }
+}
+
+/// Characters between columns `a` and `b` on a line.
+fn separator(specs: &[Spec], a: usize, b: usize) -> usize {
+    match (specs[a].field, specs[b].field) {
+        (Field::Column(x), Field::Column(y)) if arrow_between(x, y) => ARROW.chars().count(),
+        _ => GAP,
+    }
+}
+
+/// A cell as a layout sees it: its paragraphs' word widths.
+type Widths = Vec<Vec<usize>>;
+
+/// Distinct rows as a layout sees them (each cell's [`Widths`]), with how
+/// many requests have each: a run's requests mostly look alike.
+struct Shapes {
+    rows: Vec<(Vec<Widths>, usize)>,
+}
+
+impl Shapes {
+    fn of(rows: &[Vec<Cell>]) -> Shapes {
+        let mut seen: std::collections::HashMap<Vec<Widths>, usize> = std::collections::HashMap::new();
+        for row in rows {
+            let shape = row
+                .iter()
+                .map(|c| c.paragraphs.iter().map(|p| p.iter().map(|w| w.chars().count()).collect()).collect())
+                .collect();
+            *seen.entry(shape).or_default() += 1;
+        }
+        let mut rows: Vec<(Vec<Widths>, usize)> = seen.into_iter().collect();
+        // an order that does not depend on the hash
+        rows.sort_unstable();
+        Shapes { rows }
+    }
+}
+
+/// Lines of a cell wrapped at `width` (a word wider than it stands alone).
+fn line_count(cell: &Widths, width: usize) -> usize {
+    let mut count = 0;
+    for p in cell {
+        let mut used = 0;
+        for &n in p {
+            if used > 0 && used + 1 + n > width {
+                count += 1;
+                used = 0;
+            }
+            used += n + usize::from(used > 0);
+        }
+        count += 1;
+    }
+    count
+}
+
+/// The least width above `width` at which the cell's lines change, if any.
+fn next_break(cell: &Widths, width: usize) -> Option<usize> {
+    let mut next: Option<usize> = None;
+    for p in cell {
+        let mut used = 0;
+        for &n in p {
+            if used > 0 && used + 1 + n > width {
+                let at = used + 1 + n;
+                next = Some(next.map_or(at, |x| x.min(at)));
+                used = 0;
+            }
+            used += n + usize::from(used > 0);
+        }
+    }
+    next
+}
+
+fn cell_natural(cell: &Widths) -> usize {
+    cell.iter().map(|p| p.iter().sum::<usize>() + p.len().saturating_sub(1)).max().unwrap_or(0)
+}
+
+fn cell_longest(cell: &Widths) -> usize {
+    cell.iter().flatten().copied().max().unwrap_or(0)
+}
+
+/// Each column's width on one line (`natural`: its widest paragraph) and its
+/// least (its widest word), at least its title's.
+fn measure(shapes: &Shapes, specs: &[Spec]) -> (Vec<usize>, Vec<usize>) {
+    let title = |i: usize| specs[i].title.chars().count();
+    let over = |i: usize, f: fn(&Widths) -> usize| {
+        shapes.rows.iter().map(|(r, _)| f(&r[i])).fold(title(i), usize::max)
     };
-    let mut widths = natural.clone();
-    if natural[source] + GAP + natural[outcome] <= avail {
-        return Some(Layout { widths, outcome: natural[outcome], indent });
+    let natural = (0..specs.len()).map(|i| over(i, cell_natural)).collect();
+    let least = (0..specs.len()).map(|i| over(i, cell_longest)).collect();
+    (natural, least)
+}
+
+/// The columns that may move below their request, in the order they do.
+fn give_way(specs: &[Spec]) -> Vec<usize> {
+    // one column stays on the line whatever it is
+    let stays = (0..specs.len()).find(|i| specs[*i].yields.is_none()).unwrap_or(0);
+    let mut order: Vec<usize> =
+        (0..specs.len()).filter(|i| *i != stays && specs[*i].yields.is_some()).collect();
+    // the same rank: the rightmost first (the later points)
+    order.sort_by_key(|i| (specs[*i].yields, std::cmp::Reverse(*i)));
+    order
+}
+
+/// Characters the columns not `below` need on a line, each as wide as its widest word.
+fn need(least: &[usize], specs: &[Spec], below: &[usize]) -> usize {
+    let inline: Vec<usize> = (0..specs.len()).filter(|i| !below.contains(i)).collect();
+    let gaps: usize = inline.windows(2).map(|p| separator(specs, p[0], p[1])).sum();
+    inline.iter().map(|i| least[*i]).sum::<usize>() + gaps
+}
+
+/// The layout with the columns `below` moved below every request: each
+/// column on the line as wide as its widest word, then, while there is room,
+/// the column whose widening saves the most lines per character widened
+/// (the leftmost of equals), up to its widest paragraph.
+fn layout(
+    shapes: &Shapes,
+    (natural, least): (&[usize], &[usize]),
+    specs: &[Spec],
+    below: &[usize],
+    width: usize,
+) -> Layout {
+    let mut widths = vec![0; specs.len()];
+    for i in (0..specs.len()).filter(|i| !below.contains(i)) {
+        widths[i] = least[i];
     }
-    // the source as wide as it wants while the outcome keeps its least
-    let source_width = natural[source].min(avail.saturating_sub(GAP + MIN_OUTCOME)).max(source_min);
-    if source_width > avail {
-        return None;
+    let mut room = width.saturating_sub(need(least, specs, below));
+    let mut l = Layout { widths };
+    // lines taken, and lines of every cell on the requests' lines (to break ties)
+    let cost = |l: &Layout| -> (usize, usize) {
+        let mut cells = 0;
+        let h = shapes
+            .rows
+            .iter()
+            .map(|(row, n)| {
+                let mut tall = 1;
+                for (i, cell) in row.iter().enumerate().filter(|(i, _)| l.widths[*i] > 0) {
+                    let c = line_count(cell, l.widths[i]);
+                    cells += c * n;
+                    tall = tall.max(c);
+                }
+                tall * n
+            })
+            .sum();
+        (h, cells)
+    };
+    let mut now = cost(&l);
+    while room > 0 {
+        let mut best: Option<Widen> = None;
+        for i in l.inline().filter(|i| l.widths[*i] < natural[*i]).collect::<Vec<_>>() {
+            let limit = natural[i].min(l.widths[i] + room);
+            // the next width at which the column's lines change
+            let Some(to) = (shapes.rows.iter())
+                .filter_map(|(row, _)| next_break(&row[i], l.widths[i]))
+                .min()
+                .map(|w| w.min(natural[i]))
+                .filter(|w| *w <= limit)
+            else {
+                continue;
+            };
+            let mut wider = l.clone();
+            wider.widths[i] = to;
+            let then = cost(&wider);
+            let step = Widen {
+                column: i,
+                to,
+                spent: to - l.widths[i],
+                saved: (now.0.saturating_sub(then.0), now.1.saturating_sub(then.1)),
+                then,
+            };
+            if best.as_ref().is_none_or(|b| step.better_than(b)) {
+                best = Some(step);
+            }
+        }
+        let Some(step) = best else { break };
+        room -= step.spent;
+        l.widths[step.column] = step.to;
+        now = step.then;
     }
-    let rest = avail - source_width;
-    let outcome_width = if rest >= GAP + MIN_OUTCOME { (rest - GAP).min(natural[outcome]) } else { 0 };
-    let some_below = rows.iter().any(|r| r[outcome].longest_word() > outcome_width);
-    if some_below && below_min + indent > width {
-        return None;
+    l
+}
+
+/// One column widened to its next break (see [`layout`]).
+struct Widen {
+    column: usize,
+    to: usize,
+    /// Characters it takes.
+    spent: usize,
+    /// Lines it saves: of the requests, of their cells.
+    saved: (usize, usize),
+    /// Lines after it: of the requests, of their cells.
+    then: (usize, usize),
+}
+
+impl Widen {
+    /// Saves more lines per character (of the requests, then of their cells).
+    fn better_than(&self, other: &Widen) -> bool {
+        let per = |a: usize, b: usize| (a * other.spent).cmp(&(b * self.spent));
+        per(self.saved.0, other.saved.0).then(per(self.saved.1, other.saved.1)).is_gt()
     }
-    widths[source] = source_width;
-    widths[outcome] = outcome_width;
-    Some(Layout { widths, outcome: outcome_width, indent })
+}
+
+/// True when a cell of column `i` goes below its request in layout `l`
+/// (`longest`: its widest word): its column is below, or a word of it is
+/// wider than its column (a live table's fixed widths). The number never
+/// goes below.
+fn is_below(specs: &[Spec], l: &Layout, i: usize, longest: usize) -> bool {
+    l.widths[i] == 0 || (longest > l.widths[i] && !specs[i].is(Column::Request))
+}
+
+/// Room for the text of a column below a request.
+fn below_room(specs: &[Spec], l: &Layout, i: usize, width: usize) -> usize {
+    let lead = specs[i].title.chars().count() + LEAD.len();
+    width.saturating_sub(l.indent(specs) + lead).max(1)
 }
 
 /// Lines the requests take in layout `l`.
-fn height(rows: &[Vec<Cell>], columns: &[Compact], l: &Layout) -> usize {
-    rows.iter()
-        .map(|row| {
-            let mut below = 0;
-            let mut tall = 1;
-            for (i, (cell, c)) in row.iter().zip(columns).enumerate() {
-                match c {
-                    Compact::Outcome if l.outcome == 0 || cell.longest_word() > l.outcome => {
-                        below = cell.lines(usize::MAX).len().max(1)
-                    }
-                    Compact::Outcome => tall = tall.max(cell.lines(l.outcome).len()),
-                    Compact::Source => tall = tall.max(cell.lines(l.widths[i]).len()),
-                    _ => {}
+fn height(shapes: &Shapes, specs: &[Spec], l: &Layout, width: usize) -> usize {
+    (shapes.rows.iter())
+        .map(|(row, n)| {
+            let (mut tall, mut below) = (1, 0);
+            for (i, cell) in row.iter().enumerate() {
+                if is_below(specs, l, i, cell_longest(cell)) {
+                    below += line_count(cell, below_room(specs, l, i, width));
+                } else {
+                    tall = tall.max(line_count(cell, l.widths[i]));
                 }
             }
-            tall + below
+            (tall + below) * n
         })
         .sum()
+}
+
+/// The requests' rows at the fit and layout with the fewest lines (see the
+/// module's documentation), and the fit when it shortened or left out names.
+fn choose(
+    w: &Words<'_>,
+    findings: &Findings,
+    specs: &[Spec],
+    width: usize,
+) -> (Vec<Vec<Cell>>, Layout, Option<Fit>) {
+    let order = give_way(specs);
+    // the rows at the roomiest fit, at the fit before, and the best so far
+    let mut first: Option<Vec<Vec<Cell>>> = None;
+    let mut previous: Option<Vec<Vec<Cell>>> = None;
+    let mut best: Option<Chosen> = None;
+    for (f, &fit) in FITS.iter().enumerate() {
+        let rows: Vec<Vec<Cell>> = findings.requests.iter().map(|r| cells(w, r, specs, fit)).collect();
+        if previous.as_ref().is_some_and(|p| *p == rows) {
+            // no name shortened more than at the fit before
+            continue;
+        }
+        let shapes = Shapes::of(&rows);
+        let (natural, least) = measure(&shapes, specs);
+        let fewest =
+            (0..=order.len()).find(|k| need(&least, specs, &order[..*k]) <= width).unwrap_or(order.len());
+        // moving one or two columns more may take fewer lines (an outcome wrapped in a narrow column)
+        for k in fewest..=(fewest + 2).min(order.len()) {
+            let layout = layout(&shapes, (&natural, &least), specs, &order[..k], width);
+            let key = (height(&shapes, specs, &layout, width), k, f);
+            if best.as_ref().is_none_or(|b| key < b.key) {
+                best = Some(Chosen { key, layout, rows: rows.clone() });
+            }
+        }
+        if f == 0 {
+            first = Some(rows.clone());
+        }
+        previous = Some(rows);
+        // one line per request, no column below: nothing fits better
+        if best.as_ref().is_some_and(|b| b.key.0 == findings.requests.len() && b.key.1 == 0) {
+            break;
+        }
+    }
+    let Chosen { key, layout, rows } = best.expect("a layout at the first fit");
+    let cut = (key.2 > 0 && first.is_some_and(|r| r != rows)).then_some(FITS[key.2]);
+    (rows, layout, cut)
+}
+
+/// A layout [`choose`] keeps: its key (lines, columns below, fit), its
+/// widths and the rows at its fit.
+struct Chosen {
+    key: (usize, usize, usize),
+    layout: Layout,
+    rows: Vec<Vec<Cell>>,
 }
 
 /// The table in its compact columns, fitted to `width` (see the module's
@@ -229,126 +553,97 @@ pub fn write_fitted(
     color: bool,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    let columns: Vec<Compact> = [
-        Some(Compact::Request),
-        with_time.then_some(Compact::Time),
-        Some(Compact::Service),
-        Some(Compact::Source),
-        Some(Compact::Reply),
-        Some(Compact::Outcome),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    // each change on one line at the roomiest readable fit that allows it,
-    // else wrapped between its words, and only then the narrowest fit
-    let rows_at = |fit: Fit| -> Vec<Vec<Cell>> {
-        findings.requests.iter().map(|r| cells(w, r, &columns, fit)).collect()
-    };
-    let mut chosen = FITS[..READABLE_FITS].iter().find_map(|&fit| {
-        let rows = rows_at(fit);
-        layout(&rows, &columns, width, false).map(|l| (rows, l))
-    });
-    if chosen.is_none() {
-        // wrapped: the readable fit that needs the fewest lines (the roomiest of equals)
-        for &fit in &FITS[..READABLE_FITS] {
-            let rows = rows_at(fit);
-            if let Some(l) = layout(&rows, &columns, width, true) {
-                let lines = height(&rows, &columns, &l);
-                if chosen.as_ref().is_none_or(|(r, c)| lines < height(r, &columns, c)) {
-                    chosen = Some((rows, l));
-                }
-            }
-        }
+    write_specs(w, findings, &compact(with_time), width, color, out)
+}
+
+/// The columns of `--columns` (expanded: a column per point), fitted to
+/// `width` as the compact ones are.
+pub fn write_columns(
+    w: &Words<'_>,
+    findings: &Findings,
+    columns: &[Column],
+    width: usize,
+    color: bool,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    write_specs(w, findings, &asked(w, columns), width, color, out)
+}
+
+fn write_specs(
+    w: &Words<'_>,
+    findings: &Findings,
+    specs: &[Spec],
+    width: usize,
+    color: bool,
+    out: &mut (dyn Write + Send),
+) -> io::Result<()> {
+    let (rows, l, cut) = choose(w, findings, specs, width);
+    let mut text = render(&rows, specs, &l, width, color, true);
+    if let Some(fit) = cut {
+        let what = if fit.name == 0 { "left out" } else { "shortened" };
+        let note = format!("(names {what} to fit {width} columns; CSV, JSON and piped output have them)\n");
+        text.push_str(&wrap_lines(&note, width));
     }
-    if chosen.is_none() {
-        let rows = rows_at(FITS[FITS.len() - 1]);
-        chosen = layout(&rows, &columns, width, true).map(|l| (rows, l));
-    }
-    let (rows, l) = match chosen {
-        Some(c) => c,
-        // nothing fits (a very narrow terminal): the tightest fit, outcomes below
-        None => {
-            let fit = FITS[FITS.len() - 1];
-            let rows: Vec<Vec<Cell>> = findings.requests.iter().map(|r| cells(w, r, &columns, fit)).collect();
-            let mut widths: Vec<usize> = (0..columns.len())
-                .map(|i| rows.iter().map(|r| r[i].natural()).max().unwrap_or(0).max(columns[i].title().len()))
-                .collect();
-            let outcome = columns.len() - 1;
-            widths[outcome] = 0;
-            let indent = widths[0] + GAP;
-            (rows, Layout { widths, outcome: 0, indent })
-        }
-    };
-    out.write_all(render(&rows, &columns, &l, width, color, true).as_bytes())
+    out.write_all(text.as_bytes())
 }
 
 /// The lines of `rows` in layout `l` (the header first when `header`).
-fn render(
-    rows: &[Vec<Cell>],
-    columns: &[Compact],
-    l: &Layout,
-    width: usize,
-    color: bool,
-    header: bool,
-) -> String {
+fn render(rows: &[Vec<Cell>], specs: &[Spec], l: &Layout, width: usize, color: bool, header: bool) -> String {
     let mut text = String::new();
-    let shown = if l.outcome == 0 { columns.len() - 1 } else { columns.len() };
-    let header_cells: Vec<(String, Style)> =
-        columns[..shown].iter().map(|c| (c.title().to_string(), Style::Bold)).collect();
+    let inline: Vec<usize> = l.inline().collect();
     if header {
-        line(&mut text, &header_cells, columns, &l.widths, color);
+        let cells: Vec<(String, Style)> =
+            inline.iter().map(|i| (specs[*i].title.clone(), Style::Bold)).collect();
+        line(&mut text, &cells, specs, &inline, &l.widths, color, true);
     }
+    let indent = l.indent(specs);
     for row in rows {
-        let mut below = Vec::new();
-        let wrapped: Vec<Vec<String>> = row
+        let mut below: Vec<usize> = Vec::new();
+        let wrapped: Vec<Vec<String>> = inline
             .iter()
-            .zip(columns)
-            .enumerate()
-            .map(|(i, (cell, c))| match c {
-                Compact::Outcome if l.outcome == 0 || cell.longest_word() > l.outcome => {
-                    below = cell.lines(width.saturating_sub(l.indent + OUTCOME_LEAD.len()).max(1));
+            .map(|&i| {
+                if is_below(specs, l, i, row[i].longest_word()) {
+                    below.push(i);
                     Vec::new()
+                } else {
+                    row[i].lines(l.widths[i])
                 }
-                Compact::Outcome => cell.lines(l.outcome),
-                Compact::Source => cell.lines(l.widths[i]),
-                _ => cell.lines(usize::MAX),
             })
             .collect();
-        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
-        for k in 0..height {
-            let cells: Vec<(String, Style)> =
-                (0..shown).map(|i| (wrapped[i].get(k).cloned().unwrap_or_default(), row[i].style)).collect();
-            line(&mut text, &cells, columns, &l.widths, color);
+        let tall = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for k in 0..tall {
+            let cells: Vec<(String, Style)> = (inline.iter().zip(&wrapped))
+                .map(|(i, lines)| (lines.get(k).cloned().unwrap_or_default(), row[*i].style))
+                .collect();
+            line(&mut text, &cells, specs, &inline, &l.widths, color, k == 0);
         }
-        let style = row[columns.len() - 1].style;
-        for (k, b) in below.iter().enumerate() {
-            text.extend(std::iter::repeat_n(' ', l.indent));
-            if k == 0 {
-                text.push_str(OUTCOME_LEAD);
-            } else {
-                text.extend(std::iter::repeat_n(' ', OUTCOME_LEAD.len()));
+        // below the request, in the columns' order
+        for i in (0..specs.len()).filter(|i| l.widths[*i] == 0 || below.contains(i)) {
+            let lead = format!("{}{LEAD}", specs[i].title);
+            for (k, b) in row[i].lines(below_room(specs, l, i, width)).iter().enumerate() {
+                text.extend(std::iter::repeat_n(' ', indent));
+                if k == 0 {
+                    text.push_str(&lead);
+                } else {
+                    text.extend(std::iter::repeat_n(' ', lead.chars().count()));
+                }
+                text.push_str(&paint(b, row[i].style, color));
+                text.push('\n');
             }
-            text.push_str(&paint(b, style, color));
-            text.push('\n');
         }
     }
     text
 }
 
-/// The compact columns of a live table (`--follow --format table`).
-const LIVE_COLUMNS: [Compact; 5] =
-    [Compact::Request, Compact::Service, Compact::Source, Compact::Reply, Compact::Outcome];
-
-/// Widths of a live table's `#`, `service` and `reply` columns.
-const LIVE_FIXED: [usize; 3] = [5, 26, 10];
+/// Widths of a live table's `#`, `client`, `service` and `reply` columns.
+const LIVE_FIXED: [usize; 4] = [5, 23, 22, 10];
 
 /// A live table's rows (`--follow --format table`): the compact columns at
 /// widths fixed for `width` (a request is written as its window settles, so
 /// no width can wait for the requests after it), the header first when
-/// `header`. Each request takes the roomiest fit whose service and changes
-/// fit their columns; the source and the outcome wrap as on a terminal, and
-/// an outcome too long for its column goes below its request.
+/// `header`. Each request takes the roomiest fit whose cells fit their
+/// columns; a cell wraps as on a terminal, and a cell with a word wider than
+/// its column (a long address) goes below its request, whole.
 pub fn write_live(
     w: &Words<'_>,
     findings: &Findings,
@@ -357,22 +652,27 @@ pub fn write_live(
     color: bool,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
-    let [number, service, reply] = LIVE_FIXED;
-    let rest = width.saturating_sub(number + service + reply + GAP * 4);
-    // the outcome gets half of the rest while the source keeps 24
+    let specs = compact(false);
+    let [number, client, service, reply] = LIVE_FIXED;
+    let rest = width.saturating_sub(number + client + service + reply + GAP * 5);
+    // the outcome gets half of the rest while the source keeps 24; else it goes below
     let outcome = (rest / 2).max(MIN_OUTCOME);
-    let (source, outcome) = if rest >= outcome + 24 { (rest - outcome, outcome) } else { (rest.max(24), 0) };
-    let l = Layout { widths: vec![number, service, source, reply, outcome], outcome, indent: number + GAP };
+    let (source, outcome) = if rest >= outcome + 24 { (rest - outcome, outcome) } else { (rest + GAP, 0) };
+    let l = Layout { widths: vec![number, client, service, source, reply, outcome] };
     let rows: Vec<Vec<Cell>> = (findings.requests.iter())
         .map(|r| {
-            let fits = |cells: &Vec<Cell>| cells[1].natural() <= service && cells[2].longest_word() <= source;
+            // the service on one line, every word within its column
+            let fits = |cells: &Vec<Cell>| {
+                cells[2].lines(service).len() == 1
+                    && cells.iter().zip(&l.widths).all(|(c, w)| *w == 0 || c.longest_word() <= *w)
+            };
             FITS.iter()
-                .map(|&fit| cells(w, r, &LIVE_COLUMNS, fit))
+                .map(|&fit| cells(w, r, &specs, fit))
                 .find(fits)
-                .unwrap_or_else(|| cells(w, r, &LIVE_COLUMNS, FITS[FITS.len() - 1]))
+                .unwrap_or_else(|| cells(w, r, &specs, FITS[FITS.len() - 1]))
         })
         .collect();
-    out.write_all(render(&rows, &LIVE_COLUMNS, &l, width, color, header).as_bytes())
+    out.write_all(render(&rows, &specs, &l, width, color, header).as_bytes())
 }
 
 /// Characters of `text` a terminal shows (ANSI colour codes take none).
@@ -437,21 +737,37 @@ pub fn wrap_lines(text: &str, width: usize) -> String {
     out
 }
 
-/// One line: cells padded to their widths (`#` right-aligned), the last
-/// cell and trailing blanks not padded.
-fn line(text: &mut String, cells: &[(String, Style)], columns: &[Compact], widths: &[usize], color: bool) {
+/// One line of the columns `inline`: cells padded to their widths (`#`
+/// right-aligned), the last cell and trailing blanks not padded; `arrows`:
+/// an arrow between consecutive points (a request's first line, the header),
+/// else blanks as wide.
+fn line(
+    text: &mut String,
+    cells: &[(String, Style)],
+    specs: &[Spec],
+    inline: &[usize],
+    widths: &[usize],
+    color: bool,
+    arrows: bool,
+) {
     let last = cells.iter().rposition(|(t, _)| !t.is_empty()).unwrap_or(0);
-    for (i, (cell, style)) in cells.iter().enumerate().take(last + 1) {
-        if i > 0 {
-            text.extend(std::iter::repeat_n(' ', GAP));
+    for (k, (cell, style)) in cells.iter().enumerate().take(last + 1) {
+        let i = inline[k];
+        if k > 0 {
+            let gap = separator(specs, inline[k - 1], i);
+            if arrows && gap > GAP {
+                text.push_str(ARROW);
+            } else {
+                text.extend(std::iter::repeat_n(' ', gap));
+            }
         }
         let pad = widths[i].saturating_sub(cell.chars().count());
-        if columns[i] == Compact::Request {
+        if specs[i].is(Column::Request) {
             text.extend(std::iter::repeat_n(' ', pad));
             text.push_str(&paint(cell, *style, color));
         } else {
             text.push_str(&paint(cell, *style, color));
-            if i < last {
+            if k < last {
                 text.extend(std::iter::repeat_n(' ', pad));
             }
         }
@@ -501,26 +817,158 @@ mod tests {
         assert_eq!(c.lines(100), ["a->b 198.18.90.42:1 → 198.19.3.17:2"]);
     }
 
-    #[test]
-    fn compact_columns_at_wide_and_narrow_widths() {
-        let wide = fitted(200, None);
-        let first: Vec<&str> = wide.lines().collect();
-        assert_eq!(
-            first[0].split_whitespace().collect::<Vec<_>>(),
-            ["#", "service", "source", "reply", "outcome"]
-        );
-        assert!(first[1].contains("egress->backend 198.18.90.42:51514 → 198.19.3.17:40112"), "{wide}");
-        for width in [120, 80, 60] {
-            let t = fitted(width, None);
-            assert!(widest(&t) <= width, "{width}: {}\n{t}", widest(&t));
-            // every port of the fixture whole, wherever its address was cut
-            for port in [":51514", ":40112", ":80"] {
-                assert!(t.contains(port), "{width} {port}\n{t}");
+    /// Every endpoint and address a request's cells show, as text.
+    fn addresses(f: &Findings) -> Vec<String> {
+        use crate::report::endpoint::endpoint_text;
+        let mut out = Vec::new();
+        for r in &f.requests {
+            for h in r.captures.iter().filter(|h| h.seen) {
+                out.extend(h.client.into_iter().chain(h.server).map(endpoint_text));
             }
-            assert!(t.contains("icmp-error") && t.contains("3/13"), "{t}");
+            for c in r.source.iter().chain(&r.destination) {
+                out.extend([c.before, c.after].map(endpoint_text));
+            }
+            out.extend(r.outcome.by.map(|a| a.to_string()));
         }
-        // at 80 the ICMP outcome wraps or moves below, its words whole
+        out
+    }
+
+    /// The client's endpoint of each request (the CSV's `client`).
+    fn clients(f: &Findings) -> Vec<String> {
+        (f.requests.iter())
+            .filter_map(|r| r.captures.iter().find(|h| h.seen).and_then(|h| h.client))
+            .map(crate::report::endpoint::endpoint_text)
+            .collect()
+    }
+
+    /// No `…` touches an address: the characters beside it are no digit,
+    /// `.`, `:` or bracket (names are shortened, addresses never).
+    fn no_cut_address(t: &str) {
+        let chars: Vec<char> = t.chars().collect();
+        for (i, c) in chars.iter().enumerate().filter(|(_, c)| **c == '…') {
+            for n in [i.checked_sub(1).map(|j| chars[j]), chars.get(i + 1).copied()].into_iter().flatten() {
+                assert!(
+                    !(n.is_ascii_digit() || matches!(n, '.' | ':' | '[' | ']')),
+                    "{c} beside {n:?}:\n{t}"
+                );
+            }
+        }
+    }
+
+    fn long_names() -> crate::names::Names {
+        let mut names = crate::names::Names::default();
+        let text =
+            "2001:db8::/32 a-rather-long-ipv6-network-name\n198.18.90.42 backend-vpn-0-in-a-namespace\n";
+        names.extend(crate::names::parse(text).unwrap().1);
+        names
+    }
+
+    #[test]
+    fn every_address_is_whole_at_every_width_and_the_client_always_shown() {
+        let f = findings();
+        let names = long_names();
+        for names in [None, Some(&names)] {
+            let wide = fitted(300, names);
+            let header: Vec<&str> = wide.lines().next().unwrap().split_whitespace().collect();
+            assert_eq!(header, ["#", "client", "service", "source", "reply", "outcome"], "{wide}");
+            for width in [300, 200, 120, 100, 80, 60, 40] {
+                let t = fitted(width, names);
+                if width >= 80 {
+                    assert!(widest(&t) <= width, "{width}: {}\n{t}", widest(&t));
+                }
+                for a in addresses(&f) {
+                    assert!(t.contains(&a), "{width}: {a} cut or missing\n{t}");
+                }
+                // each client on its request's first line
+                for (r, client) in f.requests.iter().zip(clients(&f)) {
+                    let first =
+                        t.lines().find(|l| l.split_whitespace().next() == Some(&r.request.to_string()));
+                    assert!(first.is_some_and(|l| l.contains(&client)), "{width}: {client}\n{t}");
+                }
+                no_cut_address(&t);
+                if names.is_none() {
+                    assert!(!t.contains('…'), "{width}:\n{t}");
+                }
+                assert!(t.contains("icmp-error") && t.contains("3/13"), "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn columns_give_way_below_the_request_and_names_are_left_out_with_a_note() {
+        // at 80 the outcome, then the reply, then the source move below, whole
         let t = fitted(80, None);
-        assert!(t.contains("egress->backend"), "{t}");
+        assert!(t.lines().any(|l| l.trim_start().starts_with("outcome: ")), "{t}");
+        assert!(
+            t.contains("[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]")
+                || t.contains("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1")
+        );
+        // names go before any column moves: none left at 80, and a line says so
+        let names = long_names();
+        let t = fitted(80, Some(&names));
+        assert!(
+            t.ends_with("(names left out to fit 80 columns; CSV, JSON and piped output have them)\n"),
+            "{t}"
+        );
+        let roomy = fitted(400, Some(&names));
+        assert!(roomy.contains("backend-vpn-0-in-a-namespace (198.18.90.42:51514)"), "{roomy}");
+        assert!(!roomy.contains("(names"), "{roomy}");
+    }
+
+    #[test]
+    fn with_columns_every_address_is_whole_and_later_points_give_way() {
+        use crate::report::table::{expand, ALL_COLUMNS};
+        let f = findings();
+        let names = long_names();
+        let table = |width: usize, columns: &[Column], names: Option<&crate::names::Names>| {
+            let w = Words { names, ..Words::new(&f) };
+            let mut out = Vec::new();
+            write_columns(&w, &f, &expand(columns, &w.labels), width, false, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let points = [Column::Request, Column::Hops, Column::Reply, Column::Outcome];
+        let no_point = [Column::Request, Column::Service, Column::Outcome];
+        for columns in [&ALL_COLUMNS[..], &points[..], &no_point[..]] {
+            for width in [200, 120, 100, 80] {
+                for names in [None, Some(&names)] {
+                    let t = table(width, columns, names);
+                    assert!(widest(&t) <= width, "{width}: {}\n{t}", widest(&t));
+                    for client in clients(&f) {
+                        assert!(t.contains(&client), "{width} {columns:?}: {client}\n{t}");
+                    }
+                    no_cut_address(&t);
+                }
+            }
+        }
+        // the points side by side while they fit; the last moves below first
+        let t = table(80, &points, None);
+        assert!(t.lines().next().unwrap().starts_with("#  decap"), "{t}");
+        assert!(t.lines().any(|l| l.trim_start().starts_with("backend: ")), "{t}");
+        assert!(
+            t.contains("[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]")
+                || t.contains("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1"),
+            "{t}"
+        );
+        // without a point the client is added after the number
+        let t = table(120, &no_point, None);
+        let header: Vec<&str> = t.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(header[..3], ["#", "client", "service"], "{t}");
+    }
+
+    #[test]
+    fn a_live_table_shows_each_client_whole_at_fixed_widths() {
+        let f = findings();
+        for width in [80, 120] {
+            let w = Words::new(&f);
+            let mut out = Vec::new();
+            write_live(&w, &f, width, true, false, &mut out).unwrap();
+            let t = String::from_utf8(out).unwrap();
+            assert!(t.lines().next().unwrap().trim_start().starts_with("#  client"), "{t}");
+            assert!(widest(&t) <= width, "{width}: {}\n{t}", widest(&t));
+            for a in addresses(&f) {
+                assert!(t.contains(&a), "{width}: {a} cut or missing\n{t}");
+            }
+            assert!(!t.contains('…'), "{t}");
+        }
     }
 }

@@ -85,22 +85,6 @@ pub fn shorten_endpoint(text: &str, max: usize) -> String {
     middle_ellipsis(text, max)
 }
 
-/// Fewest characters an elided address keeps (`19…42`): its start and end.
-pub const MIN_ELIDED_ADDRESS: usize = 5;
-
-/// An endpoint (`ip:port`, `[v6]:port` or a bare address) shortened to
-/// `max` characters where it can be: the address loses its middle (`…`),
-/// keeping its start and end and at least [`MIN_ELIDED_ADDRESS`] characters;
-/// the port is never cut: `198.18.90.42:41010` → `198.1…0.42:41010`.
-pub fn elide_endpoint(e: crate::verdict::Endpoint, max: usize) -> String {
-    let addr = super::endpoint::addr_text(e.addr);
-    let (open, close) = if e.addr.is_ipv6() && e.port.is_some() { ("[", "]") } else { ("", "") };
-    let port = e.port.map(|p| format!(":{p}")).unwrap_or_default();
-    let fixed = open.len() + close.len() + port.len();
-    let keep = max.saturating_sub(fixed).max(MIN_ELIDED_ADDRESS);
-    format!("{open}{}{close}{port}", middle_ellipsis(&addr, keep))
-}
-
 /// The reply column: path plus where it went wrong.
 pub fn reply_text(w: &Words<'_>, r: &Request) -> String {
     let reply = &r.reply;
@@ -179,7 +163,7 @@ pub(crate) fn outcome_style(r: &Request) -> Style {
     }
 }
 
-fn match_style(r: &Request) -> Style {
+pub(crate) fn match_style(r: &Request) -> Style {
     match weakest_match(r) {
         Some(Strength::Ambiguous) => Style::Bad,
         Some(Strength::Weak) => Style::Warn,
@@ -189,7 +173,7 @@ fn match_style(r: &Request) -> Style {
 
 /// The identity the backend sees, as the CSV writes it; a carrier set by the
 /// client side or naming another address than the client is a warning.
-fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
+pub(crate) fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
     match r.identity.as_deref() {
         None => ("-".to_string(), Style::Plain),
         Some(i) => {
@@ -210,39 +194,33 @@ pub use crate::config::columns::{
 /// How long names and endpoints may be in cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Fit {
-    endpoint: usize,
-    name: usize,
-    /// IPv4 endpoints are shortened too (only the tightest fits).
-    v4: bool,
+    /// IPv6 endpoints longer than this are shortened in the middle (only the
+    /// piped table's [`FULL`]; on a terminal an address is never cut).
+    endpoint: Option<usize>,
+    /// Names longer than this are shortened in the middle; 0: no name.
+    pub(crate) name: usize,
 }
 
-/// From roomy to tight: tried in turn until the table fits the width. Long
-/// IPv6 addresses lose their middle first, names too, ports never; in the
-/// tightest fits IPv4 addresses lose their middle too (see [`elide_endpoint`]).
-pub(crate) const FITS: [Fit; 7] = [
-    Fit { endpoint: MAX_ENDPOINT_CHARS, name: 32, v4: false },
-    Fit { endpoint: 24, name: 20, v4: false },
-    Fit { endpoint: 20, name: 14, v4: false },
-    Fit { endpoint: 17, name: 8, v4: false },
-    // addresses only (the names stay in CSV, JSON and HTML)
-    Fit { endpoint: 15, name: 0, v4: false },
-    Fit { endpoint: 17, name: 0, v4: true },
-    // the narrowest: every address down to a few of its first and last characters
-    Fit { endpoint: 13, name: 0, v4: true },
+/// The piped table's cells (and `--stream`'s), as they always were: names up
+/// to 32 characters, IPv6 endpoints up to [`MAX_ENDPOINT_CHARS`].
+pub(crate) const FULL: Fit = Fit { endpoint: Some(MAX_ENDPOINT_CHARS), name: 32 };
+
+/// The fits of a table on a terminal, from roomy to tight: only names are
+/// shortened (then left out: they stay in CSV, JSON and HTML); every address
+/// and port is shown whole in every fit.
+pub(crate) const FITS: [Fit; 5] = [
+    Fit { endpoint: None, name: 32 },
+    Fit { endpoint: None, name: 20 },
+    Fit { endpoint: None, name: 14 },
+    Fit { endpoint: None, name: 8 },
+    Fit { endpoint: None, name: 0 },
 ];
 
-/// The fits whose addresses still read well (the last, [`FITS`]'s narrowest,
-/// keeps only a few characters of each address).
-pub(crate) const READABLE_FITS: usize = FITS.len() - 1;
-
-/// An endpoint with its name, both shortened to fit: `name (ip:port)`.
+/// An endpoint with its name (shortened to fit): `name (ip:port)`.
 pub(crate) fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit) -> String {
-    let text = if e.addr.is_ipv4() && !fit.v4 {
-        super::endpoint::endpoint_text(e)
-    } else if fit.v4 {
-        elide_endpoint(e, fit.endpoint)
-    } else {
-        shorten_endpoint(&super::endpoint::endpoint_text(e), fit.endpoint)
+    let text = match fit.endpoint {
+        Some(max) if e.addr.is_ipv6() => shorten_endpoint(&super::endpoint::endpoint_text(e), max),
+        _ => super::endpoint::endpoint_text(e),
     };
     match w.name_of(e.addr).filter(|_| fit.name > 0) {
         Some(name) => format!("{} ({text})", middle_ellipsis(name, fit.name)),
@@ -251,7 +229,7 @@ pub(crate) fn endpoint_cell(w: &Words<'_>, e: crate::verdict::Endpoint, fit: Fit
 }
 
 /// The hop cells of one request, one per capture.
-fn hop_cells<'r>(
+pub(crate) fn hop_cells<'r>(
     w: &'r Words<'_>,
     r: &'r Request,
     captures: usize,
@@ -412,27 +390,27 @@ pub fn unknown_point(columns: &[Column], labels: &[&str]) -> Option<String> {
     })
 }
 
+/// A column's title in the header.
+pub(crate) fn title<'w>(w: &'w Words<'_>, c: Column) -> &'w str {
+    match c {
+        Column::Request => "#",
+        Column::Proto => "proto",
+        Column::Service => "service",
+        Column::Time => "time",
+        Column::Hop(i) => w.label(i),
+        Column::Source => "source",
+        Column::Reply => "reply",
+        Column::Outcome => "outcome",
+        Column::Match | Column::Hops => "match",
+        Column::Label(name) => name,
+        Column::Identity => "identity",
+    }
+}
+
 /// The table's cells, header first.
 fn cells(findings: &Findings, w: &Words<'_>, columns: &[Column], fit: Fit) -> Vec<Vec<(String, Style)>> {
-    let header: Vec<(String, Style)> = columns
-        .iter()
-        .map(|c| {
-            let title = match c {
-                Column::Request => "#",
-                Column::Proto => "proto",
-                Column::Service => "service",
-                Column::Time => "time",
-                Column::Hop(i) => w.label(*i),
-                Column::Source => "source",
-                Column::Reply => "reply",
-                Column::Outcome => "outcome",
-                Column::Match | Column::Hops => "match",
-                Column::Label(name) => name,
-                Column::Identity => "identity",
-            };
-            (title.to_string(), Style::Bold)
-        })
-        .collect();
+    let header: Vec<(String, Style)> =
+        columns.iter().map(|c| (title(w, *c).to_string(), Style::Bold)).collect();
     let captures = w.labels.len();
     let mut rows = vec![header];
     rows.par_extend(findings.requests.par_iter().map(|r| {
@@ -469,14 +447,8 @@ fn widths(rows: &[Vec<(String, Style)>]) -> Vec<usize> {
 }
 
 /// True when columns `a` and `b` are consecutive capture points (an arrow between them).
-fn arrow_between(a: Column, b: Column) -> bool {
+pub(crate) fn arrow_between(a: Column, b: Column) -> bool {
     matches!((a, b), (Column::Hop(x), Column::Hop(y)) if y == x + 1)
-}
-
-/// Characters of the widest line.
-fn line_width(columns: &[Column], widths: &[usize]) -> usize {
-    let gaps: usize = columns.windows(2).map(|p| if arrow_between(p[0], p[1]) { 5 } else { 2 }).sum();
-    widths.iter().sum::<usize>() + gaps
 }
 
 /// `--format table` without the summary: a header line and one line per request.
@@ -485,8 +457,10 @@ pub fn write_table(findings: &Findings, color: bool, out: &mut (dyn Write + Send
 }
 
 /// [`write_table`] with names and zone (`w`), the chosen columns, and the
-/// terminal's width: endpoints and names are shortened in the middle (never
-/// a port) until the lines fit, as far as they can.
+/// terminal's width, if any: then the table is fitted to it as
+/// [`crate::report::fit::write_columns`] does (every address whole, names
+/// shortened or left out, columns moved below their request); without one
+/// (piped output), the full table.
 pub fn write_table_with(
     w: &Words<'_>,
     findings: &Findings,
@@ -496,15 +470,10 @@ pub fn write_table_with(
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     let columns = expand(columns, &w.labels);
-    let mut rows = cells(findings, w, &columns, FITS[0]);
-    if let Some(limit) = width {
-        for fit in &FITS[1..] {
-            if line_width(&columns, &widths(&rows)) <= limit {
-                break;
-            }
-            rows = cells(findings, w, &columns, *fit);
-        }
+    if let Some(width) = width {
+        return crate::report::fit::write_columns(w, findings, &columns, width, color, out);
     }
+    let rows = cells(findings, w, &columns, FULL);
     let widths = widths(&rows);
     // Lines are padded across cores, written in order.
     crate::report::write_parallel(&rows, out, |rows, buf| {
@@ -546,7 +515,7 @@ impl TableSpill {
 
     /// Puts one window's rows aside.
     pub fn add(&mut self, w: &Words<'_>, findings: &Findings) -> io::Result<()> {
-        let rows = cells(findings, w, self.columns(w), FITS[0]);
+        let rows = cells(findings, w, self.columns(w), FULL);
         for row in rows.iter().skip(1) {
             for ((text, style), width) in row.iter().zip(&mut self.widths) {
                 *width = (*width).max(text.chars().count());
@@ -572,7 +541,7 @@ impl TableSpill {
         self.columns(w);
         let TableSpill { columns, mut widths, spill, rows, .. } = self;
         let columns = columns.unwrap_or_default();
-        let header = cells(run, w, &columns, FITS[0]).swap_remove(0);
+        let header = cells(run, w, &columns, FULL).swap_remove(0);
         for ((text, _), width) in header.iter().zip(&mut widths) {
             *width = (*width).max(text.chars().count());
         }
@@ -672,7 +641,7 @@ mod tests {
             write_table(&f, color, &mut out).unwrap();
             let w = Words::new(&f);
             let columns = expand(&DEFAULT_COLUMNS, &w.labels);
-            let rows = cells(&f, &w, &columns, FITS[0]);
+            let rows = cells(&f, &w, &columns, FULL);
             let widths = widths(&rows);
             let mut want = String::new();
             for row in &rows {
@@ -732,7 +701,7 @@ mod tests {
     }
 
     #[test]
-    fn lines_fit_the_terminal_eliding_ipv6_and_names_never_ports() {
+    fn lines_fit_the_terminal_keeping_every_address_whole_and_shortening_names() {
         let mut names = crate::names::Names::default();
         let text = "2001:db8::/32 a-rather-long-ipv6-network-name\n198.18.90.42 backend-vpn-0\n";
         names.extend(crate::names::parse(text).unwrap().1);
@@ -743,8 +712,8 @@ mod tests {
         for (limit, columns, names) in [(120, &no_outcome[..], None), (80, &two_points[..], Some(&names))] {
             let t = table_in(Some(limit), columns, names);
             assert!(widest(&t) <= limit, "{limit} {}:\n{t}", widest(&t));
-            // IPv4 endpoints whole; IPv6 addresses lose their middle
-            assert!(t.contains("198.18.90.42:51514"), "{limit}:\n{t}");
+            // every endpoint whole, IPv6 too
+            assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8::1"), "{limit}:\n{t}");
         }
         let plain = table_in(None, &DEFAULT_COLUMNS, None);
         assert!(widest(&plain) > 190, "{plain}");
@@ -753,20 +722,10 @@ mod tests {
         assert!(named.contains("backend-vpn-0 (198.18.90.42:51514)"), "{named}");
         let t = table_in(Some(190), &DEFAULT_COLUMNS, None);
         assert!(widest(&t) <= 190, "{t}");
-        assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:a…"), "{t}");
-    }
-
-    #[test]
-    fn elided_endpoints_keep_start_end_and_the_whole_port() {
-        let e = |a: &str, port: Option<u16>| crate::verdict::Endpoint { addr: a.parse().unwrap(), port };
-        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 18), "198.18.90.42:41010");
-        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 17), "198.1…90.42:41010");
-        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 13), "198….42:41010");
-        // never fewer than 5 characters of the address, never a digit of the port
-        assert_eq!(elide_endpoint(e("198.18.90.42", Some(41010)), 3), "19…42:41010");
-        assert_eq!(elide_endpoint(e("2001:db8:96::10", Some(80)), 13), "[2001…:10]:80");
-        assert_eq!(elide_endpoint(e("2001:db8:90::42", None), 9), "2001…::42");
-        assert_eq!(elide_endpoint(e("198.19.96.10", None), 9), "198.…6.10");
+        // the piped table shortens a long IPv6 endpoint as it always did; a terminal never
+        assert!(plain.contains("2001:db8:aaaa:…"), "{plain}");
+        assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1"), "{t}");
+        assert!(!t.contains('…'), "{t}");
     }
 
     #[test]
@@ -822,7 +781,7 @@ mod tests {
             assert_eq!(asked_name(&r).as_deref(), want);
         }
         r.app = asked(Some("shop.example"), None);
-        let fit = FITS[0];
+        let fit = FULL;
         let f = findings();
         let words = Words::new(&f);
         assert_eq!(service_cell(&words, &r, fit), "tcp shop.example (198.19.96.10:80)");

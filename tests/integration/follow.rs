@@ -342,7 +342,8 @@ fn a_live_table_has_fixed_widths_one_header_and_the_summary_after() {
         let text = String::from_utf8(o.stdout).unwrap();
         let (table, summary) = text.split_once("\n\n").expect("the summary after the table");
         let lines: Vec<&str> = table.lines().collect();
-        assert!(lines[0].trim_start().starts_with("#  service"), "{text}");
+        assert!(lines[0].trim_start().starts_with("#  client  "), "{text}");
+        assert!(lines[0].contains("  service  "), "{text}");
         assert_eq!(lines.iter().filter(|l| l.contains("service")).count(), 1, "one header: {text}");
         for l in &lines {
             assert!(l.chars().count() <= width, "{} > {width}: {l}", l.chars().count());
@@ -354,6 +355,10 @@ fn a_live_table_has_fixed_widths_one_header_and_the_summary_after() {
             .collect();
         assert_eq!(numbers, ["1", "2", "3", "4", "5"], "{text}");
         assert!(table.contains("reset by 198.19.96.10"), "{text}");
+        // every client whole on its request's line (the rejected 198.18.90.43 too)
+        for (n, client) in (1..).zip(["198.18.90.42:40001", "198.18.90.43:40002", "198.18.90.42:40003"]) {
+            assert!(lines.iter().any(|l| l.trim_start().starts_with(&format!("{n}  {client}  "))), "{text}");
+        }
         assert!(summary.starts_with("5 requests across decap → egress → backend"), "{summary}");
     }
 }
