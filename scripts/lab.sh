@@ -53,7 +53,7 @@ PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
-  multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive)
+  multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive any-node-fork)
 
 NSS=()
 PIDS=()
@@ -562,6 +562,31 @@ cfg_multihomed() {
   nsx backend ip route replace 198.18.0.0/15 via 198.19.4.17 dev eth1 src 198.19.96.10
 }
 
+cfg_any-node-fork() {
+  # a node with three interfaces: pod0 in, be0 out to the backend's eth0 (source
+  # kept), be1 out to the backend's second link eth1 198.19.97.10 (MASQUERADE -o
+  # be1: the source becomes 198.19.97.1); the FORWARD chain drops .43 -> .97.10.
+  # The backend answers the kept sources by be0 (its route 198.18.0.0/15 via
+  # 198.19.3.17), the masqueraded ones on-link by eth1
+  ip -n "${PFX}node" link add be1 type veth peer name eth1 netns "${PFX}backend"
+  nsx node ip addr add 198.19.97.1/24 dev be1
+  nsx backend ip addr add 198.19.97.10/24 dev eth1
+  nsx node ip link set be1 up
+  nsx backend ip link set eth1 up
+  nsx node iptables -t nat -A POSTROUTING -o be1 -j MASQUERADE
+  nsx node iptables -A FORWARD -s 198.18.90.43/32 -d 198.19.97.10/32 -p udp -j DROP
+  # a wrong return route: replies to 198.18.90.43 leave by up0 (to a namespace
+  # that drops them), not by pod0 where its requests came in
+  ip netns add "${PFX}sink"
+  NSS+=("${PFX}sink")
+  ip -n "${PFX}node" link add up0 type veth peer name sk0 netns "${PFX}sink"
+  nsx node ip addr add 198.19.98.1/24 dev up0
+  nsx node ip link set up0 up
+  nsx sink ip link set sk0 up
+  nsx node ip neigh add 198.19.98.2 lladdr 02:00:00:00:00:02 dev up0 nud permanent
+  nsx node ip route add 198.18.90.43/32 via 198.19.98.2 dev up0
+}
+
 cfg_rp-filter() {
   # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
   # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
@@ -702,6 +727,9 @@ run_scenario() {
   fi
   if [[ $sc == multihomed ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "backend:backend:any:LINUX_SLL2")
+  fi
+  if [[ $sc == any-node-fork ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:any:LINUX_SLL2")
   fi
   if [[ $sc == vxlan ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "underlay:node:be0:" "backend:backend:vxlan0:")

@@ -61,6 +61,10 @@ pub struct LadderHop {
     pub last_ns: i64,
     /// Packets counted for the flow (both ways; ICMP errors not included).
     pub packets: u64,
+    /// The interface of its first packet and, when another, of its other
+    /// direction (`Flow::first_interface`, `Flow::other_interface`).
+    pub interface: u32,
+    pub other_interface: Option<u32>,
     /// In time order.
     pub events: Vec<LadderEvent>,
 }
@@ -172,6 +176,8 @@ fn hop(f: &Flow, offset_ns: i64) -> LadderHop {
         first_ns: f.first_ns,
         last_ns: f.last_ns,
         packets: f.packets_to_server + f.packets_to_client,
+        interface: f.first_interface,
+        other_interface: f.other_interface(),
         events,
     }
 }
@@ -262,6 +268,8 @@ mod tests {
             first_ns: t,
             last_ns: t + 10,
             packets: 2,
+            interface: 0,
+            other_interface: None,
             events: vec![ev(EventKind::Syn, t, false), ev(EventKind::SynAck, t + 10, true)],
         };
         Ladder {

@@ -159,13 +159,16 @@ impl Input {
 
 /// The canonical flow key the flow stage uses (protocol, endpoints sorted,
 /// and at a sub-point by direction the side of the host: `flows::side_of`).
-type Key = (FlowProto, Endpoint, Endpoint, bool);
+/// The last element tells apart flows of one tuple at the two sides of a host:
+/// the side bit for SLL v1 (`flows::side_of`), the interface for SLL2, 0
+/// for every other capture.
+type Key = (FlowProto, Endpoint, Endpoint, u32);
 
 fn key(proto: FlowProto, a: Endpoint, b: Endpoint) -> Key {
     if a <= b {
-        (proto, a, b, false)
+        (proto, a, b, 0)
     } else {
-        (proto, b, a, false)
+        (proto, b, a, 0)
     }
 }
 
@@ -198,9 +201,23 @@ impl Lookup {
                 comments[c].push(comment(&words, req, label));
                 let entry = (h.first_ns, h.last_ns, comments[c].len() - 1);
                 let mut k = key(h.proto, h.client, h.server);
-                if let Some(PointKey::Direction { outgoing }) = ladder.captures[c].point {
-                    // The side its first packet (the client's) was seen on.
-                    k.3 = (h.client <= h.server) != outgoing;
+                let sll2 = ladder.captures[c].interfaces.iter().any(|i| i.link_type == LinkType::LinuxSll2);
+                match (ladder.captures[c].point, sll2) {
+                    // SLL2 keys flows by interface: the flow's, and its reply's
+                    // when that came by another (a side holds whole flows).
+                    (Some(PointKey::Direction { .. }), true) => {
+                        for i in std::iter::once(h.interface).chain(h.other_interface) {
+                            k.3 = i;
+                            flows[c].entry(k).or_insert_with(Vec::new).push(entry);
+                        }
+                        continue;
+                    }
+                    // SLL v1 keys flows by side (`flows::side_of`): the side its
+                    // first packet (the client's) was seen on.
+                    (Some(PointKey::Direction { outgoing }), false) => {
+                        k.3 = u32::from((h.client <= h.server) != outgoing);
+                    }
+                    _ => {}
                 }
                 flows[c].entry(k).or_insert_with(Vec::new).push(entry);
             }
@@ -285,7 +302,10 @@ impl Lookup {
         // sub-point by direction holds whole flows (both directions).
         match captures[point].point {
             Some(PointKey::Direction { .. }) => {
-                k.3 = crate::flows::side_of(p, src, dst, reverse);
+                k.3 = match p.sll_ifindex {
+                    Some(i) => i,
+                    None => u32::from(crate::flows::side_of(p, src, dst, reverse)),
+                };
                 (captures.iter().enumerate())
                     .filter(|(_, lc)| lc.source == source)
                     .find_map(|(c, _)| Some((c, at(c, &k)?)))

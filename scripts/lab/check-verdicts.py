@@ -64,8 +64,9 @@ def check(binary, d):
                 if not endpoint_ok(e.get(key), h.get(key)):
                     errs.append(f"{where}: {label}.{key} expected {e.get(key)}, got {h.get(key)}")
             # the interface a request took at a side of a split capture
-            if "iface" in e and e["iface"] != h.get("iface"):
-                errs.append(f"{where}: {label}.iface expected {e['iface']}, got {h.get('iface')}")
+            for key in ("iface", "reply_iface"):
+                if key in e and e[key] != h.get(key):
+                    errs.append(f"{where}: {label}.{key} expected {e[key]}, got {h.get(key)}")
         gs = [c["between"] if c["kind"] != "proxy" else f"{c['between']}:proxy" for c in g["source"]["changed"]]
         gd = [c["between"] for c in g["destination"]["changed"]]
         pairs = [

@@ -26,7 +26,7 @@ SCENARIOS = [
     "proxy", "proxy-v1", "proxy-v2", "proxy-xff", "udp-icmp", "concurrent", "any-node", "clock-shift", "delay", "healthcheck", "ipv6",
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
-    "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive",
+    "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive", "any-node-fork",
 ]
 
 C42 = "198.18.90.42"
@@ -34,6 +34,7 @@ C43 = "198.18.90.43"
 BACKEND = "198.19.96.10"
 VIP = "198.19.200.10"
 BACKEND2 = "198.19.96.11"  # reply-elsewhere: the backend's secondary address
+BACKEND3 = "198.19.97.10"  # any-node-fork: the backend's second link, behind the node's be1
 C6 = "2001:db8:90::42"
 BACKEND6 = "2001:db8:96::10"
 
@@ -197,6 +198,17 @@ def plan(sc):
     if sc in ("any-node", "any-node-sll", "any-router", "any-router-sll"):
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
                 udp(sc, 3, C42, 40003, BACKEND), icmp(sc, 4, C42, 4004, BACKEND)]
+    if sc == "any-node-fork":
+        # two destinations behind two interfaces of the node (be0 kept, be1
+        # masqueraded); two pings with one echo identifier and one payload (as
+        # fping and Windows ping send them), one to each; a datagram the node's
+        # FORWARD chain drops
+        echo = "tclab-any-node-fork-echo icmp-echo"
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND3, 80),
+                icmp(sc, 3, C42, 777, BACKEND, marker="tclab-any-node-fork-echo", payload=echo),
+                icmp(sc, 4, C42, 777, BACKEND3, marker="tclab-any-node-fork-echo", payload=echo),
+                udp(sc, 5, C43, 40005, BACKEND3, expect="no-reply"), udp(sc, 6, C42, 40006, BACKEND),
+                tcp(sc, 7, C43, 40007, BACKEND3, 80, expect="no-reply")]
     if sc == "delay":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C42, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND),
@@ -339,6 +351,23 @@ MODELS = {
                            "on the node, plus background flows that are not requests: the pod pings the node "
                            "(seen only at egress) and the node itself talks to the backend "
                            "(marker tclab-concurrent-bg-node, seen only at backend)."},
+    "any-node-fork": {"any_node": True, "ifaces": ("if2", {BACKEND: "if3", BACKEND3: "if4"}),
+                      "drop": [{"src": C43, "dst": BACKEND3, "proto": "udp"}],
+                      "reply_out": {C43: "if5"},
+                      "desc": "A node with three interfaces: pod0 (ifindex 2) in, be0 (3) to the backend's eth0 "
+                              "198.19.96.10 with the source kept, be1 (4) to the backend's second link eth1 "
+                              "198.19.97.10 with MASQUERADE -o be1 (the source becomes 198.19.97.1); the node's "
+                              "FORWARD chain drops 198.18.90.43 -> 198.19.97.10. Its capture 'node' is tcpdump "
+                              "-i any (LINUX_SLL2): two sides, 'node(in)' (iface if2) and 'node(out)' (iface if3 "
+                              "or if4 by destination), never a point per interface. Requests 3 and 4 are two "
+                              "pings with one echo identifier (777) and one payload, one to each destination: "
+                              "two requests, the second masqueraded at node(in)->node(out). Request 5 (UDP, "
+                              "dropped) is seen at node(in), never at node(out). The node's route to 198.18.90.43 "
+                              "leaves by up0 (ifindex 5, to a namespace that drops everything): request 7's "
+                              "SYN-ACK, de-masqueraded, leaves the node by up0, not by pod0 (reply_iface if5 at "
+                              "node(in)), and never reaches egress: reply-lost at egress->node(in), outcome "
+                              "no-reply. The backend's capture is tcpdump -i any on its two links (an end host: "
+                              "one point)."},
     "any-node": {"any_node": True, "ifaces": ("if2", "if3"),
                  "desc": "MASQUERADE on the node, with an additional capture point 'node' taken on the node "
                          "with tcpdump -i any (LINUX_SLL2, link type 276) between egress and backend: it holds "
@@ -598,11 +627,16 @@ def cmd_expect(a):
                     "dport" in rule and rule.get("proto") == proto and rule["dport"] == sport):
                 rej = rule
                 break
+        # dropped by the node's filter: never forwarded, no reply, no error
+        dropped = any(rule["src"] == caddr and rule["dst"] == p["dst"] and rule["proto"] == proto
+                      for rule in model.get("drop", []))
         k = ct_key(proto, egr_concrete)
         forwarded = k in node_ct
+        if dropped and forwarded:
+            problems.append(f"request {rid}: dropped by the model but forwarded by the node: {node_ct[k]}")
         if rej and forwarded:
             problems.append(f"request {rid}: rejected by the model but forwarded by the node: {node_ct[k]}")
-        if not rej and not forwarded:
+        if not rej and not dropped and not forwarded:
             problems.append(f"request {rid}: not rejected by the model but no NEW event on the node for {k}")
         seen_backend = forwarded
         bck = None
@@ -628,7 +662,10 @@ def cmd_expect(a):
         elsewhere = model.get("reply_from", {}).get(saddr)
         if elsewhere:
             reply_backend = False
-        reply_egress = bool(rej) or (reply_backend and return_ok and not model.get("bypass_egress"))
+        # the node's route back to this client leaves by another interface (any-node-fork)
+        reply_out = model.get("reply_out", {}).get(caddr) if reply_backend else None
+        reply_egress = bool(rej) or (reply_backend and return_ok and not model.get("bypass_egress")
+                                     and not reply_out)
         reply_decap = bool((reply_egress and not model.get("rp_drop_at_pod")) or proxied or (
             model.get("bypass_egress") and reply_backend))
         res = c.get("result")
@@ -688,7 +725,10 @@ def cmd_expect(a):
             # The interface a request took at a side of the node (a field of the
             # request, not a point): SLL2 names it, pod0 is ifindex 2, be0 ifindex 3.
             if seen and model.get("ifaces") and lb in (node_in, node_out):
-                caps[lb]["iface"] = model["ifaces"][0 if lb == node_in else 1]
+                iface = model["ifaces"][0 if lb == node_in else 1]
+                caps[lb]["iface"] = iface if isinstance(iface, str) else iface[p["dst"]]
+                if reply_out and lb == node_in:
+                    caps[lb]["reply_iface"] = reply_out
         seen_labels = [lb for lb in labels if caps[lb]["seen"]]
         src_changed, dst_changed = [], []
         for x, y in zip(seen_labels, seen_labels[1:]):
@@ -941,7 +981,7 @@ def reply_path(seen, replied):
 TS_FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
              "tcp.flags", "tcp.len", "udp.srcport", "udp.dstport", "icmp.type", "icmp.code", "icmp.ident",
              "icmpv6.type", "icmpv6.code", "icmpv6.echo.identifier", "tcp.payload", "udp.payload",
-             "data.data", "vxlan.vni"]
+             "data.data", "vxlan.vni", "sll.pkttype"]
 TCPDUMP_TIME_RE = re.compile(r"\d\d:\d\d:\d\d\.\d+ ")
 MARKER_RE = re.compile(r"tclab-[A-Za-z0-9-]*[A-Za-z0-9]")
 
@@ -976,7 +1016,7 @@ def classify(f):
     dst = (f["ip.dst"] or f["ipv6.dst"] or [None])[0]
     pk = {"n": int(f["frame.number"][0]), "t": float(f["frame.time_epoch"][0]), "src": src, "dst": dst, "proto": None, "sport": None, "dport": None,
           "flags": 0, "tcp_len": 0, "error": None, "inner": None, "icmp_type": None, "ident": None,
-          "payload": ""}
+          "payload": "", "sent": (f["sll.pkttype"] or [""])[0] == "4"}
     itype = [int(x) for x in f["icmp.type"]]
     i6type = [int(x) for x in f["icmpv6.type"]]
     err = None
@@ -1052,6 +1092,10 @@ def verify_request(r, label, pkts, problems):
     with_marker = [pk for pk in pkts if mk and mk in pk["payload"] and pk["proto"] == proto
                    or (mk and proto == "icmp" and pk["proto"] == "icmp" and pk["icmp_type"] in (8, 128)
                        and mk in pk["payload"])]
+    # a side of a split capture (`node(in)`, `node(out)`): its requests came in
+    # (SLL packet type other than 4) or went out (4) there
+    if label.endswith("(in)") or label.endswith("(out)"):
+        with_marker = [pk for pk in with_marker if pk["sent"] == label.endswith("(out)")]
     summary = {"marker_packets": len(with_marker)}
     if not cap["seen"]:
         if with_marker and r["proto"] != "tcp-healthcheck":

@@ -290,7 +290,10 @@ impl Builder {
             points.into_iter().zip(packets).map(|((k, f), n)| (k, f, n)).collect();
         let duplicates: u64 = points.iter().map(|p| p.1.stats.duplicate_flows).sum();
         warnings.extend(duplicate_flows_warning(label, file, duplicates));
-        let answered = Elsewhere::of(points.iter().flat_map(|p| &p.1.flows));
+        // A split capture is a forwarding host: a reply on another interface is
+        // a field of its request there (`reply_iface`), not a multi-homed end host.
+        let split = points.len() > 1;
+        let answered = Elsewhere::of(points.iter().filter(|_| !split).flat_map(|p| &p.1.flows));
         warnings.extend(answered.warning(label, file));
         (CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }, elsewhere)
     }

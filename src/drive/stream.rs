@@ -393,14 +393,14 @@ impl Reader<'_> {
         let own = |f: &&Flow| f.first_ns >= start && f.first_ns < end;
         let flows = || result.points.iter().flat_map(|p| &p.1.flows);
         let copies = flows().filter(own).map(|f| u64::from(f.copies)).sum();
-        let elsewhere_flows = ingest::Elsewhere::of(flows().filter(own));
+        // only of a capture that is one point (see `Builder::finish_as`)
+        let one = result.points.len() == 1;
+        let elsewhere_flows = ingest::Elsewhere::of(flows().filter(own).filter(|_| one));
         if elsewhere > 0 {
             // Those flows went to the first point (split_as): count the window's own.
             let first = result.points.first().map(|p| &p.1.flows[..]).unwrap_or_default();
             let keys = self.keys.as_deref().unwrap_or_default();
-            let foreign = |f: &&Flow| {
-                !keys.iter().flatten().any(|key| key.holds(f.first_interface, f.first_packet_type))
-            };
+            let foreign = |f: &&Flow| !keys.iter().flatten().any(|key| key.holds_flow(f));
             self.elsewhere += first.iter().filter(own).filter(foreign).count() as u64;
         }
         if self.keys.is_none() && flows().next().is_some() {

@@ -61,10 +61,20 @@ impl PointKey {
         self.takes(interface, packet_type == Some(OUTGOING))
     }
 
+    /// Whether flow `f` belongs to this side (see [`PointKey::of`]).
+    pub fn holds_flow(self, f: &Flow) -> bool {
+        self.of(f) == self
+    }
+
+    /// The side of this key's kind that flow `f` belongs to.
     fn of(self, f: &Flow) -> PointKey {
         match self {
+            // A side is where requests enter (in) or leave (out): a flow first
+            // seen by a reply (a capture or a stream's window that began after
+            // its request) is on the side that reply's direction is not.
             PointKey::Direction { .. } => {
-                PointKey::Direction { outgoing: f.first_packet_type == Some(OUTGOING) }
+                let reply_first = f.first_client_ns.get() != Some(f.first_ns);
+                PointKey::Direction { outgoing: (f.first_packet_type == Some(OUTGOING)) != reply_first }
             }
             PointKey::Side { ins, .. } => PointKey::Side { outgoing: !is_in(ins, f.first_interface), ins },
         }

@@ -34,6 +34,38 @@ fn labels_of(text: &str) -> impl Iterator<Item = &str> {
     text.split(", ").flat_map(|p| p.split(" and "))
 }
 
+/// "dropped inside H: seen entering it[ by I], never seen leaving it": seen at
+/// `H(in)` (on I), not at `H(out)`, which was not blind. "the reply left H by
+/// X, not by Y where the request came in…": `H(in)`'s `reply_iface` X and
+/// `iface` Y. (`explain::fork_words`.)
+fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
+    let hop = |label: &str| r.captures.iter().find(|h| h.label == label);
+    let mut out = Vec::new();
+    if let Some((host, rest)) =
+        part.strip_prefix("dropped inside ").and_then(|p| p.split_once(": seen entering it"))
+    {
+        let (inside, outside) = (hop(&format!("{host}(in)")), format!("{host}(out)"));
+        let by = rest.strip_suffix(", never seen leaving it").and_then(|b| b.strip_prefix(" by "));
+        if !inside.is_some_and(|h| h.seen && h.iface.as_deref() == by) {
+            out.push(format!("{host}(in) did not see it, or not on that interface"));
+        }
+        if hop(&outside).is_none_or(|h| h.seen) || r.blind.contains(&outside) {
+            out.push(format!("{outside} saw it, was blind, or is no point"));
+        }
+    }
+    if let Some((host, rest)) = part.strip_prefix("the reply left ").and_then(|p| p.split_once(" by ")) {
+        let inside = hop(&format!("{host}(in)"));
+        let (answered, rest) = rest.split_once(", not by ").unwrap_or_default();
+        let asked = rest.split(' ').next().unwrap_or_default();
+        if !inside
+            .is_some_and(|h| h.reply_iface.as_deref() == Some(answered) && h.iface.as_deref() == Some(asked))
+        {
+            out.push(format!("{host}(in)'s reply_iface/iface say otherwise"));
+        }
+    }
+    out
+}
+
 /// Every disagreement between the explanation of `r` and its fields.
 pub fn contradictions(r: &Request) -> Vec<String> {
     let mut out = Vec::new();
@@ -70,6 +102,9 @@ pub fn contradictions(r: &Request) -> Vec<String> {
             if !labels_of(named).all(|l| r.same_tuple.iter().any(|s| s == l) && unseen(l)) {
                 say(part, &format!("same_tuple does not list {named}, or it saw the request"));
             }
+        }
+        for why in fork_contradictions(r, part) {
+            say(part, &why);
         }
         if let Some(at) = part.strip_prefix("the request got as far as ") {
             let at = at.split(',').next().unwrap_or_default();

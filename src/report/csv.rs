@@ -38,6 +38,19 @@ pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_
 pub const WHY_COLUMNS: [&str; 4] =
     ["source_rule", "source_conntrack", "destination_rule", "destination_conntrack"];
 
+/// Whether capture label `label` is a side of a split capture (`node(in)`,
+/// `node(out)`): it gets an `L_iface` column, last of all.
+pub fn is_side(label: &str) -> bool {
+    label.ends_with("(in)") || label.ends_with("(out)")
+}
+
+/// The `L_iface` columns, one per side of a split capture, in path order:
+/// the interface each request took there. Last, so that every other column
+/// keeps its place.
+pub fn iface_columns<'a>(labels: &'a [&'a str]) -> impl Iterator<Item = String> + 'a {
+    labels.iter().filter(|l| is_side(l)).map(|l| format!("{l}_iface"))
+}
+
 /// The header row with the name columns of `--names` after the others.
 pub fn header_with_names(labels: &[&str]) -> Vec<String> {
     let mut cols = header(labels);
@@ -81,7 +94,8 @@ fn endpoint_into(cell: &mut String, e: Option<&String>) {
 pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
     let why = if w.why.is_some() { WHY_COLUMNS.len() } else { 0 };
-    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + cells::TRAILING.len() + names + why;
+    let sides = w.labels.iter().filter(|l| is_side(l)).count();
+    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + cells::TRAILING.len() + names + why + sides;
     cells.resize_with(columns, String::new);
     cells.iter_mut().for_each(String::clear);
     let mut cell = cells.iter_mut();
@@ -130,6 +144,13 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &m
             cells::conntrack_cell(next(), changes);
         }
     }
+    for (i, _) in w.labels.iter().enumerate().filter(|(_, l)| is_side(l)) {
+        if let Some(iface) = q.captures.get(i).filter(|h| h.seen).and_then(|h| h.iface.as_deref()) {
+            next().push_str(&defuse(iface));
+        } else {
+            next();
+        }
+    }
 }
 
 /// One row, in the order of [`header`].
@@ -162,6 +183,7 @@ pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::
     if words.why.is_some() {
         header.extend(WHY_COLUMNS.iter().map(|c| c.to_string()));
     }
+    header.extend(iface_columns(&words.labels));
     let mut line = Vec::new();
     record_into(&mut line, &header);
     out.write_all(&line)

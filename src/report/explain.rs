@@ -369,6 +369,52 @@ fn kept_words(w: &Words<'_>, r: &Request) -> Vec<String> {
     out
 }
 
+/// The host of a split capture whose in-side is capture `c` (`node` of
+/// `node(in)`) when the request was seen entering it there and never at its
+/// out-side, which recorded while the request ran: dropped inside the host.
+pub(crate) fn dropped_inside<'w>(w: &Words<'w>, r: &Request, c: usize) -> Option<&'w str> {
+    let host = w.label(c).strip_suffix("(in)")?;
+    let out = r.captures.get(c + 1)?;
+    let dropped = w.label(c + 1).strip_suffix("(out)") == Some(host)
+        && r.captures[c].seen
+        && !out.seen
+        && !r.blind.contains(&(c + 1));
+    dropped.then_some(host)
+}
+
+/// The host of a split capture whose in-side is capture `c`, and the
+/// interfaces the reply left it by and the request came in by, when they differ.
+pub(crate) fn reply_left_by<'a, 'w>(
+    w: &Words<'w>,
+    r: &'a Request,
+    c: usize,
+) -> Option<(&'w str, &'a str, &'a str)> {
+    let host = w.label(c).strip_suffix("(in)")?;
+    let h = r.captures.get(c)?;
+    Some((host, h.reply_iface.as_deref()?, h.iface.as_deref()?))
+}
+
+/// What the sides of a split capture (a forwarding host, `node(in)` and
+/// `node(out)`) say of the request: that it entered the host and was never
+/// seen leaving it, and that its reply left the host by another interface
+/// than the request came in by. Read back by `consistency` from the hops'
+/// `seen`, `iface` and `reply_iface`.
+fn fork_words(w: &Words<'_>, r: &Request) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in 0..r.captures.len() {
+        if let Some(host) = dropped_inside(w, r, c) {
+            let by = r.captures[c].iface.as_deref().map_or(String::new(), |i| format!(" by {i}"));
+            out.push(format!("dropped inside {host}: seen entering it{by}, never seen leaving it"));
+        }
+        if let Some((host, answered, asked)) = reply_left_by(w, r, c) {
+            out.push(format!(
+                "the reply left {host} by {answered}, not by {asked} where the request came in: {host}'s route back to the client"
+            ));
+        }
+    }
+    out
+}
+
 pub fn explain(w: &Words<'_>, r: &Request) -> String {
     let mut parts: Vec<String> = Vec::new();
     // `source A -> B between X and Y (reading), by `rule``: the usual first
@@ -516,6 +562,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             text
         }
     });
+    parts.extend(fork_words(w, r));
     if let Some(l) = r.reply.lost_cause {
         parts.push(lost_cause_words(w, r, l));
     }

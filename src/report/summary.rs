@@ -46,7 +46,13 @@ pub fn reply_phrase(w: &Words<'_>, r: &Request) -> String {
             None => "replies on the same path".to_string(),
         },
         ReplyPath::ReplyLost => match reply.lost_between {
-            Some(b) => format!("reply seen at {}, lost before {}", w.label(b.to), w.label(b.from)),
+            Some(b) => {
+                let mut text = format!("reply seen at {}, lost before {}", w.label(b.to), w.label(b.from));
+                if let Some((host, answered, _)) = crate::report::explain::reply_left_by(w, r, b.to) {
+                    text.push_str(&format!(" (it left {host} by {answered})"));
+                }
+                text
+            }
             None => "reply lost on the way back".to_string(),
         },
         ReplyPath::Bypassed => match reply.bypassed {
@@ -54,7 +60,12 @@ pub fn reply_phrase(w: &Words<'_>, r: &Request) -> String {
             None => "replies bypassed a capture point".to_string(),
         },
         ReplyPath::NoReply => match reply.reached {
-            Some(l) => format!("no reply at any capture (request reached {})", w.label(l)),
+            Some(l) => match crate::report::explain::dropped_inside(w, r, l) {
+                Some(host) => {
+                    format!("no reply at any capture (request reached {}, dropped inside {host})", w.label(l))
+                }
+                None => format!("no reply at any capture (request reached {})", w.label(l)),
+            },
             None => "no reply at any capture".to_string(),
         },
     }

@@ -53,6 +53,7 @@ const SCENARIOS: &[&str] = &[
     "nft-service",
     "proxy-nginx",
     "keepalive",
+    "any-node-fork",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -398,6 +399,7 @@ scenario_tests! {
     lab_vxlan => "vxlan",
     lab_multihomed => "multihomed",
     lab_proxy_nginx => "proxy-nginx",
+    lab_any_node_fork => "any-node-fork",
 }
 
 // ------------------------------------------------------------------ schema
@@ -539,8 +541,10 @@ fn check_schema(name: &str, text: &str, exp: &Value) -> Vec<String> {
             // `iface`: at a side of a split capture only, where the request was seen
             let mut have = keys(v);
             let side = label.ends_with("(in)") || label.ends_with("(out)");
-            if have.remove("iface") && !(side && v["seen"] == Value::Bool(true) && v["iface"].is_string()) {
-                errs.push(format!("{w}: iface only at a side where the request was seen, as a string"));
+            for key in ["iface", "reply_iface"] {
+                if have.remove(key) && !(side && v["seen"] == Value::Bool(true) && v[key].is_string()) {
+                    errs.push(format!("{w}: {key} only at a side where the request was seen, as a string"));
+                }
             }
             if have != view_keys {
                 errs.push(format!("{w}: keys {:?}", keys(v)));

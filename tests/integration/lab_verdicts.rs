@@ -594,10 +594,8 @@ fn sll_direction_split_and_a_routing_only_host_read_as_points_inside_the_host() 
     }
     // SLL2 (by interface) and SLL (by side: one tuple seen twice, received and sent)
     let all = ["decap.pcap", "egress.pcap", "router.pcap", "backend.pcap"];
-    let cases = [
-        ("any-router", "router(in)", "router(out)"),
-        ("any-router-sll", "router(in)", "router(out)"),
-    ];
+    let cases =
+        [("any-router", "router(in)", "router(out)"), ("any-router-sll", "router(in)", "router(out)")];
     for (files, (scenario, point_in, point_out)) in
         [&all[..], &all[2..]].into_iter().flat_map(|f| cases.map(|c| (f, c)))
     {
@@ -748,4 +746,80 @@ fn vxlan_underlay_capture_matches_the_inner_flows_and_names_the_overlay() {
     let two = analyze(&config, &NoProgress).unwrap();
     assert_eq!(two.requests.len(), requests.len());
     assert!(two.requests.iter().all(|r| r.captures.iter().all(|h| h.seen)));
+}
+
+/// A node is a fork, not a line (lab `any-node-fork`, real kernel NAT and
+/// tcpdump -i any): requests enter by pod0 and leave by be0 (source kept) or
+/// be1 (masqueraded). Two pings with one echo id and payload, one out of each
+/// interface, are two requests, each with its own interface at node(out),
+/// never chained from one out-interface to the other; a datagram the FORWARD
+/// chain drops is "dropped inside node"; a reply that leaves by up0 names it.
+#[test]
+fn a_node_with_several_out_interfaces_is_two_sides_and_each_request_names_its_branch() {
+    let found = run_files("any-node-fork", &["decap.pcap", "egress.pcap", "node.pcap", "backend.pcap"]);
+    let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["decap", "egress", "node(in)", "node(out)", "backend"]);
+    let boundaries: Vec<&str> = found.boundaries.iter().map(|b| b.between.as_str()).collect();
+    assert_eq!(
+        boundaries,
+        ["decap->egress", "egress->node(in)", "node(in)->node(out)", "node(out)->backend"]
+    );
+    assert!(!found.warnings.iter().any(|w| w.message.contains("end host")), "{:?}", found.warnings);
+    let by_server = |server: &str, proto: &str| -> Vec<&Request> {
+        (found.requests.iter())
+            .filter(|r| {
+                r.proto.wire() == proto
+                    && r.captures[0].server.as_deref().is_some_and(|s| s.starts_with(server))
+            })
+            .collect()
+    };
+    let iface = |r: &Request, c: usize| r.captures[c].iface.clone().unwrap_or_default();
+    // the two pings: one id, one payload; two requests, each out of its own interface
+    let (kept, masq) = (by_server("198.19.96.10", "icmp"), by_server("198.19.97.10", "icmp"));
+    assert_eq!((kept.len(), masq.len()), (1, 1));
+    assert_eq!(kept[0].captures[2].icmp_id, masq[0].captures[2].icmp_id);
+    assert_eq!((iface(kept[0], 2), iface(kept[0], 3)), ("if2".into(), "if3".into()));
+    assert_eq!((iface(masq[0], 2), iface(masq[0], 3)), ("if2".into(), "if4".into()));
+    assert!(kept[0].source.changed.is_empty() && kept[0].destination.changed.is_empty(), "{kept:?}");
+    let changed: Vec<(&str, &str)> =
+        masq[0].source.changed.iter().map(|c| (c.between.as_str(), c.after.as_str())).collect();
+    assert_eq!(changed, [("node(in)->node(out)", "198.19.97.1")]);
+    assert!(masq[0].destination.changed.is_empty());
+    for r in &found.requests {
+        assert!(
+            r.matches.iter().all(|m| m.strength.wire() == "strong"),
+            "request {}: {:?}",
+            r.request,
+            r.matches
+        );
+    }
+    // the datagram the FORWARD chain drops: in, never out
+    let dropped = by_server("198.19.97.10:9000", "udp");
+    assert_eq!(dropped.len(), 1);
+    let d = dropped[0];
+    assert_eq!((d.captures[2].seen, d.captures[3].seen, d.outcome.kind.wire()), (true, false, "no-reply"));
+    assert!(
+        d.explanation.contains("dropped inside node: seen entering it by if2, never seen leaving it"),
+        "{}",
+        d.explanation
+    );
+    // the reply that left by up0 (ifindex 5), not by pod0
+    let lost = by_server("198.19.97.10:80", "tcp");
+    let l = lost.iter().find(|r| r.captures[0].client.as_deref() == Some("198.18.90.43:40007")).unwrap();
+    assert_eq!(
+        (l.reply.path.wire(), l.reply.lost_between.as_deref()),
+        ("reply-lost", Some("egress->node(in)"))
+    );
+    assert_eq!(l.captures[2].reply_iface.as_deref(), Some("if5"));
+    assert!(
+        l.explanation.contains("the reply left node by if5, not by if2 where the request came in"),
+        "{}",
+        l.explanation
+    );
+    // no request of this run is told dropped or re-routed but those two
+    let said = |t: &str| found.requests.iter().filter(|r| r.explanation.contains(t)).count();
+    assert_eq!((said("dropped inside"), said("the reply left")), (1, 1));
+    for r in &found.requests {
+        assert!(tuplecorr::report::consistency::contradictions(r).is_empty(), "{r:?}");
+    }
 }
