@@ -1,4 +1,4 @@
-//! The command line (DESIGN.md "Command line", normative): clap derive `Args`
+//! The command line (ARCHITECTURE.md "The command line"): clap derive `Args`
 //! turned into a plain `run::Run` before any work. Takes the arguments;
 //! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
 //! clap type, and the value names of every choice come from `config`.
@@ -531,7 +531,7 @@ fn refuse_without(what: &str, needs: &[(bool, &str)]) -> Result<(), UsageError> 
     }
 }
 
-/// Capture arguments → specs with unique labels (DESIGN.md "Inputs and labels").
+/// Capture arguments → specs with unique labels (docs/output.md "Captures and labels").
 pub fn capture_specs(args: &[String]) -> Result<Vec<CaptureSpec>, UsageError> {
     let mut specs: Vec<CaptureSpec> = Vec::with_capacity(args.len());
     let mut explicit_labels: Vec<String> = Vec::new();

@@ -964,7 +964,7 @@ def expect_data(rid, model, c, problems, outcome, first_big):
 
 
 def reply_path(seen, replied):
-    """DESIGN step 5: same-path / reply-lost / bypassed / no-reply over captures in path order."""
+    """docs/output.md "Verdicts": same-path / reply-lost / bypassed / no-reply over captures in path order."""
     if not any(replied):
         return "no-reply"
     idx = [i for i, s in enumerate(seen) if s]

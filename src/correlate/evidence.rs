@@ -1,4 +1,5 @@
-//! The evidence tokens of DESIGN.md's matching table and the strength of a match.
+//! The evidence tokens of the matching table (docs/output.md "Verdicts", ARCHITECTURE.md
+//! "Matching") and the strength of a match.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,8 +1,8 @@
 //! Capture bytes → raw records. Takes a `CaptureSpec` (file, gzip file or standard
 //! input); gives each record as a borrowed `RawRecord` with its timestamp in UTC
 //! nanoseconds, interface, link type, record number and byte offset, plus a
-//! `CaptureInfo` describing the file. Our own pcap/pcapng framing (see DESIGN.md
-//! "Crate facts"): every length read from the file is checked against a cap
+//! `CaptureInfo` describing the file. Our own pcap/pcapng framing (see ARCHITECTURE.md
+//! "Crates"): every length read from the file is checked against a cap
 //! before anything is allocated. Mid-file damage stops the capture with a
 //! `Warning` and keeps what was read; only an unopenable file or one that is no
 //! capture at all is an error. A large uncompressed file can also be split at

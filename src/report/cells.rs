@@ -1,5 +1,5 @@
-//! The CSV cells of the wire view (DESIGN.md "Output contract",
-//! docs/output.md): every column after the per-capture ones, by name, its cell
+//! The CSV cells of the wire view (the output contract, docs/output.md
+//! "CSV"): every column after the per-capture ones, by name, its cell
 //! written from a wire `schema::Request`, and a row's cells read back into one
 //! ([`read_trailing`]). With `schema` this is the whole contract of a request:
 //! `csv.rs` only lays rows out, and `compare` reads a CSV report back through
@@ -65,8 +65,9 @@ pub fn identity_cell(cell: &mut String, i: &IdentityOut) {
 }
 
 /// The columns after the per-capture ones, in order. The first fifteen are
-/// DESIGN.md's; the rest were appended so a CSV report reads back losslessly
-/// (`compare`), each after the ones before it.
+/// the first of docs/output.md "CSV" (through `explanation`); the rest were
+/// appended so a CSV report reads back losslessly (`compare`), each after the
+/// ones before it.
 pub const TRAILING: [Column; 38] = [
     Column { name: "source_changed_at", write: |q, c| changed(c, &q.source, |x| &x.between) },
     Column { name: "source_before", write: |q, c| changed(c, &q.source, |x| &x.before) },

@@ -1,5 +1,5 @@
-//! Findings → CSV: one row per request, columns exactly as DESIGN.md "Output
-//! contract" says (`request, proto, first_seen, client, service`, then
+//! Findings → CSV: one row per request, columns exactly as docs/output.md
+//! "CSV" says (`request, proto, first_seen, client, service`, then
 //! `L_client, L_server, L_reply` per capture label L, then the verdict columns).
 //! Takes `Findings`; gives bytes. Several values in one cell join with `;` in
 //! path order; match evidence tokens join with `+`. Never reads captures.

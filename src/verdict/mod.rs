@@ -1,8 +1,8 @@
 //! Correlation → Findings: per request the rewrites per boundary (snat, dnat,
 //! port-only, proxy), the reply path, the outcome judged at the first capture and
 //! per-capture times on capture 1's clock; per boundary its traits; per capture
-//! its clock and unmatched flows. DESIGN.md step 5 is normative for every rule
-//! here. Takes flows, their correlation and warnings; gives typed `Findings`
+//! its clock and unmatched flows. docs/output.md "Verdicts" is normative for every
+//! rule here. Takes flows, their correlation and warnings; gives typed `Findings`
 //! (addresses, ns, capture indices, enums). Never formats text, no I/O.
 
 mod data;

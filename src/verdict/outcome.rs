@@ -1,5 +1,5 @@
-//! How a request ended, judged at the first capture where it appears (DESIGN.md
-//! step 5, normative). TCP: `completed` when the server sent data or a FIN,
+//! How a request ended, judged at the first capture where it appears (docs/output.md
+//! "Verdicts", normative). TCP: `completed` when the server sent data or a FIN,
 //! `reset` when a RST came before any server data, `icmp-error`,
 //! `handshake-only`, `no-reply`, `midstream`; UDP and ICMP echo: `completed` when
 //! anything came back. `by` is the RST / ICMP sender; `origin` is where it came

@@ -1,4 +1,4 @@
-//! The reply path of one request (DESIGN.md step 5, normative): a reply at a
+//! The reply path of one request (docs/output.md "Verdicts", normative): a reply at a
 //! capture is any server→client packet of that capture's flow (SYN-ACK, data,
 //! FIN, RST) or an ICMP error quoting it. `same-path` when every capture that saw
 //! the request saw a reply — or every one up to where a reply was forged in

@@ -1,4 +1,4 @@
-//! Replies from elsewhere (DESIGN.md step 5, normative): a reply-direction
+//! Replies from elsewhere (docs/output.md "Verdicts", normative): a reply-direction
 //! packet addressed to the request's client endpoint at a capture, from another
 //! address or port than the request's server endpoint there, within the
 //! request's time. The client rejects it (an un-translated or asymmetric

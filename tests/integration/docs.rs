@@ -1,10 +1,10 @@
 //! The documents stay true (issue 35): every relative link in README.md,
-//! CHANGELOG.md and docs/**/*.md points to a file that exists (and, into a
-//! Markdown file, to a heading that exists); the README's commands run: each
-//! `tuplecorr ...` line of its code blocks runs with the built binary (in a
-//! folder holding the lab's `masquerade-node` captures as decap.pcap,
-//! egress.pcap and backend.pcap, and `testdata/`), every script and test file
-//! it names exists, and its test command is the one CI runs.
+//! CHANGELOG.md, ARCHITECTURE.md and docs/**/*.md points to a file that
+//! exists (and, into a Markdown file, to a heading that exists); the README's
+//! commands run: each `tuplecorr ...` line of its code blocks runs with the
+//! built binary (in a folder holding the lab's `masquerade-node` captures as
+//! decap.pcap, egress.pcap and backend.pcap, and `testdata/`), every script
+//! and test file it names exists, and its test command is the one CI runs.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,9 +14,10 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md, CHANGELOG.md and every .md under docs/.
+/// README.md, CHANGELOG.md, ARCHITECTURE.md and every .md under docs/.
 fn documents() -> Vec<PathBuf> {
-    let mut docs = vec![root().join("README.md"), root().join("CHANGELOG.md")];
+    let mut docs =
+        vec![root().join("README.md"), root().join("CHANGELOG.md"), root().join("ARCHITECTURE.md")];
     docs.extend(crate::util::files_under(&root().join("docs"), "md"));
     docs.sort();
     docs
