@@ -642,3 +642,178 @@ impl Elsewhere {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Source;
+
+    /// Captures of one label named `names` (nothing is read from them).
+    fn named(names: &[&str]) -> Vec<CaptureSpec> {
+        (names.iter())
+            .map(|n| CaptureSpec { label: "egress".into(), source: Source::Path(n.into()) })
+            .collect()
+    }
+
+    /// Files `firsts.len()` in `dir`, f0.pcap, f1.pcap, …: a pcap of two records
+    /// from each given time (1 µs apart), a header without records for None.
+    fn captures(dir: &std::path::Path, firsts: &[Option<i64>]) -> Vec<CaptureSpec> {
+        (firsts.iter().enumerate())
+            .map(|(i, t)| {
+                let records: Vec<(i64, Vec<u8>, u32)> =
+                    t.map_or(Vec::new(), |t| vec![(t, vec![0x45; 20], 20), (t + 1_000, vec![0x45; 20], 20)]);
+                let mut bytes = Vec::new();
+                tuplecorr_synth::write_pcap(&mut bytes, 65535, &records).unwrap();
+                let path = dir.join(format!("f{i}.pcap"));
+                std::fs::write(&path, bytes).unwrap();
+                CaptureSpec { label: "egress".into(), source: Source::Path(path) }
+            })
+            .collect()
+    }
+
+    const T: i64 = 1_700_000_000_000_000_000;
+
+    #[test]
+    fn one_file_or_none_is_read_as_given_without_peeking_at_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = captures(dir.path(), &[Some(T + 5), Some(T)]);
+        assert_eq!(reading_order(&specs, &[1]), (vec![1], vec![]));
+        assert_eq!(reading_order(&specs, &[0]), (vec![0], vec![]));
+        assert_eq!(reading_order(&specs, &[]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn files_of_one_point_are_read_in_the_order_of_their_first_packet() {
+        let dir = tempfile::tempdir().unwrap();
+        // f0 latest, f1 earliest, f2 between; f3 is of another point
+        let specs = captures(dir.path(), &[Some(T + 2_000_000), Some(T), Some(T + 1_000_000), Some(T - 9)]);
+        assert_eq!(reading_order(&specs, &[1, 0]), (vec![1, 0], vec![Some(T), Some(T + 2_000_000)]));
+        assert_eq!(reading_order(&specs, &[0, 1]), (vec![1, 0], vec![Some(T), Some(T + 2_000_000)]));
+        assert_eq!(
+            reading_order(&specs, &[0, 2, 1]),
+            (vec![1, 2, 0], vec![Some(T), Some(T + 1_000_000), Some(T + 2_000_000)])
+        );
+        // one nanosecond apart is apart
+        let dir = tempfile::tempdir().unwrap();
+        let specs = captures(dir.path(), &[Some(T + 1), Some(T)]);
+        assert_eq!(reading_order(&specs, &[0, 1]), (vec![1, 0], vec![Some(T), Some(T + 1)]));
+    }
+
+    #[test]
+    fn files_starting_at_the_same_time_keep_their_command_line_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = captures(dir.path(), &[Some(T), Some(T), Some(T - 1), Some(T)]);
+        assert_eq!(
+            reading_order(&specs, &[3, 0, 2, 1]),
+            (vec![2, 3, 0, 1], vec![Some(T - 1), Some(T), Some(T), Some(T)])
+        );
+        assert_eq!(reading_order(&specs, &[1, 3, 0]), (vec![1, 3, 0], vec![Some(T), Some(T), Some(T)]));
+    }
+
+    #[test]
+    fn files_without_a_first_packet_come_last_in_command_line_order() {
+        let dir = tempfile::tempdir().unwrap();
+        // f0 and f2: a pcap header without records; f3: gone
+        let mut specs = captures(dir.path(), &[None, Some(T + 7), None]);
+        specs
+            .push(CaptureSpec { label: "egress".into(), source: Source::Path(dir.path().join("gone.pcap")) });
+        assert_eq!(reading_order(&specs, &[2, 0, 1]), (vec![1, 2, 0], vec![Some(T + 7), None, None]));
+        assert_eq!(reading_order(&specs, &[3, 1, 0]), (vec![1, 3, 0], vec![Some(T + 7), None, None]));
+        assert_eq!(reading_order(&specs, &[0, 2]), (vec![0, 2], vec![None, None]));
+    }
+
+    /// The overlap warning `later` gets for starting before `earlier` ended.
+    fn overlap(earlier: &str, later: &str) -> Warning {
+        Warning {
+            label: "egress".into(),
+            file: later.into(),
+            record: None,
+            byte_offset: None,
+            problem: format!(
+                "{later} starts before {earlier} ends: files given under one label are read as one point \
+                 in the order of their first packet, and these overlap in time"
+            ),
+            consequence:
+                "read one after the other anyway; check that both files come from the same capture point"
+                    .into(),
+        }
+    }
+
+    /// `Overlaps` after noting `spans` of files 0, 1, … (named a, b, c, …) in that order.
+    fn noted(spans: &[Option<(i64, i64)>]) -> Overlaps {
+        let specs = named(&["a.pcap", "b.pcap", "c.pcap", "d.pcap", "e.pcap"]);
+        let mut o = Overlaps::default();
+        for (f, &span) in spans.iter().enumerate() {
+            o.note(&specs, f, span, "egress");
+        }
+        o
+    }
+
+    #[test]
+    fn files_one_after_the_other_do_not_overlap_even_when_they_touch() {
+        let o = noted(&[Some((10, 20)), Some((21, 30)), Some((30, 30)), Some((30, 45))]);
+        assert_eq!((o.latest, o.overlap), (Some((3, 45)), None));
+        let o = noted(&[Some((10, 20)), Some((20, 25))]);
+        assert_eq!((o.latest, o.overlap), (Some((1, 25)), None), "starting as the other ends");
+        let o = noted(&[Some((10, 20))]);
+        assert_eq!((o.latest, o.overlap), (Some((0, 20)), None));
+        assert_eq!((noted(&[]).latest, noted(&[]).overlap), (None, None));
+    }
+
+    #[test]
+    fn a_file_starting_before_the_latest_end_overlaps_it() {
+        let o = noted(&[Some((10, 20)), Some((19, 30))]);
+        assert_eq!((o.latest, o.overlap), (Some((1, 30)), Some(overlap("a.pcap", "b.pcap"))));
+        // one that starts and ends inside the first
+        let o = noted(&[Some((10, 40)), Some((15, 25))]);
+        assert_eq!((o.latest, o.overlap), (Some((0, 40)), Some(overlap("a.pcap", "b.pcap"))));
+    }
+
+    #[test]
+    fn the_earlier_file_of_an_overlap_is_the_one_that_reached_latest() {
+        // b ends before a: c, starting after b's end but before a's, overlaps a
+        let o = noted(&[Some((10, 50)), Some((20, 30)), Some((40, 60))]);
+        assert_eq!((o.latest, o.overlap), (Some((2, 60)), Some(overlap("a.pcap", "b.pcap"))));
+        let o = noted(&[Some((10, 50)), Some((50, 50)), Some((45, 55))]);
+        assert_eq!(o.latest, Some((2, 55)));
+        assert_eq!(o.overlap, Some(overlap("a.pcap", "c.pcap")), "b ends as late as a: a stays latest");
+        // b reaches later than a: c overlapping both overlaps b
+        let o = noted(&[Some((10, 30)), Some((30, 40)), Some((25, 35))]);
+        assert_eq!((o.latest, o.overlap), (Some((1, 40)), Some(overlap("b.pcap", "c.pcap"))));
+    }
+
+    #[test]
+    fn only_the_first_overlap_is_kept() {
+        let o = noted(&[Some((10, 30)), Some((20, 40)), Some((35, 50)), Some((0, 60))]);
+        assert_eq!((o.latest, o.overlap), (Some((3, 60)), Some(overlap("a.pcap", "b.pcap"))));
+        // a later overlap after pieces that did not overlap
+        let o = noted(&[Some((10, 30)), Some((30, 40)), Some((39, 50)), Some((45, 55))]);
+        assert_eq!((o.latest, o.overlap), (Some((3, 55)), Some(overlap("b.pcap", "c.pcap"))));
+    }
+
+    #[test]
+    fn a_file_without_records_neither_overlaps_nor_moves_the_latest_end() {
+        let o = noted(&[None, Some((10, 20)), None, Some((20, 30))]);
+        assert_eq!((o.latest, o.overlap), (Some((3, 30)), None));
+        let o = noted(&[Some((10, 20)), None, Some((15, 30))]);
+        assert_eq!((o.latest, o.overlap), (Some((2, 30)), Some(overlap("a.pcap", "c.pcap"))));
+    }
+
+    #[test]
+    fn with_several_files_each_warning_names_its_file_then_comes_the_overlap() {
+        let read = Warning { problem: "cut short".into(), ..overlap("a.pcap", "b.pcap") };
+        let read = Warning { file: "a.pcap".into(), consequence: "kept".into(), ..read };
+        let o = noted(&[Some((10, 20)), Some((15, 25))]);
+        let mut warnings = vec![read.clone()];
+        o.finish(&mut warnings, 2);
+        let prefixed = Warning { problem: "in a.pcap: cut short".into(), ..read.clone() };
+        assert_eq!(warnings, [prefixed.clone(), overlap("a.pcap", "b.pcap")]);
+        let mut warnings = vec![read.clone()];
+        noted(&[Some((10, 20)), Some((20, 25)), Some((30, 35))]).finish(&mut warnings, 3);
+        assert_eq!(warnings, [prefixed], "three files, no overlap");
+        // one file: as it was
+        let mut warnings = vec![read.clone()];
+        noted(&[Some((10, 20))]).finish(&mut warnings, 1);
+        assert_eq!(warnings, [read]);
+    }
+}

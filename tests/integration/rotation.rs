@@ -187,3 +187,51 @@ fn the_limit_counts_points_not_files() {
     assert!(!ok);
     assert!(err.contains("got 9)"), "{err}");
 }
+
+#[test]
+fn the_overlap_warning_names_the_file_read_first_and_files_that_only_touch_do_not_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let egress = Path::new(SCENARIO).join("egress.pcap");
+    // Records 17..20 are 61, 166 and 120 µs apart.
+    let a = piece(&egress, 0..20, dir.path(), "a.pcap");
+    // begins with a's last record: starts at the time a ends
+    let touching = piece(&egress, 19..34, dir.path(), "touching.pcap");
+    // begins with a's last two records: starts before a ends
+    let c = piece(&egress, 18..34, dir.path(), "c.pcap");
+    // starts before c ends
+    let d = piece(&egress, 30..34, dir.path(), "d.pcap");
+    // after a, then f starts before e ends (not before a ends)
+    let e = piece(&egress, 20..25, dir.path(), "e.pcap");
+    let f = piece(&egress, 23..34, dir.path(), "f.pcap");
+    let overlap = |earlier: &Path, later: &Path| {
+        let (earlier, later) = (earlier.display(), later.display());
+        format!(
+            "{later} starts before {earlier} ends: files given under one label are read as one point in the \
+             order of their first packet, and these overlap in time; read one after the other anyway; check \
+             that both files come from the same capture point"
+        )
+    };
+    for mode in [&[][..], &["--stream", "--stream-window", "30"]] {
+        let overlaps = |pieces: &[&PathBuf]| {
+            let mut args: Vec<String> = mode.iter().map(|s| s.to_string()).collect();
+            args.push(lab("decap.pcap"));
+            args.extend(pieces.iter().map(|p| format!("egress={}", p.display())));
+            args.push(lab("backend.pcap"));
+            let (json, err, ok) = run(&args);
+            assert!(ok, "{mode:?}: {err}");
+            let warnings = json["warnings"].as_array().unwrap().clone();
+            (warnings.into_iter())
+                .filter(|w| w["message"].as_str().unwrap().contains("overlap"))
+                .map(|w| {
+                    (w["label"].clone(), w["record"].clone(), w["message"].as_str().unwrap().to_string())
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(overlaps(&[&touching, &a]), [], "{mode:?}");
+        let a_c = || (Value::from("egress"), Value::Null, overlap(&a, &c));
+        assert_eq!(overlaps(&[&c, &a]), [a_c()], "{mode:?}");
+        assert_eq!(overlaps(&[&d, &c, &a]), [a_c()], "{mode:?}: the first overlap only");
+        let e_f = (Value::from("egress"), Value::Null, overlap(&e, &f));
+        assert_eq!(overlaps(&[&f, &e, &a]), [e_f], "{mode:?}: the file that reached latest is e");
+    }
+}
