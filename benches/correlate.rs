@@ -31,6 +31,7 @@ fn bench_correlate(c: &mut Criterion) {
             packets: common::packets(b),
             overlays: Vec::new(),
             interfaces: Vec::new(),
+            hosts: Vec::new(),
         })
         .collect();
     let requests = flows[0].flows.len() as u64;

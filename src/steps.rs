@@ -524,3 +524,124 @@ mod tests {
         assert_eq!(find(Vec::new()), None);
     }
 }
+
+/// One host's clock at a point captured on several hosts (files of one label
+/// overlapping in time: `Flow::host`): each host has its own clock, not one
+/// clock that stepped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostClock {
+    /// The point (the first of its capture's) and the point compared with.
+    pub point: usize,
+    pub against: usize,
+    /// The host whose times were moved, and the host whose clock they were moved onto.
+    pub host: u16,
+    pub base: u16,
+    /// The host's clock minus the base host's (ns): its flows were moved by minus this.
+    pub offset_ns: i64,
+    /// Pairs matched without time behind each of the two offsets.
+    pub samples: usize,
+    pub base_samples: usize,
+    /// Flows whose times were moved.
+    pub moved: usize,
+}
+
+/// Puts the hosts of each point captured on several hosts (`hosts`: per
+/// point, how many; `clock_of` as in [`correct`]) on one clock, before steps
+/// are looked for: each host's offset against the nearest point with another
+/// clock (before it, else after it) is the median of its pairs matched
+/// without time (NTP where both saw the reply: [`samples`]); a host whose
+/// offset differs from the first host's with pairs by a step (at least
+/// [`STEP_MIN_NS`] and [`STEP_SPREAD_FACTOR`] times both spreads) has its
+/// flows moved onto that host's clock. Hosts without pairs are left as they
+/// are. Gives what was moved.
+pub fn correct_hosts(points: &mut [Flows], clock_of: &[usize], hosts: &[usize]) -> Vec<HostClock> {
+    let clock = |j: usize| clock_of.get(j).copied().unwrap_or(j);
+    let mut out = Vec::new();
+    let mut j = 0;
+    while j < points.len() {
+        let last = (j..points.len()).take_while(|&i| clock(i) == clock(j)).last().unwrap_or(j);
+        let n = hosts.get(j).copied().unwrap_or(0).min(usize::from(u16::MAX));
+        let against =
+            (0..j).rev().find(|&i| clock(i) != clock(j)).or((last + 1 < points.len()).then_some(last + 1));
+        if let (true, Some(r)) = (n > 1, against) {
+            // Per host: (median offset against r, its spread, pairs), from the
+            // first of the capture's points that pairs with r.
+            let offsets: Vec<Option<(i64, i64, usize)>> = (0..n)
+                .map(|h| {
+                    (j..=last).find_map(|m| {
+                        let mine: Vec<Flow> =
+                            points[m].flows.iter().filter(|f| usize::from(f.host) == h).cloned().collect();
+                        let mut s = if r < j {
+                            samples(&points[r].flows, &mine)
+                        } else {
+                            samples(&mine, &points[r].flows)
+                        };
+                        if r > j {
+                            s.iter_mut().for_each(|x| x.offset_ns = -x.offset_ns);
+                        }
+                        (!s.is_empty()).then(|| (median(&s), spread(&s), s.len()))
+                    })
+                })
+                .collect();
+            if let Some(base) = offsets.iter().position(Option::is_some) {
+                let (b_off, b_spread, b_n) = offsets[base].unwrap_or_default();
+                for (h, o) in offsets.iter().enumerate().skip(base + 1) {
+                    let Some((off, spread, count)) = *o else { continue };
+                    let d = off.saturating_sub(b_off);
+                    let apart = d.saturating_abs();
+                    if apart < STEP_MIN_NS
+                        || apart < spread.saturating_add(b_spread).saturating_mul(STEP_SPREAD_FACTOR)
+                    {
+                        continue;
+                    }
+                    let mut moved = 0;
+                    for p in &mut points[j..=last] {
+                        for f in p.flows.iter_mut().filter(|f| usize::from(f.host) == h) {
+                            f.shift_times(-d);
+                            moved += 1;
+                        }
+                    }
+                    out.push(HostClock {
+                        point: j,
+                        against: r,
+                        host: h as u16,
+                        base: base as u16,
+                        offset_ns: d,
+                        samples: count,
+                        base_samples: b_n,
+                        moved,
+                    });
+                }
+            }
+        }
+        j = last + 1;
+    }
+    out
+}
+
+/// The warning for one host's clock: which hosts, by how much, what was done.
+/// `hosts`: per point, its hosts' files (`CaptureResult::hosts`).
+pub fn host_warning(h: &HostClock, labels: &[String], hosts: &[Vec<String>]) -> Warning {
+    let label = labels.get(h.point).map_or("?", String::as_str);
+    let against = labels.get(h.against).map_or("?", String::as_str);
+    let names = hosts.get(h.point);
+    let name = |i: u16| names.and_then(|n| n.get(usize::from(i))).map_or("?", String::as_str);
+    let (host, base) = (name(h.host), name(h.base));
+    Warning {
+        label: label.to_string(),
+        file: host.to_string(),
+        record: None,
+        byte_offset: None,
+        problem: format!(
+            "{label} was captured on {} hosts ({}), each with its own clock: {host}'s runs {:+.3} ms from \
+             {base}'s (against {against}, from {} pairs of {host}'s and {} of {base}'s matched without time by ISN, \
+             first datagram or echo)",
+            names.map_or(0, Vec::len),
+            names.map_or(String::new(), |n| n.join("; ")),
+            h.offset_ns as f64 / 1e6,
+            h.samples,
+            h.base_samples,
+        ),
+        consequence: format!("the times of {host}'s {} flows were moved onto {base}'s clock", h.moved),
+    }
+}

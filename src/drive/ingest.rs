@@ -28,6 +28,9 @@ pub struct CaptureResult {
     pub warnings: Vec<Warning>,
     /// With a shard: where skipped files cut this capture's reading.
     pub cut: Cut,
+    /// A point captured on several hosts (files of one label overlapping in
+    /// time): each host's files, by `Flow::host`; empty for one host.
+    pub hosts: Vec<String>,
 }
 
 /// Where a point's reading was cut by skipped files, on that point's clock.
@@ -105,9 +108,7 @@ impl PointCounts {
     /// Decoded packets of one point.
     fn packets(counts: &[(u32, u64, u64)], key: PointKey) -> u64 {
         (counts.iter())
-            .map(|&(i, inc, out)| {
-                u64::from(key.takes(i, false)) * inc + u64::from(key.takes(i, true)) * out
-            })
+            .map(|&(i, inc, out)| u64::from(key.takes(i, false)) * inc + u64::from(key.takes(i, true)) * out)
             .sum()
     }
 
@@ -295,7 +296,16 @@ impl Builder {
         let split = points.len() > 1;
         let answered = Elsewhere::of(points.iter().filter(|_| !split).flat_map(|p| &p.1.flows));
         warnings.extend(answered.warning(label, file));
-        (CaptureResult { info, points, overlays, undecodable, warnings, cut: Default::default() }, elsewhere)
+        let result = CaptureResult {
+            info,
+            points,
+            overlays,
+            undecodable,
+            warnings,
+            cut: Default::default(),
+            hosts: Vec::new(),
+        };
+        (result, elsewhere)
     }
 
     /// The packet and overlay counts of the files read so far.

@@ -33,6 +33,8 @@ fn read_point(
     let specs = &config.captures;
     let (order, firsts) = reading_order(specs, files);
     let label = specs[order[0]].label.as_str();
+    let first_of: Vec<(usize, Option<i64>)> = order.iter().copied().zip(firsts.iter().copied()).collect();
+    let mut hosts = Hosts::default();
     // Which files, and which records of them, the point reads (a time shard
     // reads part of them): planned before reading.
     let mut plan = shard::ReadPlan::new(config, capture, label, order, firsts);
@@ -42,10 +44,14 @@ fn read_point(
     let mut files = Overlaps::default();
     while let Some(f) = plan.next_file() {
         let spec = &specs[f];
+        let from = b.table().flows().len();
         let file_info =
             plan.read(&mut b, |sink| ingest(spec, f, &config.read, points, limit, progress, sink))?;
         let span = b.end_file(label, &spec.display_name(), &file_info.warnings);
         files.note(specs, f, span, label);
+        let first = first_of.iter().find(|x| x.0 == f).and_then(|x| x.1);
+        let host = hosts.file(first, span, spec.display_name());
+        b.table().set_host(from, host);
         info = Some(merge_info(info, file_info));
         plan.after_file(b.table().flows());
     }
@@ -75,7 +81,54 @@ fn read_point(
         });
     }
     result.cut = cut;
+    result.hosts = hosts.names();
     Ok((result, names))
+}
+
+/// The hosts of one point, as its files are read in the order of their first
+/// packet: a file that begins after one host's files end continues that host
+/// (rotation, `tcpdump -C`/`-G`); one that begins before every host's files
+/// end is another host's capture (a pool's nodes, ECMP, replicas: one label
+/// given to files overlapping in time). See `Flow::host`.
+#[derive(Default)]
+struct Hosts {
+    /// Per host: where its files read so far end, and their names.
+    hosts: Vec<(Option<i64>, Vec<String>)>,
+}
+
+impl Hosts {
+    /// The host of the file just read (`first`: its first packet's time,
+    /// `span`: what its records spanned, `name`: its name).
+    fn file(&mut self, first: Option<i64>, span: Option<(i64, i64)>, name: String) -> u16 {
+        let start = first.or(span.map(|s| s.0));
+        let ended = |h: &(Option<i64>, Vec<String>)| match (h.0, start) {
+            (Some(end), Some(start)) => end <= start,
+            _ => true,
+        };
+        let at = match self.hosts.iter().position(ended) {
+            Some(h) => h,
+            None if self.hosts.len() < usize::from(u16::MAX) => {
+                self.hosts.push((None, Vec::new()));
+                self.hosts.len() - 1
+            }
+            None => self.hosts.len() - 1,
+        };
+        let host = &mut self.hosts[at];
+        host.0 = match (host.0, span) {
+            (Some(end), Some((_, hi))) => Some(end.max(hi)),
+            (end, span) => end.or(span.map(|s| s.1)),
+        };
+        host.1.push(name);
+        at as u16
+    }
+
+    /// Each host's files (`a.pcap, a1.pcap`), when there are several hosts.
+    fn names(self) -> Vec<String> {
+        if self.hosts.len() < 2 {
+            return Vec::new();
+        }
+        self.hosts.into_iter().map(|h| h.1.join(", ")).collect()
+    }
 }
 
 /// Runs the whole pipeline on the configured captures.
@@ -353,6 +406,7 @@ fn metas_of(names: &[(String, String)], points: &[PointOf<'_>]) -> Vec<CaptureMe
                 packets: r.points[p.n].2,
                 overlays: r.overlays.get(p.n).cloned().unwrap_or_default(),
                 interfaces: p.interfaces.clone(),
+                hosts: r.hosts.clone(),
             }
         })
         .collect()
@@ -401,11 +455,16 @@ pub(crate) fn conclude_owning(
     }
     let files: Vec<String> =
         points.iter().map(|p| names.get(p.source).map(|n| n.1.clone()).unwrap_or_default()).collect();
+    let hosts: Vec<Vec<String>> = points.iter().map(|p| p.result.hosts.clone()).collect();
     drop(points);
     let mut flows: Vec<Flows> = results.into_iter().flat_map(|r| r.points.into_iter().map(|p| p.1)).collect();
     // A whole run reads each capture on one clock, across a step of it (a time
     // shard or a stream window holds too little of the capture to tell).
     if config.shard.is_none() {
+        // A point captured on several hosts has a clock per host: one clock first.
+        let counts: Vec<usize> = hosts.iter().map(Vec::len).collect();
+        let host_clocks = crate::steps::correct_hosts(&mut flows, &correlate_config.clock_of, &counts);
+        warnings.extend(host_clocks.iter().map(|h| crate::steps::host_warning(h, &labels, &hosts)));
         let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
         warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
     }

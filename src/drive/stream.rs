@@ -574,6 +574,7 @@ fn empty_result_with(keys: Option<&[Option<PointKey>]>) -> CaptureResult {
         undecodable: 0,
         warnings: Vec::new(),
         cut: Default::default(),
+        hosts: Vec::new(),
     }
 }
 

@@ -29,7 +29,7 @@ pub(super) fn fold_copies(flows: &mut Vec<Flow>) {
                 let keep_j = nearer_client(&flows[j], &flows[i]);
                 let (keep, gone) = if keep_j { (j, i) } else { (i, j) };
                 drop[gone] = true;
-                flows[keep].copies += 1 + flows[gone].copies;
+                flows[keep].copies = flows[keep].copies.saturating_add(1).saturating_add(flows[gone].copies);
                 if keep_j {
                     break;
                 }

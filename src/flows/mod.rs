@@ -378,8 +378,13 @@ pub struct Flow {
     /// packet type, to tell `-i any` copies apart.
     pub first_interface: u32,
     pub first_packet_type: Option<u8>,
-    /// Other copies of this flow in the same capture (`-i any` before/after NAT).
-    pub copies: u32,
+    /// Which host of its point recorded it: files given under one label that
+    /// overlap in time are captures of several hosts (a pool's nodes), in
+    /// the order of their first packet; 0 for a point of one host.
+    pub host: u16,
+    /// Other copies of this flow in the same capture (`-i any` before/after
+    /// NAT; two bytes, beside `host`, so the summary keeps its size).
+    pub copies: u16,
     /// The interface its other direction was seen on, when not `first_interface`
     /// (else [`Flow::NO_INTERFACE`]; four bytes, not eight): a multi-homed end
     /// host answered by another interface than it was asked on (see
@@ -577,6 +582,7 @@ impl Flow {
             one_exchange: false,
             first_interface: 0,
             first_packet_type: None,
+            host: 0,
             copies: 0,
             answered_on: Flow::NO_INTERFACE,
         }

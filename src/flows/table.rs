@@ -97,6 +97,14 @@ impl FlowTable {
         &self.flows
     }
 
+    /// Marks the flows begun since the `from`-th as recorded by `host` (the
+    /// file just read is that host's: see [`Flow::host`]).
+    pub fn set_host(&mut self, from: usize, host: u16) {
+        for f in self.flows.iter_mut().skip(from) {
+            f.host = host;
+        }
+    }
+
     /// While `closed`, packets only carry on the flows already in the table;
     /// one that would begin a new flow is dropped, and so are the packets of
     /// that flow after it. The flows then are exactly those an open table

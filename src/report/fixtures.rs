@@ -47,6 +47,7 @@ pub fn seen(offset_ns: i64, client: &str, server: &str, reply_seen: bool) -> Hop
         largest_to_client: None,
         iface: None,
         reply_iface: None,
+        host: None,
     }
 }
 

@@ -340,6 +340,7 @@ fn hops(rows: &Rows<'_>) -> Result<ArrayRef> {
         ("largest_to_client", i64s(wire.iter().map(|h| h.largest_to_client.map(i64::from)))),
         ("iface", strs(wire.iter().map(|h| h.iface.as_deref()))),
         ("reply_iface", strs(wire.iter().map(|h| h.reply_iface.as_deref()))),
+        ("host", strs(wire.iter().map(|h| h.host.as_deref()))),
     ]);
     list(rows.iter().map(|(_, q)| q.captures.len()), structure(cols, None)?)
 }

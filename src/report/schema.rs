@@ -152,6 +152,7 @@ fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec
         out.largest_to_client = h.largest_to_client;
         out.iface.clone_from(&h.iface);
         out.reply_iface.clone_from(&h.reply_iface);
+        out.host.clone_from(&h.host);
         if !full {
             (out.time, out.raw_time, out.time_local, out.community_id, out.wireshark_filter) =
                 (None, None, None, None, None);

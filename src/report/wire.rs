@@ -1100,6 +1100,9 @@ pub struct Hop {
     /// There too: the interface its reply was seen on, when another than `iface`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_iface: Option<String>,
+    /// At a point captured on several hosts: the files of the host that recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// How the flows of two neighbouring captures were paired.
@@ -1534,6 +1537,7 @@ impl Request {
                 largest_to_client: h.largest_to_client,
                 iface: h.iface,
                 reply_iface: h.reply_iface,
+                host: h.host,
             };
         }
         let change = |c: Change| -> Result<v::Change, String> {

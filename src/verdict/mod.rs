@@ -38,6 +38,9 @@ pub struct CaptureMeta {
     /// interfaces its packets were seen on, by index; empty for a whole
     /// capture. Each request's interface there is a field of its [`Hop`].
     pub interfaces: Vec<(u32, String)>,
+    /// A point captured on several hosts: each host's files, by `Flow::host`;
+    /// empty for one host. Each request's host is a field of its [`Hop`].
+    pub hosts: Vec<String>,
 }
 
 /// Settings of the verdict stage.
@@ -447,6 +450,7 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         largest_to_client: (f.max_to_client.bytes > 0).then_some(f.max_to_client.bytes),
         iface: ctx.interface(c, f.first_interface),
         reply_iface: f.other_interface().and_then(|i| ctx.interface(c, i)),
+        host: ctx.metas.get(c).and_then(|m| m.hosts.get(usize::from(f.host))).cloned(),
     }
 }
 
@@ -634,6 +638,7 @@ mod tests {
             packets: 0,
             overlays: Vec::new(),
             interfaces: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 

@@ -458,6 +458,9 @@ pub struct Hop {
     /// There too: the interface its reply was seen on, when another than
     /// `iface` (the reply left or came by another branch).
     pub reply_iface: Option<String>,
+    /// At a point captured on several hosts: the files of the host that
+    /// recorded the request there.
+    pub host: Option<String>,
 }
 
 impl Hop {

@@ -65,6 +65,7 @@ pub fn run(caps: &Captures, labels: &[&str], config: &CorrelateConfig) -> Findin
             packets: p.len() as u64,
             overlays: Vec::new(),
             interfaces: Vec::new(),
+            hosts: Vec::new(),
         })
         .collect();
     let corr = correlate(&flows, config);

@@ -823,3 +823,69 @@ fn a_node_with_several_out_interfaces_is_two_sides_and_each_request_names_its_br
         assert!(tuplecorr::report::consistency::contradictions(r).is_empty(), "{r:?}");
     }
 }
+
+/// One point captured on two hosts at the same time (a pool's nodes: the lab's
+/// health checks, the even client ports through one host, the odd through
+/// another whose clock runs 300 ms ahead): each host gets its own clock — no
+/// "stepped" warning, no request lost — and each request names its host.
+#[test]
+fn a_point_captured_on_two_hosts_has_a_clock_per_host_and_no_step() {
+    let dir = lab_dir().join("healthcheck");
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let egress = read("egress.pcap");
+    let a = crate::util::split_pcap_by_client_port(&egress, true);
+    let b = crate::util::shift_pcap_ns(&crate::util::split_pcap_by_client_port(&egress, false), 300_000_000);
+    assert!(crate::util::count_records(&a) > 20 && crate::util::count_records(&b) > 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let (pa, pb) = (tmp.path().join("node-a.pcap"), tmp.path().join("node-b.pcap"));
+    std::fs::write(&pa, &a).unwrap();
+    std::fs::write(&pb, &b).unwrap();
+    let spec = |label: &str, path: PathBuf| CaptureSpec { source: Source::Path(path), label: label.into() };
+    let captures = vec![
+        spec("decap", dir.join("decap.pcap")),
+        spec("egress", pa),
+        spec("egress", pb),
+        spec("backend", dir.join("backend.pcap")),
+    ];
+    let found = schema::findings(
+        &analyze(&Config { captures, quiet: true, ..Config::default() }, &NoProgress).unwrap(),
+    );
+    let said: Vec<&str> = found.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(!said.iter().any(|m| m.contains("stepped")), "{said:#?}");
+    let host = said.iter().find(|m| m.contains("captured on 2 hosts")).expect("the hosts' clocks are said");
+    assert!(
+        host.contains("node-b.pcap's runs +300.0")
+            && host.contains("were moved onto")
+            && host.ends_with("node-a.pcap's clock"),
+        "{host}"
+    );
+    assert_eq!(found.requests.len(), 15);
+    for r in &found.requests {
+        assert!(r.captures.iter().all(|h| h.seen), "request {}: {:?}", r.request, r.captures);
+        assert_eq!(r.reply.path.wire(), "same-path");
+        assert!(r.matches.iter().all(|m| m.strength.wire() == "strong"), "{:?}", r.matches);
+        let port: u16 = r.captures[0].client.as_deref().unwrap().rsplit(':').next().unwrap().parse().unwrap();
+        let want = if port.is_multiple_of(2) { "node-a.pcap" } else { "node-b.pcap" };
+        assert!(
+            r.captures[1].host.as_deref().is_some_and(|h| h.ends_with(want)),
+            "{port}: {:?}",
+            r.captures[1].host
+        );
+        assert_eq!((r.captures[0].host.as_deref(), r.captures[2].host.as_deref()), (None, None));
+    }
+    // one clock for the point: corrected times in path order (to the few µs
+    // by which one host's offset and the point's differ), delays small
+    let ns = |t: &Option<String>| tuplecorr::config::parse_rfc3339_ns(t.as_deref().unwrap()).unwrap();
+    for r in &found.requests {
+        for w in r.captures.windows(2) {
+            let d = ns(&w[1].time) - ns(&w[0].time);
+            assert!(
+                (-100_000..5_000_000).contains(&d),
+                "request {}: {d} ns from {} to {}",
+                r.request,
+                w[0].label,
+                w[1].label
+            );
+        }
+    }
+}

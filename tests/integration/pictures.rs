@@ -184,10 +184,7 @@ fn merged_pcapng_keeps_link_types_names_points_and_can_hold_only_requests() {
         seen.insert(c[0].to_string(), (c[1].to_string(), c[2].to_string()));
     }
     // node.pcap (`tcpdump -i any`) is two points, each its own interface.
-    assert_eq!(
-        seen.keys().collect::<Vec<_>>(),
-        ["backend", "decap", "egress", "node(in)", "node(out)"]
-    );
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ["backend", "decap", "egress", "node(in)", "node(out)"]);
     // node.pcap is Linux cooked v2 (WTAP encap 210); the others Ethernet (1) or raw IP.
     for node in ["node(in)", "node(out)"] {
         assert_eq!(seen[node].1, "210", "{seen:?}");

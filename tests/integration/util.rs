@@ -465,3 +465,46 @@ pub fn files_under(dir: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> 
     out.sort();
     out
 }
+
+/// A classic Ethernet pcap split by the client port of its TCP segments (the
+/// port above 1024): the records of even client ports (and every record that
+/// is not IPv4 TCP) when `even`, else those of odd ones; as two hosts of one
+/// point would each hold half the connections.
+pub fn split_pcap_by_client_port(bytes: &[u8], even: bool) -> Vec<u8> {
+    filter_pcap(bytes, |r| {
+        let frame = &r[16..];
+        let tcp = frame.len() > 14 + 20 && frame[12..14] == [0x08, 0x00] && frame[14 + 9] == 6;
+        if !tcp {
+            return even;
+        }
+        let ihl = usize::from(frame[14] & 0x0f) * 4;
+        let port = |at: usize| frame.get(at..at + 2).map_or(0, |p| u16::from_be_bytes([p[0], p[1]]));
+        let (src, dst) = (port(14 + ihl), port(14 + ihl + 2));
+        let client = if src > 1024 { src } else { dst };
+        client.is_multiple_of(2) == even
+    })
+}
+
+/// A classic pcap with every record's time moved by `delta_ns` (as `editcap
+/// -t` with a fraction). Microsecond and nanosecond files alike.
+pub fn shift_pcap_ns(bytes: &[u8], delta_ns: i64) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let magic: [u8; 4] = out[..4].try_into().unwrap();
+    let le = pcap_le(&out);
+    let nano = matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]);
+    let unit: i64 = if nano { 1 } else { 1000 };
+    let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
+    let mut at = 24;
+    while at + 16 <= out.len() {
+        let word = |b: &[u8]| pcap_word(le, b);
+        let ts =
+            i64::from(word(&out[at..at + 4])) * 1_000_000_000 + i64::from(word(&out[at + 4..at + 8])) * unit;
+        let t = ts + delta_ns;
+        let len = word(&out[at + 8..at + 12]) as usize;
+        out[at..at + 4].copy_from_slice(&put((t / 1_000_000_000) as u32));
+        out[at + 4..at + 8].copy_from_slice(&put(((t % 1_000_000_000) / unit) as u32));
+        at += 16 + len;
+    }
+    assert_eq!(at, out.len(), "whole records");
+    out
+}
