@@ -391,7 +391,7 @@ pub(crate) fn reply_left_by<'a, 'w>(
 ) -> Option<(&'w str, &'a str, &'a str)> {
     let host = w.label(c).strip_suffix("(in)")?;
     let h = r.captures.get(c)?;
-    Some((host, h.reply_iface.as_deref()?, h.iface.as_deref()?))
+    Some((host, h.reply_iface()?, h.iface()?))
 }
 
 /// What the sides of a split capture (a forwarding host, `node(in)` and
@@ -403,7 +403,7 @@ fn fork_words(w: &Words<'_>, r: &Request) -> Vec<String> {
     let mut out = Vec::new();
     for c in 0..r.captures.len() {
         if let Some(host) = dropped_inside(w, r, c) {
-            let by = r.captures[c].iface.as_deref().map_or(String::new(), |i| format!(" by {i}"));
+            let by = r.captures[c].iface().map_or(String::new(), |i| format!(" by {i}"));
             out.push(format!("dropped inside {host}: seen entering it{by}, never seen leaving it"));
         }
         if let Some((host, answered, asked)) = reply_left_by(w, r, c) {

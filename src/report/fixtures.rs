@@ -45,9 +45,7 @@ pub fn seen(offset_ns: i64, client: &str, server: &str, reply_seen: bool) -> Hop
         icmp_seqs: None,
         largest_to_server: None,
         largest_to_client: None,
-        iface: None,
-        reply_iface: None,
-        host: None,
+        branch: None,
     }
 }
 

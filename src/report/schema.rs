@@ -150,9 +150,9 @@ fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec
         out.icmp_id = h.icmp_id;
         out.largest_to_server = h.largest_to_server;
         out.largest_to_client = h.largest_to_client;
-        out.iface.clone_from(&h.iface);
-        out.reply_iface.clone_from(&h.reply_iface);
-        out.host.clone_from(&h.host);
+        out.iface = h.iface().map(str::to_string);
+        out.reply_iface = h.reply_iface().map(str::to_string);
+        out.host = h.host().map(str::to_string);
         if !full {
             (out.time, out.raw_time, out.time_local, out.community_id, out.wireshark_filter) =
                 (None, None, None, None, None);

@@ -1535,9 +1535,7 @@ impl Request {
                 icmp_seqs: h.icmp_seqs.as_deref().and_then(icmp_seqs_of),
                 largest_to_server: h.largest_to_server,
                 largest_to_client: h.largest_to_client,
-                iface: h.iface,
-                reply_iface: h.reply_iface,
-                host: h.host,
+                branch: v::Branch::of(h.iface, h.reply_iface, h.host),
             };
         }
         let change = |c: Change| -> Result<v::Change, String> {

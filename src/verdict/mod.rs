@@ -448,9 +448,11 @@ fn hop(ctx: &Ctx<'_>, c: usize, flow: Option<&Flow>) -> Hop {
         icmp_seqs: f.echo.as_ref().map(|e| (e.first_seq, e.last_seq)),
         largest_to_server: (f.max_to_server.bytes > 0).then_some(f.max_to_server.bytes),
         largest_to_client: (f.max_to_client.bytes > 0).then_some(f.max_to_client.bytes),
-        iface: ctx.interface(c, f.first_interface),
-        reply_iface: f.other_interface().and_then(|i| ctx.interface(c, i)),
-        host: ctx.metas.get(c).and_then(|m| m.hosts.get(usize::from(f.host))).cloned(),
+        branch: Branch::of(
+            ctx.interface(c, f.first_interface),
+            f.other_interface().and_then(|i| ctx.interface(c, i)),
+            ctx.metas.get(c).and_then(|m| m.hosts.get(usize::from(f.host))).cloned(),
+        ),
     }
 }
 

@@ -452,8 +452,16 @@ pub struct Hop {
     /// TCP: largest segment with payload each way (IP bytes).
     pub largest_to_server: Option<u32>,
     pub largest_to_client: Option<u32>,
+    /// Where a point has branches (a split capture's interfaces, several
+    /// hosts): the one the request took; boxed, as most points have none.
+    pub branch: Option<Box<Branch>>,
+}
+
+/// The branch of a point a request took (see [`Hop::branch`]).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Branch {
     /// At a side of a split capture (`node(in)`, `node(out)`): the interface
-    /// the request was seen on there (the branch it took).
+    /// the request was seen on there.
     pub iface: Option<String>,
     /// There too: the interface its reply was seen on, when another than
     /// `iface` (the reply left or came by another branch).
@@ -463,7 +471,34 @@ pub struct Hop {
     pub host: Option<String>,
 }
 
+impl Branch {
+    /// The branch, or None when it names nothing.
+    pub fn of(
+        iface: Option<String>,
+        reply_iface: Option<String>,
+        host: Option<String>,
+    ) -> Option<Box<Branch>> {
+        (iface.is_some() || reply_iface.is_some() || host.is_some())
+            .then(|| Box::new(Branch { iface, reply_iface, host }))
+    }
+}
+
 impl Hop {
+    /// [`Branch::iface`].
+    pub fn iface(&self) -> Option<&str> {
+        self.branch.as_ref()?.iface.as_deref()
+    }
+
+    /// [`Branch::reply_iface`].
+    pub fn reply_iface(&self) -> Option<&str> {
+        self.branch.as_ref()?.reply_iface.as_deref()
+    }
+
+    /// [`Branch::host`].
+    pub fn host(&self) -> Option<&str> {
+        self.branch.as_ref()?.host.as_deref()
+    }
+
     /// A capture where the request was not seen (and no reply either).
     pub fn unseen() -> Hop {
         Hop::default()
