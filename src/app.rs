@@ -274,7 +274,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         return correlate_stream(run, config, stream, &target, warnings_target.as_ref(), &options, &bars);
     }
     let want_ladder = (run.output.format == Format::Html && !run.summary_only) || run.pcapng.is_some();
-    let (mut findings, ladder) =
+    let (findings, ladder) =
         with_threads(config.threads, || crate::drive::pipeline::analyze_full(config, &bars, want_ladder))??;
     if findings.captures.len() < 2 {
         let label = findings.captures.first().map_or("the capture", |c| c.label.as_str());
@@ -289,6 +289,43 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         ))
         .into());
     }
+    // Verdicts are never printed from an order the run itself doubts: read
+    // again the other way round, or stop (docs/guide/reading-the-report.md).
+    let turned: Config;
+    let (config, mut findings, ladder) = match crate::checks::path_order(&findings) {
+        crate::checks::PathOrder::Right => (config, findings, ladder),
+        crate::checks::PathOrder::Doubtful(why) => return Err(UsageError(why).into()),
+        crate::checks::PathOrder::Reversed(why) => {
+            if !config.correlate.offsets_ns.is_empty()
+                || config.clocks_from.is_some()
+                || config.shard.is_some()
+            {
+                return Err(UsageError(format!(
+                    "the captures look given in reverse path order at every boundary between two of them ({why}); \
+                     with --offset, --clocks-from or a shard their clocks are read against the first capture: \
+                     give the captures in path order, client side first"
+                ))
+                .into());
+            }
+            turned = Config { captures: config.captures.iter().rev().cloned().collect(), ..config.clone() };
+            let (mut again, ladder) = with_threads(turned.threads, || {
+                crate::drive::pipeline::analyze_full(&turned, &bars, want_ladder)
+            })??;
+            if let crate::checks::PathOrder::Doubtful(w) | crate::checks::PathOrder::Reversed(w) =
+                crate::checks::path_order(&again)
+            {
+                return Err(UsageError(format!(
+                    "the captures look given in reverse path order ({why}), and read the other way round they do \
+                     not go the right way either ({w}): give them in path order, client side first"
+                ))
+                .into());
+            }
+            let order: Vec<&str> = again.captures.iter().map(|c| c.label.as_str()).collect();
+            let w = crate::checks::reordered_warning(&order, &why);
+            again.warnings.push(w);
+            (&turned, again, ladder)
+        }
+    };
     findings.warnings.extend(crate::checks::all(config, &findings));
     let explained = match &why {
         Some(loaded) => Some(std::sync::Arc::new(explain_why(loaded, &mut findings)?)),

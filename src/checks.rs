@@ -317,6 +317,73 @@ pub fn premises(findings: &Findings, part: Part) -> Vec<WarningOut> {
     out
 }
 
+/// What the boundaries say of the order the captures were given in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathOrder {
+    /// No boundary between two captures looks reversed.
+    Right,
+    /// Every boundary between two captures that shows its direction looks
+    /// reversed (the TTL rises and requests arrive before they left), none
+    /// the right way: the captures were given client side last. The text
+    /// says which boundaries and by how much.
+    Reversed(String),
+    /// Some boundaries look reversed and others do not: no order the
+    /// evidence agrees on. The text names both kinds.
+    Doubtful(String),
+}
+
+/// The order the boundaries between two captures show (a boundary inside
+/// one split capture, `node(in)->node(out)`, is the host's and says nothing
+/// of the order the files were given in). A boundary looks reversed when its
+/// TTL rises and its median delay is negative, both (as [`premises`] warns),
+/// and goes the right way when its TTL falls or its delay is positive
+/// without the other saying otherwise; a middlebox that sets the TTL leaves
+/// only the delay.
+pub fn path_order(findings: &Findings) -> PathOrder {
+    let mut reversed = Vec::new();
+    let mut right = Vec::new();
+    for b in &findings.boundaries {
+        let (a, z) = (findings.label(b.between.from), findings.label(b.between.to));
+        if crate::config::capture_of_point(a) == crate::config::capture_of_point(z) && a != z {
+            continue;
+        }
+        let ttl = b.ttl_decrement.filter(|_| b.ttl_set_to.is_none());
+        let text = || {
+            let ttl = ttl.map_or(String::new(), |t| format!("TTL {:+}, ", -t));
+            format!("{a}->{z} ({ttl}delay {:.3} ms)", b.delay_ns.map_or(0.0, ms))
+        };
+        match (ttl, b.delay_ns) {
+            (Some(t), Some(d)) if t < 0 && d < 0 => reversed.push(text()),
+            (Some(t), Some(d)) if (t > 0 && d >= 0) || (t == 0 && d > 0) => right.push(text()),
+            _ => {}
+        }
+    }
+    match (reversed.is_empty(), right.is_empty()) {
+        (true, _) => PathOrder::Right,
+        (false, true) => PathOrder::Reversed(reversed.join(", ")),
+        (false, false) => PathOrder::Doubtful(format!(
+            "the captures' order is in doubt: {} look given in reverse path order (the TTL rises and requests \
+             appear at the later point before the earlier), while {} go the right way; give the captures in path \
+             order, client side first",
+            reversed.join(", "),
+            right.join(", ")
+        )),
+    }
+}
+
+/// The warning of a run read in the reverse of the order given (see
+/// [`path_order`]): `why`, its boundaries; `order`, the labels as read.
+pub fn reordered_warning(order: &[&str], why: &str) -> WarningOut {
+    warning(
+        order.first().copied().unwrap_or_default(),
+        format!(
+            "the captures look given in reverse path order at every boundary between two of them ({why}): read \
+             in the reverse order, {}; give them client side first",
+            order.join(" → ")
+        ),
+    )
+}
+
 /// Every check of this module, for the main form.
 pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
     let mut w = same_captures(&config.captures, false);
@@ -386,6 +453,48 @@ mod tests {
             w[0].message
         );
         assert!(w[0].message.ends_with("try --offset backend=1.300 (the sign of --offset looks reversed)"));
+    }
+
+    /// The order every boundary between two captures shows: right, reversed
+    /// (TTL rising and requests arriving before they left, both), or in
+    /// doubt; a middlebox setting the TTL, and the boundary inside a split
+    /// capture, say nothing of it.
+    #[test]
+    fn the_path_order_is_what_every_boundary_between_two_captures_says() {
+        let mut f = crate::report::fixtures::findings();
+        assert_eq!(path_order(&f), PathOrder::Right);
+        let flip = |f: &mut Findings, b: usize| {
+            f.boundaries[b].ttl_decrement = Some(-1);
+            f.boundaries[b].delay_ns = Some(-80_000);
+        };
+        flip(&mut f, 1);
+        let PathOrder::Doubtful(why) = path_order(&f) else { panic!("{:?}", path_order(&f)) };
+        assert!(why.contains("egress->backend (TTL +1, delay -0.080 ms) look given in reverse"), "{why}");
+        assert!(why.contains("while decap->egress (TTL -1, delay 0.080 ms) go the right way"), "{why}");
+        flip(&mut f, 0);
+        assert_eq!(
+            path_order(&f),
+            PathOrder::Reversed(
+                "decap->egress (TTL +1, delay -0.080 ms), egress->backend (TTL +1, delay -0.080 ms)".into()
+            )
+        );
+        // only one of the two: TTL rising alone, or a negative delay alone, is no evidence either way
+        f.boundaries[0].delay_ns = Some(80_000);
+        assert!(matches!(path_order(&f), PathOrder::Reversed(w) if w.starts_with("egress->backend")));
+        f.boundaries[0].ttl_decrement = Some(1);
+        f.boundaries[0].delay_ns = Some(-80_000);
+        assert!(matches!(path_order(&f), PathOrder::Reversed(_)));
+        // a middlebox that sets the TTL: its rise says nothing
+        f.boundaries[1].ttl_set_to = Some(64);
+        assert_eq!(path_order(&f), PathOrder::Right);
+        // the two sides of one capture: the host's boundary, not the files' order
+        f.boundaries[1].ttl_set_to = None;
+        f.captures[1].label = "node(in)".into();
+        f.captures[2].label = "node(out)".into();
+        assert_eq!(path_order(&f), PathOrder::Right);
+        f.boundaries[0].delay_ns = Some(80_000);
+        f.boundaries[0].ttl_decrement = Some(1);
+        assert_eq!(path_order(&f), PathOrder::Right);
     }
 
     #[test]
