@@ -339,6 +339,8 @@ fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], lin
         if !r.info.interfaces.iter().any(|itf| itf.link_type == LinkType::LinuxSll2) {
             continue;
         }
+        // An SLL2 capture holds indexes, split or not (one interface, an end host).
+        any = true;
         // The interfaces of a split capture's requests (a field of each request at a side).
         let mut indexes: Vec<u32> = (r.points.iter())
             .filter(|(k, _, _)| k.is_some())
@@ -346,7 +348,6 @@ fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], lin
             .collect();
         indexes.sort_unstable();
         indexes.dedup();
-        any |= !indexes.is_empty();
         let missing: Vec<String> =
             indexes.iter().filter(|i| !links.contains_key(i)).map(|i| format!("if{i}")).collect();
         if !missing.is_empty() {
@@ -357,7 +358,8 @@ fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], lin
                     "the interface names given to --names (ip link output) name no interface {} of this capture",
                     missing.join(", ")
                 ),
-                "those sub-points keep their index as name; give the `ip -o link` of the host this capture was taken on",
+                "those interfaces keep their index as name (`ifN`); give the `ip -o link` of the host this capture was \
+                 taken on",
             ));
         }
     }
@@ -371,7 +373,8 @@ fn link_name_warnings(names: &[(String, String)], results: &[CaptureResult], lin
             "interface names were given to --names (ip link output), but no capture holds interface indexes they \
              could name (only LINUX_SLL2, `tcpdump -i any -y LINUX_SLL2`, carries them; LINUX_SLL carries none)"
                 .into(),
-            "the names are not used; sub-points are named by direction (in, out) or by the pcapng interface name",
+            "the names are not used; a request's interface at a side is named by the pcapng interface name, else \
+             by its number",
         ));
     }
     out

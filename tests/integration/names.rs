@@ -302,6 +302,13 @@ fn ip_link_names_that_cannot_apply_are_warned_about() {
     // without link names, no such warning
     let out = run("any-node-sll", &ANY_NODE, &["--names", &names("hosts")]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("interface names"));
+    // an SLL2 capture that stays one point (a multi-homed end host) holds
+    // indexes too: no "no capture holds interface indexes"
+    let multihomed = ["decap.pcap", "egress.pcap", "backend.pcap"];
+    let out = run("multihomed", &multihomed, &["--names", &names("any-node-ip-o-link.txt")]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("no capture holds interface indexes"), "{err}");
 }
 
 #[test]
