@@ -247,6 +247,11 @@ pub(crate) fn hop_cells<'r>(
             Some(c) => endpoint_cell(w, c, fit),
             None => "?".to_string(),
         };
+        // At a side of a split capture: the branch (interface) it took there.
+        if let Some(iface) = hop.iface() {
+            cell.push_str(" via ");
+            cell.push_str(iface);
+        }
         if let Some(server) = hop.server.filter(|s| Some(*s) != first_server) {
             cell.push_str(" → ");
             cell.push_str(&endpoint_cell(w, server, fit));

@@ -191,12 +191,17 @@ fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
     let (code, out, err) = table(&["--columns", "request,node(out),backend"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.starts_with("#  node(out)          →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        out.starts_with(
+            "#  node(out)                  →  backend\n1  198.19.3.17:40001 via if3  →  198.19.3.17:40001\n"
+        ),
         "{out}"
     );
     let (code, out, err) = table(&["--columns", "request,node,backend"]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.starts_with("#  node(in)            →  node(out)          →  backend\n"), "{out}");
+    assert!(
+        out.starts_with("#  node(in)                    →  node(out)                  →  backend\n"),
+        "{out}"
+    );
     let (code, _, err) = table(&["--columns", "request,node(up0)"]);
     assert_eq!(code, Some(2));
     assert!(
@@ -207,7 +212,9 @@ fn a_split_capture_s_points_are_named_alike_by_columns_offset_and_compare_at() {
     let (code, out, err) = table(&["--stream", "--columns", "request,node(out),backend"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.starts_with("#  node(out)          →  backend\n1  198.19.3.17:40001  →  198.19.3.17:40001\n"),
+        out.starts_with(
+            "#  node(out)                  →  backend\n1  198.19.3.17:40001 via if3  →  198.19.3.17:40001\n"
+        ),
         "{out}"
     );
     let (code, out, err) = table(&["--stream", "--columns", "request,node(up0)"]);
