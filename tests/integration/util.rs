@@ -382,29 +382,36 @@ pub fn count_records(bytes: &[u8]) -> usize {
 /// shifted (as `editcap -A T` + `editcap -t` + `mergecap -a`). Microsecond
 /// and nanosecond files alike.
 pub fn step_pcap(bytes: &[u8], step_ns: i64) -> Vec<u8> {
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
+    retime_pcap(bytes, |ts| {
+        (first, last) = (first.min(ts), last.max(ts));
+        ts
+    });
+    let middle = first + (last - first) / 2;
+    retime_pcap(bytes, |ts| if ts >= middle { ts + step_ns } else { ts })
+}
+
+/// A classic pcap with every record's time (ns since the epoch) mapped by
+/// `to`, in record order. Microsecond and nanosecond files alike.
+fn retime_pcap(bytes: &[u8], mut to: impl FnMut(i64) -> i64) -> Vec<u8> {
     let mut out = bytes.to_vec();
     let magic: [u8; 4] = out[..4].try_into().unwrap();
     let le = pcap_le(&out);
     let nano = matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]);
     let unit: i64 = if nano { 1 } else { 1000 };
-    let word = |b: &[u8]| pcap_word(le, b);
     let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
-    let mut records = Vec::new();
     let mut at = 24;
     while at + 16 <= out.len() {
+        let word = |b: &[u8]| pcap_word(le, b);
         let ts =
             i64::from(word(&out[at..at + 4])) * 1_000_000_000 + i64::from(word(&out[at + 4..at + 8])) * unit;
-        records.push((at, ts));
-        at += 16 + word(&out[at + 8..at + 12]) as usize;
-    }
-    assert_eq!(at, out.len(), "whole records");
-    let (first, last) = (records.first().unwrap().1, records.last().unwrap().1);
-    let middle = first + (last - first) / 2;
-    for &(at, ts) in records.iter().filter(|r| r.1 >= middle) {
-        let t = ts + step_ns;
+        let len = word(&out[at + 8..at + 12]) as usize;
+        let t = to(ts);
         out[at..at + 4].copy_from_slice(&put((t / 1_000_000_000) as u32));
         out[at + 4..at + 8].copy_from_slice(&put(((t % 1_000_000_000) / unit) as u32));
+        at += 16 + len;
     }
+    assert_eq!(at, out.len(), "whole records");
     out
 }
 
@@ -488,23 +495,5 @@ pub fn split_pcap_by_client_port(bytes: &[u8], even: bool) -> Vec<u8> {
 /// A classic pcap with every record's time moved by `delta_ns` (as `editcap
 /// -t` with a fraction). Microsecond and nanosecond files alike.
 pub fn shift_pcap_ns(bytes: &[u8], delta_ns: i64) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    let magic: [u8; 4] = out[..4].try_into().unwrap();
-    let le = pcap_le(&out);
-    let nano = matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]);
-    let unit: i64 = if nano { 1 } else { 1000 };
-    let put = |v: u32| if le { v.to_le_bytes() } else { v.to_be_bytes() };
-    let mut at = 24;
-    while at + 16 <= out.len() {
-        let word = |b: &[u8]| pcap_word(le, b);
-        let ts =
-            i64::from(word(&out[at..at + 4])) * 1_000_000_000 + i64::from(word(&out[at + 4..at + 8])) * unit;
-        let t = ts + delta_ns;
-        let len = word(&out[at + 8..at + 12]) as usize;
-        out[at..at + 4].copy_from_slice(&put((t / 1_000_000_000) as u32));
-        out[at + 4..at + 8].copy_from_slice(&put(((t % 1_000_000_000) / unit) as u32));
-        at += 16 + len;
-    }
-    assert_eq!(at, out.len(), "whole records");
-    out
+    retime_pcap(bytes, |ts| ts + delta_ns)
 }
