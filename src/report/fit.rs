@@ -779,6 +779,7 @@ fn line(
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
+    use crate::report::table::DEFAULT_COLUMNS;
 
     fn fitted(width: usize, names: Option<&crate::names::Names>) -> String {
         let f = findings();
@@ -970,5 +971,54 @@ mod tests {
             }
             assert!(!t.contains('…'), "{t}");
         }
+    }
+
+    /// The table of the fixture findings as a terminal `width` wide (or piped,
+    /// without one) would show it, with `columns` and `names`.
+    fn table_in(width: Option<usize>, columns: &[Column], names: Option<&crate::names::Names>) -> String {
+        let f = crate::report::fixtures::findings();
+        let w = Words { names, ..Words::new(&f) };
+        let mut out = Vec::new();
+        match width {
+            Some(width) => write_columns(
+                &w,
+                &f,
+                &crate::report::table::expand(columns, &w.labels),
+                width,
+                false,
+                &mut out,
+            ),
+            None => crate::report::table::write_table_with(&w, &f, columns, false, &mut out),
+        }
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn lines_fit_the_terminal_keeping_every_address_whole_and_shortening_names() {
+        let mut names = crate::names::Names::default();
+        let text = "2001:db8::/32 a-rather-long-ipv6-network-name\n198.18.90.42 backend-vpn-0\n";
+        names.extend(crate::names::parse(text).unwrap().1);
+        let roomy = table_in(None, &DEFAULT_COLUMNS, Some(&names));
+        assert!(widest(&roomy) > 200, "{roomy}");
+        let no_outcome = [Column::Request, Column::Hops, Column::Reply, Column::Match];
+        let two_points = [Column::Request, Column::Hop(0), Column::Hop(1), Column::Reply];
+        for (limit, columns, names) in [(120, &no_outcome[..], None), (80, &two_points[..], Some(&names))] {
+            let t = table_in(Some(limit), columns, names);
+            assert!(widest(&t) <= limit, "{limit} {}:\n{t}", widest(&t));
+            // every endpoint whole, IPv6 too
+            assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8::1"), "{limit}:\n{t}");
+        }
+        let plain = table_in(None, &DEFAULT_COLUMNS, None);
+        assert!(widest(&plain) > 190, "{plain}");
+        // 200 columns keep the names, shortened in the middle
+        let named = table_in(Some(200), &[Column::Request, Column::Hop(0), Column::Reply], Some(&names));
+        assert!(named.contains("backend-vpn-0 (198.18.90.42:51514)"), "{named}");
+        let t = table_in(Some(190), &DEFAULT_COLUMNS, None);
+        assert!(widest(&t) <= 190, "{t}");
+        // the piped table shortens a long IPv6 endpoint as it always did; a terminal never
+        assert!(plain.contains("2001:db8:aaaa:…"), "{plain}");
+        assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1"), "{t}");
+        assert!(!t.contains('…'), "{t}");
     }
 }

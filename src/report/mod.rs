@@ -117,7 +117,14 @@ pub fn write_with_ladder(
                 }
                 _ => {
                     let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
-                    table::write_table_with(&w, findings, columns, view.width, options.color, out)?;
+                    match view.width {
+                        // every address whole, names shortened or left out, columns moved below their request
+                        Some(width) => {
+                            let columns = table::expand(columns, &w.labels);
+                            fit::write_columns(&w, findings, &columns, width, options.color, out)?;
+                        }
+                        None => table::write_table_with(&w, findings, columns, options.color, out)?,
+                    }
                 }
             }
             writeln!(out)?;

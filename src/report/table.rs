@@ -458,26 +458,20 @@ pub(crate) fn arrow_between(a: Column, b: Column) -> bool {
 
 /// `--format table` without the summary: a header line and one line per request.
 pub fn write_table(findings: &Findings, color: bool, out: &mut (dyn Write + Send)) -> io::Result<()> {
-    write_table_with(&Words::new(findings), findings, &DEFAULT_COLUMNS, None, color, out)
+    write_table_with(&Words::new(findings), findings, &DEFAULT_COLUMNS, color, out)
 }
 
-/// [`write_table`] with names and zone (`w`), the chosen columns, and the
-/// terminal's width, if any: then the table is fitted to it as
-/// [`crate::report::fit::write_columns`] does (every address whole, names
-/// shortened or left out, columns moved below their request); without one
-/// (piped output), the full table.
+/// [`write_table`] with names and zone (`w`) and the chosen columns: the
+/// full table, as piped output and files get it (a terminal's is fitted by
+/// `fit::write_columns`).
 pub fn write_table_with(
     w: &Words<'_>,
     findings: &Findings,
     columns: &[Column],
-    width: Option<usize>,
     color: bool,
     out: &mut (dyn Write + Send),
 ) -> io::Result<()> {
     let columns = expand(columns, &w.labels);
-    if let Some(width) = width {
-        return crate::report::fit::write_columns(w, findings, &columns, width, color, out);
-    }
     let rows = cells(findings, w, &columns, FULL);
     let widths = widths(&rows);
     // Lines are padded across cores, written in order.
@@ -693,49 +687,18 @@ mod tests {
         assert!(lines[3].contains("\x1b[31micmp-error"));
     }
 
-    fn table_in(width: Option<usize>, columns: &[Column], names: Option<&crate::names::Names>) -> String {
+    /// The piped table of the fixture findings (a terminal's is fit's: its tests).
+    fn table_in(columns: &[Column], names: Option<&crate::names::Names>) -> String {
         let f = findings();
         let w = Words { names, ..Words::new(&f) };
         let mut out = Vec::new();
-        write_table_with(&w, &f, columns, width, false, &mut out).unwrap();
+        write_table_with(&w, &f, columns, false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
-    }
-
-    fn widest(t: &str) -> usize {
-        t.lines().map(|l| l.chars().count()).max().unwrap_or(0)
-    }
-
-    #[test]
-    fn lines_fit_the_terminal_keeping_every_address_whole_and_shortening_names() {
-        let mut names = crate::names::Names::default();
-        let text = "2001:db8::/32 a-rather-long-ipv6-network-name\n198.18.90.42 backend-vpn-0\n";
-        names.extend(crate::names::parse(text).unwrap().1);
-        let roomy = table_in(None, &DEFAULT_COLUMNS, Some(&names));
-        assert!(widest(&roomy) > 200, "{roomy}");
-        let no_outcome = [Column::Request, Column::Hops, Column::Reply, Column::Match];
-        let two_points = [Column::Request, Column::Hop(0), Column::Hop(1), Column::Reply];
-        for (limit, columns, names) in [(120, &no_outcome[..], None), (80, &two_points[..], Some(&names))] {
-            let t = table_in(Some(limit), columns, names);
-            assert!(widest(&t) <= limit, "{limit} {}:\n{t}", widest(&t));
-            // every endpoint whole, IPv6 too
-            assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8::1"), "{limit}:\n{t}");
-        }
-        let plain = table_in(None, &DEFAULT_COLUMNS, None);
-        assert!(widest(&plain) > 190, "{plain}");
-        // 200 columns keep the names, shortened in the middle
-        let named = table_in(Some(200), &[Column::Request, Column::Hop(0), Column::Reply], Some(&names));
-        assert!(named.contains("backend-vpn-0 (198.18.90.42:51514)"), "{named}");
-        let t = table_in(Some(190), &DEFAULT_COLUMNS, None);
-        assert!(widest(&t) <= 190, "{t}");
-        // the piped table shortens a long IPv6 endpoint as it always did; a terminal never
-        assert!(plain.contains("2001:db8:aaaa:…"), "{plain}");
-        assert!(t.contains("198.18.90.42:51514") && t.contains("2001:db8:aaaa:bbbb:cccc:dddd:eeee:1"), "{t}");
-        assert!(!t.contains('…'), "{t}");
     }
 
     #[test]
     fn source_column_names_where_and_before_after_of_each_change() {
-        let t = table_in(None, &[Column::Request, Column::Source], None);
+        let t = table_in(&[Column::Request, Column::Source], None);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "#  source");
         assert_eq!(lines[1], "1  egress->backend 198.18.90.42:51514 → 198.19.3.17:40112");
