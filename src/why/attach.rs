@@ -27,9 +27,14 @@ pub struct Host {
     /// The captures around it: a change between `from` and `to` with
     /// `span.0 <= from` and `to <= span.1` happened in it.
     pub span: (usize, usize),
-    /// Interfaces named by the points of a split capture.
+    /// Interfaces named by the points of a split capture (labels of an
+    /// earlier release's reports: `node(in pod0)`).
     pub iif: Option<String>,
     pub oif: Option<String>,
+    /// WHERE is a split capture: `span` is its in-side and out-side, and each
+    /// request's interface there (`Hop::iface`) is its input and output
+    /// interface at this host.
+    pub sides: bool,
     /// Every rules file's tables, in the order given.
     pub rules: Option<Ruleset>,
     pub conntrack: Vec<conntrack::Table>,
@@ -142,16 +147,24 @@ fn proto_number(p: Proto, addr: IpAddr) -> u8 {
     }
 }
 
-/// The packet before and after a host, from the captures on its two sides.
+/// The packet before and after a host, from the captures on its two sides;
+/// at a split capture's host, the interfaces the request took at its in-side
+/// and out-side (named ones: an `ifN` names no interface a rule could).
 fn observed(r: &Request, host: &Host, b: Between) -> Option<Observed> {
     let (x, y) = (r.captures.get(b.from)?, r.captures.get(b.to)?);
     let (c0, s0, c1, s1) = (x.client?, x.server?, y.client?, y.server?);
+    let side = |c: usize| {
+        let name = r.captures.get(c).filter(|_| host.sides)?.iface()?;
+        let numbered =
+            name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        (!numbered).then(|| name.to_string())
+    };
     Some(Observed {
         proto: proto_number(r.proto, c0.addr),
         before: (c0.addr, c0.port, s0.addr, s0.port),
         after: (c1.addr, c1.port, s1.addr, s1.port),
-        iif: host.iif.clone(),
-        oif: host.oif.clone(),
+        iif: side(host.span.0).or_else(|| host.iif.clone()),
+        oif: side(host.span.1).or_else(|| host.oif.clone()),
     })
 }
 
@@ -543,6 +556,7 @@ mod tests {
             span: (1, 2),
             iif: None,
             oif: None,
+            sides: false,
             rules: Some(super::super::ipt::parse("nat.rules", rules).0),
             conntrack: Vec::new(),
             masq: None,

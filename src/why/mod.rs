@@ -120,6 +120,7 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
     let mut hosts: Vec<attach::Host> = Vec::new();
     let groups = groups(labels);
     for (g, parsed) in &loaded.files {
+        let sides = !g.at.contains("->");
         let span = if let Some((a, b)) = g.at.split_once("->") {
             let i = labels.iter().position(|l| *l == a);
             match i {
@@ -156,6 +157,7 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
                     span,
                     iif: one("in"),
                     oif: one("out"),
+                    sides,
                     rules: None,
                     conntrack: Vec::new(),
                     masq: None,

@@ -611,3 +611,57 @@ fn compare_carries_the_rules_and_intent_findings_of_both_runs() {
     assert!(text.contains("Intent (ip-masq-agent)\n\n- before: no intent finding\n- after: at egress->backend: ConfigMap keeps 198.19.96.0/24"), "{text}");
     assert!(text.contains(&one), "{text}");
 }
+
+/// At a split capture's host, the interface each request took at its in-side
+/// and out-side is the input and output interface its rules see: with the
+/// node's `ip -o link` (--names), `-o be1` is read off the capture, not
+/// inferred from the translation; without names (`if4`), it is inferred and
+/// says so.
+#[test]
+fn a_split_capture_s_interfaces_decide_the_rules_interface_matches() {
+    let dir = lab("any-node-fork");
+    let tmp = tempfile::tempdir().unwrap();
+    // the node of lab.sh's any-node-fork: lo, pod0, be0, be1, up0 (expected.json's if2..if5)
+    let links = tmp.path().join("node-links.txt");
+    std::fs::write(
+        &links,
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536\n2: pod0@if2: <UP> mtu 1500\n3: be0@if2: <UP> mtu 1500\n\
+         4: be1@if3: <UP> mtu 1500\n5: up0@if2: <UP> mtu 1500\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args =
+            vec!["decap.pcap", "egress.pcap", "node.pcap", "backend.pcap", "--format", "json", "-q"];
+        args.extend(["--rules", "node=rules-node.txt"]);
+        args.extend(extra);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(&dir)
+            .args(&args)
+            .output();
+        let o = o.unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let masqueraded = |v: &Value| -> Value {
+        let r = (v["requests"].as_array().unwrap().iter())
+            .find(|r| r["captures"][0]["client"] == "198.18.90.42:40002")
+            .unwrap();
+        r["source"]["changed"][0]["rule"].clone()
+    };
+    let named = run(&["--names", links.to_str().unwrap()]);
+    let rule = masqueraded(&named);
+    assert_eq!(
+        (rule["line"].as_u64(), rule["text"].as_str()),
+        (Some(16), Some("-A POSTROUTING -o be1 -j MASQUERADE"))
+    );
+    assert!(rule.get("decided").is_none_or(|d| d.as_array().is_none_or(Vec::is_empty)), "{rule}");
+    let r = &named["requests"].as_array().unwrap()[1];
+    assert_eq!(r["captures"][3]["iface"], "be1", "{r}");
+    let unnamed = masqueraded(&run(&[]));
+    assert_eq!(unnamed["line"].as_u64(), Some(16));
+    let decided = unnamed["decided"].as_array().unwrap();
+    assert!(
+        decided.iter().any(|d| d.as_str().unwrap().starts_with("-o be1 (output interface not known)")),
+        "{unnamed}"
+    );
+}
