@@ -226,11 +226,19 @@
   }
   function hopsTable(r) {
     const t = el("table");
-    tableOf(t, ["point", "time (capture 1's clock)", "client", "server", "reply", "RTT", "packets →/←", "Wireshark filter"],
-      r.captures.map((h) => h.seen
-        ? [h.label, h.time, named(h.client, h.client_name), named(h.server, h.server_name), h.reply_seen ? "yes" : "no", ms(h.rtt_ms),
-          h.packets_to_server + " / " + h.packets_to_client, h.wireshark_filter]
-        : [h.label, "not seen", "", "", h.reply_seen ? "yes" : "", "", "", ""]));
+    // The branch a request took where a point has them (JSON iface, reply_iface, host): a column only then.
+    const branchOf = (h) => [h.iface && "via " + h.iface, h.reply_iface && "reply via " + h.reply_iface, h.host]
+      .filter(Boolean).join(", ");
+    const branches = r.captures.some((h) => branchOf(h));
+    const head = ["point", "time (capture 1's clock)", "client", "server", "reply", "RTT", "packets →/←", "Wireshark filter"];
+    tableOf(t, branches ? head.slice(0, 1).concat(["branch"], head.slice(1)) : head,
+      r.captures.map((h) => {
+        const row = h.seen
+          ? [h.label, h.time, named(h.client, h.client_name), named(h.server, h.server_name), h.reply_seen ? "yes" : "no", ms(h.rtt_ms),
+            h.packets_to_server + " / " + h.packets_to_client, h.wireshark_filter]
+          : [h.label, "not seen", "", "", h.reply_seen ? "yes" : "", "", "", ""];
+        return branches ? row.slice(0, 1).concat([branchOf(h)], row.slice(1)) : row;
+      }));
     return t;
   }
   function evidence(r) {
