@@ -224,7 +224,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
         Some(path) => {
             let clocks = crate::compare::load::pinned_clocks(path)?;
             let labels: Vec<&str> = clocks.clocks.iter().map(|(l, _, _)| l.as_str()).collect();
-            // A capture split into points (`node(in if2)`) is named by its points.
+            // A capture split into its sides (`node(in)`, `node(out)`) is named by them.
             let named =
                 |label: &str| labels.iter().any(|l| *l == label || l.starts_with(&format!("{label}(")));
             if let Some(c) = run.config.captures.iter().find(|c| !named(&c.label)) {
@@ -248,7 +248,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     };
     // `--rules`, `--conntrack`, `--masq-agent` are read before any capture too
     let why = if run.why.is_empty() { None } else { Some(crate::why::load(&run.why).map_err(UsageError)?) };
-    // `ip -o link` output among them names the sub-points of an SLL2 capture
+    // `ip -o link` output among them names the interfaces of an SLL2 capture
     let linked;
     let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
         Some(n) => {

@@ -102,7 +102,7 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub threads: Option<i64>,
     /// Clock offset of a capture relative to capture 1 (positive: it runs ahead), within ±315360000
-    /// seconds (10 years); overrides the estimate. LABEL may be a sub-point's (node(out if3)): its
+    /// seconds (10 years); overrides the estimate. LABEL may be a side's (node(out)): its
     /// capture's one clock.
     #[arg(long, value_name = "LABEL=SECONDS")]
     pub offset: Vec<String>,
@@ -166,7 +166,7 @@ pub struct CorrelateArgs {
     /// hops, source, reply, outcome, match, identity, all, or a capture label (default
     /// request,service,hops,reply,outcome,match; on a terminal, without this option, the columns
     /// that fit its width: request,service,source,reply,outcome). A `tcpdump -i any` capture split
-    /// into sub-points: node(out if3) names one, node all of them.
+    /// into its sides: node(out) names one, node both.
     #[arg(long, value_name = "LIST")]
     pub columns: Option<String>,
     /// Also write the warnings to FILE (CSV when it ends in .csv, else the lines printed on stderr).
@@ -283,7 +283,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "ADDR|CIDR|preserved")]
     pub expect_source: Vec<String>,
     /// The capture label --expect-source looks at: once for all of them, or once per --expect-source in order.
-    /// A sub-point of a split capture by its label, node(out if3).
+    /// A side of a split capture by its label, node(out).
     #[arg(long, value_name = "LABEL", requires = "expect_source")]
     pub at: Vec<String>,
     /// Expect every service and client to have the same source, reply path and outcome before and after.
@@ -761,16 +761,18 @@ impl CorrelateArgs {
                     "--offset {o}: expected a clock offset in seconds within ±{MAX_CLOCK_OFFSET_S} (10 years)"
                 )));
             }
-            // A sub-point (`node(out if3)`) reads its capture's clock: the offset is the capture's.
+            // A side (`node(out)`) reads its capture's clock: the offset is the capture's.
             let capture = |l: &str| points.iter().position(|p| captures[p[0]].label == l);
-            let index = capture(label).or_else(|| capture(crate::config::capture_of_point(label))).ok_or_else(|| {
-                let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
-                UsageError(format!(
-                    "--offset {o}: no capture is labelled {label} (labels: {}; a sub-point of a split capture, \
-                     node(out if3), stands for its capture)",
+            let index = capture(label)
+                .or_else(|| capture(crate::config::capture_of_point(label)))
+                .ok_or_else(|| {
+                    let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
+                    UsageError(format!(
+                    "--offset {o}: no capture is labelled {label} (labels: {}; a side of a split capture, \
+                     node(out), stands for its capture)",
                     labels.join(", ")
                 ))
-            })?;
+                })?;
             offsets_ns.push((index, seconds_to_ns(secs)));
         }
         let nets = self.net.iter().map(|n| parse_cidr(n)).collect::<Result<Vec<_>, _>>()?;

@@ -12,10 +12,11 @@
 //!   Services, or one such object).
 //!
 //! - `ip -o link` (or plain `ip link`) and `ip -j link` output, found by its
-//!   content: interface indexes → names, for the sub-points of a `tcpdump -i
-//!   any` capture whose link type (LINUX_SLL2) carries the interface index
-//!   (`node(in eth0)` instead of `node(in if2)`; a pcapng `if_name` stays
-//!   preferred; LINUX_SLL carries no index, so names cannot apply there).
+//!   content: interface indexes → names, for the interfaces requests took at
+//!   the sides of a `tcpdump -i any` capture whose link type (LINUX_SLL2)
+//!   carries the interface index (`iface` `eth0` instead of `if2`; a pcapng
+//!   `if_name` stays preferred; LINUX_SLL carries no index, so names cannot
+//!   apply there).
 //!
 //! Names are untrusted text: control and bidirectional-override characters
 //! become `?` when read, and a name is cut at [`MAX_NAME_CHARS`]; the report
@@ -198,7 +199,7 @@ impl Names {
     }
 }
 
-/// An interface name as a sub-point's label shows it: without control
+/// An interface name as a request's `iface` shows it: without control
 /// characters, blanks and parentheses, at most [`MAX_LINK_NAME_CHARS`]; None when empty.
 pub fn link_name(raw: &str) -> Option<String> {
     let n: String = raw

@@ -18,7 +18,7 @@ pub enum Column {
     /// One capture point (by its position in the run).
     Hop(usize),
     /// The points a name of `--columns` stands for, known once the captures
-    /// are read: one point (`node(out if3)`), or every sub-point of a capture
+    /// are read: one point (`node(out)`), or every side of a capture
     /// split into several (`node`). Expanded to [`Column::Hop`]s before use.
     Label(&'static str),
     Reply,
@@ -65,7 +65,7 @@ pub const DEFAULT_COLUMNS_WITH_TIME: [Column; 7] = [
 impl Column {
     /// `--columns request,service,hops,...` (a capture label names its own
     /// column, or its sub-points' columns when it is split into several; a
-    /// sub-point's label, `node(out if3)`, names that one; `#` is `request`);
+    /// side's label, `node(out)`, names that one; `#` is `request`);
     /// says which names are read otherwise. `labels`: the captures' labels.
     pub fn parse_list(text: &str, labels: &[&str]) -> Result<Vec<Column>, String> {
         let mut out = Vec::new();
@@ -84,7 +84,7 @@ impl Column {
                 None => {
                     return Err(format!(
                     "--columns: no column {name:?}; columns are {} (all: every one), a capture label ({}) or \
-                         a sub-point's label such as {}(out if3)",
+                         a side's label such as {}(out)",
                     COLUMN_NAMES.join(", "),
                     labels.join(", "),
                     labels.last().unwrap_or(&"node")

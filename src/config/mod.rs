@@ -412,7 +412,8 @@ pub struct Config {
     /// each capture once (`stream`).
     pub stream: Option<StreamConfig>,
     /// Interface names by index (`--names` with `ip -o link` output): they
-    /// name the sub-points of a LINUX_SLL2 capture (`node(in eth0)`).
+    /// name the interfaces requests took at the sides of a LINUX_SLL2 capture
+    /// (`iface` `eth0`).
     pub link_names: std::collections::BTreeMap<u32, String>,
     /// Per capture point, the time (its own clock) its live input is known to
     /// have stopped recording at (set by a live run per window; empty else).

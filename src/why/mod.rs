@@ -82,7 +82,7 @@ pub fn load(given: &[Given]) -> Result<Loaded, String> {
 }
 
 /// The WHEREs these capture labels allow: each boundary `A->B`, and the
-/// label of each capture split into sub-points (`node` for `node(in if2)`, …).
+/// label of each capture split into its sides (`node` for `node(in)`, `node(out)`).
 pub fn places(labels: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = labels.windows(2).map(|w| format!("{}->{}", w[0], w[1])).collect();
     for (g, _) in groups(labels) {
@@ -91,7 +91,7 @@ pub fn places(labels: &[&str]) -> Vec<String> {
     out
 }
 
-/// Split captures: label → (first, last) sub-point index, when it has two or more.
+/// Split captures: label → (first, last) side index, when it has two or more.
 fn groups(labels: &[&str]) -> Vec<(String, (usize, usize))> {
     let mut out: Vec<(String, (usize, usize))> = Vec::new();
     for (i, l) in labels.iter().enumerate() {

@@ -88,7 +88,7 @@ fn lab_files(dir: &Path) -> Vec<String> {
     let name = dir.file_name().unwrap().to_str().unwrap();
     let row = index.lines().find(|l| l.split('\t').next() == Some(name)).expect("scenario in index.tsv");
     let files: Vec<String> = row.split('\t').nth(1).unwrap().split(',').map(str::to_string).collect();
-    // The points of one split capture (`node(in if2)`, `node(out if3)`) name one file.
+    // The points of one split capture (`node(in)`, `node(out)`) name one file.
     let mut listed: Vec<&str> =
         exp["captures"].as_object().unwrap().values().filter_map(|f| f.as_str()).collect();
     listed.sort_unstable();
