@@ -18,7 +18,7 @@ const REQUESTS_KEY: &str = "\n  \"requests\": [";
 /// printed by serde_json too, across cores, each starting at its depth (2
 /// levels, [`Indented`]), and spliced into the empty array: the same bytes as
 /// printing the whole object at once (tested). A hand-written layout of the
-/// request was ×1.05 faster on the JSON of 40,000 small flows (farm-bench,
+/// request was ×1.05 faster on the JSON of 40,000 small flows (paired whole-process runs,
 /// paired medians): not worth a third copy of the field list.
 pub fn write_json(findings: &Findings, out: &mut (dyn Write + Send)) -> io::Result<()> {
     write_json_with(&crate::report::words::Words::new(findings), findings, out)
