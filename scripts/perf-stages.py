@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Where the time goes, by pipeline stage, from a `perf record -g` profile.
 
-    perf record -F 2999 --call-graph dwarf,32768 -o perf.data target/release/tuplecorr -q A B C >/dev/null
-    perf script -i perf.data -F comm,tid,ip,sym --no-inline | scripts/perf-stages.py
+    cargo build --profile profiling      # release code with line tables and symbols
+    perf record -F 2999 --call-graph dwarf,32768 -o perf.data target/profiling/tuplecorr -q A B C >/dev/null
+    perf script -i perf.data -F comm,tid,ip,sym | scripts/perf-stages.py
+
+The release build has neither debug info nor symbols (what `cargo install`
+gives); the `profiling` profile is the same code with both.
 
 Each sample goes to the stage whose entry point is on its stack (see ENTRIES:
 report, verdict, correlate, flows, decode, read; `read (kernel copy)` when the
