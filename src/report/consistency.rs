@@ -53,6 +53,16 @@ fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
             out.push(format!("{outside} saw it, was blind, or is no point"));
         }
     }
+    // "lost at AT: NOTE" (`--rules`): the request's loss says so, and no capture
+    // after the last that saw it did
+    if let Some((at, note)) = part.strip_prefix("lost at ").and_then(|p| p.split_once(": ")) {
+        if !r.loss.as_ref().is_some_and(|l| l.at == at && l.note == note) {
+            out.push("loss says otherwise".to_string());
+        }
+        if r.captures.last().is_none_or(|h| h.seen) {
+            out.push("the last capture saw it".to_string());
+        }
+    }
     if let Some((host, rest)) = part.strip_prefix("the reply left ").and_then(|p| p.split_once(" by ")) {
         let inside = hop(&format!("{host}(in)"));
         let (answered, rest) = rest.split_once(", not by ").unwrap_or_default();

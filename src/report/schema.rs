@@ -289,6 +289,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     q.fragments = r.fragments.as_deref().map(|f| FragmentsOut::of(w, f));
     app_into(w, r.app.as_ref(), &mut q.app);
     q.exchanges = r.exchanges.as_deref().map(|x| ExchangesOut::of(w, x));
+    q.loss = w.why.and_then(|x| x.loss(r.request)).map(LossOut::of);
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]

@@ -376,7 +376,45 @@ pub struct Request {
     /// request/response exchanges (keep-alive, pipelining).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exchanges: Option<ExchangesOut>,
+    /// With `--rules` only: why the request stopped inside a host given rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossOut>,
     pub explanation: String,
+}
+
+/// `{"at": "node", "cause": "filter", "rule": {…}, "note": "dropped by `…` (rules-node.txt:7)"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossOut {
+    /// The host (WHERE of `--rules`).
+    pub at: String,
+    /// `filter` (a rule drops or rejects it), `policy` (a base chain's
+    /// policy), `undecided` (conditions the captures cannot decide), or
+    /// `not-filter` (no filter rule drops it).
+    pub cause: String,
+    /// `filter`: the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleOut>,
+    /// The sentence the explanation says after "lost at AT: "
+    /// (`crate::why::attach::loss_note`).
+    pub note: String,
+}
+
+impl LossOut {
+    pub fn of(l: &crate::why::attach::Loss) -> LossOut {
+        use crate::why::eval::Filtered;
+        let (cause, rule) = match &l.filter {
+            Filtered::Dropped { rule, decided, .. } => ("filter", Some(RuleOut::of(rule, decided))),
+            Filtered::Policy { .. } => ("policy", None),
+            Filtered::Undecided { .. } | Filtered::NoFilter => ("undecided", None),
+            Filtered::Passes { .. } => ("not-filter", None),
+        };
+        LossOut {
+            at: l.at.clone(),
+            cause: cause.to_string(),
+            rule,
+            note: crate::why::attach::loss_note(&l.filter),
+        }
+    }
 }
 
 /// `{"protocol": "http", "at": "decap", "count": 5, "answered": 4,
@@ -1507,6 +1545,7 @@ impl Request {
             fragments: None,
             app: None,
             exchanges: None,
+            loss: None,
             explanation: String::new(),
         }
     }

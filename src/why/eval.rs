@@ -97,7 +97,8 @@ enum NatKind {
 enum End<'r> {
     Return,
     Accept,
-    Drop,
+    /// Dropped (`true`: rejected) by this rule.
+    Drop(Place<'r>, bool),
     Nat(Nat<'r>),
     Stop(String),
 }
@@ -277,6 +278,187 @@ pub fn intercepted(set: &Ruleset, proto: u8, before: Tuple4, iif: Option<String>
     side(&notes, &ways, &fits, |w| w.0.as_ref().map(|n| n.at), Hook::Prerouting, true)
 }
 
+/// What the filter table does with a connection's first packet at a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filtered {
+    /// This rule drops it (`reject`: and answers with an error); `decided`:
+    /// conditions not evaluated that every dropping way took.
+    Dropped { rule: RuleRef, reject: bool, decided: Vec<String> },
+    /// No rule accepted or dropped it: the base chain's policy drops it.
+    Policy { file: String, table: String, chain: String, line: u32, decided: Vec<String> },
+    /// Every way through the filter chains lets it through.
+    Passes { file: String },
+    /// Some ways drop it (by `rules`), others let it through or drop it by
+    /// another rule: `conditions` are the ones not evaluated that decide.
+    Undecided { conditions: Vec<String>, rules: Vec<RuleRef> },
+    /// The rules hold no filter chain on the hook the packet takes.
+    NoFilter,
+}
+
+/// How one way through the filter chains ended: let through (`Ok(None)`),
+/// dropped by a rule (`true`: rejected), or by a base chain's policy.
+type FilterEnd<'r> = Result<Option<(Place<'r>, bool)>, (&'r Table, &'r Chain)>;
+
+/// The filter table's verdict on a connection's first packet (`before`,
+/// the tuple seen entering the host, by `iif` when known) that the host was
+/// to forward: PREROUTING's nat rules first (a DNAT changes the destination
+/// the filter sees), then every filter base chain on FORWARD (INPUT after a
+/// REDIRECT) in priority order; an ACCEPT ends one base chain, a DROP or
+/// REJECT the packet, a base chain's end its policy. The output interface is
+/// `oif` when known, else each `-o` condition forks the walk (see the module).
+pub fn filtered(
+    set: &Ruleset,
+    proto: u8,
+    before: Tuple4,
+    iif: Option<String>,
+    oif: Option<String>,
+) -> Filtered {
+    let file = set.file.clone();
+    let mut budget = Budget::default();
+    let first = arriving(proto, before, iif, Some(false));
+    let start = start_world(set);
+    let mut pre = Vec::new();
+    for (ends, _) in hook_walks(set, &first, start.clone(), &mut budget) {
+        match ends {
+            Err(stop) => return Filtered::Undecided { conditions: vec![stop], rules: Vec::new() },
+            Ok(list) => pre.extend(list),
+        }
+    }
+    if pre.is_empty() {
+        pre.push((None, start));
+    }
+    // each way's end: None lets it through, Some((place, reject)) drops it,
+    // Err(chain) is a base chain's policy
+    let mut ends: Vec<(FilterEnd<'_>, World)> = Vec::new();
+    let mut any_chain = false;
+    for (dnat, mut w) in pre {
+        w.dnat_done = dnat.is_some();
+        let mut pkt = Pkt { hook: Hook::Forward, oif: oif.clone(), ..first.clone() };
+        match dnat.map(|n| n.kind) {
+            None => {}
+            Some(NatKind::Dnat(to)) => {
+                match to.addr {
+                    Some(r) if r.first == r.last => pkt.daddr = r.first,
+                    Some(r) => {
+                        let why = format!(
+                            "DNAT to a range {}-{}: the destination the filter sees is not known",
+                            r.first, r.last
+                        );
+                        return Filtered::Undecided { conditions: vec![why], rules: Vec::new() };
+                    }
+                    None => {}
+                }
+                if let Some((a, b)) = to.ports {
+                    if a == b {
+                        pkt.dport = Some(a);
+                    } else {
+                        pkt.dport = None;
+                    }
+                }
+                pkt.daddr_local = Some(false);
+            }
+            Some(NatKind::Redirect { ports }) => {
+                // delivered to the host itself
+                pkt.hook = Hook::Input;
+                pkt.oif = None;
+                pkt.daddr_local = Some(true);
+                if let Some((a, b)) = ports {
+                    pkt.dport = (a == b).then_some(a);
+                }
+            }
+            Some(NatKind::Masquerade { .. } | NatKind::Snat(_)) => {}
+        }
+        let mut bases: Vec<(&Table, &Chain, i32)> = (set.tables.iter())
+            .filter(|t| t.family.sees(pkt.saddr))
+            .flat_map(|t| t.chains.iter().map(move |c| (t, c)))
+            .filter_map(|(t, c)| c.filter.filter(|(h, _)| *h == pkt.hook).map(|(_, p)| (t, c, p)))
+            .collect();
+        bases.sort_by_key(|b| b.2);
+        any_chain |= !bases.is_empty();
+        let mut going = vec![w];
+        for (t, c, _) in bases {
+            let mut walker =
+                Walker { set, table: t, pkt: pkt.clone(), steps: budget.steps, worlds: budget.worlds };
+            let mut next = Vec::new();
+            for w in going {
+                for (end, w) in walker.run(c, 0, w, 0) {
+                    match end {
+                        End::Accept => next.push(w),
+                        End::Return if c.policy_drop.is_some() => ends.push((Err((t, c)), w)),
+                        End::Return => next.push(w),
+                        End::Drop(p, reject) => ends.push((Ok(Some((p, reject))), w)),
+                        End::Nat(_) => {
+                            let why = format!("a nat action in filter chain {}", c.name);
+                            return Filtered::Undecided { conditions: vec![why], rules: Vec::new() };
+                        }
+                        End::Stop(why) => {
+                            return Filtered::Undecided { conditions: vec![why], rules: Vec::new() }
+                        }
+                    }
+                }
+            }
+            (budget.steps, budget.worlds) = (walker.steps, walker.worlds);
+            going = next;
+        }
+        ends.extend(going.into_iter().map(|w| (Ok(None), w)));
+    }
+    if !any_chain {
+        return Filtered::NoFilter;
+    }
+    let decided = |ws: &mut dyn Iterator<Item = &World>| -> Vec<String> {
+        let mut f: Vec<String> = ws.flat_map(|w| w.forks.iter().cloned()).collect();
+        f.sort();
+        f.dedup();
+        f
+    };
+    let same = |a: &FilterEnd<'_>, b: &FilterEnd<'_>| match (a, b) {
+        (Ok(None), Ok(None)) => true,
+        (Ok(Some((x, _))), Ok(Some((y, _)))) => std::ptr::eq(x.rule, y.rule),
+        (Err((_, x)), Err((_, y))) => std::ptr::eq(*x, *y),
+        _ => false,
+    };
+    if ends.windows(2).all(|p| same(&p[0].0, &p[1].0)) {
+        // a condition taken both ways that ends alike decided nothing
+        let mut forks = decided(&mut ends.iter().map(|e| &e.1));
+        let cond = |f: &str| f.split(" (").next().unwrap_or(f).to_string();
+        let both: Vec<String> = forks
+            .iter()
+            .filter(|f| f.contains(" (did not match"))
+            .map(|f| cond(f))
+            .filter(|c| forks.iter().any(|g| g.contains(" (matched") && cond(g) == *c))
+            .collect();
+        forks.retain(|f| !both.contains(&cond(f)));
+        return match ends.first().map(|e| &e.0) {
+            None | Some(Ok(None)) => Filtered::Passes { file },
+            Some(Ok(Some((p, reject)))) => {
+                Filtered::Dropped { rule: rule_ref(*p), reject: *reject, decided: forks }
+            }
+            Some(Err((t, c))) => Filtered::Policy {
+                file: t.file.clone(),
+                table: t.name.clone(),
+                chain: c.name.clone(),
+                line: c.policy_drop.unwrap_or(0),
+                decided: forks,
+            },
+        };
+    }
+    let mut conditions: Vec<String> = decided(&mut ends.iter().map(|e| &e.1))
+        .iter()
+        .map(|f| f.split(" (").next().unwrap_or(f).to_string())
+        .collect();
+    conditions.dedup();
+    let mut rules: Vec<RuleRef> = Vec::new();
+    for (e, _) in &ends {
+        if let Ok(Some((p, _))) = e {
+            let r = rule_ref(*p);
+            if !rules.contains(&r) {
+                rules.push(r);
+            }
+        }
+    }
+    Filtered::Undecided { conditions, rules }
+}
+
 /// A packet's `(source, source port, destination, destination port)`.
 pub type Tuple4 = (IpAddr, Option<u16>, IpAddr, Option<u16>);
 
@@ -430,7 +612,7 @@ fn hook_walks<'r>(
             for (end, w) in ends {
                 match end {
                     End::Return | End::Accept => next.push(w),
-                    End::Drop => {}
+                    End::Drop(..) => {}
                     End::Nat(n) => done.push((Some(n), w)),
                     End::Stop(why) => return vec![(Err(why), Some(t))],
                 }
@@ -546,7 +728,8 @@ impl<'r> Walker<'r> {
                 let end = if matches!(action, Action::Return) { End::Return } else { End::Accept };
                 vec![Then::End(end, w)]
             }
-            Action::Drop => vec![Then::End(End::Drop, w)],
+            Action::Drop => vec![Then::End(End::Drop(place, false), w)],
+            Action::Reject => vec![Then::End(End::Drop(place, true), w)],
             Action::Jump(c) | Action::Goto(c) => {
                 let Some(target) = self.table.chain(c) else {
                     return stop(format!("jump to {c}, not in {}", self.set.file), w);
@@ -847,6 +1030,11 @@ fn value_text(v: &Value) -> String {
 /// `comment "…"`): a comment never decides, and the rules passed are
 /// quoted whole otherwise. Never a `;` (it separates a sentence's parts).
 pub fn uncommented(text: &str) -> String {
+    // `iptables-save -c` puts the counters first: `[16:944] -A …`
+    let text = match text.strip_prefix('[') {
+        Some(rest) => rest.split_once("] ").map_or(text, |(_, body)| body.trim_start()),
+        None => text,
+    };
     let mut out = text.to_string();
     let marker = if text.starts_with("-A ") { "-m comment --comment " } else { "comment " };
     let mut from = 0;
@@ -884,6 +1072,10 @@ pub fn uncommented(text: &str) -> String {
 /// A rule as a sentence quotes it: `-A CHAIN … -j TARGET …` (iptables), the
 /// NAT statement on (nft); never a `;` (it separates the sentence's parts).
 pub fn short_rule(text: &str) -> String {
+    let text = match text.strip_prefix('[') {
+        Some(rest) => rest.split_once("] ").map_or(text, |(_, body)| body.trim_start()),
+        None => text,
+    };
     let short = if let Some(rest) = text.strip_prefix("-A ") {
         let chain = rest.split_whitespace().next().unwrap_or_default();
         match rest.find(" -j ") {
@@ -898,6 +1090,41 @@ pub fn short_rule(text: &str) -> String {
         }
     };
     short.replace(';', ",")
+}
+
+/// A filter rule as a lost request's sentence quotes it: whole (its
+/// conditions say whom it drops), without comments, counters (`[3:180]`,
+/// nft `counter packets 3 bytes 180`) or nft's `# handle N`; past 160
+/// characters cut at a word with `…`. Never a `;`.
+pub fn filter_rule_text(text: &str) -> String {
+    let plain = uncommented(text);
+    let plain = plain.split(" # handle ").next().unwrap_or(&plain);
+    let words: Vec<&str> = plain.split_whitespace().collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        match words[i..] {
+            ["counter", "packets", _, "bytes", _, ..] => i += 5,
+            [w, ..] if i == 0 && w.starts_with('[') && w.ends_with(']') => i += 1,
+            [w, ..] => {
+                kept.push(w);
+                i += 1;
+            }
+            [] => break,
+        }
+    }
+    let mut out = String::new();
+    for w in kept {
+        if out.len() + w.len() > 160 {
+            out.push_str(" …");
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out.replace(';', ",")
 }
 
 /// A condition as the iptables user reads it.
@@ -1203,5 +1430,108 @@ mod tests {
             uncommented("-A X -m set --match-set comment src -j RETURN"),
             "-A X -m set --match-set comment src -j RETURN"
         );
+    }
+
+    /// The filter table's verdict on a first packet, for each way a ruleset
+    /// can end it: a rule, a REJECT, a chain's policy, a rule that only an
+    /// interface the captures don't show decides, a DNAT before FORWARD,
+    /// and rules that let it through.
+    #[test]
+    fn the_filter_table_names_what_drops_a_first_packet_and_what_it_cannot_decide() {
+        let ipt = |body: &str| super::super::ipt::parse("f.rules", body).0;
+        let t = |s: &str| -> Tuple4 {
+            let (c, d) = s.split_once(" > ").unwrap();
+            let e = |x: &str| {
+                let (a, p) = x.rsplit_once(':').unwrap();
+                (a.parse::<IpAddr>().unwrap(), Some(p.parse::<u16>().unwrap()))
+            };
+            let ((ca, cp), (da, dp)) = (e(c), e(d));
+            (ca, cp, da, dp)
+        };
+        let pkt = t("198.18.90.43:40005 > 198.19.97.10:9000");
+        let line = |f: &Filtered| match f {
+            Filtered::Dropped { rule, .. } => rule.line,
+            other => panic!("not dropped by a rule: {other:?}"),
+        };
+        // established traffic accepted first, then the DROP of this client
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n\
+            -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
+            -A FORWARD -s 198.18.90.43/32 -p udp -j DROP\nCOMMIT\n");
+        let f = filtered(&set, 17, pkt, None, None);
+        assert_eq!(line(&f), 4);
+        assert!(
+            matches!(&f, Filtered::Dropped { reject: false, decided, .. } if decided.is_empty()),
+            "{f:?}"
+        );
+        assert_eq!(filtered(&set, 6, pkt, None, None), Filtered::Passes { file: "f.rules".into() });
+        // a REJECT says so
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -p udp -j REJECT --reject-with icmp-port-unreachable\nCOMMIT\n");
+        assert!(matches!(filtered(&set, 17, pkt, None, None), Filtered::Dropped { reject: true, .. }));
+        // the policy: nothing accepted it
+        let set = ipt("*filter\n:FORWARD DROP [0:0]\n-A FORWARD -d 198.19.96.0/24 -j ACCEPT\nCOMMIT\n");
+        assert_eq!(
+            filtered(&set, 17, pkt, None, None),
+            Filtered::Policy {
+                file: "f.rules".into(),
+                table: "filter".into(),
+                chain: "FORWARD".into(),
+                line: 2,
+                decided: vec![]
+            }
+        );
+        // `-o` not known: either way is possible, and it is said
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -o be1 -j DROP\nCOMMIT\n");
+        match filtered(&set, 17, pkt, None, None) {
+            Filtered::Undecided { conditions, rules } => {
+                assert_eq!(conditions, vec!["-o be1".to_string()]);
+                assert_eq!(rules.iter().map(|r| r.line).collect::<Vec<_>>(), vec![3]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(line(&filtered(&set, 17, pkt, None, Some("be1".into()))), 3);
+        assert!(matches!(filtered(&set, 17, pkt, None, Some("be0".into())), Filtered::Passes { .. }));
+        // FORWARD sees the destination after PREROUTING's DNAT
+        let set = ipt("*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -d 198.19.97.10/32 -p udp -j DNAT --to-destination 198.19.96.20:53\nCOMMIT\n\
+            *filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -d 198.19.97.10/32 -j ACCEPT\n-A FORWARD -d 198.19.96.20/32 -p udp -m udp --dport 53 -j DROP\nCOMMIT\n");
+        assert_eq!(line(&filtered(&set, 17, pkt, None, None)), 8);
+        // no filter chain: nothing to say
+        assert_eq!(
+            filtered(&ipt("*nat\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"), 17, pkt, None, None),
+            Filtered::NoFilter
+        );
+        // nft: `policy drop` on the base chain, `reject`
+        let (set, notes) = super::super::nft::parse(
+            "f.nft",
+            "table inet filter {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\
+             \t\tct state established,related accept\n\t\tip daddr 198.19.96.0/24 accept\n\t}\n}\n",
+        );
+        assert!(notes.messages().is_empty(), "{:?}", notes.messages());
+        assert!(matches!(filtered(&set, 17, pkt, None, None), Filtered::Policy { line: 3, .. }));
+        let set = super::super::nft::parse(
+            "f.nft",
+            "table ip t {\n\tchain fw {\n\t\ttype filter hook forward priority 0; policy accept;\n\t\tudp dport 9000 reject\n\t}\n}\n",
+        )
+        .0;
+        assert!(matches!(filtered(&set, 17, pkt, None, None), Filtered::Dropped { reject: true, .. }));
+    }
+
+    #[test]
+    fn a_filter_rule_is_quoted_whole_without_counters_comments_or_handles() {
+        assert_eq!(
+            filter_rule_text("[3:180] -A FORWARD -s 198.18.90.43/32 -m comment --comment \"no\" -j DROP"),
+            "-A FORWARD -s 198.18.90.43/32 -j DROP"
+        );
+        assert_eq!(
+            filter_rule_text("ip saddr 198.18.90.43 counter packets 1 bytes 65 drop # handle 3"),
+            "ip saddr 198.18.90.43 drop"
+        );
+        let long = format!("-A FORWARD {} -j DROP", "-s 198.18.90.43/32 ".repeat(20));
+        assert!(filter_rule_text(&long).ends_with(" …") && filter_rule_text(&long).len() < 170);
+        // `iptables-save -c`: the counters are no part of the rule
+        assert_eq!(
+            short_rule("[16:944] -A POSTROUTING -o be1 -j MASQUERADE"),
+            "-A POSTROUTING … -j MASQUERADE"
+        );
+        assert_eq!(uncommented("[16:944] -A X -m comment --comment \"a b\" -j RETURN"), "-A X -j RETURN");
     }
 }

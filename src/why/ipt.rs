@@ -1,6 +1,6 @@
-//! `iptables-save` / `ip6tables-save` text → [`Ruleset`]: the nat table's
-//! chains and rules (line and text kept), strictly; other tables are read
-//! only for rules that set a packet mark. A line it cannot read is noted by
+//! `iptables-save` / `ip6tables-save` text → [`Ruleset`]: the nat and filter
+//! tables' chains and rules (line and text kept), strictly; other tables are
+//! read only for rules that set a packet mark. A line it cannot read is noted by
 //! number and left out; a match it does not know becomes a condition
 //! "not evaluated", never dropped.
 
@@ -35,6 +35,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
     let mut notes = Notes::new(file);
     let mut set = Ruleset { file: file.to_string(), format: "iptables-save", ..Ruleset::default() };
     let mut table: Option<String> = None;
+    // the nat or filter table being read
     let mut nat: Option<Table> = None;
     let mut v6 = None;
     let mut said: Option<Family> = None;
@@ -57,8 +58,8 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                 notes.line(n, "a table begins before the previous one's COMMIT");
             }
             table = Some(t.to_string());
-            if t == "nat" {
-                nat = Some(Table::new(file, "nat".into(), Family::V4));
+            if read_table(t) {
+                nat = Some(Table::new(file, t.into(), Family::V4));
             }
             continue;
         }
@@ -67,7 +68,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             continue;
         };
         if line == "COMMIT" {
-            if t == "nat" {
+            if read_table(t) {
                 if let Some(done) = nat.take() {
                     set.tables.push(done);
                 }
@@ -76,12 +77,15 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             continue;
         }
         if t != "nat" {
+            // a mark set outside nat (mangle, raw, filter) may decide a nat rule's mark match
             let sets_mark = line.starts_with("-A")
                 && [" MARK ", " CONNMARK "].iter().any(|m| format!("{line} ").contains(m));
             if sets_mark && set.mark_set_elsewhere.is_none() {
                 set.mark_set_elsewhere = Some(n);
             }
-            continue;
+            if !read_table(t) {
+                continue;
+            }
         }
         let Some(tab) = nat.as_mut() else { continue };
         if let Some(decl) = line.strip_prefix(':') {
@@ -89,7 +93,16 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                 notes.line(n, "a chain declaration without a name");
                 continue;
             };
-            if !tab.add(Chain { name: name.to_string(), hook: builtin(name), rules: Vec::new() }) {
+            let mut chain = Chain::named(name);
+            if tab.name == "nat" {
+                chain.hook = builtin(name);
+            } else {
+                chain.filter = builtin_filter(name);
+                // `:FORWARD DROP [0:0]`: the policy of a built-in chain
+                let policy = decl.split_whitespace().nth(1);
+                chain.policy_drop = (chain.filter.is_some() && policy == Some("DROP")).then_some(n);
+            }
+            if !tab.add(chain) {
                 notes.line(n, format!("chain {name} declared twice"));
             }
             continue;
@@ -156,6 +169,21 @@ fn builtin(name: &str) -> Option<(Hook, i32)> {
         "OUTPUT" => Some((Hook::Output, -100)),
         "INPUT" => Some((Hook::Input, 100)),
         "POSTROUTING" => Some((Hook::Postrouting, 100)),
+        _ => None,
+    }
+}
+
+/// The tables whose chains are read whole: nat (translations) and filter (drops).
+fn read_table(name: &str) -> bool {
+    matches!(name, "nat" | "filter")
+}
+
+/// The hook and priority of a built-in filter chain (NF_IP_PRI_FILTER).
+fn builtin_filter(name: &str) -> Option<(Hook, i32)> {
+    match name {
+        "INPUT" => Some((Hook::Input, 0)),
+        "FORWARD" => Some((Hook::Forward, 0)),
+        "OUTPUT" => Some((Hook::Output, 0)),
         _ => None,
     }
 }
@@ -385,12 +413,16 @@ fn target(name: &str, w: &[String], table: &Table) -> Result<Action, String> {
     Ok(match name {
         "RETURN" => Action::Return,
         "ACCEPT" => Action::Accept,
-        "DROP" | "REJECT" => Action::Drop,
+        "DROP" => Action::Drop,
+        "REJECT" => Action::Reject,
         "MASQUERADE" => Action::Masquerade { ports: to_ports()?, random },
         "SNAT" => Action::Snat { to: nat_to("--to-source")?, random },
         "DNAT" => Action::Dnat { to: nat_to("--to-destination")?, random },
         "REDIRECT" => Action::Redirect { ports: to_ports()? },
-        "LOG" | "NFLOG" | "TRACE" => Action::Continue,
+        // targets that change no verdict and no address
+        "LOG" | "NFLOG" | "TRACE" | "TCPMSS" | "CLASSIFY" | "DSCP" | "TOS" | "AUDIT" | "NOTRACK" | "CT" => {
+            Action::Continue
+        }
         "MARK" => {
             // the kernel's xt_mark: mark = (mark & !mask) ^ value
             let pair = |t: &str| match mark(t)? {

@@ -1,7 +1,8 @@
-//! Why a request's address changed: the nat rule that did it (from
-//! `iptables-save`, `ip6tables-save`, `nft list ruleset` or `nft -j list
-//! ruleset` of the host), the kernel's own record of it (`conntrack -L`/`-E`),
-//! and what the ip-masq-agent ConfigMap intended. Every file is untrusted text: bounded,
+//! Why a request's address changed, and why it was lost: the nat rule that
+//! did it and the filter rule that dropped it (from `iptables-save`,
+//! `ip6tables-save`, `nft list ruleset` or `nft -j list ruleset` of the
+//! host), the kernel's own record of it (`conntrack -L`/`-E`), and what the
+//! ip-masq-agent ConfigMap intended. Every file is untrusted text: bounded,
 //! parsed strictly, each line it cannot read named by number.
 //! A post-pass beside the verdicts: it never changes one.
 

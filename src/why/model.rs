@@ -219,6 +219,8 @@ pub enum Action {
     Return,
     Accept,
     Drop,
+    /// `-j REJECT`, nft `reject`: dropped, and an ICMP error (or a TCP reset) sent back.
+    Reject,
     Masquerade {
         ports: Option<(u16, u16)>,
         random: bool,
@@ -265,11 +267,13 @@ pub struct Rule {
     pub action: Action,
 }
 
-/// The hooks a nat chain can be attached to.
+/// The netfilter hooks a base chain can be attached to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hook {
     Prerouting,
     Input,
+    /// Filter only: what the host forwards.
+    Forward,
     Output,
     Postrouting,
 }
@@ -278,8 +282,21 @@ pub enum Hook {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain {
     pub name: String,
+    /// A nat base chain's hook and priority (the nat evaluator walks these).
     pub hook: Option<(Hook, i32)>,
+    /// A filter base chain's hook and priority (`*filter` `FORWARD`, nft
+    /// `type filter hook forward`): the filter evaluator walks these.
+    pub filter: Option<(Hook, i32)>,
+    /// A base chain whose policy drops: the line that says so.
+    pub policy_drop: Option<u32>,
     pub rules: Vec<Rule>,
+}
+
+impl Chain {
+    /// A chain of `name` with no hook, no policy and no rule yet.
+    pub fn named(name: &str) -> Chain {
+        Chain { name: name.to_string(), hook: None, filter: None, policy_drop: None, rules: Vec::new() }
+    }
 }
 
 /// Which addresses a table sees.
@@ -301,12 +318,13 @@ impl Family {
     }
 }
 
-/// A nat table (`*nat` of iptables-save, an nft table holding nat chains).
+/// A nat or filter table (`*nat`, `*filter` of iptables-save; an nft table
+/// holding nat or filter chains).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     /// The file it was read from.
     pub file: String,
-    /// `nat` (iptables), or nft's `ip tclab`.
+    /// `nat`, `filter` (iptables), or nft's `ip tclab`.
     pub name: String,
     pub family: Family,
     /// In the order read; add them with [`Table::add`] (it keeps the index).

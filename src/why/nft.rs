@@ -139,7 +139,7 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
             },
             Block::Table => match (w.as_slice(), header) {
                 (["chain", name, "{"], true) => {
-                    chain = Some(Chain { name: name.to_string(), hook: None, rules: Vec::new() });
+                    chain = Some(Chain::named(name));
                     block = Block::Chain;
                 }
                 (["set" | "map", name, "{"], true) => {
@@ -185,16 +185,27 @@ pub fn parse(file: &str, input: &str) -> (Ruleset, Notes) {
                             "postrouting" => Some(Hook::Postrouting),
                             "output" => Some(Hook::Output),
                             "input" => Some(Hook::Input),
+                            "forward" => Some(Hook::Forward),
                             _ => None,
                         };
+                        if w.windows(2).any(|p| p == ["policy", "drop"]) {
+                            c.policy_drop = Some(n);
+                        }
                         match (prio, *kind) {
-                            (Some(p), "nat") => c.hook = hook.map(|h| (h, p)),
+                            (Some(p), "nat") => c.hook = hook.filter(|h| *h != Hook::Forward).map(|h| (h, p)),
+                            (Some(p), "filter") => {
+                                c.filter = hook
+                                    .filter(|h| matches!(h, Hook::Input | Hook::Forward | Hook::Output))
+                                    .map(|h| (h, p));
+                                other_bases.push((table_index(&set, &table), c.name.clone()))
+                            }
                             (Some(_), _) => other_bases.push((table_index(&set, &table), c.name.clone())),
                             (None, _) => {
                                 notes.line(n, "a chain's priority not read: the chain is not walked")
                             }
                         }
                     }
+                    ["policy", "drop", ..] => c.policy_drop = Some(n),
                     ["policy", ..] => {}
                     _ => {
                         let tab = table.as_ref().map_or(Family::Inet, |t| t.family);
@@ -428,7 +439,7 @@ fn rule(toks: &[Tok], named: &HashMap<String, Named>, family: Family) -> Result<
             }
             ["accept", ..] => (action, i) = (Action::Accept, i + 1),
             ["drop", ..] => (action, i) = (Action::Drop, i + 1),
-            ["reject", ..] => (action, i) = (Action::Drop, w.len()),
+            ["reject", ..] => (action, i) = (Action::Reject, w.len()),
             ["return", ..] => (action, i) = (Action::Return, i + 1),
             ["continue", ..] => i += 1,
             ["jump", c, ..] => (action, i) = (Action::Jump(c.to_string()), i + 2),

@@ -230,18 +230,28 @@ impl Reader {
             }
             return;
         };
-        let mut chain = Chain { name: name.to_string(), hook: None, rules: Vec::new() };
+        let mut chain = Chain::named(name);
         if let Some(kind) = str_of(body, "type") {
             let hook = match str_of(body, "hook") {
                 Some("prerouting") => Some(Hook::Prerouting),
                 Some("postrouting") => Some(Hook::Postrouting),
                 Some("output") => Some(Hook::Output),
                 Some("input") => Some(Hook::Input),
+                Some("forward") => Some(Hook::Forward),
                 _ => None,
             };
             let prio = body.get("prio").and_then(J::as_i64).and_then(|p| i32::try_from(p).ok());
+            if str_of(body, "policy") == Some("drop") {
+                chain.policy_drop = Some(self.index);
+            }
             match (prio, kind) {
-                (Some(p), "nat") => chain.hook = hook.map(|h| (h, p)),
+                (Some(p), "nat") => chain.hook = hook.filter(|h| *h != Hook::Forward).map(|h| (h, p)),
+                (Some(p), "filter") => {
+                    chain.filter = hook
+                        .filter(|h| matches!(h, Hook::Input | Hook::Forward | Hook::Output))
+                        .map(|h| (h, p));
+                    self.other_bases.push((t, name.to_string()));
+                }
                 (Some(_), _) => self.other_bases.push((t, name.to_string())),
                 (None, _) => {
                     self.note("a chain", format!("{name}: its priority not read: the chain is not walked"))
@@ -308,7 +318,8 @@ impl Reader {
                     None => conds.push(Cond::Unknown(unknown(e))),
                 },
                 "accept" => action = Action::Accept,
-                "drop" | "reject" => action = Action::Drop,
+                "drop" => action = Action::Drop,
+                "reject" => action = Action::Reject,
                 "return" => action = Action::Return,
                 "continue" => action = Action::Continue,
                 "jump" | "goto" => {

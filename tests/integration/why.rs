@@ -665,3 +665,40 @@ fn a_split_capture_s_interfaces_decide_the_rules_interface_matches() {
         "{unnamed}"
     );
 }
+
+/// A request the node's FORWARD chain drops (lab `any-node-fork`: seen at
+/// node(in), never at node(out)) names the filter rule, read from each of
+/// the three formats the lab saved; every other request, which left the
+/// node, has no `loss`.
+#[test]
+fn a_request_dropped_inside_a_node_names_the_filter_rule_that_dropped_it() {
+    let dir = lab("any-node-fork");
+    for (file, line, text) in [
+        ("rules-node.txt", 7, "-A FORWARD -s 198.18.90.43/32 -d 198.19.97.10/32 -p udp -j DROP"),
+        ("nft-node.txt", 5, "meta l4proto udp ip saddr 198.18.90.43 ip daddr 198.19.97.10 drop"),
+        ("nft-node.json", 5, "meta l4proto udp ip saddr 198.18.90.43 ip daddr 198.19.97.10 drop"),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(&dir)
+            .args(["decap.pcap", "egress.pcap", "node.pcap", "backend.pcap", "--format", "json", "-q"])
+            .args(["--rules", &format!("node={file}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let lost: Vec<&Value> =
+            v["requests"].as_array().unwrap().iter().filter(|r| r.get("loss").is_some()).collect();
+        assert_eq!(lost.len(), 1, "{file}: {lost:?}");
+        let r = lost[0];
+        assert_eq!(r["captures"][0]["client"], "198.18.90.43:40005", "{file}");
+        assert_eq!(r["captures"][3]["seen"], false, "{file}");
+        let loss = &r["loss"];
+        assert_eq!((loss["at"].as_str(), loss["cause"].as_str()), (Some("node"), Some("filter")), "{file}");
+        assert_eq!((loss["rule"]["file"].as_str(), loss["rule"]["line"].as_u64()), (Some(file), Some(line)));
+        assert_eq!(loss["rule"]["chain"], "FORWARD", "{file}");
+        let note = format!("dropped by `{text}` ({file}:{line})");
+        assert_eq!(loss["note"], note.as_str(), "{file}");
+        let expl = r["explanation"].as_str().unwrap();
+        assert!(expl.contains(&format!("; lost at node: {note}")), "{file}: {expl}");
+    }
+}
