@@ -10,6 +10,7 @@ pub mod attach;
 pub mod conntrack;
 pub mod eval;
 pub mod ipt;
+pub mod kernel;
 pub mod masq;
 pub mod model;
 pub mod nft;
