@@ -39,7 +39,9 @@
 # Per scenario, testdata/lab/<scenario>/ gets the captures, expected.json (built by
 # scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
 # socket logs and `conntrack -E` events in the pod and node), checks.json (packet
-# counts and markers per capture, from tshark) and a line in testdata/lab/index.tsv.
+# counts and markers per capture, from tshark), the NAT hosts' rules and conntrack
+# logs, the routing state of pod, node and backend (routes-*.txt, sysctl-*.txt,
+# neigh-*.txt) and a line in testdata/lab/index.tsv.
 # Each scenario is then cross-checked against tshark's view of the captures
 # (labexpect.py verify); a disagreement fails the scenario.
 # scripts/LAB.md describes every scenario and what the captures show.
@@ -703,6 +705,40 @@ save_rules() {
   done
 }
 
+# The routing state of the pod, the node and the backend, as the tools print it,
+# taken after the traffic while the namespaces still exist: what decides whether
+# the kernel forwards a packet, where to, and whether it drops it first
+# (policy rules and every table, rp_filter/src_valid_mark/accept_local and
+# forwarding, neighbour entries). One file per kind and host, in $WORK.
+save_host_state() {
+  local n
+  for n in pod node backend; do
+    [[ -e /run/netns/${PFX}$n ]] || continue # not every scenario need have all three
+    {
+      # headers as `ip` would be typed: they tell a reader which family a
+      # `from all lookup local` rule line belongs to
+      echo '# ip rule'
+      nsx "$n" ip rule
+      echo '# ip -6 rule'
+      nsx "$n" ip -6 rule
+      echo '# ip route show table all'
+      nsx "$n" ip route show table all
+      echo '# ip -6 route show table all'
+      nsx "$n" ip -6 route show table all
+    } >"$WORK/routes-$n.txt"
+    # sysctl -a holds about a thousand keys (and complains about some it may not
+    # read): keep those that decide forwarding and the source check. Its status
+    # is not checked (a key it cannot read makes it fail); an empty result is.
+    { nsx "$n" sysctl -a 2>/dev/null || true; } |
+      grep -E 'rp_filter|src_valid_mark|accept_local|ip_forward|\.forwarding' >"$WORK/sysctl-$n.txt" ||
+      die "sysctl -a in $n: no forwarding or rp_filter key"
+    {
+      nsx "$n" ip neigh show
+      nsx "$n" ip -6 neigh show
+    } >"$WORK/neigh-$n.txt"
+  done
+}
+
 # ---------------------------------------------------------------- running one scenario
 run_scenario() {
   local sc=$1 v6=0 dest fmt label f ext n
@@ -762,6 +798,7 @@ run_scenario() {
   cap_stop
   ct_stop
   save_rules
+  save_host_state
   stop_pid "$SERVER_PID" TERM
   forget_pid "$SERVER_PID"
   topo_down
@@ -806,6 +843,17 @@ run_scenario() {
     fi
   done
   if [[ -f $WORK/masq-agent.yaml ]]; then cp "$WORK/masq-agent.yaml" "$dest/"; fi
+  # and, for every scenario, the routing state of the pod, the node and the
+  # backend (save_host_state): policy rules and routes of every table, the
+  # forwarding and source-check sysctls, the neighbour entries. With them
+  # tuplecorr --routes/--sysctl/--neigh WHERE=FILE says why a packet was lost
+  # where the captures only show that it was: no route back, rp_filter, a
+  # route out of the wrong interface, a neighbour that never answered.
+  for n in pod node backend; do
+    for f in routes sysctl neigh; do
+      if [[ -f $WORK/$f-$n.txt ]]; then cp "$WORK/$f-$n.txt" "$dest/"; fi
+    done
+  done
   python3 "$LABPY/labexpect.py" expect "$sc" --work "$WORK" --dest "$dest" "${caps_arg[@]}" "${offsets[@]}"
   python3 "$LABPY/labexpect.py" verify "$dest" --work "$WORK"
   python3 "$LABPY/labexpect.py" index "$OUT"

@@ -156,6 +156,19 @@ pub struct CorrelateArgs {
     /// IP-MASQ-AGENT chain (with --rules) and the packets (intent findings).
     #[arg(long, value_name = "WHERE=FILE")]
     pub masq_agent: Vec<String>,
+    /// The routes of a host, WHERE=FILE: `ip rule`, `ip -6 rule`, `ip route show table all`,
+    /// `ip -6 route show table all` output, together in one file. A request or
+    /// reply lost inside that host is checked against them: no route, a refusing route, the
+    /// reverse-path filter (with --sysctl), a dead next hop (with --neigh).
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub routes: Vec<String>,
+    /// The sysctls of a host, WHERE=FILE: `sysctl -a` output, or just its `rp_filter`,
+    /// `src_valid_mark` and `ip_forward` lines (the reverse-path filter, forwarding).
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub sysctl: Vec<String>,
+    /// The neighbours of a host, WHERE=FILE: `ip neigh` output (a next hop FAILED or INCOMPLETE).
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub neigh: Vec<String>,
     /// Time zone of the table, summary and CSV: UTC, local, ±HH:MM or Area/City (JSON stays UTC).
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub tz: Option<String>,
@@ -505,13 +518,16 @@ pub fn compare_side(arg: &str) -> Result<CompareSide, UsageError> {
 }
 
 impl CorrelateArgs {
-    /// `--rules`, `--conntrack`, `--masq-agent`, in the order given per option.
+    /// `--rules`, `--conntrack`, `--masq-agent`, `--routes`, `--sysctl`, `--neigh`, in the order given per option.
     fn why_inputs(&self) -> Result<Vec<crate::why::Given>, UsageError> {
         use crate::why::{Given, InputKind};
         let kinds = [
             (InputKind::Rules, &self.rules),
             (InputKind::Conntrack, &self.conntrack),
             (InputKind::MasqAgent, &self.masq_agent),
+            (InputKind::Routes, &self.routes),
+            (InputKind::Sysctl, &self.sysctl),
+            (InputKind::Neigh, &self.neigh),
         ];
         let mut out = Vec::new();
         for (kind, list) in kinds {
@@ -925,7 +941,7 @@ impl CorrelateArgs {
         let why = self.why_inputs()?;
         if !why.is_empty() {
             refuse_without(
-                "--rules, --conntrack and --masq-agent explain a finished run's changes",
+                "--rules, --conntrack, --masq-agent, --routes, --sysctl and --neigh explain a finished run",
                 &[(
                     self.stream || self.follow,
                     "no --stream or --follow (the run's intent findings need every request)",

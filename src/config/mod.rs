@@ -560,6 +560,12 @@ pub enum InputKind {
     Conntrack,
     /// `--masq-agent`: the ip-masq-agent ConfigMap or its config.
     MasqAgent,
+    /// `--routes`: ip rule / ip route show table all.
+    Routes,
+    /// `--sysctl`: sysctl -a (rp_filter, src_valid_mark, ip_forward).
+    Sysctl,
+    /// `--neigh`: ip neigh.
+    Neigh,
 }
 
 impl InputKind {
@@ -568,11 +574,14 @@ impl InputKind {
             InputKind::Rules => "--rules",
             InputKind::Conntrack => "--conntrack",
             InputKind::MasqAgent => "--masq-agent",
+            InputKind::Routes => "--routes",
+            InputKind::Sysctl => "--sysctl",
+            InputKind::Neigh => "--neigh",
         }
     }
 }
 
-/// One `--rules/--conntrack/--masq-agent WHERE=FILE`.
+/// One `--rules/--conntrack/--masq-agent/--routes/--sysctl/--neigh WHERE=FILE`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Given {
     pub kind: InputKind,

@@ -59,8 +59,12 @@ fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
         if !r.loss.as_ref().is_some_and(|l| l.at == at && l.note == note) {
             out.push("loss says otherwise".to_string());
         }
-        if r.captures.last().is_none_or(|h| h.seen) {
+        let request = r.loss.as_ref().is_some_and(|l| l.packet == "request");
+        if request && r.captures.last().is_none_or(|h| h.seen) {
             out.push("the last capture saw it".to_string());
+        }
+        if !request && r.captures.iter().all(|h| !h.reply_seen) {
+            out.push("no capture saw its reply".to_string());
         }
     }
     if let Some((host, rest)) = part.strip_prefix("the reply left ").and_then(|p| p.split_once(" by ")) {

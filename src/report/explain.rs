@@ -564,7 +564,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     });
     parts.extend(fork_words(w, r));
     if let Some(l) = w.why.and_then(|x| x.loss(r.request)) {
-        parts.push(format!("lost at {}: {}", l.at, crate::why::attach::loss_note(&l.filter)));
+        parts.push(format!("lost at {}: {}", l.at, crate::why::lost::note(l)));
     }
     if let Some(l) = r.reply.lost_cause {
         parts.push(lost_cause_words(w, r, l));

@@ -382,37 +382,41 @@ pub struct Request {
     pub explanation: String,
 }
 
-/// `{"at": "node", "cause": "filter", "rule": {…}, "note": "dropped by `…` (rules-node.txt:7)"}`.
+/// `{"at": "node", "packet": "request", "cause": "filter", "rule": {…}, "note": "dropped by `…` (rules-node.txt:7)"}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossOut {
-    /// The host (WHERE of `--rules`).
+    /// The host (WHERE of `--rules`, `--routes`, …).
     pub at: String,
-    /// `filter` (a rule drops or rejects it), `policy` (a base chain's
-    /// policy), `undecided` (conditions the captures cannot decide), or
-    /// `not-filter` (no filter rule drops it).
+    /// `request` or `reply`: the packet lost inside it.
+    pub packet: String,
+    /// `filter`, `policy`, `route`, `rp_filter`, `neighbour`, `forwarding`,
+    /// `undecided` or `none` (see docs/output.md).
     pub cause: String,
     /// `filter`: the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<RuleOut>,
     /// The sentence the explanation says after "lost at AT: "
-    /// (`crate::why::attach::loss_note`).
+    /// (`crate::why::lost::note`).
     pub note: String,
 }
 
 impl LossOut {
-    pub fn of(l: &crate::why::attach::Loss) -> LossOut {
-        use crate::why::eval::Filtered;
-        let (cause, rule) = match &l.filter {
-            Filtered::Dropped { rule, decided, .. } => ("filter", Some(RuleOut::of(rule, decided))),
-            Filtered::Policy { .. } => ("policy", None),
-            Filtered::Undecided { .. } | Filtered::NoFilter => ("undecided", None),
-            Filtered::Passes { .. } => ("not-filter", None),
+    pub fn of(l: &crate::why::lost::Loss) -> LossOut {
+        use crate::why::{eval::Filtered, lost::Cause};
+        let rule = match &l.cause {
+            Cause::Filter(Filtered::Dropped { rule, decided, .. }) => Some(RuleOut::of(rule, decided)),
+            _ => None,
+        };
+        let packet = match l.packet {
+            crate::why::lost::Packet::Request => "request",
+            crate::why::lost::Packet::Reply => "reply",
         };
         LossOut {
             at: l.at.clone(),
-            cause: cause.to_string(),
+            packet: packet.to_string(),
+            cause: l.cause_word().to_string(),
             rule,
-            note: crate::why::attach::loss_note(&l.filter),
+            note: crate::why::lost::note(l),
         }
     }
 }

@@ -7,7 +7,8 @@
 //! changed verdict).
 
 use super::conntrack::{self, Record};
-use super::eval::{self, Evaluation, Filtered, Found, Observed, RuleRef};
+use super::eval::{self, Evaluation, Found, Observed, RuleRef};
+pub use super::host::Host;
 use super::masq::{Intent, MasqConfig};
 use super::model::{Action, Cidr, Cond, Family, Field, Ruleset, Value};
 use crate::verdict::{Between, Change, ChangeKind, Findings, Proto, Request};
@@ -18,28 +19,6 @@ use std::net::IpAddr;
 const CACHE: usize = 1 << 16;
 /// Findings of one kind kept per host (warnings, intent destinations); the rest counted.
 const MAX_FINDINGS: usize = 20;
-
-/// The files of one host and where it sits.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Host {
-    /// WHERE as given (`egress->backend`, `node`).
-    pub at: String,
-    /// The captures around it: a change between `from` and `to` with
-    /// `span.0 <= from` and `to <= span.1` happened in it.
-    pub span: (usize, usize),
-    /// Interfaces named by the points of a split capture (labels of an
-    /// earlier release's reports: `node(in pod0)`).
-    pub iif: Option<String>,
-    pub oif: Option<String>,
-    /// WHERE is a split capture: `span` is its in-side and out-side, and each
-    /// request's interface there (`Hop::iface`) is its input and output
-    /// interface at this host.
-    pub sides: bool,
-    /// Every rules file's tables, in the order given.
-    pub rules: Option<Ruleset>,
-    pub conntrack: Vec<conntrack::Table>,
-    pub masq: Option<MasqConfig>,
-}
 
 /// Which side of a request changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,22 +64,11 @@ pub struct IntentFinding {
     pub message: String,
 }
 
-/// Why a request stopped inside a host the user gave rules for: seen
-/// entering it (at its in-side, or the capture before it) and at no capture
-/// after, where the next capture recorded while it ran.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Loss {
-    /// The host (WHERE).
-    pub at: String,
-    /// What the host's filter table does with the request's first packet.
-    pub filter: Filtered,
-}
-
 /// The post-pass's findings for a run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Explained {
-    /// Per request: why it stopped inside a host given rules (the first such host).
-    losses: HashMap<u64, Loss>,
+    /// Per request: why it (or its reply) stopped inside a host given files (the first such host).
+    losses: HashMap<u64, super::lost::Loss>,
     changes: HashMap<(u64, Side, Between), ChangeWhy>,
     /// Why a side that crossed a host unchanged was kept: `(WHERE, what the
     /// rules say)`, only when they say something (nat rules passed, a
@@ -118,7 +86,7 @@ impl Explained {
     }
 
     /// Why request `request` stopped inside a host, when its rules were given.
-    pub fn loss(&self, request: u64) -> Option<&Loss> {
+    pub fn loss(&self, request: u64) -> Option<&super::lost::Loss> {
         self.losses.get(&request)
     }
 
@@ -191,7 +159,6 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
     let mut out = Explained::default();
     let mut cache: HashMap<(usize, Observed), Evaluation> = HashMap::new();
     let mut cache_in: HashMap<(usize, Observed), Found> = HashMap::new();
-    let mut cache_filter: HashMap<(usize, Observed), Filtered> = HashMap::new();
     for (h, host) in hosts.iter().enumerate() {
         let mut warned = 0u64;
         // intent per destination: (dst, masqueraded to) -> (count, first request)
@@ -203,8 +170,10 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
                 .collect();
             if let Some(set) = &host.rules {
                 kept(&mut out, &mut cache, (h, host, set), r, &changes);
-                if let Some(loss) = stopped(r, host, set, &mut cache_filter, h) {
-                    out.losses.entry(r.request).or_insert(loss);
+            }
+            if let std::collections::hash_map::Entry::Vacant(e) = out.losses.entry(r.request) {
+                if let Some(loss) = super::lost::lost(r, host) {
+                    e.insert(loss);
                 }
             }
             for &(side, c) in &changes {
@@ -343,76 +312,6 @@ fn kept(
             out.kept.entry((r.request, side)).or_default().push((host.at.clone(), found.clone()));
         }
     }
-}
-
-/// The filter table's verdict on a request that entered `host` and was
-/// seen nowhere after it: seen at the host's first capture (its in-side, or
-/// the capture before it), at no later capture, and the next capture was
-/// not blind to it. None otherwise, or when the rules hold no filter chain
-/// on the packet's hook.
-fn stopped(
-    r: &Request,
-    host: &Host,
-    set: &Ruleset,
-    cache: &mut HashMap<(usize, Observed), Filtered>,
-    h: usize,
-) -> Option<Loss> {
-    let a = host.span.0;
-    let entered = r.captures.get(a)?;
-    let later_seen = r.captures.iter().skip(a + 1).any(|c| c.seen);
-    if !entered.seen || later_seen || r.captures.len() <= a + 1 || r.blind.contains(&(a + 1)) {
-        return None;
-    }
-    let obs = observed(r, host, Between { from: a, to: a })?;
-    let key = (h, obs.clone());
-    let filter = remembered(cache, key, || {
-        eval::filtered(set, obs.proto, obs.before, obs.iif.clone(), obs.oif.clone())
-    });
-    (filter != Filtered::NoFilter).then(|| Loss { at: host.at.clone(), filter })
-}
-
-/// What the filter table says of a lost request, as the JSON's `loss.note`
-/// and the explanation's "lost at AT: NOTE" carry it. Never a `;`.
-pub fn loss_note(f: &Filtered) -> String {
-    let taking = |d: &[String]| {
-        if d.is_empty() {
-            String::new()
-        } else {
-            let conds: Vec<&str> = d.iter().map(|x| x.split(" (").next().unwrap_or(x)).collect();
-            format!(", taking {}", conds.join(", "))
-        }
-    };
-    let note = match f {
-        Filtered::Dropped { rule, reject, decided } => format!(
-            "{} by `{}` ({}:{}){}",
-            if *reject { "rejected" } else { "dropped" },
-            eval::filter_rule_text(&rule.text),
-            rule.file,
-            rule.line,
-            taking(decided)
-        ),
-        Filtered::Policy { file, chain, line, decided, .. } => format!(
-            "dropped by chain {chain}'s policy ({file}:{line}): no rule accepted it first{}",
-            taking(decided)
-        ),
-        Filtered::Passes { file } => format!(
-            "no filter rule in {file} drops it: the route, the reverse-path filter or a neighbour decide, \
-             which the rules do not show"
-        ),
-        Filtered::Undecided { conditions, rules } if rules.is_empty() => {
-            format!("the filter rules not evaluated: {}", conditions.join(", "))
-        }
-        Filtered::Undecided { conditions, rules } => format!(
-            "dropped by {} only if {}",
-            (rules.iter())
-                .map(|r| format!("`{}` ({}:{})", eval::filter_rule_text(&r.text), r.file, r.line))
-                .collect::<Vec<_>>()
-                .join(" or "),
-            conditions.join(", ")
-        ),
-        Filtered::NoFilter => String::new(),
-    };
-    note.replace(';', ",")
 }
 
 /// The first (`first`) or last capture in `span` that saw the request.
@@ -652,6 +551,9 @@ mod tests {
             rules: Some(super::super::ipt::parse("nat.rules", rules).0),
             conntrack: Vec::new(),
             masq: None,
+            routes: None,
+            sysctl: None,
+            neigh: None,
         }
     }
 

@@ -9,8 +9,10 @@
 pub mod attach;
 pub mod conntrack;
 pub mod eval;
+pub mod host;
 pub mod ipt;
 pub mod kernel;
+pub mod lost;
 pub mod masq;
 pub mod model;
 pub mod nft;
@@ -26,6 +28,9 @@ pub enum Parsed {
     Rules(model::Ruleset),
     Conntrack(conntrack::Table),
     Masq(Option<masq::MasqConfig>),
+    Routes(kernel::Routes),
+    Sysctl(kernel::Sysctl),
+    Neigh(kernel::Neighbours),
 }
 
 /// Every file given, read and parsed, with the notes of lines not read.
@@ -75,6 +80,18 @@ pub fn load(given: &[Given]) -> Result<Loaded, String> {
             InputKind::MasqAgent => {
                 let (m, n) = masq::parse(&file, &input);
                 (Parsed::Masq(m), n)
+            }
+            InputKind::Routes => {
+                let (r, n) = kernel::parse_routes(&file, &input);
+                (Parsed::Routes(r), n)
+            }
+            InputKind::Sysctl => {
+                let (c, n) = kernel::parse_sysctl(&file, &input);
+                (Parsed::Sysctl(c), n)
+            }
+            InputKind::Neigh => {
+                let (c, n) = kernel::parse_neigh(&file, &input);
+                (Parsed::Neigh(c), n)
             }
         };
         out.notes.extend(notes.messages().into_iter().map(|m| (g.at.clone(), m)));
@@ -163,6 +180,9 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
                     rules: None,
                     conntrack: Vec::new(),
                     masq: None,
+                    routes: None,
+                    sysctl: None,
+                    neigh: None,
                 });
                 hosts.len() - 1
             }
@@ -184,9 +204,22 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
                 }
                 h.masq = m.clone();
             }
+            Parsed::Routes(r) => once(&mut h.routes, r, g)?,
+            Parsed::Sysctl(c) => once(&mut h.sysctl, c, g)?,
+            Parsed::Neigh(c) => once(&mut h.neigh, c, g)?,
         }
     }
     Ok(hosts)
+}
+
+/// Keeps the one file of a kind a host may have; a second is refused (its
+/// lines would be cited against the first's name).
+fn once<T: Clone>(slot: &mut Option<T>, v: &T, g: &Given) -> Result<(), String> {
+    if slot.is_some() {
+        return Err(format!("{} {}=…: given twice (put both outputs in one file)", g.kind.option(), g.at));
+    }
+    *slot = Some(v.clone());
+    Ok(())
 }
 
 /// What the fuzz target `why_inputs` (and the replay of its seeds) does with

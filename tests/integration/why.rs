@@ -702,3 +702,68 @@ fn a_request_dropped_inside_a_node_names_the_filter_rule_that_dropped_it() {
         assert!(expl.contains(&format!("; lost at node: {note}")), "{file}: {expl}");
     }
 }
+
+/// Why a packet was lost, from the host's routing state the lab collected
+/// (`ip rule`/`ip route show table all`, `sysctl -a`, `ip neigh`): the
+/// node with no route back to the tunnel pool (`no-return-route`) and the
+/// pod whose fwmark policy routing sends requests out of eth0 while strict
+/// rp_filter checks replies against the main table's route by eth1
+/// (`rp-filter`). Without the files, no `loss` is said.
+#[test]
+fn a_lost_reply_names_the_missing_route_or_the_reverse_path_filter_with_file_and_line() {
+    let run = |scenario: &str, at: &str, host: &str| -> Vec<Value> {
+        let mut args: Vec<String> = ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"]
+            .map(String::from)
+            .to_vec();
+        for kind in ["routes", "sysctl", "neigh"] {
+            args.push(format!("--{kind}"));
+            args.push(format!("{at}={kind}-{host}.txt"));
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab(scenario))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["requests"].as_array().unwrap().clone()
+    };
+    let requests = run("no-return-route", "egress->backend", "node");
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        let loss = &r["loss"];
+        assert_eq!(
+            (loss["at"].as_str(), loss["packet"].as_str(), loss["cause"].as_str()),
+            (Some("egress->backend"), Some("reply"), Some("route")),
+            "{r}"
+        );
+        let note =
+            "reply has no route: no route to 198.18.90.42 in table local, main, default (routes-node.txt)";
+        assert_eq!(loss["note"].as_str().map(|n| n.trim_start_matches("the ")), Some(note), "{r}");
+        assert!(r["explanation"].as_str().unwrap().contains("lost at egress->backend: "), "{r}");
+    }
+    let requests = run("rp-filter", "decap->egress", "pod");
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        let loss = &r["loss"];
+        assert_eq!(
+            (loss["packet"].as_str(), loss["cause"].as_str()),
+            (Some("reply"), Some("rp_filter")),
+            "{r}"
+        );
+        let note = loss["note"].as_str().unwrap();
+        // rp_filter of eth0 is 1 by conf/all (line 4) and conf/eth0 (line 14);
+        // the main table's 198.19.0.0/16 via eth1 is line 15; the fwmark rule line 3
+        assert!(note.contains("dropped by rp_filter=1 on eth0 (sysctl-pod.txt:4,14)"), "{note}");
+        assert!(note.contains("the route back to 198.19.96.10 leaves by eth1 (routes-pod.txt:15)"), "{note}");
+        assert!(note.contains("marked 0x1 (the rule at routes-pod.txt:3"), "{note}");
+    }
+    // without the host's files nothing is said of why
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(lab("rp-filter"))
+        .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["requests"].as_array().unwrap().iter().all(|r| r.get("loss").is_none()));
+}

@@ -1,0 +1,34 @@
+//! The files of one host the user gave (`--rules`, `--conntrack`,
+//! `--masq-agent`, `--routes`, `--sysctl`, `--neigh`) and where it sits
+//! among the captures: what the post-passes (`attach`, `lost`) read.
+
+use super::conntrack;
+use super::kernel;
+use super::masq::MasqConfig;
+use super::model::Ruleset;
+
+/// The files of one host and where it sits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    /// WHERE as given (`egress->backend`, `node`).
+    pub at: String,
+    /// The captures around it: a change between `from` and `to` with
+    /// `span.0 <= from` and `to <= span.1` happened in it.
+    pub span: (usize, usize),
+    /// Interfaces named by the points of a split capture (labels of an
+    /// earlier release's reports: `node(in pod0)`).
+    pub iif: Option<String>,
+    pub oif: Option<String>,
+    /// WHERE is a split capture: `span` is its in-side and out-side, and each
+    /// request's interface there (`Hop::iface`) is its input and output
+    /// interface at this host.
+    pub sides: bool,
+    /// Every rules file's tables, in the order given.
+    pub rules: Option<Ruleset>,
+    pub conntrack: Vec<conntrack::Table>,
+    pub masq: Option<MasqConfig>,
+    /// `--routes`, `--sysctl`, `--neigh`: the host's routing state.
+    pub routes: Option<kernel::Routes>,
+    pub sysctl: Option<kernel::Sysctl>,
+    pub neigh: Option<kernel::Neighbours>,
+}
