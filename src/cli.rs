@@ -169,6 +169,10 @@ pub struct CorrelateArgs {
     /// The neighbours of a host, WHERE=FILE: `ip neigh` output (a next hop FAILED or INCOMPLETE).
     #[arg(long, value_name = "WHERE=FILE")]
     pub neigh: Vec<String>,
+    /// Every file of a host at once, WHERE=DIR (repeatable): the folder `tuplecorr generate
+    /// collect` writes on the host (its rules, conntrack, routes, sysctl, neighbours, ConfigMap).
+    #[arg(long, value_name = "WHERE=DIR")]
+    pub host_dir: Vec<String>,
     /// Time zone of the table, summary and CSV: UTC, local, ±HH:MM or Area/City (JSON stays UTC).
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub tz: Option<String>,
@@ -320,14 +324,17 @@ Install them where man and the shells look:
   tuplecorr generate bash > /usr/local/share/bash-completion/completions/tuplecorr
   tuplecorr generate zsh  > /usr/local/share/zsh/site-functions/_tuplecorr
   tuplecorr generate fish > ~/.config/fish/completions/tuplecorr.fish
-(the .deb package installs all four). A capture file named generate in the working directory is a
-capture, not this command, unless one of man, bash, zsh, fish alone follows it; ./generate always is.";
+(the .deb package installs all four). On a host the requests crossed, as root:
+  tuplecorr generate collect > collect.sh && sh collect.sh node-a
+writes the folder --host-dir 'WHERE=node-a' reads. A capture file named generate in the working directory is a
+capture, not this command, unless one of man, bash, zsh, fish, collect alone follows it; ./generate always is.";
 
 /// Options of `tuplecorr generate`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = GENERATE_AFTER_HELP)]
 pub struct GenerateArgs {
-    /// What to write: man (the man page, roff), or the completion script of bash, zsh or fish.
+    /// What to write: man (the man page, roff), the completion script of bash, zsh or fish, or
+    /// collect (a shell script that writes what --host-dir reads, run on the host).
     #[arg(value_name = "WHAT", value_parser = choice::<Generate>())]
     pub what: Generate,
 }
@@ -363,6 +370,7 @@ pub fn generate(what: Generate, out: &mut dyn Write) -> io::Result<()> {
     cmd.build();
     let shell = match what {
         Generate::Man => return man_page(&cmd, out),
+        Generate::Collect => return out.write_all(crate::why::COLLECT.as_bytes()),
         Generate::Bash => clap_complete::Shell::Bash,
         Generate::Zsh => clap_complete::Shell::Zsh,
         Generate::Fish => clap_complete::Shell::Fish,
@@ -530,6 +538,13 @@ impl CorrelateArgs {
             (InputKind::Neigh, &self.neigh),
         ];
         let mut out = Vec::new();
+        for text in &self.host_dir {
+            // a folder is read for the files it holds: WHERE=DIR as WHERE=FILE is
+            let g = Given::parse(InputKind::Rules, text).map_err(|e| {
+                UsageError(e.replacen("--rules", "--host-dir", 1).replace("WHERE=FILE", "WHERE=DIR"))
+            })?;
+            out.extend(crate::why::host_dir(&g.at, &g.path).map_err(UsageError)?);
+        }
         for (kind, list) in kinds {
             for text in list {
                 out.push(Given::parse(kind, text).map_err(UsageError)?);
@@ -941,7 +956,7 @@ impl CorrelateArgs {
         let why = self.why_inputs()?;
         if !why.is_empty() {
             refuse_without(
-                "--rules, --conntrack, --masq-agent, --routes, --sysctl and --neigh explain a finished run",
+                "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh and --host-dir explain a finished run",
                 &[(
                     self.stream || self.follow,
                     "no --stream or --follow (the run's intent findings need every request)",

@@ -27,11 +27,18 @@ pub enum Generate {
     Bash,
     Zsh,
     Fish,
+    /// The script that collects a host's files for `--host`.
+    Collect,
 }
 
 impl Choice for Generate {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("man", Generate::Man), ("bash", Generate::Bash), ("zsh", Generate::Zsh), ("fish", Generate::Fish)];
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("man", Generate::Man),
+        ("bash", Generate::Bash),
+        ("zsh", Generate::Zsh),
+        ("fish", Generate::Fish),
+        ("collect", Generate::Collect),
+    ];
 }
 
 /// The main form: correlate captures and write a report.

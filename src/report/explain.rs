@@ -65,17 +65,29 @@ fn push_between_read(w: &Words<'_>, out: &mut String, b: Between) {
     }
 }
 
-/// An ICMP error quoting the reply: net/host unreachable (IPv4 3/0, 3/1;
-/// ICMPv6 1/0, 1/3) names a box without a route back to the reply's receiver.
+/// An ICMP error quoting the reply, said by what its code can mean: net
+/// unreachable (IPv4 3/0, ICMPv6 1/0) names a box without a route back to
+/// the reply's receiver; host (address) unreachable (IPv4 3/1, ICMPv6 1/3)
+/// is either no route or a next hop that did not answer its neighbour
+/// resolution — which of the two, only the box's routes and neighbours say.
 fn lost_cause_words(w: &Words<'_>, r: &Request, l: LostCause) -> String {
     let by = w.addr(l.by);
     let (ty, code) = (l.icmp.ty, l.icmp.code);
     // The reply goes to the client endpoint as that capture saw it.
     let to = r.captures.get(l.seen_at).and_then(|h| h.client);
-    let no_route = if l.by.is_ipv6() { ty == 1 && matches!(code, 0 | 3) } else { ty == 3 && code <= 1 };
+    let (net, host) = if l.by.is_ipv6() {
+        (ty == 1 && code == 0, ty == 1 && code == 3)
+    } else {
+        (ty == 3 && code == 0, ty == 3 && code == 1)
+    };
     match to {
-        Some(to) if no_route => format!(
+        Some(to) if net => format!(
             "{by} has no route back to {}: it answered the backend's reply with ICMP {ty}/{code}",
+            w.addr(to.addr)
+        ),
+        Some(to) if host => format!(
+            "{by} could not deliver the reply to {}: it answered the backend's reply with ICMP {ty}/{code} \
+             (host unreachable: no route, or the next hop did not answer)",
             w.addr(to.addr)
         ),
         _ => format!(
@@ -894,7 +906,17 @@ mod tests {
         assert!(
             text.contains(
                 "reply seen at backend but not at egress: return route or reverse-path filter; \
-                 198.19.3.1 has no route back to 198.19.3.17: it answered the backend's reply with ICMP 3/1"
+                 198.19.3.1 could not deliver the reply to 198.19.3.17: it answered the backend's reply with \
+                 ICMP 3/1 (host unreachable: no route, or the next hop did not answer)"
+            ),
+            "{text}"
+        );
+        // net unreachable: no route, and only that
+        f.requests[1].reply.lost_cause.as_mut().unwrap().icmp.code = 0;
+        let text = explain(&Words::new(&f), &f.requests[1]);
+        assert!(
+            text.contains(
+                "198.19.3.1 has no route back to 198.19.3.17: it answered the backend's reply with ICMP 3/0"
             ),
             "{text}"
         );

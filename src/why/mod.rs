@@ -100,6 +100,60 @@ pub fn load(given: &[Given]) -> Result<Loaded, String> {
     Ok(out)
 }
 
+/// The script `tuplecorr generate collect` prints: it writes what
+/// [`host_dir`] reads, on the host itself.
+pub const COLLECT: &str = include_str!("collect.sh");
+
+/// The files of `--host-dir WHERE=DIR`, as the collect script names them: the
+/// rules (`iptables-save.txt` and `ip6tables-save.txt` when they hold a rule,
+/// else `nft-ruleset.json`), `conntrack.txt`, `routes.txt`, `sysctl.txt`,
+/// `neigh.txt`, `masq-agent.yaml`; each when present and not empty. A folder
+/// with none of them is refused, naming what it looked for.
+pub fn host_dir(at: &str, dir: &std::path::Path) -> Result<Vec<Given>, String> {
+    let file = |name: &str| -> Option<std::path::PathBuf> {
+        let p = dir.join(name);
+        std::fs::metadata(&p).ok().filter(|m| m.is_file() && m.len() > 0).map(|_| p)
+    };
+    // iptables-save on an nftables-only node prints tables without a rule
+    let holds_rules = |p: &std::path::Path| {
+        text::read(p).is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("-A ")))
+    };
+    let given = |kind: InputKind, path: std::path::PathBuf| Given { kind, at: at.to_string(), path };
+    if !dir.is_dir() {
+        return Err(format!("--host-dir {at}={}: no such folder", dir.display()));
+    }
+    let mut out = Vec::new();
+    let ipt: Vec<std::path::PathBuf> = ["iptables-save.txt", "ip6tables-save.txt"]
+        .iter()
+        .filter_map(|n| file(n))
+        .filter(|p| holds_rules(p))
+        .collect();
+    if ipt.is_empty() {
+        out.extend(
+            file("nft-ruleset.json").or_else(|| file("nft-ruleset.txt")).map(|p| given(InputKind::Rules, p)),
+        );
+    } else {
+        out.extend(ipt.into_iter().map(|p| given(InputKind::Rules, p)));
+    }
+    for (name, kind) in [
+        ("conntrack.txt", InputKind::Conntrack),
+        ("routes.txt", InputKind::Routes),
+        ("sysctl.txt", InputKind::Sysctl),
+        ("neigh.txt", InputKind::Neigh),
+        ("masq-agent.yaml", InputKind::MasqAgent),
+    ] {
+        out.extend(file(name).map(|p| given(kind, p)));
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "--host-dir {at}={}: none of iptables-save.txt, ip6tables-save.txt, nft-ruleset.json, conntrack.txt, \
+             routes.txt, sysctl.txt, neigh.txt, masq-agent.yaml in it (`tuplecorr generate collect` writes them)",
+            dir.display()
+        ));
+    }
+    Ok(out)
+}
+
 /// The WHEREs these capture labels allow: each boundary `A->B`, and the
 /// label of each capture split into its sides (`node` for `node(in)`, `node(out)`).
 pub fn places(labels: &[&str]) -> Vec<String> {

@@ -767,3 +767,72 @@ fn a_lost_reply_names_the_missing_route_or_the_reverse_path_filter_with_file_and
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["requests"].as_array().unwrap().iter().all(|r| r.get("loss").is_none()));
 }
+
+/// `tuplecorr generate collect` prints a shell script (valid `sh`) that
+/// writes what `--host-dir` reads; a folder of those names, here holding the
+/// rp-filter lab's pod files, gives the same `loss` as the files one by one.
+#[test]
+fn a_host_folder_gives_what_its_files_give_one_by_one() {
+    let bin = env!("CARGO_BIN_EXE_tuplecorr");
+    let o = std::process::Command::new(bin).args(["generate", "collect"]).output().unwrap();
+    assert!(o.status.success());
+    let script = String::from_utf8(o.stdout).unwrap();
+    for name in
+        ["routes.txt", "sysctl.txt", "neigh.txt", "iptables-save.txt", "nft-ruleset.json", "conntrack.txt"]
+    {
+        assert!(script.contains(name), "the script writes {name}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("collect.sh");
+    std::fs::write(&path, &script).unwrap();
+    let syntax = std::process::Command::new("sh").arg("-n").arg(&path).status().unwrap();
+    assert!(syntax.success(), "sh -n collect.sh");
+    let dir = lab("rp-filter");
+    let host = tmp.path().join("pod");
+    std::fs::create_dir(&host).unwrap();
+    for (from, to) in
+        [("routes-pod.txt", "routes.txt"), ("sysctl-pod.txt", "sysctl.txt"), ("neigh-pod.txt", "neigh.txt")]
+    {
+        std::fs::copy(dir.join(from), host.join(to)).unwrap();
+    }
+    // an iptables-save without a rule (an nftables-only host) is no rules file
+    std::fs::write(host.join("iptables-save.txt"), "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n").unwrap();
+    let loss = |args: &[String]| -> Vec<Value> {
+        let o = std::process::Command::new(bin)
+            .current_dir(&dir)
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["requests"].as_array().unwrap().iter().map(|r| r["loss"].clone()).collect()
+    };
+    let folder = loss(&["--host-dir".into(), format!("decap->egress={}", host.display())]);
+    let files: Vec<String> = ["routes", "sysctl", "neigh"]
+        .iter()
+        .flat_map(|k| [format!("--{k}"), format!("decap->egress={k}-pod.txt")])
+        .collect();
+    let one_by_one = loss(&files);
+    assert_eq!(folder.len(), 3);
+    for (a, b) in folder.iter().zip(&one_by_one) {
+        assert_eq!(a["cause"], "rp_filter", "{a}");
+        // the same sentence, the folder's files named as the folder names them
+        let renamed = b["note"].as_str().unwrap().replace("-pod.txt", ".txt");
+        assert_eq!(a["note"].as_str(), Some(renamed.as_str()));
+    }
+    let o = std::process::Command::new(bin)
+        .current_dir(&dir)
+        .args([
+            "decap.pcap",
+            "egress.pcap",
+            "backend.pcap",
+            "--host-dir",
+            "decap->egress=/nonexistent-folder",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("--host-dir decap->egress=/nonexistent-folder: no such folder"));
+}
