@@ -488,7 +488,11 @@ pub fn evidence(a: &Flow, b: &Flow, gate: &Gate) -> Option<Scored> {
                 }
                 let ttl_routed = b.client_ttl < a.client_ttl;
                 let ports_kept = a.client.port == b.client.port && a.server.port == b.server.port;
-                if ip_id && (ttl_routed || ports_kept) && gate.tight(a, b) {
+                // both endpoints whole on both sides: the same connection with
+                // its sequence numbers moved, whatever the IP ID says — a
+                // proxy's own connection leaves from its own address or port
+                let endpoints_kept = a.client == b.client && a.server == b.server;
+                if ((ip_id && (ttl_routed || ports_kept)) || endpoints_kept) && gate.tight(a, b) {
                     kind = LinkKind::SeqShift;
                     ev.push(Evidence::SeqShift);
                     score += 800;
@@ -932,6 +936,13 @@ mod tests {
         // tcprewrite --tcp-sequence): the same packets, shifted.
         b.client_ttl = a.client_ttl;
         assert_eq!(score(&a, &b).unwrap().1, LinkKind::SeqShift, "ports kept, TTL kept");
+        // ... also when the IP ID differs (a rewriter that renumbers it): both
+        // endpoints are the same, so no proxy's own connection
+        let (mut a2, mut b2) = (a.clone(), b.clone());
+        (a2.client_ip_id, b2.client_ip_id) = (Some(7), Some(9));
+        assert_eq!(score(&a2, &b2).map(|s| s.1), Some(LinkKind::Proxy), "a NATed client, IP ID not kept");
+        b2.client = a2.client;
+        assert_eq!(score(&a2, &b2).map(|s| s.1), Some(LinkKind::SeqShift), "endpoints kept, IP ID not");
         // The TTL kept and a port moved: a proxy's own connection (which IP ID
         // the proxy's kernel gave its SYN says nothing then).
         for (client, server) in [(1, 0), (0, 1)] {

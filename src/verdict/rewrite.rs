@@ -279,14 +279,16 @@ fn smaller_mss(a: Option<(u16, u16)>, b: Option<(u16, u16)>) -> Option<(u16, u16
 const MOST_HOPS: i64 = 32;
 
 /// The TTL a middlebox sets on every packet (a proxy, a normalizer,
-/// `tcprewrite --ttl`): one value on arrival over all links, and a median
-/// change no count of hops explains (more than [`MOST_HOPS`] either way).
-/// Drops that merely differ are no sign: flows opened from the server side
-/// cross a boundary the other way, and their TTL rises. None where routers
-/// only decrement it.
+/// `tcprewrite --ttl`): one value on arrival over all links, and a change
+/// no count of hops explains (more than [`MOST_HOPS`] either way) on at
+/// least one of them — a median would call it "kept" where half the
+/// senders already used that value (Linux 64, Windows 128, both arriving
+/// 64). Drops that merely differ are no sign: flows opened from the server
+/// side cross a boundary the other way, and their TTL rises. None where
+/// routers only decrement it.
 fn ttl_set(drops: &Counts, after: &std::collections::BTreeSet<u8>) -> Option<u8> {
     let only = after.first().copied().filter(|_| after.len() == 1)?;
-    lower_median(drops).filter(|d| !(-MOST_HOPS..=MOST_HOPS).contains(d)).map(|_| only)
+    drops.iter().any(|(d, _)| !(-MOST_HOPS..=MOST_HOPS).contains(&d)).then_some(only)
 }
 
 /// Values counted (how many times each was seen), in value order. A sorted
@@ -537,11 +539,14 @@ mod tests {
         assert_eq!(ttl_set(&drops(&[(-32, 5)]), &after(&[96])), None);
         assert_eq!(ttl_set(&drops(&[(33, 5)]), &after(&[31])), Some(31));
         assert_eq!(ttl_set(&drops(&[(-33, 5)]), &after(&[97])), Some(97));
-        // Clients of 64 and 128 all arriving with 58: the median drop (6) is
-        // hops, so no claim; requests one way and flows opened the other way
-        // (drops 1 and -1) arriving with one TTL are no setter either.
-        assert_eq!(ttl_set(&drops(&[(6, 3), (70, 2)]), &after(&[58])), None);
+        // Requests one way and flows opened the other way (drops 1 and -1)
+        // arriving with one TTL are no setter.
+        // 64 and 128 both arriving as 58: no path of 6 hops makes 58 of 128,
+        // whichever sender is the majority (a median said "-6" for the first)
+        assert_eq!(ttl_set(&drops(&[(6, 3), (70, 2)]), &after(&[58])), Some(58));
         assert_eq!(ttl_set(&drops(&[(6, 2), (70, 3)]), &after(&[58])), Some(58));
+        // every drop within the hops a path has: routers, not a middlebox
+        assert_eq!(ttl_set(&drops(&[(6, 3), (7, 2)]), &after(&[58])), None);
         assert_eq!(ttl_set(&drops(&[(-1, 2), (1, 3)]), &after(&[63])), None);
         // A drop of 197 (255 -> 58) or a rise (64 -> 122): no hops explain it.
         assert_eq!(ttl_set(&drops(&[(197, 4)]), &after(&[58])), Some(58));
