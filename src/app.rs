@@ -412,7 +412,18 @@ fn explain_why(
     findings: &mut crate::verdict::Findings,
 ) -> Result<crate::why::attach::Explained, UsageError> {
     let labels: Vec<&str> = findings.captures.iter().map(|c| c.label.as_str()).collect();
-    let hosts = crate::why::hosts(loaded, &labels).map_err(UsageError)?;
+    // the hosts each point was captured on, as its requests name them
+    let mut captured_on: Vec<Vec<String>> = vec![Vec::new(); labels.len()];
+    for r in &findings.requests {
+        for (i, h) in r.captures.iter().enumerate() {
+            if let (Some(host), Some(list)) = (h.host(), captured_on.get_mut(i)) {
+                if !list.iter().any(|x| x == host) {
+                    list.push(host.to_string());
+                }
+            }
+        }
+    }
+    let hosts = crate::why::hosts(loaded, &labels, &captured_on).map_err(UsageError)?;
     let explained = crate::why::attach::explain(findings, &hosts);
     let warning = |(label, message): &(String, String)| crate::verdict::WarningOut {
         label: label.clone(),

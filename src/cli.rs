@@ -144,7 +144,8 @@ pub struct CorrelateArgs {
     pub names: Vec<PathBuf>,
     /// The nat rules of a host, WHERE=FILE (repeatable): `iptables-save`, `ip6tables-save` or
     /// `nft [-j] list ruleset` output. WHERE: a boundary as reports print it (egress->backend) or the
-    /// label of a split capture (node). Each change there names the rule that made it.
+    /// label of a split capture (node); WHERE@FILE for one host of a point captured on several
+    /// (the host whose files include FILE). Each change there names the rule that made it.
     #[arg(long, value_name = "WHERE=FILE")]
     pub rules: Vec<String>,
     /// The conntrack table or events of a host, WHERE=FILE (repeatable): `conntrack -L` or

@@ -163,7 +163,7 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
         let mut warned = 0u64;
         // intent per destination: (dst, masqueraded to) -> (count, first request)
         let mut seen: BTreeMap<(IpAddr, Option<IpAddr>), (u64, u64)> = BTreeMap::new();
-        for r in &findings.requests {
+        for r in findings.requests.iter().filter(|r| host.holds(r)) {
             let inside = |c: &&Change| c.between.from >= host.span.0 && c.between.to <= host.span.1;
             let changes: Vec<(Side, &Change)> = (r.source.iter().filter(inside).map(|c| (Side::Source, c)))
                 .chain(r.destination.iter().filter(inside).map(|c| (Side::Destination, c)))
@@ -549,6 +549,7 @@ mod tests {
             oif: None,
             sides: false,
             rules: Some(super::super::ipt::parse("nat.rules", rules).0),
+            only: None,
             conntrack: Vec::new(),
             masq: None,
             routes: None,

@@ -6,6 +6,7 @@ use super::conntrack;
 use super::kernel;
 use super::masq::MasqConfig;
 use super::model::Ruleset;
+use crate::verdict::Request;
 
 /// The files of one host and where it sits.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +16,9 @@ pub struct Host {
     /// The captures around it: a change between `from` and `to` with
     /// `span.0 <= from` and `to <= span.1` happened in it.
     pub span: (usize, usize),
+    /// `WHERE@FILE`: the host (its files, as `captures[].host` names them)
+    /// whose requests these files explain; None: every request there.
+    pub only: Option<String>,
     /// Interfaces named by the points of a split capture (labels of an
     /// earlier release's reports: `node(in pod0)`).
     pub iif: Option<String>,
@@ -31,4 +35,15 @@ pub struct Host {
     pub routes: Option<kernel::Routes>,
     pub sysctl: Option<kernel::Sysctl>,
     pub neigh: Option<kernel::Neighbours>,
+}
+
+impl Host {
+    /// True when these files explain request `r`: always, or, for
+    /// `WHERE@FILE`, when the host they belong to recorded it at a point
+    /// around WHERE.
+    pub fn holds(&self, r: &Request) -> bool {
+        self.only.as_deref().is_none_or(|only| {
+            (self.span.0..=self.span.1).any(|i| r.captures.get(i).and_then(|h| h.host()) == Some(only))
+        })
+    }
 }

@@ -188,20 +188,32 @@ fn iface(label: &str, dir: &str) -> Option<String> {
 }
 
 /// The hosts of the loaded files, by WHERE, against the run's capture
-/// labels; an unknown WHERE is refused with the valid ones.
-pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, String> {
+/// labels and, per label, the hosts a point was captured on (each host's
+/// files, as `captures[].host` names them; empty for one host); an unknown
+/// WHERE is refused with the valid ones. `WHERE@FILE` is the host of a
+/// point captured on several hosts whose files include FILE: only the
+/// requests that host recorded at either side of WHERE are explained by it.
+pub fn hosts(
+    loaded: &Loaded,
+    labels: &[&str],
+    captured_on: &[Vec<String>],
+) -> Result<Vec<attach::Host>, String> {
     let mut hosts: Vec<attach::Host> = Vec::new();
     let groups = groups(labels);
     for (g, parsed) in &loaded.files {
-        let sides = !g.at.contains("->");
-        let span = if let Some((a, b)) = g.at.split_once("->") {
+        let (place, on) = match g.at.rsplit_once('@') {
+            Some((p, f)) => (p, Some(f)),
+            None => (g.at.as_str(), None),
+        };
+        let sides = !place.contains("->");
+        let span = if let Some((a, b)) = place.split_once("->") {
             let i = labels.iter().position(|l| *l == a);
             match i {
                 Some(i) if labels.get(i + 1) == Some(&b) => Some((i, i + 1)),
                 _ => None,
             }
         } else {
-            groups.iter().find(|(n, _)| *n == g.at).map(|(_, s)| *s)
+            groups.iter().find(|(n, _)| *n == place).map(|(_, s)| *s)
         };
         let Some(span) = span else {
             return Err(format!(
@@ -211,6 +223,38 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
                 g.at,
                 places(labels).join(", ")
             ));
+        };
+        // `@FILE`: one of the hosts of the points around WHERE
+        let only = match on {
+            None => None,
+            Some(file) => {
+                let around = (span.0..=span.1).filter_map(|i| captured_on.get(i)).flatten();
+                // a host's file as given, or its name without the folder
+                let names = |f: &str| {
+                    f == file
+                        || std::path::Path::new(f).file_name().is_some_and(|n| n.to_string_lossy() == file)
+                };
+                let mut found = around.clone().filter(|h| h.split(", ").any(names));
+                match found.next() {
+                    Some(h) => Some(h.clone()),
+                    None => {
+                        let known: Vec<&String> = around.collect();
+                        return Err(format!(
+                            "{} {}=…: {file:?} is no file of a host captured at {place}{}",
+                            g.kind.option(),
+                            g.at,
+                            if known.is_empty() {
+                                " (its points were captured on one host: leave out @FILE)".to_string()
+                            } else {
+                                format!(
+                                    "; its hosts: {}",
+                                    known.iter().map(|h| h.as_str()).collect::<Vec<_>>().join("; ")
+                                )
+                            }
+                        ));
+                    }
+                }
+            }
         };
         let at = match hosts.iter().position(|h| h.at == g.at) {
             Some(k) => k,
@@ -228,6 +272,7 @@ pub fn hosts(loaded: &Loaded, labels: &[&str]) -> Result<Vec<attach::Host>, Stri
                 hosts.push(attach::Host {
                     at: g.at.clone(),
                     span,
+                    only: only.clone(),
                     iif: one("in"),
                     oif: one("out"),
                     sides,
@@ -330,18 +375,18 @@ mod tests {
             )],
             notes: vec![],
         };
-        let h = hosts(&given("node"), &labels).unwrap();
+        let h = hosts(&given("node"), &labels, &[]).unwrap();
         assert_eq!(
             (h[0].span, h[0].iif.as_deref(), h[0].oif.as_deref()),
             ((2, 3), Some("pod0"), Some("be0"))
         );
-        let h = hosts(&given("egress->node(in pod0)"), &labels).unwrap();
+        let h = hosts(&given("egress->node(in pod0)"), &labels, &[]).unwrap();
         assert_eq!((h[0].span, h[0].iif.as_deref(), h[0].oif.as_deref()), ((1, 2), Some("pod0"), None));
-        let err = hosts(&given("egress->backend"), &labels).unwrap_err();
+        let err = hosts(&given("egress->backend"), &labels, &[]).unwrap_err();
         assert!(err.contains("valid: decap->egress, egress->node(in pod0)"), "{err}");
         assert!(err.starts_with("--conntrack egress->backend=…"), "{err}");
         let numbered = ["a", "n(in if2)", "n(out if3)"];
-        assert_eq!(hosts(&given("n"), &numbered).unwrap()[0].oif, None);
+        assert_eq!(hosts(&given("n"), &numbered, &[]).unwrap()[0].oif, None);
         assert!(Given::parse(InputKind::Rules, "nat.rules").unwrap_err().contains("WHERE=FILE"));
         assert_eq!(Given::parse(InputKind::Rules, "a->b=x=y").unwrap().path, std::path::PathBuf::from("x=y"));
     }

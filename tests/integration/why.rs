@@ -836,3 +836,53 @@ fn a_host_folder_gives_what_its_files_give_one_by_one() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("--host-dir decap->egress=/nonexistent-folder: no such folder"));
 }
+
+/// A point captured on two hosts (a pool's nodes) takes each host's files
+/// with `WHERE@FILE`: the rules given for the host of node-a.pcap name the
+/// rule of the requests it recorded, and only theirs; a file that is no
+/// host's is refused naming the hosts.
+#[test]
+fn the_files_of_one_host_of_a_point_explain_only_that_host_s_requests() {
+    let dir = lab("masquerade-node");
+    let backend = std::fs::read(dir.join("backend.pcap")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, even) in [("node-a.pcap", true), ("node-b.pcap", false)] {
+        std::fs::write(tmp.path().join(name), crate::util::split_pcap_by_client_port(&backend, even))
+            .unwrap();
+    }
+    let run = |at: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(&dir)
+            .args(["decap=decap.pcap", "egress=egress.pcap"])
+            .arg(format!("backend={}", tmp.path().join("node-a.pcap").display()))
+            .arg(format!("backend={}", tmp.path().join("node-b.pcap").display()))
+            .args(["--format", "json", "-q", "--rules", &format!("{at}=rules-node.txt")])
+            .output()
+            .unwrap()
+    };
+    let o = run("egress->backend@node-a.pcap");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mut a, mut b) = (0, 0);
+    for r in v["requests"].as_array().unwrap() {
+        let host = r["captures"][2]["host"].as_str().unwrap_or_default();
+        let named = r["source"]["changed"].as_array().unwrap().iter().any(|c| c.get("rule").is_some());
+        if host.ends_with("node-a.pcap") {
+            a += 1;
+            assert!(named, "node-a's request names its rule: {r}");
+        } else {
+            b += 1;
+            assert!(host.ends_with("node-b.pcap"), "{r}");
+            assert!(!named, "node-b's request is not explained by node-a's rules: {r}");
+        }
+    }
+    assert!(a > 0 && b > 0, "{a} {b}");
+    let o = run("egress->backend@other.pcap");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"other.pcap\" is no file of a host captured at egress->backend; its hosts:"),
+        "{err}"
+    );
+    assert!(err.contains("node-a.pcap") && err.contains("node-b.pcap"), "{err}");
+}
