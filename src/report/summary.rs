@@ -683,6 +683,30 @@ pub fn write_summary_tallied(
         }
     }
 
+    // why requests were lost inside hosts given files: each distinct note,
+    // with how many requests and the first of them, most requests first
+    if let Some(x) = w.why {
+        let mut losses: Vec<(String, usize, u64)> = Vec::new();
+        for r in &findings.requests {
+            let Some(l) = x.loss(r.request) else { continue };
+            let text = format!("lost at {}: {}", l.at, crate::why::lost::note(l));
+            match losses.iter_mut().find(|(t, _, _)| *t == text) {
+                Some(e) => e.1 += 1,
+                None => losses.push((text, 1, r.request)),
+            }
+        }
+        if !losses.is_empty() {
+            losses.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
+            writeln!(out)?;
+            writeln!(out, "{}", paint("Why requests were lost (the hosts' files):", Style::Bold, color))?;
+            for (text, n, first) in &losses {
+                let first =
+                    if *n == 1 { format!("request {first}") } else { format!("first: request {first}") };
+                writeln!(out, "  {} ({first}): {}", plural(*n, "request"), paint(text, Style::Warn, color))?;
+            }
+        }
+    }
+
     if let Some(x) = w.why.filter(|x| !x.intent.is_empty()) {
         writeln!(out)?;
         writeln!(out, "{}", paint("Intent (ip-masq-agent ConfigMap against the node):", Style::Bold, color))?;

@@ -442,7 +442,7 @@ fn lines(l: Vec<u32>) -> String {
 pub fn note(l: &Loss) -> String {
     let what = match l.packet {
         Packet::Request => "",
-        Packet::Reply => "the reply ",
+        Packet::Reply => "reply ",
     };
     let text = match &l.cause {
         Cause::NotForwarding { file, line } => {

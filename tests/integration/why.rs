@@ -886,3 +886,23 @@ fn the_files_of_one_host_of_a_point_explain_only_that_host_s_requests() {
     );
     assert!(err.contains("node-a.pcap") && err.contains("node-b.pcap"), "{err}");
 }
+
+/// The summary lists each loss sentence once, with its count and first request.
+#[test]
+fn the_summary_counts_each_reason_a_request_was_lost() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(lab("no-return-route"))
+        .args(["decap.pcap", "egress.pcap", "backend.pcap", "--summary", "--color", "never"])
+        .args(["--routes", "egress->backend=routes-node.txt"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains(
+            "Why requests were lost (the hosts' files):\n  3 requests (first: request 1): lost at egress->backend: \
+             reply has no route: no route to 198.18.90.42 in table local, main, default (routes-node.txt)\n"
+        ),
+        "{text}"
+    );
+}
