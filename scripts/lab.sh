@@ -40,8 +40,9 @@
 # scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
 # socket logs and `conntrack -E` events in the pod and node), checks.json (packet
 # counts and markers per capture, from tshark), the NAT hosts' rules and conntrack
-# logs, the routing state of pod, node and backend (routes-*.txt, sysctl-*.txt,
-# neigh-*.txt) and a line in testdata/lab/index.tsv.
+# logs (and iptables-save of a host with filter rules only), the routing state of
+# pod, node and backend (routes-*.txt, sysctl-*.txt, neigh-*.txt) and a line in
+# testdata/lab/index.tsv.
 # Each scenario is then cross-checked against tshark's view of the captures
 # (labexpect.py verify); a disagreement fails the scenario.
 # scripts/LAB.md describes every scenario and what the captures show.
@@ -55,7 +56,8 @@ PFX="tclab-$$-"
 ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-route reject proxy proxy-v1 proxy-v2 proxy-xff
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
-  multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive any-node-fork)
+  multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive any-node-fork
+  forward-drop stale-gateway backend-no-route dead-end-route)
 
 NSS=()
 PIDS=()
@@ -589,6 +591,58 @@ cfg_any-node-fork() {
   nsx node ip route add 198.18.90.43/32 via 198.19.98.2 dev up0
 }
 
+cfg_forward-drop() {
+  # a policy DROP in the node's FORWARD chain for one client: whatever
+  # 198.18.90.43 sends is seen at egress and dies in the node; .42 passes
+  nsx node iptables -A FORWARD -s 198.18.90.43/32 -j DROP
+}
+
+cfg_stale-gateway() {
+  # the eviction retest: the VPN pod moved, and the node's route to the tunnel
+  # pool still points at its old address 198.18.10.99 (in pod0's subnet, owned
+  # by no namespace). ARP for it goes unanswered, the entry turns INCOMPLETE,
+  # then FAILED, and the backend's replies queued for it die in the node.
+  # 198.18.90.43 has a host route via the pod's live address: its replies pass.
+  nsx node ip route replace 198.18.90.0/24 via 198.18.10.99 dev pod0
+  nsx node ip route add 198.18.90.43/32 via 198.18.10.2 dev pod0
+}
+
+settle_stale-gateway() {
+  # after the traffic: the entry of the gateway that never answered, as the
+  # kernel left it after the failed resolution (FAILED once its last probe went
+  # unanswered; INCOMPLETE while one is still running). Wait for FAILED
+  # (bounded, 8 s) so neigh-node.txt holds the end state; fail if there is no
+  # such entry at all
+  local i st=""
+  for ((i = 0; i < 80; i++)); do
+    st=$(nsx node ip neigh show 198.18.10.99 dev pod0)
+    [[ $st == *FAILED* ]] && break
+    sleep 0.1
+  done
+  log "stale-gateway: node's entry for 198.18.10.99: ${st:-none}"
+  [[ $st == *FAILED* || $st == *INCOMPLETE* ]] ||
+    die "stale-gateway: the node's entry for 198.18.10.99 is '${st:-missing}', not FAILED or INCOMPLETE"
+}
+
+cfg_backend-no-route() {
+  # the backend has no route back to the client range, but a host route to
+  # 198.18.90.43: for 198.18.90.42 its kernel cannot route a SYN-ACK, a
+  # datagram or an echo reply, so nothing answers .42 (not even an ICMP error:
+  # that needs the same route); .43 is answered
+  nsx backend ip route del 198.18.0.0/15 via 198.19.3.17
+  nsx backend ip route add 198.18.90.43/32 via 198.19.3.17
+}
+
+cfg_dead-end-route() {
+  # the node's route to the backend's subnet is a blackhole: what goes to
+  # 198.19.96.10 is dropped in the node, silently (no ICMP). The backend's
+  # second address 198.19.96.11 has a host route on-link by be0, more specific
+  # than the blackhole: it passes
+  nsx backend ip addr add 198.19.96.11/24 dev eth0
+  nsx node ip route replace blackhole 198.19.96.0/24
+  nsx node ip route add 198.19.96.11/32 dev be0
+}
+
 cfg_rp-filter() {
   # policy routing by fwmark in the pod: what comes out of the tunnel is marked and
   # routed via eth0 (table 100); the main table routes 198.19.0.0/16 via a second
@@ -684,9 +738,17 @@ cfg_masq-agent-drift() {
   masq_agent_configmap 198.19.96.0/24
 }
 
+# A rule of the host's iptables (CMD: iptables-save or ip6tables-save) in any
+# table, other than the FORWARD rule topo_up adds to every pod and node only so
+# that conntrack runs there.
+has_rules() { # NS CMD
+  [[ -n $(nsx "$1" "$2" | grep '^-A' | grep -vx -- '-A FORWARD -m conntrack --ctstate NEW') ]]
+}
+
 # The NAT rules of the pod and the node as `iptables-save`, `ip6tables-save`,
 # `nft list ruleset` and `nft -j list ruleset` print them, for the hosts that
-# have any nat rule.
+# have any nat rule; and `iptables-save` (`ip6tables-save`) of a host with
+# other rules (a FORWARD drop: what tuplecorr --rules reads of its filter table).
 save_rules() {
   local n nat
   for n in pod node; do
@@ -701,6 +763,10 @@ save_rules() {
     if ((nat)); then
       nsx "$n" nft list ruleset >"$WORK/nft-$n.txt"
       nsx "$n" nft -j list ruleset >"$WORK/nft-$n.json"
+    else
+      # no nat rule: the filter (mangle, raw) rules, when the scenario added any
+      if has_rules "$n" iptables-save; then nsx "$n" iptables-save >"$WORK/rules-$n.txt"; fi
+      if has_rules "$n" ip6tables-save; then nsx "$n" ip6tables-save >"$WORK/rules6-$n.txt"; fi
     fi
   done
 }
@@ -797,6 +863,7 @@ run_scenario() {
   [[ $sc == concurrent ]] && background_concurrent
   cap_stop
   ct_stop
+  if declare -F "settle_$sc" >/dev/null; then "settle_$sc"; fi
   save_rules
   save_host_state
   stop_pid "$SERVER_PID" TERM
@@ -838,9 +905,10 @@ run_scenario() {
   for n in pod node; do
     if [[ -f $WORK/nft-$n.txt ]]; then
       cp "$WORK/nft-$n.txt" "$WORK/nft-$n.json" "$WORK/conntrack-$n.log" "$dest/"
-      if [[ -f $WORK/rules-$n.txt ]]; then cp "$WORK/rules-$n.txt" "$dest/"; fi
-      if [[ -f $WORK/rules6-$n.txt ]] && grep -q '^-A' "$WORK/rules6-$n.txt"; then cp "$WORK/rules6-$n.txt" "$dest/"; fi
     fi
+    # a NAT host's iptables-save, or a host's with filter rules only (save_rules)
+    if [[ -f $WORK/rules-$n.txt ]]; then cp "$WORK/rules-$n.txt" "$dest/"; fi
+    if [[ -f $WORK/rules6-$n.txt ]] && grep -q '^-A' "$WORK/rules6-$n.txt"; then cp "$WORK/rules6-$n.txt" "$dest/"; fi
   done
   if [[ -f $WORK/masq-agent.yaml ]]; then cp "$WORK/masq-agent.yaml" "$dest/"; fi
   # and, for every scenario, the routing state of the pod, the node and the

@@ -27,6 +27,7 @@ SCENARIOS = [
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
     "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive", "any-node-fork",
+    "forward-drop", "stale-gateway", "backend-no-route", "dead-end-route",
 ]
 
 C42 = "198.18.90.42"
@@ -209,6 +210,29 @@ def plan(sc):
                 icmp(sc, 4, C42, 777, BACKEND3, marker="tclab-any-node-fork-echo", payload=echo),
                 udp(sc, 5, C43, 40005, BACKEND3, expect="no-reply"), udp(sc, 6, C42, 40006, BACKEND),
                 tcp(sc, 7, C43, 40007, BACKEND3, 80, expect="no-reply")]
+    if sc == "forward-drop":
+        # the node's FORWARD chain drops everything from .43 (TCP, UDP, ICMP); .42 passes
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80, expect="no-reply"),
+                udp(sc, 3, C43, 40003, BACKEND, expect="no-reply"),
+                icmp(sc, 4, C43, 4004, BACKEND, count=2, expect="no-reply"), udp(sc, 5, C42, 40005, BACKEND)]
+    if sc == "stale-gateway":
+        # the node's route to the pool points at a gateway that no longer answers:
+        # .42's replies die in the node; .43 has a host route via the live pod
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), udp(sc, 2, C42, 40002, BACKEND),
+                icmp(sc, 3, C42, 4003, BACKEND, count=2), tcp(sc, 4, C43, 40004, BACKEND, 80)]
+    if sc == "backend-no-route":
+        # the backend has no route back to .42 (it answers nothing), one to .43
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80, expect="no-reply"),
+                udp(sc, 2, C42, 40002, BACKEND, expect="no-reply"),
+                icmp(sc, 3, C42, 4003, BACKEND, count=2, expect="no-reply"), tcp(sc, 4, C43, 40004, BACKEND, 80)]
+    if sc == "dead-end-route":
+        # the node's route to 198.19.96.0/24 is a blackhole; a host route to the
+        # backend's second address 198.19.96.11 passes (TCP: its UDP replies
+        # would leave from the primary address). Requests 1 and 5 frame the lost
+        # ones, so the backend's capture is seen recording while they ran
+        return [tcp(sc, 1, C42, 40001, BACKEND2, 80), tcp(sc, 2, C42, 40002, BACKEND, 80, expect="no-reply"),
+                udp(sc, 3, C42, 40003, BACKEND, expect="no-reply"),
+                icmp(sc, 4, C42, 4004, BACKEND, count=2, expect="no-reply"), tcp(sc, 5, C42, 40005, BACKEND2, 80)]
     if sc == "delay":
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C42, 40002, BACKEND, 80),
                 tcp(sc, 3, C42, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND),
@@ -463,6 +487,42 @@ MODELS = {
                           "Replies return on eth0 unmarked and strict rp_filter (=1) in the pod drops them "
                           "after the egress capture: reply-lost between decap and egress, outcome no-reply. "
                           "The pod's IPReversePathFilter counter (in checks.json) proves the drop."},
+    "forward-drop": {"drop": [{"src": C43}],
+                     "desc": "No NAT; the node's FORWARD chain drops one client: iptables -A FORWARD -s 198.18.90.43/32 -j DROP "
+                             "(after the lab's own conntrack rule). Requests 2 (TCP), 3 (UDP) and 4 (ICMP echo) from "
+                             "198.18.90.43 are seen at decap and egress (the SYN retransmitted) and never at backend: no "
+                             "reply, no ICMP error, outcome no-reply (marker null for the TCP one: no byte was sent). "
+                             "Requests 1 and 5 from 198.18.90.42 complete. The node has no nat rule: rules-node.txt "
+                             "(iptables-save) is saved for its filter rules."},
+    "stale-gateway": {"return_lost": [C42],
+                      "desc": "No NAT; the eviction retest: the node's route to the tunnel pool 198.18.90.0/24 points via "
+                              "198.18.10.99, an address in the pod subnet that no namespace owns (the VPN pod moved), "
+                              "while 198.18.90.43 has a host route via the pod's live 198.18.10.2. The requests of "
+                              "198.18.90.42 (1 TCP, 2 UDP, 3 ICMP echo) reach the backend; its replies die in the node: "
+                              "the node's ARP requests for 198.18.10.99 (seen at egress, three per resolution, 1 s "
+                              "apart) go unanswered, the entry turns INCOMPLETE, then FAILED (neigh-node.txt, taken "
+                              "after the traffic, shows FAILED), and the node answers the replies it held with ICMP host "
+                              "unreachable (3/1, from 198.19.3.17, seen at backend). Replies seen at backend, never at "
+                              "egress: reply-lost egress->backend, outcome no-reply. Request 4 (from .43) completes."},
+    "backend-no-route": {"backend_silent": [C42],
+                         "desc": "No NAT; the backend has no route back to the client range (its 198.18.0.0/15 via "
+                                 "198.19.3.17 removed), only a host route to 198.18.90.43. The requests of 198.18.90.42 "
+                                 "(1 TCP, 2 UDP, 3 ICMP echo) are seen at every capture, backend included, and nothing "
+                                 "answers them: the backend's kernel cannot route a SYN-ACK or an echo reply, and the "
+                                 "server's UDP answer fails (sendto: network unreachable, in its log), so no packet leaves "
+                                 "the backend for them, not even an ICMP error (it needs the same route): its capture "
+                                 "holds the SYN and its retransmission, the datagram and the echo requests, nothing back. "
+                                 "Outcome no-reply, reply seen nowhere (marker null for the TCP one): the captures show "
+                                 "the request got as far as backend, not where the answer died; routes-backend.txt "
+                                 "(no route to 198.18.90.42) says why. Request 4 (from .43) completes."},
+    "dead-end-route": {"drop": [{"dst": BACKEND}],
+                       "desc": "No NAT; the node's route to the backend's subnet is a blackhole (ip route replace "
+                               "blackhole 198.19.96.0/24), with a host route on-link by be0 to the backend's second "
+                               "address 198.19.96.11. Requests 2 (TCP), 3 (UDP) and 4 (ICMP echo) to 198.19.96.10 are seen "
+                               "at decap and egress and never at backend: the node drops them silently (a blackhole "
+                               "sends no ICMP error, no conntrack entry is confirmed), outcome no-reply (marker null for "
+                               "the TCP one). Requests 1 and 5 (TCP to 198.19.96.11, before and after them) complete, so "
+                               "the backend's capture is seen recording while the lost ones ran."},
     "keepalive": {"http11": {"drop_targets": ["/drop"], "drop_rule": "X-Drop: yes"},
                   "desc": "HTTP/1.1 keep-alive through MASQUERADE on the node: 8 TCP connections from "
                           "198.18.90.42 to a keep-alive server on 198.19.96.10:8088, each carrying several "
@@ -627,9 +687,10 @@ def cmd_expect(a):
                     "dport" in rule and rule.get("proto") == proto and rule["dport"] == sport):
                 rej = rule
                 break
-        # dropped by the node's filter: never forwarded, no reply, no error
-        dropped = any(rule["src"] == caddr and rule["dst"] == p["dst"] and rule["proto"] == proto
-                      for rule in model.get("drop", []))
+        # dropped by the node (its filter, a blackhole route): never forwarded, no
+        # reply, no error; a rule without src, dst or proto matches any
+        dropped = any(rule.get("src", caddr) == caddr and rule.get("dst", p["dst"]) == p["dst"]
+                      and rule.get("proto", proto) == proto for rule in model.get("drop", []))
         k = ct_key(proto, egr_concrete)
         forwarded = k in node_ct
         if dropped and forwarded:
@@ -655,9 +716,16 @@ def cmd_expect(a):
                 if not any([x["peer"][0], x["peer"][1]] in want for x in srv):
                     problems.append(f"request {rid}: server sockets saw {[x['peer'] for x in srv]}, "
                                     f"node conntrack says {t}")
-        # replies, per capture
-        return_ok = model.get("return_ok", True)
-        reply_backend = seen_backend
+        # replies, per capture: the node's route back (return_ok; return_lost:
+        # the clients whose replies die in the node) and whether the backend
+        # answers at all (backend_silent: no route back from it)
+        return_ok = model.get("return_ok", True) and caddr not in model.get("return_lost", ())
+        silent = caddr in model.get("backend_silent", ())
+        reply_backend = seen_backend and not silent
+        if silent and proto == "udp" and not any(
+                x.get("event") == "error" and x.get("proto") == "udp" and "unreachable" in x.get("error", "")
+                for x in server):
+            problems.append(f"request {rid}: the backend should fail to answer (no route), its log has no error")
         # a reply from elsewhere (reply-elsewhere) is not the request's reply
         elsewhere = model.get("reply_from", {}).get(saddr)
         if elsewhere:
@@ -697,6 +765,8 @@ def cmd_expect(a):
             p = dict(p, expect="data-stopped" if data and data["stopped"] else p.get("expect", "completed"))
         if not rej and return_ok and not model.get("rp_drop_at_pod") and outcome != p.get("expect", "completed"):
             problems.append(f"request {rid}: expected completed, client saw {res}: {c.get('error')}")
+        if (dropped or silent or not return_ok) and outcome != "no-reply":
+            problems.append(f"request {rid}: its request or reply dies on the way, client saw {res}")
         # per-capture view
         view = {}
         for lb in labels:

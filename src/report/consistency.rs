@@ -63,7 +63,11 @@ fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
         if request && r.captures.last().is_none_or(|h| h.seen) {
             out.push("the last capture saw it".to_string());
         }
-        if !request && r.captures.iter().all(|h| !h.reply_seen) {
+        // a reply lost: seen entering a host and not leaving it, or never sent
+        // by the host a capture was taken on (AT is that capture: it saw the
+        // request and no reply)
+        let end_host = r.captures.iter().any(|h| h.label == at && h.seen && !h.reply_seen);
+        if !request && !end_host && r.captures.iter().all(|h| !h.reply_seen) {
             out.push("no capture saw its reply".to_string());
         }
     }

@@ -65,6 +65,17 @@ fn push_between_read(w: &Words<'_>, out: &mut String, b: Between) {
     }
 }
 
+/// The WHERE of the host files for what lies between capture `c` and the
+/// next: the host of a split capture (`node` between `node(in)` and
+/// `node(out)`), else the boundary `A->B`.
+fn place(w: &Words<'_>, c: usize) -> String {
+    let (a, b) = (w.label(c), w.label(c + 1));
+    match (a.strip_suffix("(in)"), b.strip_suffix("(out)")) {
+        (Some(x), Some(y)) if x == y => x.to_string(),
+        _ => format!("{a}->{b}"),
+    }
+}
+
 /// An ICMP error quoting the reply, said by what its code can mean: net
 /// unreachable (IPv4 3/0, ICMPv6 1/0) names a box without a route back to
 /// the reply's receiver; host (address) unreachable (IPv4 3/1, ICMPv6 1/3)
@@ -536,13 +547,19 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
         },
         ReplyPath::ReplyLost => match r.reply.lost_between {
             Some(b) => {
-                let text = w.between(b);
-                let why = if text == "decap->egress" {
-                    ": lost inside the pod (return route or reverse-path filter in the pod)"
-                } else if text == "egress->backend" {
-                    ": return route or reverse-path filter"
+                // what can drop a reply between two captures, and the files that
+                // decide which — unless they were given and said (`loss`)
+                // (a reply that left a host by another interface says why itself)
+                let decided = w.why.and_then(|x| x.loss(r.request)).is_some()
+                    || reply_left_by(w, r, b.to).is_some();
+                let why = if decided {
+                    String::new()
                 } else {
-                    ""
+                    format!(
+                        ": a return route, the reverse-path filter or a filter rule between them \
+                         (--routes, --sysctl, --rules '{}=…' decide which)",
+                        place(w, b.from)
+                    )
                 };
                 format!("reply seen at {} but not at {}{why}", w.label(b.to), w.label(b.from))
             }
@@ -570,6 +587,12 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             if !apart.is_empty() {
                 let and = if after.is_empty() { ", and whether it went further is unknown: " } else { "; " };
                 text.push_str(&format!("{and}{}", apart_words(w, &apart)));
+            }
+            // stopped before the next capture, which recorded while it ran:
+            // the files that decide why, unless given and said (`loss`)
+            let decided = w.why.and_then(|x| x.loss(r.request)).is_some();
+            if let Some(c) = r.reply.reached.filter(|&c| c + 1 < r.captures.len() && after.is_empty() && apart.is_empty() && !decided) {
+                text.push_str(&format!(", not beyond: --routes, --sysctl, --rules '{}=…' decide why", place(w, c)));
             }
             text
         }
@@ -905,7 +928,8 @@ mod tests {
         let text = explain(&Words::new(&f), &f.requests[1]);
         assert!(
             text.contains(
-                "reply seen at backend but not at egress: return route or reverse-path filter; \
+                "reply seen at backend but not at egress: a return route, the reverse-path filter or a filter \
+                 rule between them (--routes, --sysctl, --rules 'egress->backend=…' decide which); \
                  198.19.3.1 could not deliver the reply to 198.19.3.17: it answered the backend's reply with \
                  ICMP 3/1 (host unreachable: no route, or the next hop did not answer)"
             ),

@@ -100,6 +100,12 @@ pub fn lost(r: &Request, host: &Host) -> Option<Loss> {
         && at(b).is_some_and(|h| h.seen && h.reply_seen)
         && !entered.reply_seen
         && !r.blind.contains(&a);
+    // the host a capture was taken on (`backend`): the request reached it, and
+    // no reply left it
+    let end = a == b && !host.sides && entered.seen && !entered.reply_seen;
+    if end {
+        return Some(Loss { at: host.at.clone(), packet: Packet::Reply, cause: end_cause(r, host)? });
+    }
     let packet = match (request_stopped, reply_stopped) {
         (true, _) => Packet::Request,
         (_, true) => Packet::Reply,
@@ -219,7 +225,12 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
                         checked.push(format!("the reverse-path filter on {i} ({})", sys.file))
                     }
                 },
-                None => why.push("the reverse-path filter: the interface it came in by is not known".into()),
+                None => match rp_any_iface(routes, sys, c.addr, s.addr) {
+                    Some(w) => why.push(w),
+                    None => {
+                        checked.push(format!("the reverse-path filter on every interface ({})", sys.file))
+                    }
+                },
             }
         }
     }
@@ -307,7 +318,25 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
             })
         }
         Some(Lookup::Route { route, .. }) => {
-            checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line))
+            checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
+            // the next hop back: the route's gateway, or the client on-link
+            if let Some(neigh) = &host.neigh {
+                let addr = route.via.unwrap_or(client);
+                match neigh.state(addr, route.dev.as_deref()) {
+                    Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
+                        return Some(Cause::Neighbour {
+                            file: neigh.file.clone(),
+                            line,
+                            addr,
+                            state,
+                            route: route.line,
+                            routes: routes.file.clone(),
+                        })
+                    }
+                    Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
+                    None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
+                }
+            }
         }
         None => {}
     }
@@ -374,6 +403,95 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
         why.push(format!("possible: {}", each.join(" or ")));
     }
     finish(host, why, checked)
+}
+
+/// A request that reached the host a capture was taken on (the backend)
+/// and got no reply from it: the route its reply would take back to the
+/// client as that capture saw it (sent by the host itself: no reverse-path
+/// filter, no forwarding), then the next hop's neighbour entry.
+fn end_cause(r: &Request, host: &Host) -> Option<Cause> {
+    let h = r.captures.get(host.span.0)?;
+    let (client, server) = (h.client?.addr, h.server?.addr);
+    let routes = host.routes.as_ref()?;
+    let mut checked = Vec::new();
+    match routes.lookup(client, Some(server), None, 0) {
+        l if !l.unsure().is_empty() => {
+            return Some(Cause::Undecided {
+                why: vec![format!(
+                    "the route back to {client} depends on a policy rule the files cannot decide ({}: {})",
+                    routes.file,
+                    lines(l.unsure().to_vec())
+                )],
+            })
+        }
+        Lookup::NoRoute { tables, .. } => {
+            return Some(Cause::NoRoute {
+                file: routes.file.clone(),
+                dst: client,
+                tables: tables.iter().map(|t| t.to_string()).collect(),
+            })
+        }
+        Lookup::Refused { kind, line, .. } => {
+            return Some(Cause::Refused {
+                file: routes.file.clone(),
+                line,
+                kind: kind_word(kind).to_string(),
+                dst: client,
+            })
+        }
+        Lookup::Route { route, .. } => {
+            checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
+            if let Some(neigh) = &host.neigh {
+                let addr = route.via.unwrap_or(client);
+                match neigh.state(addr, route.dev.as_deref()) {
+                    Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
+                        return Some(Cause::Neighbour {
+                            file: neigh.file.clone(),
+                            line,
+                            addr,
+                            state,
+                            route: route.line,
+                            routes: routes.file.clone(),
+                        })
+                    }
+                    Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
+                    None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
+                }
+            }
+        }
+    }
+    checked.push("the server may not have answered".to_string());
+    finish(host, Vec::new(), checked)
+}
+
+/// The reverse-path filter when the interface a packet came in by is not
+/// known: each interface the routes name, checked; None when it passes on
+/// every one (rp_filter off, or the route back leaves by each), else what
+/// the interfaces on which it drops, or cannot be checked, are.
+fn rp_any_iface(routes: &kernel::Routes, sys: &kernel::Sysctl, src: IpAddr, dst: IpAddr) -> Option<String> {
+    let mut devs: Vec<&str> = routes.routes.iter().flat_map(|r| r.devs()).filter(|d| *d != "lo").collect();
+    devs.sort_unstable();
+    devs.dedup();
+    let mut drops = Vec::new();
+    let mut unknown = Vec::new();
+    for d in devs {
+        match kernel::reverse_path(routes, sys, src, dst, d, 0) {
+            RpCheck::Drop { mode, .. } => drops.push(format!("{d} (rp_filter={mode})")),
+            RpCheck::Unknown { .. } => unknown.push(d.to_string()),
+            RpCheck::Pass { .. } | RpCheck::NotApplicable => {}
+        }
+    }
+    if drops.is_empty() && unknown.is_empty() {
+        return None;
+    }
+    let mut out = String::from("the reverse-path filter: the interface it came in by is not known");
+    if !drops.is_empty() {
+        out.push_str(&format!(", and it would drop it on {}", drops.join(", ")));
+    }
+    if !unknown.is_empty() {
+        out.push_str(&format!(", and the files do not say for {}", unknown.join(", ")));
+    }
+    Some(out)
 }
 
 /// The marks a host's policy rules select on (and 0), for when the mark is not known.
@@ -476,14 +594,18 @@ pub fn note(l: &Loss) -> String {
             "{what}stopped at the next hop: {addr} is {} ({file}:{line}), the route to it is {routes}:{route}",
             state_word(*state)
         ),
-        Cause::Undecided { why } => format!("{what}cause not decided: {}", why.join(", ")),
+        Cause::Undecided { why } => {
+            let which = if l.packet == Packet::Reply { "the reply" } else { "the request" };
+            format!("why {which} was lost is not decided: {}", why.join(", "))
+        }
         Cause::Passes { checked, missing } => {
             let more = if missing.is_empty() {
                 String::new()
             } else {
                 format!(" ({} not given)", missing.join(", "))
             };
-            format!("{what}nothing in the host's files drops it: {}{more}", checked.join(", "))
+            let which = if l.packet == Packet::Reply { "the reply" } else { "the request" };
+            format!("nothing in the host's files drops {which}: {}{more}", checked.join(", "))
         }
     };
     text.replace(';', ",")

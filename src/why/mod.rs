@@ -154,13 +154,16 @@ pub fn host_dir(at: &str, dir: &std::path::Path) -> Result<Vec<Given>, String> {
     Ok(out)
 }
 
-/// The WHEREs these capture labels allow: each boundary `A->B`, and the
-/// label of each capture split into its sides (`node` for `node(in)`, `node(out)`).
+/// The WHEREs these capture labels allow: each boundary `A->B`, the
+/// label of each capture split into its sides (`node` for `node(in)`,
+/// `node(out)`), and each other capture's label (the host it was taken on,
+/// as the end of the path: `backend`).
 pub fn places(labels: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = labels.windows(2).map(|w| format!("{}->{}", w[0], w[1])).collect();
     for (g, _) in groups(labels) {
         out.push(g);
     }
+    out.extend(labels.iter().filter(|l| !l.ends_with(')')).map(|l| l.to_string()));
     out
 }
 
@@ -205,7 +208,7 @@ pub fn hosts(
             Some((p, f)) => (p, Some(f)),
             None => (g.at.as_str(), None),
         };
-        let sides = !place.contains("->");
+        let sides = groups.iter().any(|(n, _)| n == place);
         let span = if let Some((a, b)) = place.split_once("->") {
             let i = labels.iter().position(|l| *l == a);
             match i {
@@ -213,11 +216,13 @@ pub fn hosts(
                 _ => None,
             }
         } else {
-            groups.iter().find(|(n, _)| *n == place).map(|(_, s)| *s)
+            (groups.iter().find(|(n, _)| *n == place).map(|(_, s)| *s))
+                // the host a capture was taken on, at the end of the path (the backend)
+                .or_else(|| labels.iter().position(|l| *l == place && !l.ends_with(')')).map(|i| (i, i)))
         };
         let Some(span) = span else {
             return Err(format!(
-                "{} {}=…: {:?} is no boundary or split capture of this run; valid: {}",
+                "{} {}=…: {:?} is no boundary, split capture or capture of this run; valid: {}",
                 g.kind.option(),
                 g.at,
                 g.at,

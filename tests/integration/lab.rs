@@ -54,6 +54,10 @@ const SCENARIOS: &[&str] = &[
     "proxy-nginx",
     "keepalive",
     "any-node-fork",
+    "forward-drop",
+    "stale-gateway",
+    "backend-no-route",
+    "dead-end-route",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -400,6 +404,10 @@ scenario_tests! {
     lab_multihomed => "multihomed",
     lab_proxy_nginx => "proxy-nginx",
     lab_any_node_fork => "any-node-fork",
+    lab_forward_drop => "forward-drop",
+    lab_stale_gateway => "stale-gateway",
+    lab_backend_no_route => "backend-no-route",
+    lab_dead_end_route => "dead-end-route",
 }
 
 // ------------------------------------------------------------------ schema

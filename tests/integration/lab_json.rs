@@ -302,32 +302,45 @@ fn lab_lost_replies_name_the_icmp_error_that_quotes_them() {
     for dir in scenarios() {
         let exp = expected(&dir);
         let (_, report) = run_json(&dir, &exp);
-        let no_return = dir.ends_with("no-return-route");
+        // no route (net unreachable, 3/0), or a next hop that never answered
+        // its neighbour resolution (host unreachable, 3/1: no claim of "no route")
+        let code = if dir.ends_with("no-return-route") {
+            "3/0"
+        } else if dir.ends_with("stale-gateway") {
+            "3/1"
+        } else {
+            ""
+        };
         for r in report["requests"].as_array().unwrap() {
             let cause = &r["reply"]["lost_cause"];
             assert!(
                 r["reply"].as_object().unwrap().contains_key("lost_cause"),
                 "the key is always there: {r}"
             );
-            if !no_return {
+            let want = expected_request(&exp, "decap", r).expect("an expected request");
+            if code.is_empty() || want["reply_path"] != "reply-lost" {
                 assert!(cause.is_null(), "{}: request {}: {cause}", dir.display(), r["request"]);
                 continue;
             }
-            let want = expected_request(&exp, "decap", r).expect("an expected request");
-            assert_eq!(want["reply_path"], "reply-lost");
-            assert_eq!(cause["icmp"], "3/0", "{r}");
+            assert_eq!(cause["icmp"], code, "{r}");
             assert_eq!(cause["by"], "198.19.3.17", "{r}");
             assert_eq!(cause["seen_at"], "backend", "{r}");
             let client = addr_of(r["proto"].as_str().unwrap(), r["captures"][2]["client"].as_str().unwrap());
             let text = r["explanation"].as_str().unwrap();
-            let sentence = format!(
-                "198.19.3.17 has no route back to {client}: it answered the backend's reply with ICMP 3/0"
-            );
+            let sentence = if code == "3/0" {
+                format!("198.19.3.17 has no route back to {client}: it answered the backend's reply with ICMP 3/0")
+            } else {
+                format!(
+                    "198.19.3.17 could not deliver the reply to {client}: it answered the backend's reply with \
+                     ICMP 3/1 (host unreachable: no route, or the next hop did not answer)"
+                )
+            };
             assert!(text.contains(&sentence), "{text}");
+            assert!(!(code == "3/1" && text.contains("no route back")), "{text}");
             named += 1;
         }
     }
-    assert_eq!(named, 3, "the three requests of no-return-route (tcp, udp, icmp)");
+    assert_eq!(named, 6, "the three requests of no-return-route and of stale-gateway (tcp, udp, icmp)");
 }
 
 /// ICMP errors by code and sender (issue 30): the lab's `reject` scenario

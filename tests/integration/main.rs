@@ -30,6 +30,7 @@ mod lab_json;
 mod lab_reports;
 mod lab_verdicts;
 mod limits;
+mod lost;
 mod matching;
 mod messages;
 mod mistakes;
