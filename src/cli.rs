@@ -170,6 +170,11 @@ pub struct CorrelateArgs {
     /// The neighbours of a host, WHERE=FILE: `ip neigh` output (a next hop FAILED or INCOMPLETE).
     #[arg(long, value_name = "WHERE=FILE")]
     pub neigh: Vec<String>,
+    /// Preview a masquerade change, WHERE=FILE: the ip-masq-agent ConfigMap proposed for that
+    /// host. Each request that crossed it gets the source it would leave with after the change
+    /// (JSON `predicted`), and each destination that would see another sender a `blast_radius` line.
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub masq_agent_after: Vec<String>,
     /// Every file of a host at once, WHERE=DIR (repeatable): the folder `tuplecorr generate
     /// collect` writes on the host (its rules, conntrack, routes, sysctl, neighbours, ConfigMap).
     #[arg(long, value_name = "WHERE=DIR")]
@@ -537,6 +542,7 @@ impl CorrelateArgs {
             (InputKind::Routes, &self.routes),
             (InputKind::Sysctl, &self.sysctl),
             (InputKind::Neigh, &self.neigh),
+            (InputKind::MasqAgentAfter, &self.masq_agent_after),
         ];
         let mut out = Vec::new();
         for text in &self.host_dir {
@@ -957,7 +963,7 @@ impl CorrelateArgs {
         let why = self.why_inputs()?;
         if !why.is_empty() {
             refuse_without(
-                "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh and --host-dir explain a finished run",
+                "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh, --host-dir and --masq-agent-after explain a finished run",
                 &[(
                     self.stream || self.follow,
                     "no --stream or --follow (the run's intent findings need every request)",

@@ -192,6 +192,7 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         unmatched: Vec::new(),
         warnings: Vec::new(),
         intent: Vec::new(),
+        blast_radius: Vec::new(),
     };
     let mut findings = wire.into_typed().map_err(|why| LoadError::Malformed {
         file: name.to_string(),

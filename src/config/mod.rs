@@ -566,6 +566,8 @@ pub enum InputKind {
     Sysctl,
     /// `--neigh`: ip neigh.
     Neigh,
+    /// `--masq-agent-after`: the ip-masq-agent ConfigMap proposed (change preview).
+    MasqAgentAfter,
 }
 
 impl InputKind {
@@ -577,6 +579,7 @@ impl InputKind {
             InputKind::Routes => "--routes",
             InputKind::Sysctl => "--sysctl",
             InputKind::Neigh => "--neigh",
+            InputKind::MasqAgentAfter => "--masq-agent-after",
         }
     }
 }

@@ -53,6 +53,28 @@ fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
             out.push(format!("{outside} saw it, was blind, or is no point"));
         }
     }
+    // "after the change at AT: source A instead of B (R)", "… source B as
+    // today (R)", "… source R": the request's `predicted` says so
+    if let Some((at, rest)) =
+        part.strip_prefix("after the change at ").and_then(|p| p.split_once(": source "))
+    {
+        let borne = r.predicted.as_ref().is_some_and(|p| {
+            let reason = format!(" ({})", p.reason);
+            p.at == at
+                && match (&p.source_after, rest.split_once(" instead of ")) {
+                    (Some(a), Some((x, y))) => {
+                        p.changes && *a == x && format!("{}{reason}", p.source_today) == y
+                    }
+                    (Some(a), None) => {
+                        !p.changes && *a == p.source_today && rest == format!("{a} as today{reason}")
+                    }
+                    (None, _) => rest == p.reason,
+                }
+        });
+        if !borne {
+            out.push("predicted says otherwise".to_string());
+        }
+    }
     // "lost at AT: NOTE" (`--rules`): the request's loss says so, and no capture
     // after the last that saw it did
     if let Some((at, note)) = part.strip_prefix("lost at ").and_then(|p| p.split_once(": ")) {

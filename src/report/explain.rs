@@ -601,6 +601,15 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if let Some(l) = w.why.and_then(|x| x.loss(r.request)) {
         parts.push(format!("lost at {}: {}", l.at, crate::why::lost::note(l)));
     }
+    if let Some(p) = w.why.and_then(|x| x.predicted.get(&r.request)) {
+        parts.push(match p.after {
+            Some(a) if a != p.today => {
+                format!("after the change at {}: source {} instead of {} ({})", p.at, a, p.today, p.reason)
+            }
+            Some(_) => format!("after the change at {}: source {} as today ({})", p.at, p.today, p.reason),
+            None => format!("after the change at {}: source {}", p.at, p.reason),
+        });
+    }
     if let Some(l) = r.reply.lost_cause {
         parts.push(lost_cause_words(w, r, l));
     }

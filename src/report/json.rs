@@ -48,6 +48,7 @@ pub fn write_json_around(
 ) -> io::Result<()> {
     let mut outer = schema::findings_without_requests(run);
     outer.intent = why.map_or_else(Vec::new, |x| x.intent.iter().map(schema::IntentOut::of).collect());
+    outer.blast_radius = why.map_or_else(Vec::new, |x| x.blast.iter().map(schema::BlastOut::of).collect());
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
         Some(at) if any => at + REQUESTS_KEY.len(),

@@ -34,6 +34,7 @@ pub fn findings_without_requests(f: &v::Findings) -> Findings {
         unmatched: f.unmatched.iter().map(|u| unmatched(&w, u)).collect(),
         warnings: f.warnings.iter().map(warning).collect(),
         intent: Vec::new(),
+        blast_radius: Vec::new(),
     }
 }
 
@@ -290,6 +291,7 @@ fn request_with(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut Req
     app_into(w, r.app.as_ref(), &mut q.app);
     q.exchanges = r.exchanges.as_deref().map(|x| ExchangesOut::of(w, x));
     q.loss = w.why.and_then(|x| x.loss(r.request)).map(LossOut::of);
+    q.predicted = w.why.and_then(|x| x.predicted.get(&r.request)).map(PredictedOut::of);
     q.explanation = crate::report::explain::explain(w, r);
     // Every report a test build writes is checked: its words against its fields.
     #[cfg(debug_assertions)]

@@ -707,6 +707,48 @@ pub fn write_summary_tallied(
         }
     }
 
+    // `--masq-agent-after`: who would see another sender
+    if let Some(x) = w.why.filter(|x| !x.predicted.is_empty()) {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            paint(
+                "Change preview (--masq-agent-after; new connections: an open one keeps today's translation until it ends):",
+                Style::Bold,
+                color
+            )
+        )?;
+        let unknown = x.predicted.values().filter(|p| p.after.is_none()).count();
+        if x.blast.is_empty() {
+            writeln!(out, "  no request's source would change")?;
+        }
+        for b in &x.blast {
+            let first = if b.requests == 1 {
+                format!("request {}", b.first)
+            } else {
+                format!("first: request {}", b.first)
+            };
+            writeln!(
+                out,
+                "  {} ({first}) to {} at {}: source {} instead of {} ({})",
+                plural(b.requests as usize, "request"),
+                w.addr(b.destination),
+                b.at,
+                b.after,
+                b.today,
+                paint(&b.reason, Style::Warn, color)
+            )?;
+        }
+        if unknown > 0 {
+            writeln!(
+                out,
+                "  {} whose source after the change is unknown (see each request's predicted.reason)",
+                plural(unknown, "request")
+            )?;
+        }
+    }
+
     if let Some(x) = w.why.filter(|x| !x.intent.is_empty()) {
         writeln!(out)?;
         writeln!(out, "{}", paint("Intent (ip-masq-agent ConfigMap against the node):", Style::Bold, color))?;

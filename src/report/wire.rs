@@ -164,6 +164,60 @@ pub struct Findings {
     /// `--masq-agent` only: the ConfigMap against the node's chain and the packets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intent: Vec<IntentOut>,
+    /// `--masq-agent-after` only: per destination whose requests would leave
+    /// the host with another source after the change, most requests first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blast_radius: Vec<BlastOut>,
+}
+
+/// `{"at", "destination", "requests", "first_request", "source_today", "source_after", "reason"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlastOut {
+    pub at: String,
+    pub destination: String,
+    pub requests: u64,
+    pub first_request: u64,
+    pub source_today: String,
+    pub source_after: String,
+    pub reason: String,
+}
+
+impl BlastOut {
+    pub fn of(b: &crate::why::preview::Blast) -> BlastOut {
+        BlastOut {
+            at: b.at.clone(),
+            destination: b.destination.to_string(),
+            requests: b.requests,
+            first_request: b.first,
+            source_today: b.today.to_string(),
+            source_after: b.after.to_string(),
+            reason: b.reason.clone(),
+        }
+    }
+}
+
+/// `{"at", "source_today", "source_after", "changes", "reason"}`: a request's
+/// source leaving the host today and after the change (`source_after` null:
+/// unknown, `reason` says why).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PredictedOut {
+    pub at: String,
+    pub source_today: String,
+    pub source_after: Option<String>,
+    pub changes: bool,
+    pub reason: String,
+}
+
+impl PredictedOut {
+    pub fn of(p: &crate::why::preview::Predicted) -> PredictedOut {
+        PredictedOut {
+            at: p.at.clone(),
+            source_today: p.today.to_string(),
+            source_after: p.after.map(|a| a.to_string()),
+            changes: p.changes(),
+            reason: p.reason.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -379,6 +433,9 @@ pub struct Request {
     /// With `--rules` only: why the request stopped inside a host given rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossOut>,
+    /// With `--masq-agent-after` only: its source leaving the host after the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<PredictedOut>,
     pub explanation: String,
 }
 
@@ -1550,6 +1607,7 @@ impl Request {
             app: None,
             exchanges: None,
             loss: None,
+            predicted: None,
             explanation: String::new(),
         }
     }

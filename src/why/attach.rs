@@ -75,6 +75,10 @@ pub struct Explained {
     /// disagreement, conditions not evaluated).
     kept: HashMap<(u64, Side), Vec<(String, Found)>>,
     pub intent: Vec<IntentFinding>,
+    /// `--masq-agent-after`: each request's source after the change, by request.
+    pub predicted: std::collections::BTreeMap<u64, super::preview::Predicted>,
+    /// `--masq-agent-after`: the destinations that would see another sender.
+    pub blast: Vec<super::preview::Blast>,
     /// `(host, message)`: a translation without a conntrack entry, an entry that disagrees.
     pub warnings: Vec<(String, String)>,
 }
@@ -238,6 +242,7 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
             intent(&mut out, host, m, &seen, findings);
         }
     }
+    (out.predicted, out.blast) = super::preview::predict(findings, hosts);
     out
 }
 
@@ -555,6 +560,7 @@ mod tests {
             routes: None,
             sysctl: None,
             neigh: None,
+            masq_after: None,
         }
     }
 

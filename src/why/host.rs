@@ -35,6 +35,8 @@ pub struct Host {
     pub routes: Option<kernel::Routes>,
     pub sysctl: Option<kernel::Sysctl>,
     pub neigh: Option<kernel::Neighbours>,
+    /// `--masq-agent-after`: the ConfigMap proposed (change preview).
+    pub masq_after: Option<MasqConfig>,
 }
 
 impl Host {

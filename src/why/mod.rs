@@ -17,6 +17,7 @@ pub mod masq;
 pub mod model;
 pub mod nft;
 pub mod nftjson;
+pub mod preview;
 pub mod text;
 
 // The settings are the configuration's (config sits below this module).
@@ -31,6 +32,7 @@ pub enum Parsed {
     Routes(kernel::Routes),
     Sysctl(kernel::Sysctl),
     Neigh(kernel::Neighbours),
+    MasqAfter(Option<masq::MasqConfig>),
 }
 
 /// Every file given, read and parsed, with the notes of lines not read.
@@ -92,6 +94,10 @@ pub fn load(given: &[Given]) -> Result<Loaded, String> {
             InputKind::Neigh => {
                 let (c, n) = kernel::parse_neigh(&file, &input);
                 (Parsed::Neigh(c), n)
+            }
+            InputKind::MasqAgentAfter => {
+                let (m, n) = masq::parse(&file, &input);
+                (Parsed::MasqAfter(m), n)
             }
         };
         out.notes.extend(notes.messages().into_iter().map(|m| (g.at.clone(), m)));
@@ -287,6 +293,7 @@ pub fn hosts(
                     routes: None,
                     sysctl: None,
                     neigh: None,
+                    masq_after: None,
                 });
                 hosts.len() - 1
             }
@@ -311,6 +318,12 @@ pub fn hosts(
             Parsed::Routes(r) => once(&mut h.routes, r, g)?,
             Parsed::Sysctl(c) => once(&mut h.sysctl, c, g)?,
             Parsed::Neigh(c) => once(&mut h.neigh, c, g)?,
+            Parsed::MasqAfter(m) => {
+                if h.masq_after.is_some() {
+                    return Err(format!("--masq-agent-after {}=…: given twice", g.at));
+                }
+                h.masq_after = m.clone();
+            }
         }
     }
     Ok(hosts)
@@ -361,7 +374,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_where_is_a_boundary_or_a_split_capture_and_an_unknown_one_names_the_valid_ones() {
+    fn a_where_is_a_boundary_a_split_capture_or_a_capture_and_an_unknown_one_names_the_valid_ones() {
         let labels = ["decap", "egress", "node(in pod0)", "node(out be0)", "backend"];
         assert_eq!(
             places(&labels),
@@ -370,9 +383,22 @@ mod tests {
                 "egress->node(in pod0)",
                 "node(in pod0)->node(out be0)",
                 "node(out be0)->backend",
-                "node"
+                "node",
+                "decap",
+                "egress",
+                "backend"
             ]
         );
+        // a capture's label: the host it was taken on, one capture wide, no sides
+        let end = Loaded {
+            files: vec![(
+                Given { kind: InputKind::Conntrack, at: "backend".into(), path: "ct".into() },
+                Parsed::Conntrack(conntrack::Table::default()),
+            )],
+            notes: vec![],
+        };
+        let h = hosts(&end, &labels, &[]).unwrap();
+        assert_eq!((h[0].span, h[0].sides), ((4, 4), false));
         let given = |at: &str| Loaded {
             files: vec![(
                 Given { kind: InputKind::Conntrack, at: at.into(), path: "ct".into() },

@@ -906,3 +906,77 @@ fn the_summary_counts_each_reason_a_request_was_lost() {
         "{text}"
     );
 }
+
+/// A masquerade change previewed on the masq-agent lab (today's ConfigMap
+/// keeps only 198.19.96.11/32): widening nonMasqueradeCIDRs to
+/// 198.19.96.0/24 gives the requests to .10 their pod's source back, and
+/// the blast radius names .10 as the destination that will see new senders;
+/// narrowing it to 10.0.0.0/8 masquerades the request to .11, to the address
+/// the node's masqueraded requests leave with today.
+#[test]
+fn a_proposed_configmap_predicts_each_request_s_source_and_who_will_see_another_sender() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = |cidr: &str| {
+        format!(
+            "apiVersion: v1\ndata:\n  config: |\n    nonMasqueradeCIDRs:\n      - {cidr}\n    masqLinkLocal: false\n\
+             kind: ConfigMap\nmetadata:\n  name: ip-masq-agent\n  namespace: kube-system\n"
+        )
+    };
+    let run = |cidr: &str| -> Value {
+        let path = tmp.path().join(format!("after-{}.yaml", cidr.replace('/', "_")));
+        std::fs::write(&path, cm(cidr)).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(lab("masq-agent"))
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"])
+            .arg("--masq-agent-after")
+            .arg(format!("egress->backend={}", path.display()))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let wide = run("198.19.96.0/24");
+    let file = "after-198.19.96.0_24.yaml";
+    for r in wide["requests"].as_array().unwrap() {
+        let p = &r["predicted"];
+        let pod = r["captures"][0]["client"].as_str().unwrap().rsplit_once(':').unwrap().0;
+        let today = r["captures"][2]["client"].as_str().unwrap().rsplit_once(':').unwrap().0;
+        let dst = r["captures"][2]["server"].as_str().unwrap().rsplit_once(':').unwrap().0;
+        assert_eq!((p["source_today"].as_str(), p["source_after"].as_str()), (Some(today), Some(pod)), "{r}");
+        assert_eq!(p["changes"], today != pod, "{r}");
+        assert_eq!(p["reason"], format!("{dst} in 198.19.96.0/24: kept ({file}:5)").as_str(), "{r}");
+    }
+    let blast = wide["blast_radius"].as_array().unwrap();
+    assert!(!blast.is_empty() && blast.iter().all(|b| b["destination"] == "198.19.96.10"), "{blast:?}");
+    assert!(blast.iter().all(|b| b["source_today"] == "198.19.3.17"), "{blast:?}");
+    let moved: u64 = blast.iter().map(|b| b["requests"].as_u64().unwrap()).sum();
+    let masqueraded_today = (wide["requests"].as_array().unwrap().iter())
+        .filter(|r| r["captures"][2]["client"].as_str().unwrap().starts_with("198.19.3.17:"))
+        .count() as u64;
+    assert_eq!(moved, masqueraded_today);
+    let narrow = run("10.0.0.0/8");
+    let to11: Vec<&Value> = (narrow["requests"].as_array().unwrap().iter())
+        .filter(|r| r["captures"][2]["server"].as_str().unwrap().starts_with("198.19.96.11:"))
+        .collect();
+    assert_eq!(to11.len(), 1);
+    let p = &to11[0]["predicted"];
+    assert_eq!(
+        (p["source_after"].as_str(), p["changes"].as_bool()),
+        (Some("198.19.3.17"), Some(true)),
+        "{p}"
+    );
+    assert!(
+        to11[0]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("after the change at egress->backend: source 198.19.3.17 instead of 198.18.90.42"),
+        "{}",
+        to11[0]["explanation"]
+    );
+    let b = narrow["blast_radius"].as_array().unwrap();
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert_eq!(
+        (b[0]["destination"].as_str(), b[0]["source_after"].as_str()),
+        (Some("198.19.96.11"), Some("198.19.3.17"))
+    );
+}
