@@ -175,6 +175,10 @@ pub struct CorrelateArgs {
     /// (JSON `predicted`), and each destination that would see another sender a `blast_radius` line.
     #[arg(long, value_name = "WHERE=FILE")]
     pub masq_agent_after: Vec<String>,
+    /// Preview a ruleset change, WHERE=FILE: the host's nat rules as edited (`iptables-save`,
+    /// `nft [-j] list ruleset`). Like --masq-agent-after, from the rule each request would meet.
+    #[arg(long, value_name = "WHERE=FILE")]
+    pub rules_after: Vec<String>,
     /// Every file of a host at once, WHERE=DIR (repeatable): the folder `tuplecorr generate
     /// collect` writes on the host (its rules, conntrack, routes, sysctl, neighbours, ConfigMap).
     #[arg(long, value_name = "WHERE=DIR")]
@@ -543,6 +547,7 @@ impl CorrelateArgs {
             (InputKind::Sysctl, &self.sysctl),
             (InputKind::Neigh, &self.neigh),
             (InputKind::MasqAgentAfter, &self.masq_agent_after),
+            (InputKind::RulesAfter, &self.rules_after),
         ];
         let mut out = Vec::new();
         for text in &self.host_dir {
@@ -963,7 +968,7 @@ impl CorrelateArgs {
         let why = self.why_inputs()?;
         if !why.is_empty() {
             refuse_without(
-                "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh, --host-dir and --masq-agent-after explain a finished run",
+                "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh, --host-dir, --masq-agent-after and --rules-after explain a finished run",
                 &[(
                     self.stream || self.follow,
                     "no --stream or --follow (the run's intent findings need every request)",

@@ -568,6 +568,8 @@ pub enum InputKind {
     Neigh,
     /// `--masq-agent-after`: the ip-masq-agent ConfigMap proposed (change preview).
     MasqAgentAfter,
+    /// `--rules-after`: the host's nat ruleset as edited (change preview).
+    RulesAfter,
 }
 
 impl InputKind {
@@ -580,6 +582,7 @@ impl InputKind {
             InputKind::Sysctl => "--sysctl",
             InputKind::Neigh => "--neigh",
             InputKind::MasqAgentAfter => "--masq-agent-after",
+            InputKind::RulesAfter => "--rules-after",
         }
     }
 }

@@ -561,6 +561,7 @@ mod tests {
             sysctl: None,
             neigh: None,
             masq_after: None,
+            rules_after: None,
         }
     }
 

@@ -459,6 +459,88 @@ pub fn filtered(
     Filtered::Undecided { conditions, rules }
 }
 
+/// What a nat ruleset will do to a packet's source, predicted: the
+/// POSTROUTING chains walked for a connection's first packet from `src` to
+/// `dst` (its destination after PREROUTING, as the captures show it leaving
+/// the host today), leaving by `oif` when known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forecast {
+    /// No rule translates its source; `deciding`: the nat rules passed.
+    Kept { deciding: Vec<String> },
+    /// This MASQUERADE: the address of the interface it leaves by.
+    Masquerade { rule: RuleRef },
+    /// This SNAT, to `to` when the rule names one address.
+    Snat { rule: RuleRef, to: Option<IpAddr> },
+    /// The ways through the rules disagree on conditions the captures do not
+    /// decide (an output interface not known, a set, a random choice).
+    Undecided { conditions: Vec<String> },
+}
+
+/// [`Forecast`] of `set` for a packet of protocol `proto` from `src` to
+/// `dst` (`dnat_done`: a DNAT came first, as `--ctstate DNAT` reads it).
+pub fn forecast(
+    set: &Ruleset,
+    proto: u8,
+    src: (IpAddr, Option<u16>),
+    dst: (IpAddr, Option<u16>),
+    oif: Option<String>,
+    dnat_done: bool,
+) -> Forecast {
+    let pkt = Pkt {
+        proto,
+        saddr: src.0,
+        sport: src.1,
+        daddr: dst.0,
+        dport: dst.1,
+        iif: None,
+        oif,
+        hook: Hook::Postrouting,
+        daddr_local: Some(false),
+        saddr_local: Some(false),
+    };
+    let mut start = start_world(set);
+    start.dnat_done = dnat_done;
+    let mut ways: Vec<(Option<Nat<'_>>, World)> = Vec::new();
+    for (ends, _) in hook_walks(set, &pkt, start, &mut Budget::default()) {
+        match ends {
+            Err(stop) => return Forecast::Undecided { conditions: vec![stop] },
+            Ok(list) => ways.extend(list),
+        }
+    }
+    let same = ways.windows(2).all(|w| match (&w[0].0, &w[1].0) {
+        (None, None) => true,
+        (Some(x), Some(y)) => std::ptr::eq(x.at.rule, y.at.rule),
+        _ => false,
+    });
+    if !same {
+        let mut conds: Vec<String> = (ways.iter())
+            .flat_map(|w| w.1.forks.iter())
+            .map(|f| f.split(" (").next().unwrap_or(f).to_string())
+            .collect();
+        conds.sort();
+        conds.dedup();
+        return Forecast::Undecided { conditions: conds };
+    }
+    match ways.first() {
+        None => Forecast::Kept { deciding: Vec::new() },
+        Some((None, w)) => Forecast::Kept {
+            deciding: w
+                .misses
+                .iter()
+                .filter(|(h, _)| *h == Hook::Postrouting)
+                .map(|(_, m)| m.clone())
+                .collect(),
+        },
+        Some((Some(n), _)) => match n.kind {
+            NatKind::Snat(to) => Forecast::Snat {
+                rule: rule_ref(n.at),
+                to: to.addr.filter(|r| r.first == r.last).map(|r| r.first),
+            },
+            _ => Forecast::Masquerade { rule: rule_ref(n.at) },
+        },
+    }
+}
+
 /// A packet's `(source, source port, destination, destination port)`.
 pub type Tuple4 = (IpAddr, Option<u16>, IpAddr, Option<u16>);
 
@@ -1533,5 +1615,30 @@ mod tests {
             "-A POSTROUTING … -j MASQUERADE"
         );
         assert_eq!(uncommented("[16:944] -A X -m comment --comment \"a b\" -j RETURN"), "-A X -j RETURN");
+    }
+
+    #[test]
+    fn a_forecast_names_the_rule_a_packet_will_meet_or_what_it_cannot_decide() {
+        let ipt = |body: &str| super::super::ipt::parse("r", body).0;
+        let a = |s: &str| s.parse::<IpAddr>().unwrap();
+        let (src, dst) = ((a("10.4.1.7"), Some(40000)), (a("203.0.113.9"), Some(443)));
+        let set = ipt("*nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -d 10.0.0.0/8 -j RETURN\n\
+            -A POSTROUTING -d 203.0.113.0/24 -j SNAT --to-source 198.19.3.1\n-A POSTROUTING -o eth0 -j MASQUERADE\nCOMMIT\n");
+        match forecast(&set, 6, src, dst, None, false) {
+            Forecast::Snat { rule, to } => assert_eq!((rule.line, to), (4, Some(a("198.19.3.1")))),
+            other => panic!("{other:?}"),
+        }
+        let inside = (a("10.9.9.9"), Some(80));
+        assert!(matches!(forecast(&set, 6, src, inside, None, false), Forecast::Kept { .. }));
+        let other = (a("198.51.100.1"), Some(80));
+        assert_eq!(
+            forecast(&set, 6, src, other, None, false),
+            Forecast::Undecided { conditions: vec!["-o eth0".into()] }
+        );
+        match forecast(&set, 6, src, other, Some("eth0".into()), false) {
+            Forecast::Masquerade { rule } => assert_eq!(rule.line, 5),
+            f => panic!("{f:?}"),
+        }
+        assert!(matches!(forecast(&set, 6, src, other, Some("eth1".into()), false), Forecast::Kept { .. }));
     }
 }

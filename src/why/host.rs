@@ -37,6 +37,8 @@ pub struct Host {
     pub neigh: Option<kernel::Neighbours>,
     /// `--masq-agent-after`: the ConfigMap proposed (change preview).
     pub masq_after: Option<MasqConfig>,
+    /// `--rules-after`: the nat ruleset as edited (change preview).
+    pub rules_after: Option<Ruleset>,
 }
 
 impl Host {

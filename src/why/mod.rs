@@ -33,6 +33,7 @@ pub enum Parsed {
     Sysctl(kernel::Sysctl),
     Neigh(kernel::Neighbours),
     MasqAfter(Option<masq::MasqConfig>),
+    RulesAfter(model::Ruleset),
 }
 
 /// Every file given, read and parsed, with the notes of lines not read.
@@ -98,6 +99,10 @@ pub fn load(given: &[Given]) -> Result<Loaded, String> {
             InputKind::MasqAgentAfter => {
                 let (m, n) = masq::parse(&file, &input);
                 (Parsed::MasqAfter(m), n)
+            }
+            InputKind::RulesAfter => {
+                let (r, n) = parse_rules(&file, &input);
+                (Parsed::RulesAfter(r), n)
             }
         };
         out.notes.extend(notes.messages().into_iter().map(|m| (g.at.clone(), m)));
@@ -294,6 +299,7 @@ pub fn hosts(
                     sysctl: None,
                     neigh: None,
                     masq_after: None,
+                    rules_after: None,
                 });
                 hosts.len() - 1
             }
@@ -318,6 +324,7 @@ pub fn hosts(
             Parsed::Routes(r) => once(&mut h.routes, r, g)?,
             Parsed::Sysctl(c) => once(&mut h.sysctl, c, g)?,
             Parsed::Neigh(c) => once(&mut h.neigh, c, g)?,
+            Parsed::RulesAfter(r) => once(&mut h.rules_after, r, g)?,
             Parsed::MasqAfter(m) => {
                 if h.masq_after.is_some() {
                     return Err(format!("--masq-agent-after {}=…: given twice", g.at));

@@ -1,6 +1,8 @@
 //! What a masquerade change will do, before it is made: the ip-masq-agent
-//! ConfigMap proposed for a host (`--masq-agent-after WHERE=FILE`) against
-//! each request that crossed that host in the captures. The agent's rule is
+//! ConfigMap proposed for a host (`--masq-agent-after WHERE=FILE`), or its
+//! nat rules as edited (`--rules-after WHERE=FILE`, walked like today's:
+//! see `eval::forecast`), against each request that crossed that host in
+//! the captures. The agent's rule is
 //! read as it writes its chain: a destination in `nonMasqueradeCIDRs` (or
 //! link-local, per `masqLinkLocal`) keeps the pod's source, any other is
 //! masqueraded to the node's address on the way out. That address is taken
@@ -63,13 +65,20 @@ pub fn predict(findings: &Findings, hosts: &[Host]) -> (BTreeMap<u64, Predicted>
     type Key = (String, IpAddr, IpAddr, IpAddr);
     let mut blast: BTreeMap<Key, (u64, u64, String)> = BTreeMap::new();
     for host in hosts {
-        let Some(after) = &host.masq_after else { continue };
+        if host.masq_after.is_none() && host.rules_after.is_none() {
+            continue;
+        }
         let masq = masquerade_addresses(findings, host);
         for r in findings.requests.iter().filter(|r| host.holds(r)) {
             if out.contains_key(&r.request) {
                 continue;
             }
-            let Some(p) = one(r, host, after, &masq) else { continue };
+            let p = match (&host.rules_after, &host.masq_after) {
+                (Some(set), _) => by_rules(r, host, set, &masq),
+                (None, Some(after)) => one(r, host, after, &masq),
+                (None, None) => None,
+            };
+            let Some(p) = p else { continue };
             if let (true, Some(a), Some(dst)) = (p.changes(), p.after, destination(r, host)) {
                 let e = blast.entry((host.at.clone(), dst, p.today, a)).or_insert((
                     0,
@@ -133,6 +142,124 @@ fn masquerade_addresses(findings: &Findings, host: &Host) -> BTreeMap<Option<Str
     out
 }
 
+/// A request's source under an edited ruleset: the POSTROUTING rule its
+/// first packet would meet (destination as it leaves the host today).
+fn by_rules(
+    r: &Request,
+    host: &Host,
+    set: &super::model::Ruleset,
+    masq: &BTreeMap<Option<String>, Vec<IpAddr>>,
+) -> Option<Predicted> {
+    use super::eval::{self, Forecast};
+    let (a, b) = around(r, host)?;
+    let (c0, s0) = (r.captures[a].client?, r.captures[a].server?);
+    let (c1, s1) = (r.captures[b].client?, r.captures[b].server?);
+    let (before, today) = (c0.addr, c1.addr);
+    let icmp = r.proto == crate::verdict::Proto::Icmp;
+    let port = |p: Option<u16>| if icmp { None } else { p };
+    let proto = match r.proto {
+        crate::verdict::Proto::Tcp => 6,
+        crate::verdict::Proto::Udp => 17,
+        crate::verdict::Proto::Icmp if before.is_ipv6() => 58,
+        crate::verdict::Proto::Icmp => 1,
+    };
+    let observed = eval::Observed {
+        proto,
+        before: (c0.addr, port(c0.port), s0.addr, port(s0.port)),
+        after: (c1.addr, port(c1.port), s1.addr, port(s1.port)),
+        iif: None,
+        oif: None,
+    };
+    let oif = (out_iface(r, host).filter(|i| !numbered(i)).map(str::to_string))
+        .or_else(|| host.oif.clone())
+        // the way out today's translation proves: today's rules, else the new ones
+        .or_else(|| host.rules.as_ref().and_then(|today| taken_oif(today, &observed)))
+        .or_else(|| taken_oif(set, &observed));
+    let dnat_done = (s0.addr, s0.port) != (s1.addr, s1.port);
+    let quote =
+        |rule: &eval::RuleRef| format!("`{}` ({}:{})", eval::short_rule(&rule.text), rule.file, rule.line);
+    let (after, reason) = match eval::forecast(
+        set,
+        proto,
+        (before, port(c0.port)),
+        (s1.addr, port(s1.port)),
+        oif,
+        dnat_done,
+    ) {
+        Forecast::Kept { deciding } => {
+            let why = deciding.first().map_or_else(String::new, |d| format!(": {d}"));
+            (Some(before), format!("no nat rule of {} translates it{why}", set.file))
+        }
+        Forecast::Snat { rule, to: Some(to) } => (Some(to), format!("by {}", quote(&rule))),
+        Forecast::Snat { rule, to: None } => {
+            (None, format!("by {}: unknown, because it maps to a range", quote(&rule)))
+        }
+        Forecast::Masquerade { rule } => {
+            if today != before {
+                (Some(today), format!("by {}", quote(&rule)))
+            } else {
+                match masq_address(r, host, masq) {
+                    Ok(addr) => (
+                        Some(addr),
+                        format!(
+                            "by {}, to {addr}, the source the node's masqueraded requests leave with today",
+                            quote(&rule)
+                        ),
+                    ),
+                    Err(why) => (None, format!("by {}: unknown, because {why}", quote(&rule))),
+                }
+            }
+        }
+        Forecast::Undecided { conditions } => (
+            None,
+            format!(
+                "unknown, because the rules of {} depend on what the captures do not show: {}",
+                set.file,
+                conditions.join(", ")
+            ),
+        ),
+    };
+    Some(Predicted { at: host.at.clone(), before, today, after, reason: reason.replace(';', ",") })
+}
+
+/// The output interface the captures decided for `obs` under `set`: the
+/// `-o NAME` (nft `oifname`) condition the only way to today's translation took.
+fn taken_oif(set: &super::model::Ruleset, obs: &super::eval::Observed) -> Option<String> {
+    let super::eval::Found::Rule { decided, .. } = super::eval::evaluate(set, obs).source else {
+        return None;
+    };
+    decided.iter().filter(|d| d.ends_with(")") && d.contains("(matched")).find_map(|d| {
+        let name = d.strip_prefix("-o ").or_else(|| d.strip_prefix("oifname "))?;
+        let name = name.split_whitespace().next()?.trim_matches('"');
+        (!name.is_empty() && !name.ends_with('+') && !name.ends_with('*')).then(|| name.to_string())
+    })
+}
+
+/// `if3`, not a name.
+fn numbered(name: &str) -> bool {
+    name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The node's address a request not masqueraded today would be masqueraded
+/// to: the one its masqueraded requests leave with today (by the same
+/// interface at a split capture); else why it is not known.
+fn masq_address(
+    r: &Request,
+    host: &Host,
+    masq: &BTreeMap<Option<String>, Vec<IpAddr>>,
+) -> Result<IpAddr, String> {
+    let iface = out_iface(r, host).map(str::to_string);
+    let candidates = masq.get(&iface).or_else(|| (masq.len() == 1).then(|| masq.values().next()).flatten());
+    match candidates.map(Vec::as_slice) {
+        Some([one]) => Ok(*one),
+        Some(several) if !several.is_empty() => Err(format!(
+            "the node's masqueraded requests leave with several addresses today ({}): which one depends on its route",
+            several.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ")
+        )),
+        _ => Err("no request left the node masqueraded today, so the captures do not show its address".to_string()),
+    }
+}
+
 fn one(
     r: &Request,
     host: &Host,
@@ -163,29 +290,12 @@ fn one(
                 // masqueraded today: the same address, by the same way out
                 (Some(today), not_listed)
             } else {
-                let iface = out_iface(r, host).map(str::to_string);
-                let candidates =
-                    masq.get(&iface).or_else(|| (masq.len() == 1).then(|| masq.values().next()).flatten());
-                match candidates.map(Vec::as_slice) {
-                    Some([one]) => (
-                        Some(*one),
-                        format!("{not_listed} to {one}, the source the node's masqueraded requests leave with today"),
+                match masq_address(r, host, masq) {
+                    Ok(addr) => (
+                        Some(addr),
+                        format!("{not_listed} to {addr}, the source the node's masqueraded requests leave with today"),
                     ),
-                    Some(several) if !several.is_empty() => (
-                        None,
-                        format!(
-                            "{not_listed}, to one of {} (the node's addresses its masqueraded requests leave with \
-                             today): unknown, because which one depends on the node's route to {dst}",
-                            several.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ")
-                        ),
-                    ),
-                    _ => (
-                        None,
-                        format!(
-                            "{not_listed}: unknown, because no request left the node masqueraded today, so the \
-                             captures do not show the node's address"
-                        ),
-                    ),
+                    Err(why) => (None, format!("{not_listed}: unknown, because {why}")),
                 }
             }
         }

@@ -980,3 +980,54 @@ fn a_proposed_configmap_predicts_each_request_s_source_and_who_will_see_another_
         (Some("198.19.96.11"), Some("198.19.3.17"))
     );
 }
+
+/// An edited ruleset previewed (`--rules-after`) on the masquerade-node lab:
+/// the same rules predict today's sources (the `-o be0` of the MASQUERADE
+/// decided by today's translation) and no blast radius; the rules without
+/// the MASQUERADE give every request its pod's source back.
+#[test]
+fn an_edited_ruleset_predicts_each_request_s_source() {
+    let dir = lab("masquerade-node");
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = std::fs::read_to_string(dir.join("rules-node.txt")).unwrap();
+    let without = tmp.path().join("rules-without-masquerade.txt");
+    std::fs::write(
+        &without,
+        rules.lines().filter(|l| !l.contains("MASQUERADE")).collect::<Vec<_>>().join("\n"),
+    )
+    .unwrap();
+    let run = |file: &str| -> Value {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(&dir)
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"])
+            .args(["--rules-after", &format!("egress->backend={file}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let same = run("rules-node.txt");
+    assert!(same.get("blast_radius").is_none(), "{}", same["blast_radius"]);
+    let masq_line = rules.lines().position(|l| l.contains("-j MASQUERADE")).unwrap() + 1;
+    for r in same["requests"].as_array().unwrap() {
+        let p = &r["predicted"];
+        assert_eq!(p["changes"], false, "{r}");
+        assert_eq!(p["source_after"], p["source_today"], "{r}");
+        assert_eq!(
+            p["reason"],
+            format!("by `-A POSTROUTING … -j MASQUERADE` (rules-node.txt:{masq_line})").as_str()
+        );
+    }
+    let gone = run(without.to_str().unwrap());
+    let mut moved = 0;
+    for r in gone["requests"].as_array().unwrap() {
+        let pod = r["captures"][0]["client"].as_str().unwrap().rsplit_once(':').unwrap().0;
+        let p = &r["predicted"];
+        assert_eq!(p["source_after"].as_str(), Some(pod), "{r}");
+        assert_eq!(p["reason"], "no nat rule of rules-without-masquerade.txt translates it", "{r}");
+        moved += u64::from(p["changes"] == true);
+    }
+    let blast: u64 =
+        gone["blast_radius"].as_array().unwrap().iter().map(|b| b["requests"].as_u64().unwrap()).sum();
+    assert!(moved > 0 && blast == moved, "{moved} {blast}");
+}
