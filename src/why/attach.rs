@@ -9,6 +9,7 @@
 use super::conntrack::{self, Record};
 use super::eval::{self, Evaluation, Found, Observed, RuleRef};
 pub use super::host::Host;
+use super::host::{numbered, proto_number};
 use super::masq::{Intent, MasqConfig};
 use super::model::{Action, Cidr, Cond, Family, Field, Ruleset, Value};
 use crate::verdict::{Between, Change, ChangeKind, Findings, Proto, Request};
@@ -127,16 +128,6 @@ pub fn kept_clause(f: &Found) -> Option<String> {
     }
 }
 
-/// The protocol number of a request's packets.
-fn proto_number(p: Proto, addr: IpAddr) -> u8 {
-    match p {
-        Proto::Tcp => 6,
-        Proto::Udp => 17,
-        Proto::Icmp if addr.is_ipv6() => 58,
-        Proto::Icmp => 1,
-    }
-}
-
 /// The packet before and after a host, from the captures on its two sides;
 /// at a split capture's host, the interfaces the request took at its in-side
 /// and out-side (named ones: an `ifN` names no interface a rule could).
@@ -145,9 +136,7 @@ fn observed(r: &Request, host: &Host, b: Between) -> Option<Observed> {
     let (c0, s0, c1, s1) = (x.client?, x.server?, y.client?, y.server?);
     let side = |c: usize| {
         let name = r.captures.get(c).filter(|_| host.sides)?.iface()?;
-        let numbered =
-            name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        (!numbered).then(|| name.to_string())
+        (!numbered(name)).then(|| name.to_string())
     };
     Some(Observed {
         proto: proto_number(r.proto, c0.addr),

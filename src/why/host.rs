@@ -6,7 +6,8 @@ use super::conntrack;
 use super::kernel;
 use super::masq::MasqConfig;
 use super::model::Ruleset;
-use crate::verdict::Request;
+use crate::verdict::{Proto, Request};
+use std::net::IpAddr;
 
 /// The files of one host and where it sits.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,4 +51,19 @@ impl Host {
             (self.span.0..=self.span.1).any(|i| r.captures.get(i).and_then(|h| h.host()) == Some(only))
         })
     }
+}
+
+/// The protocol number of a request's packets.
+pub fn proto_number(p: Proto, addr: IpAddr) -> u8 {
+    match p {
+        Proto::Tcp => 6,
+        Proto::Udp => 17,
+        Proto::Icmp if addr.is_ipv6() => 58,
+        Proto::Icmp => 1,
+    }
+}
+
+/// `if3`: a capture's interface index, not a name (the rules name interfaces).
+pub fn numbered(name: &str) -> bool {
+    name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -10,7 +10,7 @@
 //! Takes a request and one [`Host`]; gives a [`Loss`].
 
 use super::eval::{self, Filtered, Observed};
-use super::host::Host;
+use super::host::{numbered, proto_number, Host};
 use super::kernel::{self, Lookup, NeighState, RpCheck, RpDrop};
 use crate::verdict::{Proto, Request};
 use std::net::IpAddr;
@@ -121,18 +121,7 @@ pub fn lost(r: &Request, host: &Host) -> Option<Loss> {
 /// A split capture's interface name at capture `c` (not `ifN`, which names none).
 fn named(name: Option<&str>) -> Option<String> {
     let name = name?;
-    let numbered =
-        name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    (!numbered && !name.is_empty()).then(|| name.to_string())
-}
-
-fn proto_number(p: Proto, addr: IpAddr) -> u8 {
-    match p {
-        Proto::Tcp => 6,
-        Proto::Udp => 17,
-        Proto::Icmp if addr.is_ipv6() => 58,
-        Proto::Icmp => 1,
-    }
+    (!numbered(name) && !name.is_empty()).then(|| name.to_string())
 }
 
 /// The mark the host's routing sees: 0 when the rules given show no rule
@@ -163,7 +152,8 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
         }
     }
     let mut oif = host.oif.clone();
-    let mut next_hop: Option<(IpAddr, u32, String)> = None;
+    // the route out, whose next hop is checked last (after the filter table)
+    let mut route_out: Option<&kernel::Route> = None;
     if let Some(routes) = &host.routes {
         let mark = mark(host);
         match routes.lookup(s.addr, Some(c.addr), iif.as_deref().or(Some("unknown")), mark.unwrap_or(0)) {
@@ -199,8 +189,7 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
                 if oif.is_none() && route.devs().len() == 1 {
                     oif = route.dev.clone();
                 }
-                next_hop =
-                    Some((route.via.unwrap_or(s.addr), route.line, route.dev.clone().unwrap_or_default()));
+                route_out = Some(route);
             }
         }
         if let Some(sys) = &host.sysctl {
@@ -247,22 +236,9 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
             f @ Filtered::Undecided { .. } => why.push(filter_note(&f)),
         }
     }
-    if let (Some(neigh), Some((addr, route, dev))) = (&host.neigh, &next_hop) {
-        let dev = Some(dev.as_str()).filter(|d| !d.is_empty());
-        match neigh.state(*addr, dev) {
-            Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
-                let routes = host.routes.as_ref().map_or(String::new(), |r| r.file.clone());
-                return Some(Cause::Neighbour {
-                    file: neigh.file.clone(),
-                    line,
-                    addr: *addr,
-                    state,
-                    route: *route,
-                    routes,
-                });
-            }
-            Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
-            None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
+    if let (Some(routes), Some(route)) = (&host.routes, route_out) {
+        if let Some(cause) = next_hop(host, routes, route, s.addr, &mut checked) {
+            return Some(cause);
         }
     }
     finish(host, why, checked)
@@ -319,23 +295,8 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
         }
         Some(Lookup::Route { route, .. }) => {
             checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
-            // the next hop back: the route's gateway, or the client on-link
-            if let Some(neigh) = &host.neigh {
-                let addr = route.via.unwrap_or(client);
-                match neigh.state(addr, route.dev.as_deref()) {
-                    Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
-                        return Some(Cause::Neighbour {
-                            file: neigh.file.clone(),
-                            line,
-                            addr,
-                            state,
-                            route: route.line,
-                            routes: routes.file.clone(),
-                        })
-                    }
-                    Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
-                    None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
-                }
+            if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
+                return Some(cause);
             }
         }
         None => {}
@@ -441,27 +402,42 @@ fn end_cause(r: &Request, host: &Host) -> Option<Cause> {
         }
         Lookup::Route { route, .. } => {
             checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
-            if let Some(neigh) = &host.neigh {
-                let addr = route.via.unwrap_or(client);
-                match neigh.state(addr, route.dev.as_deref()) {
-                    Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
-                        return Some(Cause::Neighbour {
-                            file: neigh.file.clone(),
-                            line,
-                            addr,
-                            state,
-                            route: route.line,
-                            routes: routes.file.clone(),
-                        })
-                    }
-                    Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
-                    None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
-                }
+            if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
+                return Some(cause);
             }
         }
     }
     checked.push("the server may not have answered".to_string());
     finish(host, Vec::new(), checked)
+}
+
+/// The next hop of `route` towards `dst` (its gateway, or `dst` on-link)
+/// in the host's neighbours: a FAILED or INCOMPLETE entry is the cause; else
+/// what was checked is noted.
+fn next_hop(
+    host: &Host,
+    routes: &kernel::Routes,
+    route: &kernel::Route,
+    dst: IpAddr,
+    checked: &mut Vec<String>,
+) -> Option<Cause> {
+    let neigh = host.neigh.as_ref()?;
+    let addr = route.via.unwrap_or(dst);
+    match neigh.state(addr, route.dev.as_deref()) {
+        Some((state @ (NeighState::Failed | NeighState::Incomplete), line)) => {
+            return Some(Cause::Neighbour {
+                file: neigh.file.clone(),
+                line,
+                addr,
+                state,
+                route: route.line,
+                routes: routes.file.clone(),
+            })
+        }
+        Some(_) => checked.push(format!("the next hop {addr} answers ({})", neigh.file)),
+        None => checked.push(format!("no entry for the next hop {addr} ({})", neigh.file)),
+    }
+    None
 }
 
 /// The reverse-path filter when the interface a packet came in by is not

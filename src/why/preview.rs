@@ -14,7 +14,7 @@
 //! [`Predicted`] source and, per destination whose source would change, a
 //! [`Blast`] line.
 
-use super::host::Host;
+use super::host::{numbered, Host};
 use super::masq::{Intent, MasqConfig};
 use crate::verdict::{Findings, Request};
 use std::collections::BTreeMap;
@@ -157,12 +157,7 @@ fn by_rules(
     let (before, today) = (c0.addr, c1.addr);
     let icmp = r.proto == crate::verdict::Proto::Icmp;
     let port = |p: Option<u16>| if icmp { None } else { p };
-    let proto = match r.proto {
-        crate::verdict::Proto::Tcp => 6,
-        crate::verdict::Proto::Udp => 17,
-        crate::verdict::Proto::Icmp if before.is_ipv6() => 58,
-        crate::verdict::Proto::Icmp => 1,
-    };
+    let proto = super::host::proto_number(r.proto, before);
     let observed = eval::Observed {
         proto,
         before: (c0.addr, port(c0.port), s0.addr, port(s0.port)),
@@ -178,47 +173,41 @@ fn by_rules(
     let dnat_done = (s0.addr, s0.port) != (s1.addr, s1.port);
     let quote =
         |rule: &eval::RuleRef| format!("`{}` ({}:{})", eval::short_rule(&rule.text), rule.file, rule.line);
-    let (after, reason) = match eval::forecast(
-        set,
-        proto,
-        (before, port(c0.port)),
-        (s1.addr, port(s1.port)),
-        oif,
-        dnat_done,
-    ) {
-        Forecast::Kept { deciding } => {
-            let why = deciding.first().map_or_else(String::new, |d| format!(": {d}"));
-            (Some(before), format!("no nat rule of {} translates it{why}", set.file))
-        }
-        Forecast::Snat { rule, to: Some(to) } => (Some(to), format!("by {}", quote(&rule))),
-        Forecast::Snat { rule, to: None } => {
-            (None, format!("by {}: unknown, because it maps to a range", quote(&rule)))
-        }
-        Forecast::Masquerade { rule } => {
-            if today != before {
-                (Some(today), format!("by {}", quote(&rule)))
-            } else {
-                match masq_address(r, host, masq) {
-                    Ok(addr) => (
-                        Some(addr),
-                        format!(
+    let (after, reason) =
+        match eval::forecast(set, proto, (before, port(c0.port)), (s1.addr, port(s1.port)), oif, dnat_done) {
+            Forecast::Kept { deciding } => {
+                let why = deciding.first().map_or_else(String::new, |d| format!(": {d}"));
+                (Some(before), format!("no nat rule of {} translates it{why}", set.file))
+            }
+            Forecast::Snat { rule, to: Some(to) } => (Some(to), format!("by {}", quote(&rule))),
+            Forecast::Snat { rule, to: None } => {
+                (None, format!("by {}: unknown, because it maps to a range", quote(&rule)))
+            }
+            Forecast::Masquerade { rule } => {
+                if today != before {
+                    (Some(today), format!("by {}", quote(&rule)))
+                } else {
+                    match masq_address(r, host, masq) {
+                        Ok(addr) => (
+                            Some(addr),
+                            format!(
                             "by {}, to {addr}, the source the node's masqueraded requests leave with today",
                             quote(&rule)
                         ),
-                    ),
-                    Err(why) => (None, format!("by {}: unknown, because {why}", quote(&rule))),
+                        ),
+                        Err(why) => (None, format!("by {}: unknown, because {why}", quote(&rule))),
+                    }
                 }
             }
-        }
-        Forecast::Undecided { conditions } => (
-            None,
-            format!(
-                "unknown, because the rules of {} depend on what the captures do not show: {}",
-                set.file,
-                conditions.join(", ")
+            Forecast::Undecided { conditions } => (
+                None,
+                format!(
+                    "unknown, because the rules of {} depend on what the captures do not show: {}",
+                    set.file,
+                    conditions.join(", ")
+                ),
             ),
-        ),
-    };
+        };
     Some(Predicted { at: host.at.clone(), before, today, after, reason: reason.replace(';', ",") })
 }
 
@@ -233,11 +222,6 @@ fn taken_oif(set: &super::model::Ruleset, obs: &super::eval::Observed) -> Option
         let name = name.split_whitespace().next()?.trim_matches('"');
         (!name.is_empty() && !name.ends_with('+') && !name.ends_with('*')).then(|| name.to_string())
     })
-}
-
-/// `if3`, not a name.
-fn numbered(name: &str) -> bool {
-    name.strip_prefix("if").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The node's address a request not masqueraded today would be masqueraded
