@@ -86,10 +86,16 @@ struct Place<'r> {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum NatKind {
-    Masquerade { ports: Option<(u16, u16)> },
+    Masquerade {
+        ports: Option<(u16, u16)>,
+    },
     Snat(NatTo),
     Dnat(NatTo),
-    Redirect { ports: Option<(u16, u16)> },
+    Redirect {
+        ports: Option<(u16, u16)>,
+    },
+    /// NETMAP: 1:1 into this prefix.
+    Netmap(Cidr),
 }
 
 /// How a walk of one chain ended.
@@ -366,6 +372,12 @@ pub fn filtered(
                     pkt.dport = (a == b).then_some(a);
                 }
             }
+            Some(NatKind::Netmap(to)) => {
+                if let Some(d) = to.map(pkt.daddr) {
+                    pkt.daddr = d;
+                }
+                pkt.daddr_local = Some(false);
+            }
             Some(NatKind::Masquerade { .. } | NatKind::Snat(_)) => {}
         }
         let mut bases: Vec<(&Table, &Chain, i32)> = (set.tables.iter())
@@ -532,6 +544,7 @@ pub fn forecast(
                 .collect(),
         },
         Some((Some(n), _)) => match n.kind {
+            NatKind::Netmap(to) => Forecast::Snat { rule: rule_ref(n.at), to: to.map(src.0) },
             NatKind::Snat(to) => Forecast::Snat {
                 rule: rule_ref(n.at),
                 to: to.addr.filter(|r| r.first == r.last).map(|r| r.first),
@@ -652,6 +665,8 @@ fn consistent(kind: NatKind, obs: &Observed, source: bool) -> bool {
     match kind {
         // the interface's (the host's) address: never the forwarded packet's own
         NatKind::Masquerade { ports } | NatKind::Redirect { ports } => a != b && port_in(ports),
+        // the same port, the address mapped 1:1
+        NatKind::Netmap(to) => to.map(b) == Some(a) && (bp.is_none() || ap == bp),
         NatKind::Snat(to) | NatKind::Dnat(to) => {
             let addr_ok = match to.addr {
                 Some(r) => r.contains(a),
@@ -828,6 +843,7 @@ impl<'r> Walker<'r> {
             }
             Action::Snat { to, .. } if self.pkt.hook == Hook::Postrouting => nat(NatKind::Snat(*to)),
             Action::Dnat { to, .. } if self.pkt.hook == Hook::Prerouting => nat(NatKind::Dnat(*to)),
+            Action::Netmap { to } => nat(NatKind::Netmap(*to)),
             Action::Redirect { ports } if self.pkt.hook == Hook::Prerouting => {
                 nat(NatKind::Redirect { ports: *ports })
             }
@@ -1042,6 +1058,7 @@ fn is_nat(a: &Action) -> bool {
             | Action::Dnat { .. }
             | Action::Redirect { .. }
             | Action::DnatMap { .. }
+            | Action::Netmap { .. }
     )
 }
 
@@ -1640,5 +1657,32 @@ mod tests {
             f => panic!("{f:?}"),
         }
         assert!(matches!(forecast(&set, 6, src, other, Some("eth1".into()), false), Forecast::Kept { .. }));
+    }
+
+    #[test]
+    fn netmap_maps_the_prefix_one_to_one_and_is_named() {
+        let set = super::super::ipt::parse(
+            "r",
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n\
+             -A PREROUTING -d 198.19.200.0/24 -j NETMAP --to 198.19.96.0/24\n\
+             -A POSTROUTING -s 198.18.90.0/24 -j NETMAP --to 198.19.77.0/24\nCOMMIT\n",
+        )
+        .0;
+        let e = evaluate(
+            &set,
+            &obs("198.18.90.42:40000 > 198.19.200.10:80", "198.19.77.42:40000 > 198.19.96.10:80"),
+        );
+        assert_eq!((rule_line(&e.source), rule_line(&e.destination)), (5, 4));
+        // another host part is no NETMAP of that address
+        let e = evaluate(
+            &set,
+            &obs("198.18.90.42:40000 > 198.19.200.10:80", "198.19.77.43:40000 > 198.19.96.10:80"),
+        );
+        assert!(matches!(e.source, Found::Disagrees { .. }), "{:?}", e.source);
+        let a = |s: &str| s.parse::<IpAddr>().unwrap();
+        match forecast(&set, 6, (a("198.18.90.7"), Some(1)), (a("198.19.96.10"), Some(80)), None, true) {
+            Forecast::Snat { rule, to } => assert_eq!((rule.line, to), (5, Some(a("198.19.77.7")))),
+            f => panic!("{f:?}"),
+        }
     }
 }

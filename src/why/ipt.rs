@@ -419,6 +419,10 @@ fn target(name: &str, w: &[String], table: &Table) -> Result<Action, String> {
         "SNAT" => Action::Snat { to: nat_to("--to-source")?, random },
         "DNAT" => Action::Dnat { to: nat_to("--to-destination")?, random },
         "REDIRECT" => Action::Redirect { ports: to_ports()? },
+        "NETMAP" => {
+            let t = opt("--to").ok_or("NETMAP without --to")?;
+            Action::Netmap { to: Cidr::parse(t).ok_or_else(|| format!("{t:?} is not a prefix"))? }
+        }
         // targets that change no verdict and no address
         "LOG" | "NFLOG" | "TRACE" | "TCPMSS" | "CLASSIFY" | "DSCP" | "TOS" | "AUDIT" | "NOTRACK" | "CT" => {
             Action::Continue

@@ -49,6 +49,22 @@ impl Cidr {
     }
 
     /// The same prefix with the host bits cleared (`10.1.2.3/8` → `10.0.0.0/8`).
+    /// `a` mapped into this prefix, 1:1: its network bits replaced by the
+    /// prefix's, its host bits kept (NETMAP); None across families.
+    pub fn map(&self, a: IpAddr) -> Option<IpAddr> {
+        match (self.addr, a) {
+            (IpAddr::V4(n), IpAddr::V4(x)) => {
+                let m = if self.len == 0 { 0 } else { u32::MAX << (32 - u32::from(self.len)) };
+                Some(IpAddr::V4(((u32::from(n) & m) | (u32::from(x) & !m)).into()))
+            }
+            (IpAddr::V6(n), IpAddr::V6(x)) => {
+                let m = if self.len == 0 { 0 } else { u128::MAX << (128 - u32::from(self.len)) };
+                Some(IpAddr::V6(((u128::from(n) & m) | (u128::from(x) & !m)).into()))
+            }
+            _ => None,
+        }
+    }
+
     pub fn network(&self) -> Cidr {
         let mut n = *self;
         n.addr = match self.addr {
@@ -235,6 +251,12 @@ pub enum Action {
     },
     Redirect {
         ports: Option<(u16, u16)>,
+    },
+    /// `-j NETMAP --to PREFIX`: the address's network bits replaced by the
+    /// prefix's, its host bits kept (destination in PREROUTING/OUTPUT, source
+    /// in POSTROUTING/INPUT).
+    Netmap {
+        to: Cidr,
     },
     /// `dnat to KEY map { k : target, … }` (nft), `numgen random mod N` keys are chance.
     DnatMap {
