@@ -10,6 +10,7 @@ use super::conntrack::{self, Record};
 use super::eval::{self, Evaluation, Found, Observed, RuleRef};
 pub use super::host::Host;
 use super::host::{numbered, proto_number};
+use super::kernel;
 use super::masq::{Intent, MasqConfig};
 use super::model::{Action, Cidr, Cond, Family, Field, Ruleset, Value};
 use crate::verdict::{Between, Change, ChangeKind, Findings, Proto, Request};
@@ -175,7 +176,16 @@ pub fn explain(findings: &Findings, hosts: &[Host]) -> Explained {
                 let rule = host.rules.as_ref().map(|set| match side {
                     // the client's connection ended at a proxy on the host: what sent it there
                     _ if proxy => redirect(&mut cache_in, h, set, &obs),
-                    Side::Source => evaluated(&mut cache, h, set, &obs).source,
+                    Side::Source => match evaluated(&mut cache, h, set, &obs).source {
+                        // an output interface the captures do not show, settled by
+                        // the host's own address the source became (MASQUERADE
+                        // takes the address of the interface it leaves by)
+                        Found::NotEvaluated { conditions } if obs.oif.is_none() => {
+                            by_own_address(&mut cache, h, host, set, &obs)
+                                .unwrap_or(Found::NotEvaluated { conditions })
+                        }
+                        found => found,
+                    },
                     Side::Destination => evaluated(&mut cache, h, set, &obs).destination,
                 });
                 let ct = record(r, host, c, &obs);
@@ -244,6 +254,35 @@ fn evaluated(
     obs: &Observed,
 ) -> Evaluation {
     remembered(cache, (h, obs.clone()), || eval::evaluate(set, obs))
+}
+
+/// The source change of `obs` evaluated again with the output interface
+/// that holds the translated address (table local of `--routes`): when that
+/// names one rule, it is the rule, and the inference is said in `decided`.
+fn by_own_address(
+    cache: &mut HashMap<(usize, Observed), Evaluation>,
+    h: usize,
+    host: &Host,
+    set: &Ruleset,
+    obs: &Observed,
+) -> Option<Found> {
+    let routes = host.routes.as_ref()?;
+    let addr = obs.after.0;
+    let local = (routes.routes.iter()).find(|r| {
+        r.table == kernel::TableId::Local
+            && r.kind == kernel::RouteKind::Local
+            && r.dst.len == if addr.is_ipv4() { 32 } else { 128 }
+            && r.dst.contains(addr)
+    })?;
+    let dev = local.dev.clone()?;
+    let with = Observed { oif: Some(dev.clone()), ..obs.clone() };
+    match evaluated(cache, h, set, &with).source {
+        Found::Rule { rule, mut decided } => {
+            decided.push(format!("-o {dev} (the interface holding {addr}, {}:{})", routes.file, local.line));
+            Some(Found::Rule { rule, decided })
+        }
+        _ => None,
+    }
 }
 
 /// The rule of host `h` that sent the connection `obs.before` to a proxy on

@@ -1031,3 +1031,49 @@ fn an_edited_ruleset_predicts_each_request_s_source() {
         gone["blast_radius"].as_array().unwrap().iter().map(|b| b["requests"].as_u64().unwrap()).sum();
     assert!(moved > 0 && blast == moved, "{moved} {blast}");
 }
+
+/// Two MASQUERADE rules guarded by `-o` where the captures do not name the
+/// interface (the fork lab without --names): the rules alone leave both
+/// possible; the node's routes (table local) say which interface holds the
+/// address the source became, and that settles it, said in `decided`.
+#[test]
+fn the_address_a_source_became_names_the_interface_and_so_the_masquerade_rule() {
+    let dir = lab("any-node-fork");
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = std::fs::read_to_string(dir.join("rules-node.txt")).unwrap().replace(
+        "-A POSTROUTING -o be1 -j MASQUERADE",
+        "-A POSTROUTING -o be0 -j MASQUERADE\n-A POSTROUTING -o be1 -j MASQUERADE",
+    );
+    let path = tmp.path().join("two-masq.txt");
+    std::fs::write(&path, &rules).unwrap();
+    let be1 = rules.lines().position(|l| l == "-A POSTROUTING -o be1 -j MASQUERADE").unwrap() + 1;
+    let local = std::fs::read_to_string(dir.join("routes-node.txt")).unwrap();
+    let held =
+        local.lines().position(|l| l.starts_with("local 198.19.97.1 dev be1 table local")).unwrap() + 1;
+    let run = |routes: bool| -> Vec<Value> {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"));
+        c.current_dir(&dir)
+            .args(["decap.pcap", "egress.pcap", "node.pcap", "backend.pcap", "--format", "json", "-q"])
+            .arg("--rules")
+            .arg(format!("node={}", path.display()));
+        if routes {
+            c.args(["--routes", "node=routes-node.txt"]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["requests"].as_array().unwrap().iter())
+            .flat_map(|r| r["source"]["changed"].as_array().unwrap().clone())
+            .collect()
+    };
+    let without = run(false);
+    assert!(!without.is_empty());
+    assert!(without.iter().all(|c| c["rule_note"] == "not evaluated: -o be0, -o be1"), "{without:?}");
+    let with = run(true);
+    assert_eq!(with.len(), without.len());
+    for c in &with {
+        assert_eq!(c["rule"]["line"].as_u64(), Some(be1 as u64), "{c}");
+        let decided = format!("-o be1 (the interface holding 198.19.97.1, routes-node.txt:{held})");
+        assert_eq!(c["rule"]["decided"], serde_json::json!([decided]), "{c}");
+    }
+}
