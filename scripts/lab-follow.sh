@@ -6,6 +6,11 @@
 # within seconds of each request.
 #
 #   TUPLECORR=BIN scripts/lab-follow.sh [SCENARIO]
+#   TCLAB_FOLLOW_INPUT=file scripts/lab-follow.sh follow-late-iface
+#
+# (TCLAB_FOLLOW_INPUT: pipe, the default, or file: growing files.)
+# follow-late-iface: a node's -i any capture whose second out-interface first
+# carries traffic 2.5 s into the run (its requests masqueraded).
 #
 # healthcheck runs a minute of traffic (TCLAB_HEALTHCHECK_SECONDS, default 60:
 # a request every 200 ms). Every line must come within 14 s of its
@@ -36,7 +41,10 @@ ip netns del "$probe" 2>/dev/null || true
 bin=${TUPLECORR:-}
 if [[ -z $bin ]]; then
   (cd "$ROOT" && cargo build -q --release)
-  bin="$ROOT/target/release/tuplecorr"
+  # where cargo put it: CARGO_TARGET_DIR (relative to the repository), else target/
+  tdir=${CARGO_TARGET_DIR:-target}
+  [[ $tdir == /* ]] || tdir="$ROOT/$tdir"
+  bin="$tdir/release/tuplecorr"
 fi
 out=$(mktemp -d /tmp/tclab-follow.XXXXXX)
 trap 'rm -rf "$out"' EXIT

@@ -35,6 +35,9 @@
 #   Service VIP (DNAT on the node): 198.19.200.10:80 -> 198.19.96.10:8080.
 #   rp-filter and asymmetric add a second pod<->node link (not captured):
 #   pod eth1 198.18.11.2/24 = node pod1 198.18.11.1/24.
+#   pool-nodes adds a second node, node2 (pod0 198.18.10.3, be0 198.19.3.18),
+#   bridges in the pod and the backend (br0), and one point 'nodes' captured on
+#   both nodes' be0 (node-a.pcap, node-b.pcap; hosts.json beside expected.json).
 #
 # Per scenario, testdata/lab/<scenario>/ gets the captures, expected.json (built by
 # scripts/lab/labexpect.py from the scenario's configuration, the client/server/proxy
@@ -57,7 +60,7 @@ ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-r
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
   multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive any-node-fork
-  forward-drop stale-gateway backend-no-route dead-end-route)
+  forward-drop stale-gateway backend-no-route dead-end-route pool-nodes follow-late-iface)
 
 NSS=()
 PIDS=()
@@ -232,31 +235,37 @@ topo_down() {
 }
 
 # ---------------------------------------------------------------- captures and event logs
-CAPS=()     # label:ns:iface[:linktype]
+CAPS=()     # label[=file]:ns:iface[:linktype[:filter]]
+# `file` (default: the label) names the capture file ($WORK/file.pcap): several
+# entries with one label and their own files are one point captured on several
+# hosts (pool-nodes: nodes=node-a, nodes=node-b), given as LABEL=FILE each.
+cap_label() { local f=${1%%:*}; printf '%s' "${f%%=*}"; }
+cap_file() { local f=${1%%:*}; printf '%s' "${f#*=}"; }
 CAP_PIDS=()
 FOLLOW_PID=""
 CT_PIDS=()
 
 cap_start() {
-  local spec label n ifc lt args out i
+  local spec label n ifc lt args out i filt
   CAP_PIDS=()
   if [[ -n ${TCLAB_FOLLOW:-} ]]; then
     # tuplecorr --follow on the captures tcpdump is writing, each line timed as
     # it comes: growing files (TCLAB_FOLLOW_INPUT=file), or FIFOs tcpdump writes
     # into, copied into the files and into pipes tuplecorr reads (pipe, default)
     local files=() mode=${TCLAB_FOLLOW_INPUT:-pipe}
-    for spec in "${CAPS[@]}"; do files+=("${spec%%:*}=$WORK/${spec%%:*}.pcap"); done
+    for spec in "${CAPS[@]}"; do files+=("$(cap_label "$spec")=$WORK/$(cap_file "$spec").pcap"); done
     python3 "$LABPY/follow_watch.py" "$TCLAB_FOLLOW" "$WORK/follow.json" "$mode" "${files[@]}" &
     FOLLOW_PID=$!
     PIDS+=("$FOLLOW_PID")
     if [[ $mode == pipe ]]; then
       for spec in "${CAPS[@]}"; do
-        for ((i = 0; i < 100; i++)); do [[ -p $WORK/${spec%%:*}.pcap.fifo ]] && break; sleep 0.05; done
+        for ((i = 0; i < 100; i++)); do [[ -p $WORK/$(cap_file "$spec").pcap.fifo ]] && break; sleep 0.05; done
       done
     fi
   fi
   for spec in "${CAPS[@]}"; do
-    IFS=: read -r label n ifc lt filt <<<"$spec"
+    IFS=: read -r _ n ifc lt filt <<<"$spec"
+    label=$(cap_file "$spec")
     out="$WORK/$label.pcap"
     [[ -n ${TCLAB_FOLLOW:-} && ${TCLAB_FOLLOW_INPUT:-pipe} == pipe ]] && out="$WORK/$label.pcap.fifo"
     args=(tcpdump -Z root -n -i "$ifc" -s 262144 -w "$out")
@@ -268,7 +277,7 @@ cap_start() {
     CAP_PIDS+=("$LAST_PID")
   done
   for spec in "${CAPS[@]}"; do
-    IFS=: read -r label _ _ _ <<<"$spec"
+    label=$(cap_file "$spec")
     wait_for "$WORK/$label.tcpdump.log" "listening on" 10
   done
   sleep 0.3
@@ -284,7 +293,7 @@ cap_stop() {
   for p in "${CAP_PIDS[@]}"; do stop_pid "$p" INT; forget_pid "$p"; done
   CAP_PIDS=()
   for spec in "${CAPS[@]}"; do
-    label=${spec%%:*}
+    label=$(cap_file "$spec")
     got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$WORK/$label.tcpdump.log")
     rcv=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter$/\1/p' "$WORK/$label.tcpdump.log")
     drop=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$WORK/$label.tcpdump.log")
@@ -304,7 +313,8 @@ cap_stop() {
 ct_start() { # conntrack -E in the pod and the node, started before any traffic
   local n
   CT_PIDS=()
-  for n in pod node; do
+  for n in pod node node2; do
+    [[ -e /run/netns/${PFX}$n ]] || continue # node2: pool-nodes only
     bgrun "$n" "$WORK/conntrack-$n.log" stdbuf -oL conntrack -E -o timestamp
     CT_PIDS+=("$LAST_PID")
   done
@@ -591,6 +601,83 @@ cfg_any-node-fork() {
   nsx node ip route add 198.18.90.43/32 via 198.19.98.2 dev up0
 }
 
+cfg_follow-late-iface() {
+  # for --follow: a node with two out-interfaces, the second first used ~2.5 s
+  # into the run. be0 to the backend's eth0 198.19.96.10 keeps the source; be1
+  # (ifindex 4) to the backend's second link eth1 198.19.97.10 masquerades (the
+  # source becomes 198.19.97.1). The client's first requests all go to
+  # 198.19.96.10; its later ones (labexpect plan: at >= 2.5 s) to 198.19.97.10,
+  # so node.pcap (-i any) holds nothing on be1 before then. The backend answers
+  # the kept sources by be0 (its route 198.18.0.0/15 via 198.19.3.17), the
+  # masqueraded ones on-link by eth1
+  ip -n "${PFX}node" link add be1 type veth peer name eth1 netns "${PFX}backend"
+  nsx node ip addr add 198.19.97.1/24 dev be1
+  nsx backend ip addr add 198.19.97.10/24 dev eth1
+  nsx node ip link set be1 up
+  nsx backend ip link set eth1 up
+  nsx node iptables -t nat -A POSTROUTING -o be1 -j MASQUERADE
+}
+
+cfg_pool-nodes() {
+  # two nodes of a pool, node and node2, side by side between the pod and the
+  # backend, each on the pod's subnet and on the backend's:
+  #   pod br0 198.18.10.2/24 (ports eth0 -> node pod0 198.18.10.1, eth1 -> node2
+  #   pod0 198.18.10.3); backend br0 198.19.96.10/24 + 198.19.97.10/24 (ports
+  #   eth0 <- node be0 198.19.3.17, eth1 <- node2 be0 198.19.3.18).
+  # The pod routes the tunnel pool's 198.18.90.42 through node (main table,
+  # via 198.18.10.1) and 198.18.90.43 through node2 (policy rule: from
+  # 198.18.90.43 lookup table 102, via 198.18.10.3). node masquerades all it
+  # sends out of be0 (a pool without ip-masq-agent); node2 keeps the source of
+  # what goes to 198.19.96.0/24 (a RETURN before its MASQUERADE) and
+  # masquerades the rest (198.19.97.0/24). The backend answers the kept
+  # sources through node2 (198.18.0.0/15 via 198.19.3.18), the masqueraded
+  # ones on-link.
+  ip netns add "${PFX}node2"
+  NSS+=("${PFX}node2")
+  nsx node2 ip link set lo up
+  sysctl_ns node2 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+    "net.ipv4.ping_group_range=0 2147483647" net.ipv6.conf.all.disable_ipv6=1 \
+    net.ipv6.conf.default.disable_ipv6=1 net.ipv4.ip_forward=1
+  nsx node2 iptables -A FORWARD -m conntrack --ctstate NEW # conntrack runs there (topo_up)
+  ip -n "${PFX}pod" link add eth1 type veth peer name pod0 netns "${PFX}node2"
+  ip -n "${PFX}node2" link add be0 type veth peer name eth1 netns "${PFX}backend"
+  # the pod's side: one bridge over both links, the pod's address on it
+  nsx pod ip addr flush dev eth0
+  nsx pod ip link add br0 type bridge stp_state 0 forward_delay 0
+  nsx pod ip link set eth0 master br0
+  nsx pod ip link set eth1 master br0
+  nsx pod ip link set eth1 up
+  nsx pod ip addr add 198.18.10.2/24 dev br0
+  nsx pod ip link set br0 up
+  nsx pod ip route replace 198.19.0.0/16 via 198.18.10.1 dev br0
+  nsx pod ip route add 198.19.0.0/16 via 198.18.10.3 dev br0 table 102
+  nsx pod ip rule add from 198.18.90.43 lookup 102 priority 100
+  # the backend's side: one bridge over both links, its addresses on it
+  nsx backend ip addr flush dev eth0
+  nsx backend ip link add br0 type bridge stp_state 0 forward_delay 0
+  nsx backend ip link set eth0 master br0
+  nsx backend ip link set eth1 master br0
+  nsx backend ip link set eth1 up
+  nsx backend ip addr add 198.19.96.10/24 dev br0
+  nsx backend ip addr add 198.19.97.10/24 dev br0
+  nsx backend ip link set br0 up
+  nsx backend ip route replace 198.19.3.0/24 dev br0
+  nsx backend ip route replace 198.18.0.0/15 via 198.19.3.18 dev br0
+  # node2, as topo_up makes node
+  nsx node2 ip addr add 198.18.10.3/24 dev pod0
+  nsx node2 ip addr add 198.19.3.18/24 dev be0
+  nsx node2 ip link set pod0 up
+  nsx node2 ip link set be0 up
+  nsx node2 ip route add 198.19.96.0/24 dev be0
+  nsx node2 ip route add 198.19.97.0/24 dev be0
+  nsx node2 ip route add 198.18.90.0/24 via 198.18.10.2 dev pod0
+  nsx node ip route add 198.19.97.0/24 dev be0
+  nsx node iptables -t nat -A POSTROUTING -o be0 -j MASQUERADE
+  # node2 as ip-masq-agent would: RETURN for the non-masquerade CIDR first
+  nsx node2 iptables -t nat -A POSTROUTING -d 198.19.96.0/24 -o be0 -j RETURN
+  nsx node2 iptables -t nat -A POSTROUTING -o be0 -j MASQUERADE
+}
+
 cfg_forward-drop() {
   # a policy DROP in the node's FORWARD chain for one client: whatever
   # 198.18.90.43 sends is seen at egress and dies in the node; .42 passes
@@ -751,7 +838,8 @@ has_rules() { # NS CMD
 # other rules (a FORWARD drop: what tuplecorr --rules reads of its filter table).
 save_rules() {
   local n nat
-  for n in pod node; do
+  for n in pod node node2; do
+    [[ -e /run/netns/${PFX}$n ]] || continue # node2: pool-nodes only
     # nft first: listing with iptables-nft must not be what makes a nat table
     nat=0
     nsx "$n" nft list ruleset | grep -Eq '\b(masquerade|snat|dnat|redirect)\b' && nat=1
@@ -778,8 +866,8 @@ save_rules() {
 # forwarding, neighbour entries). One file per kind and host, in $WORK.
 save_host_state() {
   local n
-  for n in pod node backend; do
-    [[ -e /run/netns/${PFX}$n ]] || continue # not every scenario need have all three
+  for n in pod node node2 backend; do
+    [[ -e /run/netns/${PFX}$n ]] || continue # not every scenario need have them all
     {
       # headers as `ip` would be typed: they tell a reader which family a
       # `from all lookup local` rule line belongs to
@@ -833,6 +921,14 @@ run_scenario() {
   if [[ $sc == any-node-fork ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:any:LINUX_SLL2")
   fi
+  if [[ $sc == follow-late-iface ]]; then
+    CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "node:node:any:LINUX_SLL2" "backend:backend:any:LINUX_SLL2")
+  fi
+  if [[ $sc == pool-nodes ]]; then
+    # one point, 'nodes', captured on two hosts: each node's backend-side be0
+    CAPS=("decap:pod:tun0:" "egress:pod:br0:" "nodes=node-a:node:be0:" "nodes=node-b:node2:be0:"
+      "backend:backend:br0:")
+  fi
   if [[ $sc == vxlan ]]; then
     CAPS=("decap:pod:tun0:" "egress:pod:eth0:" "underlay:node:be0:" "backend:backend:vxlan0:")
   fi
@@ -881,14 +977,14 @@ run_scenario() {
   esac
   local caps_arg=()
   for f in "${CAPS[@]}"; do
-    label=${f%%:*}
+    label=$(cap_file "$f")
     ext=$fmt
     case $fmt in
     pcapng) editcap -F pcapng "$WORK/$label.pcap" "$dest/$label.pcapng" ;;
     pcap.gz) gzip -n -9 -c "$WORK/$label.pcap" >"$dest/$label.pcap.gz" ;;
     *) cp "$WORK/$label.pcap" "$dest/$label.pcap" ;;
     esac
-    caps_arg+=("$label=$label.$ext")
+    caps_arg+=("$(cap_label "$f")=$label.$ext")
   done
   local offsets=()
   if [[ $sc == clock-shift ]]; then
@@ -902,7 +998,7 @@ run_scenario() {
   if [[ -n ${TCLAB_FOLLOW:-} ]]; then cp "$WORK/follow.json" "$dest/follow.json"; fi
   # beside the captures: each NAT host's rules and its conntrack -E -o timestamp
   # log, and the ConfigMap the scenario applied (tuplecorr --rules, --conntrack, --masq-agent)
-  for n in pod node; do
+  for n in pod node node2; do
     if [[ -f $WORK/nft-$n.txt ]]; then
       cp "$WORK/nft-$n.txt" "$WORK/nft-$n.json" "$WORK/conntrack-$n.log" "$dest/"
     fi
@@ -917,7 +1013,7 @@ run_scenario() {
   # tuplecorr --routes/--sysctl/--neigh WHERE=FILE says why a packet was lost
   # where the captures only show that it was: no route back, rp_filter, a
   # route out of the wrong interface, a neighbour that never answered.
-  for n in pod node backend; do
+  for n in pod node node2 backend; do
     for f in routes sysctl neigh; do
       if [[ -f $WORK/$f-$n.txt ]]; then cp "$WORK/$f-$n.txt" "$dest/"; fi
     done

@@ -27,7 +27,7 @@ SCENARIOS = [
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
     "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive", "any-node-fork",
-    "forward-drop", "stale-gateway", "backend-no-route", "dead-end-route",
+    "forward-drop", "stale-gateway", "backend-no-route", "dead-end-route", "pool-nodes", "follow-late-iface",
 ]
 
 C42 = "198.18.90.42"
@@ -35,7 +35,8 @@ C43 = "198.18.90.43"
 BACKEND = "198.19.96.10"
 VIP = "198.19.200.10"
 BACKEND2 = "198.19.96.11"  # reply-elsewhere: the backend's secondary address
-BACKEND3 = "198.19.97.10"  # any-node-fork: the backend's second link, behind the node's be1
+BACKEND3 = "198.19.97.10"  # any-node-fork, follow-late-iface: the backend's second link, behind the node's be1;
+#                             pool-nodes: the backend's second address, masqueraded by both nodes
 C6 = "2001:db8:90::42"
 BACKEND6 = "2001:db8:96::10"
 
@@ -210,6 +211,25 @@ def plan(sc):
                 icmp(sc, 4, C42, 777, BACKEND3, marker="tclab-any-node-fork-echo", payload=echo),
                 udp(sc, 5, C43, 40005, BACKEND3, expect="no-reply"), udp(sc, 6, C42, 40006, BACKEND),
                 tcp(sc, 7, C43, 40007, BACKEND3, 80, expect="no-reply")]
+    if sc == "follow-late-iface":
+        # the first requests (0 to 0.6 s) all leave the node by be0 (kept); the
+        # first one by be1 (masqueraded) is sent at 2.5 s: for --follow, an
+        # out-interface that first carries traffic late. TCP only: a datagram
+        # or an echo (a flow that may go on) holds --follow's windows around it
+        # for --stream-hold, and lab-follow.sh's 14 s bound is for lines that
+        # come as their connections close
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80, at=0), tcp(sc, 2, C42, 40002, BACKEND, 8080, at=0.2),
+                tcp(sc, 3, C42, 40003, BACKEND, 80, at=0.4), tcp(sc, 4, C43, 40004, BACKEND, 80, at=0.6),
+                tcp(sc, 5, C42, 40005, BACKEND3, 80, at=2.5), tcp(sc, 6, C42, 40006, BACKEND3, 8080, at=2.8),
+                tcp(sc, 7, C43, 40007, BACKEND3, 80, at=3.1), tcp(sc, 8, C42, 40008, BACKEND, 80, at=3.4)]
+    if sc == "pool-nodes":
+        # .42 crosses node (masquerades everything), .43 crosses node2
+        # (masquerades 198.19.97.0/24 only); UDP only to the primary address
+        # (the server's UDP replies leave from it)
+        return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80),
+                tcp(sc, 3, C43, 40003, BACKEND3, 80), udp(sc, 4, C42, 40004, BACKEND),
+                udp(sc, 5, C43, 40005, BACKEND), icmp(sc, 6, C43, 4006, BACKEND3),
+                icmp(sc, 7, C42, 4007, BACKEND), tcp(sc, 8, C42, 40008, BACKEND3, 80)]
     if sc == "forward-drop":
         # the node's FORWARD chain drops everything from .43 (TCP, UDP, ICMP); .42 passes
         return [tcp(sc, 1, C42, 40001, BACKEND, 80), tcp(sc, 2, C43, 40002, BACKEND, 80, expect="no-reply"),
@@ -392,6 +412,38 @@ MODELS = {
                               "node(in)), and never reaches egress: reply-lost at egress->node(in), outcome "
                               "no-reply. The backend's capture is tcpdump -i any on its two links (an end host: "
                               "one point)."},
+    "follow-late-iface": {
+        "any_node": True, "ifaces": ("if2", {BACKEND: "if3", BACKEND3: "if4"}),
+        "desc": "For --follow: a node with two out-interfaces, the second first used 2.5 s into the run. pod0 "
+                "(ifindex 2) in; be0 (3) to the backend's eth0 198.19.96.10, source kept; be1 (4) to the "
+                "backend's second link eth1 198.19.97.10 with MASQUERADE -o be1 (the source becomes "
+                "198.19.97.1). TCP only, one connection every 0.2-0.3 s: requests 1-4 (0 to 0.6 s, from "
+                "198.18.90.42 and, 4, from .43) go to 198.19.96.10 by be0; request 5 (at 2.5 s) is the first "
+                "packet on be1, then 6 and 7 (from .43) by be1 and 8 by be0 again. The capture 'node' is tcpdump -i any "
+                "(LINUX_SLL2): 'node(in)' (iface if2) and 'node(out)' (iface if3, or if4 from 2.5 s on); the "
+                "source of requests 5-7 changes at node(in)->node(out). The backend's capture is tcpdump -i "
+                "any on its two links (an end host: one point)."},
+    "pool-nodes": {
+        "pool": {"point": "nodes", "after": "egress",
+                 "hosts": {"node-a.pcap": {"namespace": "node", "address": "198.19.3.17", "clients": [C42],
+                                           "keep_to": None},
+                           "node-b.pcap": {"namespace": "node2", "address": "198.19.3.18", "clients": [C43],
+                                           "keep_to": "198.19.96."}}},
+        "desc": "Two nodes of a pool side by side between the pod and the backend, on one L2 each side (a bridge "
+                "br0 in the pod over its links to both nodes, one in the backend): the pod routes "
+                "198.18.90.42 through node (198.18.10.1) and 198.18.90.43 through node2 (198.18.10.3, policy "
+                "rule from 198.18.90.43 lookup 102). node masquerades all it sends (-A POSTROUTING -o be0 -j "
+                "MASQUERADE: source 198.19.3.17, a pool without ip-masq-agent); node2 keeps the source to "
+                "198.19.96.0/24 (-A POSTROUTING -d 198.19.96.0/24 -o be0 -j RETURN first, as ip-masq-agent "
+                "does: requests 2 and 5, answered through node2) and masquerades the rest (the same "
+                "MASQUERADE rule, one line later in its file: source 198.19.3.18, requests 3 and 6 to "
+                "198.19.97.10). The backend holds 198.19.96.10 and 198.19.97.10. The point "
+                "'nodes' is captured on both nodes' be0 at once: node-a.pcap (node) and node-b.pcap (node2), "
+                "one label for two files (nodes=node-a.pcap nodes=node-b.pcap, between egress and backend); "
+                "hosts.json holds per request the node file that recorded it, its endpoints there, whether "
+                "its source was masqueraded and the MASQUERADE rule (rules-node.txt, rules-node2.txt: file "
+                "and line). expected.json keeps the points one file each: decap, egress (the pod's br0) and "
+                "backend (its br0); masqueraded sources change at egress->backend, ports kept."},
     "any-node": {"any_node": True, "ifaces": ("if2", "if3"),
                  "desc": "MASQUERADE on the node, with an additional capture point 'node' taken on the node "
                          "with tcpdump -i any (LINUX_SLL2, link type 276) between egress and backend: it holds "
@@ -624,8 +676,13 @@ def cmd_expect(a):
     model = MODELS[sc]
     node_in, node_out = model.get("points", NODE_POINTS)
     captures = {}
-    for x in a.captures:
-        lb, f = x.split("=", 1)
+    given = [x.split("=", 1) for x in a.captures]
+    multi = {lb for lb, _ in given if sum(1 for y, _ in given if y == lb) > 1}
+    host_files = {}  # a point captured on several hosts (pool-nodes): its files, described in hosts.json
+    for lb, f in given:
+        if lb in multi:
+            host_files.setdefault(lb, []).append(f)
+            continue
         if lb in ("node", "router"):
             # tcpdump -i any on the node forwards every packet from pod0 (ifindex 2:
             # the node namespace's first link after lo) to be0 (ifindex 3): tuplecorr
@@ -646,6 +703,19 @@ def cmd_expect(a):
     proxy = read_jsonl(os.path.join(w, "proxy.jsonl"))
     pod_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-pod.log")))
     node_ct = ct_index(read_conntrack(os.path.join(w, "conntrack-node.log")))
+    pool = model.get("pool")
+    host_ct = {}
+    if pool:
+        if set(host_files) != {pool["point"]} or sorted(host_files[pool["point"]]) != sorted(pool["hosts"]):
+            fail(f"{sc}: the point {pool['point']} must be given the files {sorted(pool['hosts'])}: {host_files}")
+        # each node's own conntrack; the backend's view is whichever node forwarded it
+        node_ct = {}
+        for f, h in pool["hosts"].items():
+            host_ct[f] = ct_index(read_conntrack(os.path.join(w, f"conntrack-{h['namespace']}.log")))
+            node_ct.update(host_ct[f])
+    elif host_files:
+        fail(f"{sc}: labels given several files, the model has no pool: {host_files}")
+    pool_reqs = []
     proxy += nginx_proxied(w, server, node_ct)
     reqs = []
     problems = []
@@ -819,6 +889,9 @@ def cmd_expect(a):
                 "packet": {"tcp": "syn-ack", "udp": "datagram"}[proto]}
         if model.get("send_proxy") or model.get("http_proxy") or p.get("xff"):
             req["identity"] = expect_identity(rid, model, p, caddr, cport, server, problems)
+        if pool:
+            pool_reqs.append(expect_pool_request(rid, pool, p, proto, egr_concrete, dec, host_ct, caps, labels,
+                                                 reply_backend, w, problems))
         reqs.append(dict(req, **{
             "id": rid, "proto": proto,
             "marker": None if (proto == "tcp" and (not c.get("connected") or (data and data["stopped"])))
@@ -851,11 +924,78 @@ def cmd_expect(a):
     with open(os.path.join(a.dest, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
+    if pool:
+        for r in pool_reqs:
+            r["id"] = renum[r["id"]]
+        pool_reqs.sort(key=lambda r: r["id"])
+        after = labels.index(pool["after"])
+        hosts = {"scenario": sc, "point": pool["point"],
+                 "path": labels[:after + 1] + [pool["point"]] + labels[after + 1:],
+                 "files": {f: pool_host_doc(h, w) for f, h in pool["hosts"].items()},
+                 "requests": pool_reqs}
+        with open(os.path.join(a.dest, "hosts.json"), "w", encoding="utf-8") as f:
+            json.dump(hosts, f, indent=2)
+            f.write("\n")
     if exchanges is not None:
         with open(os.path.join(a.dest, "exchanges.json"), "w", encoding="utf-8") as f:
             json.dump(exchanges, f, indent=1)
             f.write("\n")
     print(f"labexpect: {sc}: {len(order)} requests written", file=sys.stderr)
+
+
+def masquerade_rule(w, namespace):
+    """The MASQUERADE rule of a host's saved iptables-save (rules-NS.txt): its
+    file, 1-based line and text; exactly one in the nat table, else None."""
+    fn = f"rules-{namespace}.txt"
+    path = os.path.join(w, fn)
+    if not os.path.exists(path):
+        return None
+    table, found = None, []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if line.startswith("*"):
+                table = line[1:]
+            elif table == "nat" and line.startswith("-A ") and line.endswith("-j MASQUERADE"):
+                found.append({"file": fn, "line": n, "text": line})
+    return found[0] if len(found) == 1 else None
+
+
+def pool_host_doc(h, w):
+    """One host of a point captured on several hosts, as hosts.json describes it."""
+    return {"namespace": h["namespace"], "address": h["address"], "rules": f"rules-{h['namespace']}.txt",
+            "masquerade": masquerade_rule(w, h["namespace"])}
+
+
+def expect_pool_request(rid, pool, p, proto, egr, dec, host_ct, caps, labels, reply_backend, w, problems):
+    """hosts.json's entry of one request (pool-nodes): the host file that recorded it
+    at the pool's point (the node whose conntrack forwarded it: the model routes
+    each client through one node), its endpoints there (after that node's NAT:
+    captured on be0) and whether and by which rule its source was masqueraded."""
+    is_icmp = proto == "icmp"
+    k = ct_key(proto, egr)
+    crossed = [f for f in pool["hosts"] if k in host_ct[f]]
+    want = [f for f, h in pool["hosts"].items() if dec[0] in h["clients"]]
+    if crossed != want:
+        problems.append(f"request {rid}: the model routes it through {want}, conntrack says {crossed}")
+    if not crossed:
+        return {"id": rid, "decap_client": caps[labels[0]]["client"], "decap_server": caps[labels[0]]["server"],
+                "host": None, "namespace": None, "seen": False, "client": None, "server": None,
+                "reply_seen": False, "masqueraded": None, "rule": None}
+    f = crossed[0]
+    h = pool["hosts"][f]
+    t = host_ct[f][k]
+    masq = h["keep_to"] is None or not p["dst"].startswith(h["keep_to"])
+    if masq != (t[0] == h["address"]):
+        problems.append(f"request {rid}: masquerade by {h['namespace']} is {masq} in the model, conntrack says {t}")
+    port = t[1] if not is_icmp and t[1] == egr[1] else "*"
+    rule = masquerade_rule(w, h["namespace"]) if masq else None
+    if masq and rule is None:
+        problems.append(f"request {rid}: no single MASQUERADE rule in rules-{h['namespace']}.txt")
+    return {"id": rid, "decap_client": caps[labels[0]]["client"], "decap_server": caps[labels[0]]["server"],
+            "host": f, "namespace": h["namespace"], "seen": True,
+            "client": fmt_ep(t[0], None if is_icmp else port), "server": fmt_ep(t[2], None if is_icmp else t[3]),
+            "reply_seen": reply_backend, "masqueraded": masq, "rule": rule}
 
 
 def http11_expected_status(target, model, hung):
@@ -1307,6 +1447,36 @@ def verify_http11(exp, dest, pk_by_label, per_req, problems):
     return out
 
 
+def verify_hosts(exp, dest, files, problems):
+    """tshark's view of hosts.json (a point captured on several hosts): each
+    request at the host file that recorded it, from its endpoints there
+    (carrying its marker), replies as said; in every other host's file, no
+    packet carrying its marker. Adds the host files to `files`."""
+    with open(os.path.join(dest, "hosts.json"), encoding="utf-8") as f:
+        hosts = json.load(f)
+    by_id = {r["id"]: r for r in exp["requests"]}
+    pkts = {}
+    for fn in hosts["files"]:
+        path = os.path.join(dest, fn)
+        pkts[fn] = tshark_packets(path)
+        n_td = tcpdump_count(path)
+        if n_td is not None and n_td != len(pkts[fn]):
+            problems.append(f"{fn}: tshark counts {len(pkts[fn])} packets, tcpdump {n_td}")
+        files[fn] = {"packets": len(pkts[fn]),
+                     "markers": sorted({m for pk in pkts[fn] for m in MARKER_RE.findall(pk["payload"])})}
+    out = {}
+    for h in hosts["requests"]:
+        r = by_id[h["id"]]
+        first = list(exp["captures"])[0]
+        if (r["captures"][first]["client"], r["captures"][first]["server"]) != (h["decap_client"], h["decap_server"]):
+            problems.append(f"hosts.json request {h['id']}: not expected.json's request {h['id']}")
+        views = {fn: ({k: h[k] for k in ("seen", "client", "server", "reply_seen")} if fn == h["host"] else
+                      {"seen": False, "client": None, "server": None, "reply_seen": False}) for fn in pkts}
+        rr = dict(r, captures=views)
+        out[str(h["id"])] = {fn: verify_request(rr, fn, pkts[fn], problems) for fn in pkts}
+    return out
+
+
 def outcome_from(summary_pkts, proto):
     replies, errors = summary_pkts
     if proto == "tcp":
@@ -1440,6 +1610,8 @@ def cmd_verify(a):
         per_req[str(r["id"])] = rs
     checks = {"tool": "tshark (packet counts confirmed with tcpdump -r where it can read the file)",
               "files": files, "requests": per_req, "timing_ms": timing(exp, per_req, problems)}
+    if os.path.exists(os.path.join(dest, "hosts.json")):
+        checks["hosts"] = verify_hosts(exp, dest, files, problems)
     if os.path.exists(os.path.join(dest, "exchanges.json")):
         checks["http11"] = verify_http11(exp, dest, pk_by_label, per_req, problems)
     counters_path = os.path.join(a.work, "counters.json") if a.work else ""

@@ -58,6 +58,8 @@ const SCENARIOS: &[&str] = &[
     "stale-gateway",
     "backend-no-route",
     "dead-end-route",
+    "pool-nodes",
+    "follow-late-iface",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -408,6 +410,8 @@ scenario_tests! {
     lab_stale_gateway => "stale-gateway",
     lab_backend_no_route => "backend-no-route",
     lab_dead_end_route => "dead-end-route",
+    lab_pool_nodes => "pool-nodes",
+    lab_follow_late_iface => "follow-late-iface",
 }
 
 // ------------------------------------------------------------------ schema

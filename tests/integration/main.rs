@@ -42,6 +42,7 @@ mod overlays;
 mod parquet;
 mod pictures;
 mod pipes;
+mod pool;
 mod premises;
 mod properties;
 mod read;
