@@ -558,10 +558,28 @@ impl Overlaps {
     /// The point's warnings once its `files` files are read: with several,
     /// each says its file (a report names warnings by label); then the overlap.
     pub(crate) fn finish(self, warnings: &mut Vec<Warning>, files: usize) {
+        self.finish_hosts(warnings, files, 1);
+    }
+
+    /// [`Overlaps::finish`] of a point whose files were taken as `hosts`
+    /// hosts' (files overlapping in time: a pool's nodes): the overlap is then
+    /// said as that, not as files read one after the other.
+    pub(crate) fn finish_hosts(mut self, warnings: &mut Vec<Warning>, files: usize, hosts: usize) {
         if files > 1 {
             for w in warnings.iter_mut() {
                 w.problem = format!("in {}: {}", w.file, w.problem);
             }
+        }
+        if let Some(w) = self.overlap.as_mut().filter(|_| hosts > 1) {
+            w.problem = format!(
+                "{}: files of one label that overlap in time are read as captures of {hosts} hosts at one point \
+                 (a pool's nodes, ECMP, replicas)",
+                w.problem.split(": files given under one label").next().unwrap_or_default()
+            );
+            w.consequence =
+                "each host keeps its own clock and each request names its host (captures[].host); \
+                             if these files come from one host, give them labels of their own"
+                    .into();
         }
         warnings.extend(self.overlap);
     }

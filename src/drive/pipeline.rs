@@ -60,7 +60,8 @@ fn read_point(
     b.warnings_mut().extend(no_packet);
     let names: Vec<String> = order.iter().map(|&f| specs[f].display_name()).collect();
     let names = names.join(", ");
-    files.finish(b.warnings_mut(), order.len());
+    let host_names = hosts.names();
+    files.finish_hosts(b.warnings_mut(), order.len(), host_names.len().max(1));
     b.warnings_mut().extend(skipped);
     // `files` is never empty (a point has a label because a file gave it).
     let info = info.ok_or_else(|| ReadError { file: label.to_string(), kind: read::ReadErrorKind::Empty })?;
@@ -81,7 +82,7 @@ fn read_point(
         });
     }
     result.cut = cut;
-    result.hosts = hosts.names();
+    result.hosts = host_names;
     Ok((result, names))
 }
 
