@@ -53,6 +53,10 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compare two runs (reports or comma-separated capture lists) for a change record.
     Compare(CompareArgs),
+    /// Before a change: the captures of a run, and the ConfigMap or ruleset proposed for a host
+    /// (--masq-agent-after, --rules-after): each request's source after it, and who will see
+    /// another sender.
+    Preview(Box<PreviewArgs>),
     /// Write the man page or a shell's completion script to standard output.
     Generate(GenerateArgs),
 }
@@ -339,6 +343,14 @@ Install them where man and the shells look:
 writes the folder --host-dir 'WHERE=node-a' reads. A capture file named generate in the working directory is a
 capture, not this command, unless one of man, bash, zsh, fish, collect alone follows it; ./generate always is.";
 
+/// Options of `tuplecorr preview`: those of a run (captures, filters,
+/// formats, host files), of which `--masq-agent-after` or `--rules-after`.
+#[derive(Debug, clap::Args)]
+pub struct PreviewArgs {
+    #[command(flatten)]
+    pub correlate: CorrelateArgs,
+}
+
 /// Options of `tuplecorr generate`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = GENERATE_AFTER_HELP)]
@@ -497,6 +509,16 @@ impl Args {
                 quiet: a.quiet,
             })),
             Some(Command::Generate(a)) => Ok(Run::Generate(a.what)),
+            Some(Command::Preview(a)) => {
+                if a.correlate.masq_agent_after.is_empty() && a.correlate.rules_after.is_empty() {
+                    return Err(UsageError(
+                        "preview: give the proposed state of a host: --masq-agent-after WHERE=FILE (an \
+                         ip-masq-agent ConfigMap) or --rules-after WHERE=FILE (an edited nat ruleset)"
+                            .into(),
+                    ));
+                }
+                a.correlate.to_run().map(|r| Run::Correlate(Box::new(r)))
+            }
         }
     }
 }

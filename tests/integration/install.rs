@@ -54,7 +54,7 @@ fn generate_writes_a_man_page_and_completions_that_name_every_long_option_of_eve
     assert!(fish.contains("complete -c tuplecorr"), "fish completion");
 
     let subs = subcommands();
-    assert_eq!(subs, ["inspect", "compare", "generate"]);
+    assert_eq!(subs, ["inspect", "compare", "preview", "generate"]);
     let mut checked = 0;
     for sub in [None].into_iter().chain(subs.iter().map(Some)) {
         let help = match sub {

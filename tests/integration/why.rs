@@ -1077,3 +1077,32 @@ fn the_address_a_source_became_names_the_interface_and_so_the_masquerade_rule() 
         assert_eq!(c["rule"]["decided"], serde_json::json!([decided]), "{c}");
     }
 }
+
+/// `tuplecorr preview` is a run that insists on a proposed state: without
+/// one it is a usage error naming both options; with one it writes what the
+/// main form with that option writes.
+#[test]
+fn preview_is_a_run_that_insists_on_a_proposed_state() {
+    let bin = env!("CARGO_BIN_EXE_tuplecorr");
+    let dir = lab("masquerade-node");
+    let caps = ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"];
+    let o = std::process::Command::new(bin).current_dir(&dir).arg("preview").args(caps).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--masq-agent-after WHERE=FILE") && err.contains("--rules-after WHERE=FILE"),
+        "{err}"
+    );
+    let after = ["--rules-after", "egress->backend=rules-node.txt"];
+    let sub = std::process::Command::new(bin)
+        .current_dir(&dir)
+        .arg("preview")
+        .args(caps)
+        .args(after)
+        .output()
+        .unwrap();
+    let main = std::process::Command::new(bin).current_dir(&dir).args(caps).args(after).output().unwrap();
+    assert!(sub.status.success() && main.status.success());
+    assert_eq!(String::from_utf8_lossy(&sub.stdout), String::from_utf8_lossy(&main.stdout));
+    assert!(String::from_utf8_lossy(&sub.stdout).contains("\"predicted\""));
+}
