@@ -102,7 +102,12 @@ pub fn lost(r: &Request, host: &Host) -> Option<Loss> {
         && !r.blind.contains(&a);
     // the host a capture was taken on (`backend`): the request reached it, and
     // no reply left it
-    let end = a == b && !host.sides && entered.seen && !entered.reply_seen;
+    // (only where the request went no further: a capture mid-path is no end)
+    let end = a == b
+        && !host.sides
+        && entered.seen
+        && !entered.reply_seen
+        && !r.captures.iter().skip(a + 1).any(|c| c.seen);
     if end {
         return Some(Loss { at: host.at.clone(), packet: Packet::Reply, cause: end_cause(r, host)? });
     }
@@ -169,21 +174,7 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
                     })
                 ));
             }
-            Lookup::NoRoute { tables, .. } => {
-                return Some(Cause::NoRoute {
-                    file: routes.file.clone(),
-                    dst: s.addr,
-                    tables: tables.iter().map(|t| t.to_string()).collect(),
-                })
-            }
-            Lookup::Refused { kind, line, .. } => {
-                return Some(Cause::Refused {
-                    file: routes.file.clone(),
-                    line,
-                    kind: kind_word(kind).to_string(),
-                    dst: s.addr,
-                })
-            }
+            l @ (Lookup::NoRoute { .. } | Lookup::Refused { .. }) => return refused(routes, &l, s.addr),
             Lookup::Route { route, .. } => {
                 checked.push(format!("a route to {} ({}:{})", s.addr, routes.file, route.line));
                 if oif.is_none() && route.devs().len() == 1 {
@@ -278,21 +269,7 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
             routes.file,
             lines(if unsure.is_empty() { mark_rules(routes, client) } else { unsure })
         )),
-        Some(Lookup::NoRoute { tables, .. }) => {
-            return Some(Cause::NoRoute {
-                file: routes.file.clone(),
-                dst: client,
-                tables: tables.iter().map(|t| t.to_string()).collect(),
-            })
-        }
-        Some(Lookup::Refused { kind, line, .. }) => {
-            return Some(Cause::Refused {
-                file: routes.file.clone(),
-                line: *line,
-                kind: kind_word(*kind).to_string(),
-                dst: client,
-            })
-        }
+        Some(l @ (Lookup::NoRoute { .. } | Lookup::Refused { .. })) => return refused(routes, l, client),
         Some(Lookup::Route { route, .. }) => {
             checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
             if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
@@ -385,21 +362,7 @@ fn end_cause(r: &Request, host: &Host) -> Option<Cause> {
                 )],
             })
         }
-        Lookup::NoRoute { tables, .. } => {
-            return Some(Cause::NoRoute {
-                file: routes.file.clone(),
-                dst: client,
-                tables: tables.iter().map(|t| t.to_string()).collect(),
-            })
-        }
-        Lookup::Refused { kind, line, .. } => {
-            return Some(Cause::Refused {
-                file: routes.file.clone(),
-                line,
-                kind: kind_word(kind).to_string(),
-                dst: client,
-            })
-        }
+        l @ (Lookup::NoRoute { .. } | Lookup::Refused { .. }) => return refused(routes, &l, client),
         Lookup::Route { route, .. } => {
             checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
             if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
@@ -409,6 +372,25 @@ fn end_cause(r: &Request, host: &Host) -> Option<Cause> {
     }
     checked.push("the server may not have answered".to_string());
     finish(host, Vec::new(), checked)
+}
+
+/// The cause a lookup to `dst` that found no route, or a refusing one, gives;
+/// None for a route.
+fn refused(routes: &kernel::Routes, l: &Lookup<'_>, dst: IpAddr) -> Option<Cause> {
+    match l {
+        Lookup::NoRoute { tables, .. } => Some(Cause::NoRoute {
+            file: routes.file.clone(),
+            dst,
+            tables: tables.iter().map(|t| t.to_string()).collect(),
+        }),
+        Lookup::Refused { kind, line, .. } => Some(Cause::Refused {
+            file: routes.file.clone(),
+            line: *line,
+            kind: kind_word(*kind).to_string(),
+            dst,
+        }),
+        Lookup::Route { .. } => None,
+    }
 }
 
 /// The next hop of `route` towards `dst` (its gateway, or `dst` on-link)
