@@ -15,10 +15,31 @@ use crate::verdict::{
 };
 use std::fmt::Write as _;
 
-/// One column after the per-capture ones: its name and how its cell is written.
+/// One column after the per-capture ones: the whole of its contract — its
+/// name, its line in docs/output.md "CSV" (a test holds the two to each
+/// other), how its cell is written and how `compare` reads it back.
 pub struct Column {
     pub name: &'static str,
+    /// What the cell holds, in one line: the docs' "meaning".
+    pub doc: &'static str,
     pub write: fn(&Request, &mut String),
+    pub back: Back,
+}
+
+/// A row's cells by column name: empty for a column the report has not (a
+/// report of an earlier version).
+pub type Cells<'c> = dyn Fn(&str) -> &'c str + 'c;
+
+/// How `compare` reads a column back into a request whose leading and
+/// per-capture cells are read.
+pub enum Back {
+    /// By this reader, which may take the cells of the columns that name it
+    /// in [`Back::With`] too.
+    Read(for<'c> fn(&mut Request, &Cells<'c>) -> Result<(), String>),
+    /// By the reader of the column named (one value in several cells).
+    With(&'static str),
+    /// Not read back, and why.
+    Not(&'static str),
 }
 
 /// Writes `items` into `cell` separated by `sep`.
@@ -69,101 +90,256 @@ pub fn identity_cell(cell: &mut String, i: &IdentityOut) {
 /// appended so a CSV report reads back losslessly (`compare`), each after the
 /// ones before it.
 pub const TRAILING: [Column; 38] = [
-    Column { name: "source_changed_at", write: |q, c| changed(c, &q.source, |x| &x.between) },
-    Column { name: "source_before", write: |q, c| changed(c, &q.source, |x| &x.before) },
-    Column { name: "source_after", write: |q, c| changed(c, &q.source, |x| &x.after) },
-    Column { name: "destination_changed_at", write: |q, c| changed(c, &q.destination, |x| &x.between) },
-    Column { name: "destination_before", write: |q, c| changed(c, &q.destination, |x| &x.before) },
-    Column { name: "destination_after", write: |q, c| changed(c, &q.destination, |x| &x.after) },
-    Column { name: "reply_path", write: |q, c| c.push_str(q.reply.path.wire()) },
-    Column { name: "reply_lost_between", write: |q, c| text(c, q.reply.lost_between.as_ref()) },
-    Column { name: "outcome", write: |q, c| c.push_str(q.outcome.kind.wire()) },
-    Column { name: "outcome_by", write: |q, c| text(c, q.outcome.by.as_ref()) },
-    Column { name: "outcome_origin", write: |q, c| text(c, q.outcome.origin.as_ref()) },
-    Column { name: "outcome_icmp", write: |q, c| text(c, q.outcome.icmp.as_ref()) },
+    Column {
+        name: "source_changed_at",
+        doc: "JSON `source.changed[].between`: the boundaries where the source changed, joined with `;`",
+        write: |q, c| changed(c, &q.source, |x| &x.between),
+        back: Back::Read(|q, c| {
+            q.source = changes_of(
+                c("source_changed_at"),
+                c("source_before"),
+                c("source_after"),
+                c("source_change_kind"),
+            )?;
+            Ok(())
+        }),
+    },
+    Column {
+        name: "source_before",
+        doc: "the source before each change (`endpoint`), in the order of `source_changed_at`",
+        write: |q, c| changed(c, &q.source, |x| &x.before),
+        back: Back::With("source_changed_at"),
+    },
+    Column {
+        name: "source_after",
+        doc: "the source after each change, in the same order",
+        write: |q, c| changed(c, &q.source, |x| &x.after),
+        back: Back::With("source_changed_at"),
+    },
+    Column {
+        name: "destination_changed_at",
+        doc: "JSON `destination.changed[].between`: the boundaries where the destination changed",
+        write: |q, c| changed(c, &q.destination, |x| &x.between),
+        back: Back::Read(|q, c| {
+            q.destination = changes_of(
+                c("destination_changed_at"),
+                c("destination_before"),
+                c("destination_after"),
+                c("destination_change_kind"),
+            )?;
+            Ok(())
+        }),
+    },
+    Column {
+        name: "destination_before",
+        doc: "the destination before each change, in the order of `destination_changed_at`",
+        write: |q, c| changed(c, &q.destination, |x| &x.before),
+        back: Back::With("destination_changed_at"),
+    },
+    Column {
+        name: "destination_after",
+        doc: "the destination after each change, in the same order",
+        write: |q, c| changed(c, &q.destination, |x| &x.after),
+        back: Back::With("destination_changed_at"),
+    },
+    Column {
+        name: "reply_path",
+        doc: "JSON `reply.path`",
+        write: |q, c| c.push_str(q.reply.path.wire()),
+        back: Back::Read(|q, c| {
+            let path = c("reply_path");
+            q.reply.path = ReplyPath::from_wire(path).ok_or_else(|| format!("unknown reply_path {path:?}"))?;
+            Ok(())
+        }),
+    },
+    Column {
+        name: "reply_lost_between",
+        doc: "JSON `reply.lost_between` (`A->B`)",
+        write: |q, c| text(c, q.reply.lost_between.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.reply.lost_between, some(c("reply_lost_between")))),
+    },
+    Column {
+        name: "outcome",
+        doc: "JSON `outcome.kind`",
+        write: |q, c| c.push_str(q.outcome.kind.wire()),
+        back: Back::Read(|q, c| {
+            let outcome = c("outcome");
+            q.outcome.kind =
+                OutcomeKind::from_wire(outcome).ok_or_else(|| format!("unknown outcome {outcome:?}"))?;
+            Ok(())
+        }),
+    },
+    Column {
+        name: "outcome_by",
+        doc: "JSON `outcome.by`",
+        write: |q, c| text(c, q.outcome.by.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.outcome.by, some(c("outcome_by")))),
+    },
+    Column {
+        name: "outcome_origin",
+        doc: "JSON `outcome.origin`",
+        write: |q, c| text(c, q.outcome.origin.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.outcome.origin, some(c("outcome_origin")))),
+    },
+    Column {
+        name: "outcome_icmp",
+        doc: "JSON `outcome.icmp`",
+        write: |q, c| text(c, q.outcome.icmp.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.outcome.icmp, some(c("outcome_icmp")))),
+    },
     Column {
         name: "match_strength",
+        doc: "JSON `matches[].strength` per boundary crossed, joined with `;` (`strong;weak`)",
         write: |q, c| join(c, &q.matches, ";", |c, m| c.push_str(m.strength.wire())),
+        back: Back::Read(read_matches),
     },
     Column {
         name: "match_evidence",
+        doc: "JSON `matches[].evidence` per boundary, tokens joined with `+` (`isn+client-fingerprint;isn`)",
         write: |q, c| join(c, &q.matches, ";", |c, m| join(c, &m.evidence, "+", |c, e| c.push_str(e.wire()))),
+        back: Back::With("match_strength"),
     },
-    Column { name: "explanation", write: |q, c| c.push_str(&q.explanation) },
-    Column { name: "source_change_kind", write: |q, c| changed(c, &q.source, |x| x.kind.wire()) },
-    Column { name: "destination_change_kind", write: |q, c| changed(c, &q.destination, |x| x.kind.wire()) },
-    Column { name: "reply_bypassed", write: |q, c| text(c, q.reply.bypassed.as_ref()) },
-    Column { name: "reply_reached", write: |q, c| text(c, q.reply.reached.as_ref()) },
-    Column { name: "data_stopped", write: |q, c| text(c, q.data.as_ref().and_then(|d| d.stopped.as_ref())) },
+    Column {
+        name: "explanation",
+        doc: "the ticket sentence (JSON `explanation`)",
+        write: |q, c| c.push_str(&q.explanation),
+        back: Back::Read(|q, c| set(&mut q.explanation, c("explanation").to_string())),
+    },
+    Column {
+        name: "source_change_kind",
+        doc: "the kind of each source change (`snat`, `dnat`, `port-only`, `proxy`), in the order of `source_changed_at`",
+        write: |q, c| changed(c, &q.source, |x| x.kind.wire()),
+        back: Back::With("source_changed_at"),
+    },
+    Column {
+        name: "destination_change_kind",
+        doc: "the kind of each destination change, in the order of `destination_changed_at`",
+        write: |q, c| changed(c, &q.destination, |x| x.kind.wire()),
+        back: Back::With("destination_changed_at"),
+    },
+    Column {
+        name: "reply_bypassed",
+        doc: "JSON `reply.bypassed` (a label)",
+        write: |q, c| text(c, q.reply.bypassed.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.reply.bypassed, some(c("reply_bypassed")))),
+    },
+    Column {
+        name: "reply_reached",
+        doc: "JSON `reply.reached` (a label)",
+        write: |q, c| text(c, q.reply.reached.as_ref()),
+        back: Back::Read(|q, c| set(&mut q.reply.reached, some(c("reply_reached")))),
+    },
+    Column {
+        name: "data_stopped",
+        doc: "JSON `data.stopped` (`A->B`), empty when the client's data did not stop",
+        write: |q, c| text(c, q.data.as_ref().and_then(|d| d.stopped.as_ref())),
+        back: Back::Not("a data path needs the JSON's `data`"),
+    },
     Column {
         name: "path_mtu",
+        doc: "JSON `data.mtu.mtu`, empty without path-MTU messages",
         write: |q, c| {
             if let Some(m) = q.data.as_ref().and_then(|d| d.mtu.as_ref()) {
                 let _ = write!(c, "{}", m.mtu);
             }
         },
+        back: Back::Not("a data path needs the JSON's `data`"),
     },
-    // `3/0 by 198.19.3.17 at egress`: an ICMP error quoting the reply.
     Column {
         name: "reply_lost_cause",
+        doc: "JSON `reply.lost_cause` as `3/0 by 198.19.3.17 at backend` (type/code, sender, label)",
         write: |q, c| {
             if let Some(l) = &q.reply.lost_cause {
                 let _ = write!(c, "{} by {} at {}", l.icmp, l.by, l.seen_at);
             }
         },
+        back: Back::Read(|q, c| {
+            q.reply.lost_cause = some(c("reply_lost_cause")).map(|c| lost_cause_of(&c)).transpose()?;
+            Ok(())
+        }),
     },
-    // `198.19.2.2:80 syn-ack at decap`: a reply from elsewhere.
     Column {
         name: "reply_unexpected_source",
+        doc: "JSON `reply.unexpected_source` as `198.19.96.10:8080 syn-ack at decap` (endpoint, packet, label)",
         write: |q, c| {
             if let Some(u) = &q.reply.unexpected_source {
                 let _ = write!(c, "{} {} at {}", u.from, u.packet.wire(), u.seen_at);
             }
         },
+        back: Back::Read(|q, c| {
+            q.reply.unexpected_source =
+                some(c("reply_unexpected_source")).map(|c| unexpected_source_of(&c)).transpose()?;
+            Ok(())
+        }),
     },
-    // `198.19.3.17:40000->198.19.96.10:80 @TIME bare-ack at backend;…`: the
-    // connection's earlier attempts.
     Column {
         name: "earlier_attempts",
+        doc: "JSON `attempts`, each as `198.19.3.17:40000->198.19.96.10:80 @2026-11-30T04:29:31.155211000Z bare-ack at backend` (tuple, `@` first packet, ending, label), joined with `;`",
         write: |q, c| {
             join(c, &q.attempts, ";", |c, a| {
                 let _ = write!(c, "{}->{} @{} {} at {}", a.client, a.server, a.time, a.ending.wire(), a.at);
             })
         },
+        back: Back::Read(|q, c| set(&mut q.attempts, attempts_of(c("earlier_attempts"))?)),
     },
-    // `proxy-v1 198.18.90.42:40001 added egress->backend` (`none`: no carrier
-    // reached the backend), whether that identity is the client, and an
-    // address the client side set in the carrier itself.
     Column {
         name: "identity",
+        doc: "JSON `identity` as `proxy-v1 198.18.90.42:40001 added egress->backend` (carrier, carried address or `unknown`, `added` and where: `client-side` or `A->B`); `none` when no carrier reached the backend",
         write: |q, c| {
             if let Some(i) = &q.identity {
                 identity_cell(c, i)
             }
         },
+        back: Back::Read(|q, c| {
+            q.identity = identity_of(q, [c("identity"), c("identity_preserved"), c("identity_client_set")])?;
+            Ok(())
+        }),
     },
     Column {
         name: "identity_preserved",
+        doc: "JSON `identity.preserved` as `yes`/`no`",
         write: |q, c| c.push_str(q.identity.as_ref().map_or("", |i| if i.preserved { "yes" } else { "no" })),
+        back: Back::With("identity"),
     },
     Column {
         name: "identity_client_set",
+        doc: "JSON `identity.client_set`",
         write: |q, c| text(c, q.identity.as_ref().and_then(|i| i.client_set.as_ref())),
+        back: Back::With("identity"),
     },
-    // `egress;backend`: the captures that recorded no flow while the request
-    // lived (their silence about it is no evidence).
-    Column { name: "blind", write: |q, c| labels(c, &q.blind) },
-    // `backend`: the captures holding a flow tied to the request without time
-    // that matching by time left apart (their silence is no evidence).
-    Column { name: "apart", write: |q, c| labels(c, &q.apart) },
-    // What the first bytes said: `http`, `tls` or `dns`, where, the name
-    // (Host, SNI, query name), the detail (`GET /x`, the ALPN list joined
-    // with `,`, the query type) and the status (HTTP status, DNS rcode).
-    Column { name: "app", write: |q, c| c.push_str(q.app.as_ref().map_or("", |a| a.protocol.wire())) },
-    Column { name: "app_at", write: |q, c| text(c, q.app.as_ref().map(|a| &a.at)) },
-    Column { name: "app_host", write: |q, c| defused(c, q.app.as_ref().and_then(app_host)) },
+    Column {
+        name: "blind",
+        doc: "JSON `blind`: the captures that recorded no flow while the request lived, joined with `;`",
+        write: |q, c| labels(c, &q.blind),
+        back: Back::Read(|q, c| set(&mut q.blind, split(c("blind")).into_iter().map(String::from).collect())),
+    },
+    Column {
+        name: "apart",
+        doc: "JSON `apart`: the captures holding a flow tied to the request that matching by time left apart, joined with `;`",
+        write: |q, c| labels(c, &q.apart),
+        back: Back::Read(|q, c| set(&mut q.apart, split(c("apart")).into_iter().map(String::from).collect())),
+    },
+    Column {
+        name: "app",
+        doc: "JSON `app.protocol` (`http`, `tls`, `dns`)",
+        write: |q, c| c.push_str(q.app.as_ref().map_or("", |a| a.protocol.wire())),
+        back: Back::Read(|q, c| set(&mut q.app, app_of(c)?)),
+    },
+    Column {
+        name: "app_at",
+        doc: "JSON `app.at`: where the first bytes were read",
+        write: |q, c| text(c, q.app.as_ref().map(|a| &a.at)),
+        back: Back::With("app"),
+    },
+    Column {
+        name: "app_host",
+        doc: "the name the application gave: HTTP `host`, TLS `sni`, DNS `qname`",
+        write: |q, c| defused(c, q.app.as_ref().and_then(app_host)),
+        back: Back::With("app"),
+    },
     Column {
         name: "app_detail",
+        doc: "HTTP `method` and `target` (`GET /x`), TLS `alpn` joined with `,`, DNS `qtype`",
         write: |q, c| {
             let Some(a) = &q.app else { return };
             let from = c.len();
@@ -180,29 +356,32 @@ pub const TRAILING: [Column; 38] = [
             }
             defuse_from(c, from);
         },
+        back: Back::With("app"),
     },
     Column {
         name: "app_status",
+        doc: "HTTP `status`, DNS `rcode`",
         write: |q, c| match &q.app {
             Some(AppOut { status: Some(s), .. }) => c.push_str(itoa::Buffer::new().format(*s)),
             Some(a) => text(c, a.rcode.as_ref()),
             None => {}
         },
+        back: Back::With("app"),
     },
-    // The HTTP/1.x exchanges in the connection where the client is: their
-    // count (`2+`: a lower bound, bytes after that could not be read), the
-    // first one without a response (`5 GET /x`), the highest status, the
-    // slowest (`3 2001.534 ms`). Not read back: `compare` reads the JSON's.
+    // The HTTP/1.x exchanges in the connection where the client is.
     Column {
         name: "exchanges",
+        doc: "JSON `exchanges.count`, with `+` when `complete` is false (a lower bound); empty without `exchanges` (not HTTP, or one answered exchange read whole: see `app_status`)",
         write: |q, c| {
             if let Some(x) = &q.exchanges {
                 let _ = write!(c, "{}{}", x.count, if x.complete { "" } else { "+" });
             }
         },
+        back: Back::Not(EXCHANGES_IN_JSON),
     },
     Column {
         name: "exchange_unanswered",
+        doc: "JSON `exchanges.unanswered.n` and that exchange's method and target (`3 GET /hang`)",
         write: |q, c| {
             let Some((x, u)) = q.exchanges.as_ref().and_then(|x| Some((x, x.unanswered.as_ref()?))) else {
                 return;
@@ -212,24 +391,31 @@ pub const TRAILING: [Column; 38] = [
                 let _ = write!(c, " {} {}", e.method, e.target); // after a digit: no formula
             }
         },
+        back: Back::Not(EXCHANGES_IN_JSON),
     },
     Column {
         name: "exchange_worst_status",
+        doc: "JSON `exchanges.worst_status`",
         write: |q, c| {
             if let Some(s) = q.exchanges.as_ref().and_then(|x| x.worst_status) {
                 let _ = write!(c, "{s}");
             }
         },
+        back: Back::Not(EXCHANGES_IN_JSON),
     },
     Column {
         name: "exchange_slowest",
+        doc: "JSON `exchanges.slowest` as `N AFTER_MS ms` (`3 2001.534 ms`)",
         write: |q, c| {
             if let Some(s) = q.exchanges.as_ref().and_then(|x| x.slowest.as_ref()) {
                 let _ = write!(c, "{} {} ms", s.n, s.after_ms);
             }
         },
+        back: Back::Not(EXCHANGES_IN_JSON),
     },
 ];
+
+const EXCHANGES_IN_JSON: &str = "`compare` reads the JSON's `exchanges`";
 
 /// The name an application gave: the HTTP Host, the TLS SNI, the DNS query name.
 fn app_host(a: &AppOut) -> Option<&String> {
@@ -338,6 +524,12 @@ pub fn conntrack_cell(cell: &mut String, c: &Changes) {
             let _ = write!(cell, "{}:{}{}", e.file, e.line, if e.confirmed { "" } else { " disagrees" });
         }
     });
+}
+
+/// Sets a field read back from a cell.
+fn set<T>(field: &mut T, value: T) -> Result<(), String> {
+    *field = value;
+    Ok(())
 }
 
 /// `a;b` → its values (none for an empty cell).
@@ -450,12 +642,9 @@ fn identity_of(q: &Request, [text, preserved, client_set]: [&str; 3]) -> Result<
     }))
 }
 
-/// Reads one row's cells after the per-capture ones into `q`, whose hops are
-/// read already (`cell`: a column of [`TRAILING`] by name, empty when the
-/// report has none: a report of an earlier version). `data_stopped`,
-/// `path_mtu` and the `exchange*` cells are not read back: a data path and
-/// the exchanges need the JSON's fields.
-pub fn read_trailing<'c>(q: &mut Request, cell: &dyn Fn(&str) -> &'c str) -> Result<(), String> {
+/// `match_strength` and `match_evidence` → the matches, one per boundary
+/// between the captures that saw the request.
+fn read_matches<'c>(q: &mut Request, cell: &Cells<'c>) -> Result<(), String> {
     let seen: Vec<&str> = q.captures.iter().filter(|h| h.seen).map(|h| h.label.as_str()).collect();
     // A boundary past the seen captures (a row edited by hand) is the first capture's.
     let first = q.captures.first().map_or("", |h| h.label.as_str());
@@ -473,36 +662,58 @@ pub fn read_trailing<'c>(q: &mut Request, cell: &dyn Fn(&str) -> &'c str) -> Res
             candidates: Vec::new(),
         })
         .collect();
-    q.source = changes_of(
-        cell("source_changed_at"),
-        cell("source_before"),
-        cell("source_after"),
-        cell("source_change_kind"),
-    )?;
-    q.destination = changes_of(
-        cell("destination_changed_at"),
-        cell("destination_before"),
-        cell("destination_after"),
-        cell("destination_change_kind"),
-    )?;
-    let path = cell("reply_path");
-    q.reply.path = ReplyPath::from_wire(path).ok_or_else(|| format!("unknown reply_path {path:?}"))?;
-    q.reply.lost_between = some(cell("reply_lost_between"));
-    q.reply.bypassed = some(cell("reply_bypassed"));
-    q.reply.reached = some(cell("reply_reached"));
-    q.reply.lost_cause = some(cell("reply_lost_cause")).map(|c| lost_cause_of(&c)).transpose()?;
-    q.reply.unexpected_source =
-        some(cell("reply_unexpected_source")).map(|c| unexpected_source_of(&c)).transpose()?;
-    let outcome = cell("outcome");
-    q.outcome.kind = OutcomeKind::from_wire(outcome).ok_or_else(|| format!("unknown outcome {outcome:?}"))?;
-    q.outcome.by = some(cell("outcome_by"));
-    q.outcome.origin = some(cell("outcome_origin"));
-    q.outcome.icmp = some(cell("outcome_icmp"));
-    q.attempts = attempts_of(cell("earlier_attempts"))?;
-    q.identity = identity_of(q, [cell("identity"), cell("identity_preserved"), cell("identity_client_set")])?;
-    q.blind = split(cell("blind")).into_iter().map(String::from).collect();
-    q.apart = split(cell("apart")).into_iter().map(String::from).collect();
-    q.app = app_of(cell)?;
-    q.explanation = cell("explanation").to_string();
     Ok(())
+}
+
+/// Reads one row's cells after the per-capture ones into `q`, whose hops are
+/// read already: each column of [`TRAILING`] by its [`Back`], in order
+/// (`cell`: a column by name, empty when the report has none).
+pub fn read_trailing<'c>(q: &mut Request, cell: &Cells<'c>) -> Result<(), String> {
+    for column in &TRAILING {
+        if let Back::Read(read) = column.back {
+            read(q, cell)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column's row in docs/output.md "CSV".
+    fn doc_row(c: &Column) -> String {
+        match c.back {
+            Back::Not(why) => format!("| `{}` | {}; not read back: {why} |", c.name, c.doc),
+            _ => format!("| `{}` | {} |", c.name, c.doc),
+        }
+    }
+
+    #[test]
+    fn the_docs_list_every_column_in_order_with_its_line() {
+        let docs = include_str!("../../docs/output.md");
+        let rows: Vec<String> = TRAILING.iter().map(doc_row).collect();
+        let block = rows.join("\n");
+        assert!(
+            docs.contains(&format!("\n{block}\n")),
+            "docs/output.md \"CSV\" must list the columns after the per-capture ones as:\n{block}"
+        );
+    }
+
+    #[test]
+    fn every_column_is_read_back_by_a_reader_or_says_why_not() {
+        let names: Vec<&str> = trailing_names().collect();
+        for (i, c) in TRAILING.iter().enumerate() {
+            assert!(!names[..i].contains(&c.name), "{} named twice", c.name);
+            assert!(!c.doc.contains('|') && !c.doc.contains('\n'), "{}: one line, no `|`", c.name);
+            if let Back::With(by) = c.back {
+                let reader = TRAILING.iter().find(|r| r.name == by);
+                assert!(
+                    matches!(reader.map(|r| &r.back), Some(Back::Read(_))),
+                    "{}: read with {by}, which has no reader",
+                    c.name
+                );
+            }
+        }
+    }
 }
