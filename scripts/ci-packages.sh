@@ -127,6 +127,13 @@ if ((can_install)); then
   code=$?
   set -e
   [[ $code == 2 && $said == *"--features parquet"* ]] || { echo "ci-packages: the slim build asked for Parquet exited $code: $said" >&2; exit 1; }
+  # A Parquet report given to compare: the slim build says it reads none.
+  (cd "$work/installed" && /usr/bin/tuplecorr -o "$work/root/r.parquet" testdata/lab/reject/decap.pcap testdata/lab/reject/egress.pcap)
+  set +e
+  said=$(chroot "$work/root" /tuplecorr compare /r.parquet /r.parquet 2>&1)
+  code=$?
+  set -e
+  [[ $code == 2 && $said == *"reads no Parquet"* ]] || { echo "ci-packages: the slim build's compare given Parquet exited $code: $said" >&2; exit 1; }
   step "the static binary runs the quick start alone in an empty chroot, as the package does"
 else
   quick_start "$PWD/$musl" "$work/installed"

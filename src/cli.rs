@@ -295,9 +295,9 @@ got worse (or --allow-regressions);
 #[derive(Debug, clap::Args)]
 #[command(after_help = COMPARE_AFTER_HELP)]
 pub struct CompareArgs {
-    /// Before: a tuplecorr report (JSON, NDJSON or CSV) or a comma-separated list of captures.
+    /// Before: a tuplecorr report (JSON, NDJSON, CSV or Parquet) or a comma-separated list of captures.
     pub before: String,
-    /// After: a tuplecorr report (JSON, NDJSON or CSV) or a comma-separated list of captures.
+    /// After: a tuplecorr report (JSON, NDJSON, CSV or Parquet) or a comma-separated list of captures.
     pub after: String,
     /// Output format: table (the change-record block as text, the default), markdown (the same block to
     /// paste into a change record), csv, json or ndjson; inferred from -o's extension when absent.

@@ -1,6 +1,7 @@
 //! Reads a tuplecorr report back into typed `Findings`: JSON and NDJSON through
 //! the wire types of `report::schema`, CSV through its cells (`report::cells`)
-//! into the same wire types, then schema's one wire → typed step for both. Takes a file; gives `Findings` or a
+//! and Parquet through its rows (`compare::parquet`) into the same wire types,
+//! then schema's one wire → typed step for all. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
 use crate::report::cells;
@@ -31,6 +32,8 @@ pub enum LoadError {
     Malformed { file: String, kind: ReportKind, line: Option<usize>, why: String },
     /// `--clocks-from`: not a JSON report holding the clocks.
     NoClocks { file: String, why: String },
+    /// A Parquet report, and a build without Parquet.
+    ParquetOff { file: String },
 }
 
 impl std::fmt::Display for LoadError {
@@ -60,6 +63,18 @@ impl std::fmt::Display for LoadError {
                 write!(f, "{file}: row {n}: {why}")
             }
             LoadError::Malformed { file, kind: ReportKind::Csv, line: None, why } => write!(f, "{file}: {why}"),
+            LoadError::Malformed { file, kind: ReportKind::Parquet, line: Some(n), why } => {
+                write!(f, "{file}: request row {n}: not a tuplecorr request: {why}")
+            }
+            LoadError::Malformed { file, kind: ReportKind::Parquet, line: None, why } => {
+                write!(f, "{file}: not a tuplecorr Parquet report: {why}")
+            }
+            LoadError::ParquetOff { file } => write!(
+                f,
+                "{file}: a Parquet file, and this build reads no Parquet (built without the `parquet` feature): \
+                 give the run's JSON, NDJSON or CSV report, or use a build with it \
+                 (`cargo install --path . --features parquet`, or the .deb)"
+            ),
             LoadError::NoClocks { file, why } => write!(
                 f,
                 "--clocks-from {file}: not a tuplecorr JSON report (--format json, the only one that holds the clocks): {why}"
@@ -84,6 +99,8 @@ pub enum ReportKind {
     /// One request object a line (`--format ndjson`).
     Ndjson,
     Csv,
+    /// `--format parquet`: the JSON's requests as rows.
+    Parquet,
 }
 
 /// JSON when the text starts with `{` (NDJSON when its first line is a whole
@@ -103,11 +120,12 @@ pub fn detect(text: &str) -> Option<ReportKind> {
     }
 }
 
-/// Loads a tuplecorr report (JSON, NDJSON or CSV, detected).
+/// Loads a tuplecorr report (JSON, NDJSON, CSV or Parquet, detected).
 pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     let file = path.display().to_string();
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    let bytes = match read_unless_parquet(path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return findings_from_parquet(path, file),
         Err(error) => return Err(LoadError::Unreadable { file, error }),
     };
     if crate::read::looks_like_capture(&bytes) {
@@ -121,7 +139,43 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
             .map_err(|why| LoadError::Malformed { file, kind: ReportKind::Json, line: None, why }),
         Some(ReportKind::Ndjson) => findings_from_ndjson(&text, &file),
         Some(ReportKind::Csv) => findings_from_csv(&text, &file),
-        None => Err(LoadError::Unrecognised { file }),
+        // Parquet is told by its first bytes, never from text.
+        Some(ReportKind::Parquet) | None => Err(LoadError::Unrecognised { file }),
+    }
+}
+
+/// The bytes of the file at `path`, or None when it is a Parquet file (its
+/// first bytes `PAR1`), which is read by its own reader, never whole.
+fn read_unless_parquet(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    (&mut f).take(4).read_to_end(&mut bytes)?;
+    if bytes == b"PAR1" {
+        return Ok(None);
+    }
+    f.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Reads a Parquet report (`compare::parquet`) into typed findings.
+fn findings_from_parquet(path: &Path, file: String) -> Result<Findings, LoadError> {
+    #[cfg(feature = "parquet")]
+    {
+        let opened =
+            std::fs::File::open(path).map_err(|error| LoadError::Unreadable { file: file.clone(), error })?;
+        let bad = |(line, why): (Option<usize>, String)| LoadError::Malformed {
+            file: file.clone(),
+            kind: ReportKind::Parquet,
+            line,
+            why,
+        };
+        super::parquet::wire_findings(opened).map_err(bad)?.into_typed().map_err(|why| bad((None, why)))
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = path;
+        Err(LoadError::ParquetOff { file })
     }
 }
 

@@ -2,7 +2,7 @@
 //! client and states how the source address, reply path and outcome changed,
 //! which services and clients got worse (regressions), and whether the
 //! expectations of the change record hold. Each side is a
-//! tuplecorr report (JSON, NDJSON or CSV, detected) or a comma-separated list
+//! tuplecorr report (JSON, NDJSON, CSV or Parquet, detected) or a comma-separated list
 //! of captures, which the caller runs through `drive::pipeline::analyze`. Takes
 //! findings or report files; gives a `Comparison` and its bytes.
 
@@ -10,6 +10,8 @@ pub mod diff;
 pub mod expect;
 pub mod load;
 pub mod model;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod regress;
 pub mod why;
 pub mod write;

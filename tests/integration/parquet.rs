@@ -341,3 +341,44 @@ fn names_fill_the_name_fields_as_in_json_and_the_columns_stay_the_same() {
     assert_eq!(keys(&rows[0]), keys(&plain_rows[0]));
     assert_eq!(keys(&rows[0]["captures"][0]), keys(&plain_rows[0]["captures"][0]));
 }
+
+/// What `compare` reads back from `bytes` written to a file named `name`.
+fn load(dir: &Path, name: &str, bytes: &[u8]) -> Findings {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    tuplecorr::compare::load_report(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn compare_reads_a_parquet_report_back_as_it_reads_the_json_one_on_every_lab_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in scenarios() {
+        let (_, f) = run_typed(&dir);
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let json = load(tmp.path(), "r.json", &write(&f, Format::Json));
+        let parquet = load(tmp.path(), "r.parquet", &write(&f, Format::Parquet));
+        assert_eq!(parquet.requests.len(), f.requests.len(), "{name}");
+        for (i, (p, j)) in parquet.requests.iter().zip(&json.requests).enumerate() {
+            assert_eq!(p, j, "{name}: request {} read back from Parquet differs from JSON", i + 1);
+        }
+        assert_eq!(parquet.captures, json.captures, "{name}");
+        assert_eq!(parquet.boundaries, json.boundaries, "{name}");
+        assert_eq!(parquet.unmatched, json.unmatched, "{name}");
+        assert_eq!(parquet.warnings, json.warnings, "{name}");
+    }
+}
+
+#[test]
+fn a_damaged_parquet_report_is_refused_with_the_file_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, f) = run_typed(&scenarios()[0]);
+    let bytes = write(&f, Format::Parquet);
+    for (name, damaged) in
+        [("cut.parquet", bytes[..bytes.len() / 2].to_vec()), ("magic.parquet", b"PAR1".to_vec())]
+    {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, damaged).unwrap();
+        let err = tuplecorr::compare::load_report(&path).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}: not a tuplecorr Parquet report: ", path.display())), "{err}");
+    }
+}
