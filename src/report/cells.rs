@@ -417,6 +417,80 @@ pub const TRAILING: [Column; 38] = [
 
 const EXCHANGES_IN_JSON: &str = "`compare` reads the JSON's `exchanges`";
 
+/// The columns appended after all the others but a split capture's
+/// interfaces, only when a host's files are given (`--rules`, `--conntrack`,
+/// `--masq-agent`, `--routes`, `--sysctl`, `--neigh`, `--host-dir`, the
+/// `*-after` options), so a report without them keeps its columns: what
+/// those files say of the request.
+pub const WHY: [Column; 10] = [
+    Column {
+        name: "source_rule",
+        doc: "per source change, `FILE:LINE CHAIN` of its nat rule (or its `rule_note`), `;`-joined in the order of `source_changed_at`",
+        write: |q, c| rule_cell(c, &q.source),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "source_conntrack",
+        doc: "per source change, `FILE:LINE` of its conntrack entry (` disagrees` appended when not confirmed)",
+        write: |q, c| conntrack_cell(c, &q.source),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "destination_rule",
+        doc: "the same as `source_rule` for the destination changes",
+        write: |q, c| rule_cell(c, &q.destination),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "destination_conntrack",
+        doc: "the same as `source_conntrack` for the destination changes",
+        write: |q, c| conntrack_cell(c, &q.destination),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "lost_at",
+        doc: "JSON `loss.at`: the host the request or its reply was lost inside; empty when no loss is decided",
+        write: |q, c| text(c, q.loss.as_ref().map(|l| &l.at)),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "lost_packet",
+        doc: "JSON `loss.packet`: `request` or `reply`",
+        write: |q, c| text(c, q.loss.as_ref().map(|l| &l.packet)),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "lost_cause",
+        doc: "JSON `loss.cause` (`filter`, `policy`, `route`, `rp_filter`, `neighbour`, `forwarding`, `undecided`)",
+        write: |q, c| text(c, q.loss.as_ref().map(|l| &l.cause)),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "lost_rule",
+        doc: "JSON `loss.rule` as `FILE:LINE CHAIN`: the filter rule that dropped it",
+        write: |q, c| {
+            if let Some(r) = q.loss.as_ref().and_then(|l| l.rule.as_ref()) {
+                let _ = write!(c, "{}:{} {}", r.file, r.line, r.chain);
+            }
+        },
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "predicted_at",
+        doc: "JSON `predicted.at`: the host a proposed change (`--masq-agent-after`, `--rules-after`) is predicted at",
+        write: |q, c| text(c, q.predicted.as_ref().map(|p| &p.at)),
+        back: Back::Not(HOST_FILES),
+    },
+    Column {
+        name: "predicted_source",
+        doc: "JSON `predicted.source_after`: the source leaving that host after the change; empty when unknown (see the explanation)",
+        write: |q, c| text(c, q.predicted.as_ref().and_then(|p| p.source_after.as_ref())),
+        back: Back::Not(HOST_FILES),
+    },
+];
+
+const HOST_FILES: &str = "`compare` reads no host file";
+
 /// The name an application gave: the HTTP Host, the TLS SNI, the DNS query name.
 fn app_host(a: &AppOut) -> Option<&String> {
     match a.protocol {
@@ -506,7 +580,7 @@ pub fn trailing_names() -> impl Iterator<Item = &'static str> {
 
 /// Per change, `file:line chain` of its nat rule (or why none is named):
 /// the `source_rule` and `destination_rule` cells of `--rules`.
-pub fn rule_cell(cell: &mut String, c: &Changes) {
+fn rule_cell(cell: &mut String, c: &Changes) {
     join(cell, &c.changed, ";", |cell, x| match (&x.rule, &x.rule_note) {
         (Some(r), _) => {
             let _ = write!(cell, "{}:{} {}", r.file, r.line, r.chain);
@@ -518,7 +592,7 @@ pub fn rule_cell(cell: &mut String, c: &Changes) {
 
 /// Per change, `file:line` of its conntrack entry (`disagrees` when its reply
 /// tuple is another): the `*_conntrack` cells.
-pub fn conntrack_cell(cell: &mut String, c: &Changes) {
+fn conntrack_cell(cell: &mut String, c: &Changes) {
     join(cell, &c.changed, ";", |cell, x| {
         if let Some(e) = &x.conntrack {
             let _ = write!(cell, "{}:{}{}", e.file, e.line, if e.confirmed { "" } else { " disagrees" });
@@ -692,18 +766,21 @@ mod tests {
     #[test]
     fn the_docs_list_every_column_in_order_with_its_line() {
         let docs = include_str!("../../docs/output.md");
-        let rows: Vec<String> = TRAILING.iter().map(doc_row).collect();
-        let block = rows.join("\n");
-        assert!(
-            docs.contains(&format!("\n{block}\n")),
-            "docs/output.md \"CSV\" must list the columns after the per-capture ones as:\n{block}"
-        );
+        for (table, which) in [(&TRAILING[..], "after the per-capture ones"), (&WHY[..], "of a host's files")]
+        {
+            let rows: Vec<String> = table.iter().map(doc_row).collect();
+            let block = rows.join("\n");
+            assert!(
+                docs.contains(&format!("\n{block}\n")),
+                "docs/output.md \"CSV\" must list the columns {which} as:\n{block}"
+            );
+        }
     }
 
     #[test]
     fn every_column_is_read_back_by_a_reader_or_says_why_not() {
-        let names: Vec<&str> = trailing_names().collect();
-        for (i, c) in TRAILING.iter().enumerate() {
+        let names: Vec<&str> = TRAILING.iter().chain(&WHY).map(|c| c.name).collect();
+        for (i, c) in TRAILING.iter().chain(&WHY).enumerate() {
             assert!(!names[..i].contains(&c.name), "{} named twice", c.name);
             assert!(!c.doc.contains('|') && !c.doc.contains('\n'), "{}: one line, no `|`", c.name);
             if let Back::With(by) = c.back {

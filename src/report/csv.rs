@@ -30,14 +30,6 @@ pub fn header(labels: &[&str]) -> Vec<String> {
 /// (per capture label L: `L_client_name`, `L_server_name` between these).
 pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_name"];
 
-/// Columns appended last only with `--rules`/`--conntrack`/`--masq-agent`
-/// (so reports without them keep their columns): per change, `file:line
-/// chain` of its nat rule (or why none is named) and `file:line` of its
-/// conntrack entry (`disagrees` when its reply tuple is another), `;`-joined
-/// in the order of the change columns.
-pub const WHY_COLUMNS: [&str; 4] =
-    ["source_rule", "source_conntrack", "destination_rule", "destination_conntrack"];
-
 /// Whether capture label `label` is a side of a split capture (`node(in)`,
 /// `node(out)`): it gets an `L_iface` column, last of all.
 pub fn is_side(label: &str) -> bool {
@@ -93,7 +85,7 @@ fn endpoint_into(cell: &mut String, e: Option<&String>) {
 /// written in the style of `--tz`/`--time-format`.
 pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
-    let why = if w.why.is_some() { WHY_COLUMNS.len() } else { 0 };
+    let why = if w.why.is_some() { cells::WHY.len() } else { 0 };
     let sides = w.labels.iter().filter(|l| is_side(l)).count();
     let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + cells::TRAILING.len() + names + why + sides;
     cells.resize_with(columns, String::new);
@@ -139,9 +131,8 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &m
         name(next(), q.outcome.by_name.as_ref());
     }
     if w.why.is_some() {
-        for changes in [&q.source, &q.destination] {
-            cells::rule_cell(next(), changes);
-            cells::conntrack_cell(next(), changes);
+        for column in &cells::WHY {
+            (column.write)(q, next());
         }
     }
     for (i, _) in w.labels.iter().enumerate().filter(|(_, l)| is_side(l)) {
@@ -181,7 +172,7 @@ pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::
     let mut header =
         if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
     if words.why.is_some() {
-        header.extend(WHY_COLUMNS.iter().map(|c| c.to_string()));
+        header.extend(cells::WHY.iter().map(|c| c.name.to_string()));
     }
     header.extend(iface_columns(&words.labels));
     let mut line = Vec::new();

@@ -277,3 +277,52 @@ fn backend_no_route_names_the_missing_route_of_the_end_host() {
         );
     }
 }
+
+/// The CSV of `scenario` with the same host files as [`run`]: its header
+/// and rows.
+fn run_csv(scenario: &str, at: &str, host: &str, rules: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut args: Vec<String> =
+        ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "csv", "-q"].map(String::from).to_vec();
+    for kind in ["routes", "sysctl", "neigh", "rules"].into_iter().filter(|k| rules || *k != "rules") {
+        args.push(format!("--{kind}"));
+        args.push(format!("{at}={kind}-{host}.txt"));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+        .current_dir(lab(scenario))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
+    let mut r = csv::Reader::from_reader(&o.stdout[..]);
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    let rows = r.records().map(|x| x.unwrap().iter().map(String::from).collect()).collect();
+    (header, rows)
+}
+
+#[test]
+fn the_csv_lost_columns_hold_the_json_loss_of_every_request() {
+    for (sc, cause, rules) in [("forward-drop", "filter", true), ("stale-gateway", "neighbour", false)] {
+        let requests = run(sc, NODE, "node", rules);
+        let (header, rows) = run_csv(sc, NODE, "node", rules);
+        let col =
+            |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{sc}: no {name}"));
+        let (at, packet, why, rule) =
+            (col("lost_at"), col("lost_packet"), col("lost_cause"), col("lost_rule"));
+        assert_eq!(rows.len(), requests.len(), "{sc}");
+        let mut lost = 0;
+        for (row, r) in rows.iter().zip(&requests) {
+            let loss = &r["loss"];
+            let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+            assert_eq!(row[at], s(&loss["at"]), "{sc} request {}", r["request"]);
+            assert_eq!(row[packet], s(&loss["packet"]), "{sc} request {}", r["request"]);
+            assert_eq!(row[why], s(&loss["cause"]), "{sc} request {}", r["request"]);
+            let want = match loss["rule"].as_object() {
+                Some(x) => format!("{}:{} {}", s(&x["file"]), x["line"], s(&x["chain"])),
+                None => String::new(),
+            };
+            assert_eq!(row[rule], want, "{sc} request {}", r["request"]);
+            lost += usize::from(row[why] == cause);
+        }
+        assert!(lost > 0, "{sc}: no request lost by {cause} in the CSV");
+    }
+}

@@ -339,14 +339,27 @@ fn csv_carries_the_short_rule_and_entry_columns_last_only_when_asked() {
     let mut rows = csv::Reader::from_reader(with.as_bytes());
     let header: Vec<String> = rows.headers().unwrap().iter().map(str::to_string).collect();
     assert_eq!(
-        &header[header.len() - 4..],
-        ["source_rule", "source_conntrack", "destination_rule", "destination_conntrack"]
+        &header[header.len() - 10..],
+        [
+            "source_rule",
+            "source_conntrack",
+            "destination_rule",
+            "destination_conntrack",
+            "lost_at",
+            "lost_packet",
+            "lost_cause",
+            "lost_rule",
+            "predicted_at",
+            "predicted_source"
+        ]
     );
     let first = rows.records().next().unwrap().unwrap();
-    let n = first.len();
+    let n = first.len() - 6;
     assert_eq!(&first[n - 4], "rules-node.txt:19 IP-MASQ-AGENT");
     assert_eq!(&first[n - 3], "conntrack-node.log:1");
     assert_eq!((&first[n - 2], &first[n - 1]), ("", ""));
+    // nothing lost, no change proposed: the last six are empty
+    assert!(first.iter().skip(n).all(str::is_empty), "{first:?}");
 }
 
 /// Every lab scenario with NAT, re-recorded with each NAT host's rules and
@@ -922,19 +935,20 @@ fn a_proposed_configmap_predicts_each_request_s_source_and_who_will_see_another_
              kind: ConfigMap\nmetadata:\n  name: ip-masq-agent\n  namespace: kube-system\n"
         )
     };
-    let run = |cidr: &str| -> Value {
+    let output = |cidr: &str, format: &str| -> Vec<u8> {
         let path = tmp.path().join(format!("after-{}.yaml", cidr.replace('/', "_")));
         std::fs::write(&path, cm(cidr)).unwrap();
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
             .current_dir(lab("masq-agent"))
-            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"])
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "--format", format, "-q"])
             .arg("--masq-agent-after")
             .arg(format!("egress->backend={}", path.display()))
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice(&o.stdout).unwrap()
+        o.stdout
     };
+    let run = |cidr: &str| -> Value { serde_json::from_slice(&output(cidr, "json")).unwrap() };
     let wide = run("198.19.96.0/24");
     let file = "after-198.19.96.0_24.yaml";
     for r in wide["requests"].as_array().unwrap() {
@@ -973,6 +987,21 @@ fn a_proposed_configmap_predicts_each_request_s_source_and_who_will_see_another_
         "{}",
         to11[0]["explanation"]
     );
+    // The CSV's predicted_at and predicted_source say the same, row by row.
+    let csv = output("10.0.0.0/8", "csv");
+    let mut rows = csv::Reader::from_reader(&csv[..]);
+    let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (at, source) = (col("predicted_at"), col("predicted_source"));
+    let requests = narrow["requests"].as_array().unwrap();
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), requests.len());
+    for (row, r) in rows.iter().zip(requests) {
+        let p = &r["predicted"];
+        assert_eq!(row[at], *p["at"].as_str().unwrap_or(""), "{r}");
+        assert_eq!(row[source], *p["source_after"].as_str().unwrap_or(""), "{r}");
+    }
+    assert!(rows.iter().any(|row| &row[source] == "198.19.3.17"));
     let b = narrow["blast_radius"].as_array().unwrap();
     assert_eq!(b.len(), 1, "{b:?}");
     assert_eq!(
