@@ -10,6 +10,7 @@ pub mod diff;
 pub mod expect;
 pub mod load;
 pub mod model;
+pub mod predicted;
 pub mod regress;
 pub mod why;
 pub mod write;
