@@ -217,7 +217,7 @@ fn file_name_of(path: &str) -> String {
 
 /// The main form: correlate the captures and write the report.
 pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
-    let (target, pcapng_target, warnings_target) = output_targets(run)?;
+    let (target, pcapng_target, warnings_target, expectations_target) = output_targets(run)?;
     // `--clocks-from` is read before any capture: a wrong report is a usage error at once.
     let pinned;
     let config = match &run.clocks_from {
@@ -352,6 +352,10 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             return Err(Error::Usage(UsageError(e)));
         }
     }
+    if let (Some(target), Some(explained)) = (&expectations_target, &explained) {
+        let file = crate::compare::predicted::build(&findings, &explained.predicted);
+        crate::output::write_to(target, |out| out.write_all(&crate::compare::predicted::to_bytes(&file)))?;
+    }
     let mut options = report_options(run, names);
     options.view.why = explained;
     crate::output::write_to(&target, |out| {
@@ -381,7 +385,12 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
 /// The targets of `-o`, `--pcapng` and `--warnings-to`, checked before
 /// anything is read: against every input (the captures, `--clocks-from`,
 /// `--names`) and against each other.
-type Targets = (crate::output::Target, Option<crate::output::Target>, Option<crate::output::Target>);
+type Targets = (
+    crate::output::Target,
+    Option<crate::output::Target>,
+    Option<crate::output::Target>,
+    Option<crate::output::Target>,
+);
 
 fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
     use crate::output::{Input, Out};
@@ -396,11 +405,15 @@ fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
     if let Some(p) = &run.warnings_to {
         outs.push(Out { option: "--warnings-to", holds: "the warnings", path: Some(p) });
     }
+    if let Some(p) = &run.expectations {
+        outs.push(Out { option: "--expectations", holds: "the expectations", path: Some(p) });
+    }
     let mut targets = crate::output::targets(&outs, &inputs)?.into_iter();
     let report = targets.next().expect("the report has a target");
     let pcapng = run.pcapng.as_ref().and_then(|_| targets.next());
     let warnings = run.warnings_to.as_ref().and_then(|_| targets.next());
-    Ok((report, pcapng, warnings))
+    let expectations = run.expectations.as_ref().and_then(|_| targets.next());
+    Ok((report, pcapng, warnings, expectations))
 }
 
 /// The post-pass of `--rules`, `--conntrack`, `--masq-agent`: each WHERE
@@ -636,8 +649,21 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
 /// expectations, write; exit status 1 when one does not hold or a service and
 /// client got worse (unless `--allow-regressions`).
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
-    let inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
+    let mut inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
+    inputs.extend(
+        (run.expectations_file.iter())
+            .map(|p| crate::output::Input { label: "--expectations".into(), path: p.clone() }),
+    );
     let target = crate::output::target(run.path.as_deref(), &inputs)?;
+    // the expectations file is read before either side: a wrong one is a usage error at once
+    let predicted = match &run.expectations_file {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = crate::why::text::read(path).map_err(|e| UsageError(format!("--expectations {e}")))?;
+            Some((crate::compare::predicted::parse(&name, &text).map_err(UsageError)?, name))
+        }
+        None => None,
+    };
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
     let mut comparison = crate::compare::compare(&before, &after);
@@ -652,8 +678,41 @@ pub fn compare(run: &CompareRun) -> Result<u8, Error> {
     comparison.regressions_allowed = run.allow_regressions;
     crate::compare::expect::check(&mut comparison, &after, &run.expectations)
         .map_err(|e| Error::Usage(UsageError(e.0)))?;
+    if let Some((file, name)) = &predicted {
+        crate::compare::predicted::check(&mut comparison, (&before, &after), file, name, run.rollback);
+    }
     crate::output::write_to(&target, |out| crate::compare::write(&comparison, run.format, out))?;
     for e in comparison.expectations.iter().filter(|e| !e.holds) {
+        if let Some(p) = &e.predicted {
+            use crate::compare::predicted::Status;
+            match p.status {
+                Status::NotExercised => {
+                    eprintln!(
+                        "tuplecorr: note: not exercised: {}: no request of it in the after run",
+                        e.expectation
+                    )
+                }
+                Status::Unknown => eprintln!(
+                    "tuplecorr: note: not checkable: {}: {}",
+                    e.expectation,
+                    p.unknown.as_deref().unwrap_or_default()
+                ),
+                Status::Held | Status::Broken => {
+                    let list: Vec<String> = (e.broken_by.iter())
+                        .map(|b| {
+                            let ids: Vec<String> = b.requests.iter().map(u64::to_string).collect();
+                            format!("request {} ({})", ids.join(", "), b.found)
+                        })
+                        .collect();
+                    eprintln!(
+                        "tuplecorr: expectation not met: {}: broken by {}",
+                        e.expectation,
+                        list.join(", ")
+                    );
+                }
+            }
+            continue;
+        }
         let requests: Vec<String> =
             e.broken_by.iter().flat_map(|b| b.requests.iter().map(u64::to_string)).collect();
         let which = if requests.is_empty() {

@@ -183,6 +183,11 @@ pub struct CorrelateArgs {
     /// `nft [-j] list ruleset`). Like --masq-agent-after, from the rule each request would meet.
     #[arg(long, value_name = "WHERE=FILE")]
     pub rules_after: Vec<String>,
+    /// With --masq-agent-after or --rules-after: also write what the change will do, per service,
+    /// client and host, to FILE (JSON, atomically), for `tuplecorr compare --expectations FILE` to
+    /// prove on captures taken after the change (or, with --rollback, after rolling it back).
+    #[arg(long, value_name = "FILE")]
+    pub expectations: Option<PathBuf>,
     /// Every file of a host at once, WHERE=DIR (repeatable): the folder `tuplecorr generate
     /// collect` writes on the host (its rules, conntrack, routes, sysctl, neighbours, ConfigMap).
     #[arg(long, value_name = "WHERE=DIR")]
@@ -280,6 +285,8 @@ capture 1, not the port): a client or service on one side only is reported as on
 Expectations are checked on the after run and may be combined:
   --expect-source 198.19.3.17 --at backend    --expect-source 198.19.0.0/16    --expect-source preserved
   --expect-unchanged (eviction retest)         --expect-reply same-path         --expect-outcome completed
+  --expectations exp.json: what `tuplecorr preview --expectations exp.json` predicted, per service and
+  client, at the host changed (--rollback: the sources of before the change, after rolling it back)
 
 A service and client got worse (a regression) when a request of it completed before and one after
 ended no-reply, reset, icmp-error, handshake-only or data-stopped, or a reply came back on the same
@@ -289,7 +296,7 @@ failure already seen before counts only when nothing of the pairing succeeds aft
 Exit status: 0 every expectation holds for every matching request (or none was given) and nothing
 got worse (or --allow-regressions);
 1 an expectation does not hold, or a regression (the requests are listed in the report and on stderr);
-2 usage error, or a side that cannot be read.";
+2 usage error, or a side or the expectations file that cannot be read.";
 
 /// Options of `tuplecorr compare`.
 #[derive(Debug, clap::Args)]
@@ -330,6 +337,15 @@ pub struct CompareArgs {
     /// longer makes the exit status 1 (by default it does, with or without expectations).
     #[arg(long)]
     pub allow_regressions: bool,
+    /// Expect what a preview predicted: the file --expectations wrote on a run with
+    /// --masq-agent-after or --rules-after. Each service and client's requests after the change must
+    /// leave the host with the source predicted; one with no request after is "not exercised".
+    #[arg(long = "expectations", value_name = "FILE")]
+    pub expectations_file: Option<PathBuf>,
+    /// With --expectations: expect today's sources instead (the change rolled back: AFTER is the
+    /// run after the rollback).
+    #[arg(long, requires = "expectations_file")]
+    pub rollback: bool,
 }
 
 const GENERATE_AFTER_HELP: &str = "\
@@ -505,6 +521,8 @@ impl Args {
                 after: compare_side(&a.after)?,
                 expectations: a.expectations()?,
                 allow_regressions: a.allow_regressions,
+                expectations_file: a.expectations_file,
+                rollback: a.rollback,
                 path: a.output,
                 quiet: a.quiet,
             })),
@@ -988,6 +1006,15 @@ impl CorrelateArgs {
             )?;
         }
         let why = self.why_inputs()?;
+        if let Some(path) = &self.expectations {
+            if self.masq_agent_after.is_empty() && self.rules_after.is_empty() {
+                return Err(UsageError(format!(
+                    "--expectations {}: it writes what a proposed state will do: give --masq-agent-after \
+                     WHERE=FILE or --rules-after WHERE=FILE",
+                    path.display()
+                )));
+            }
+        }
         if !why.is_empty() {
             refuse_without(
                 "--rules, --conntrack, --masq-agent, --routes, --sysctl, --neigh, --host-dir, --masq-agent-after and --rules-after explain a finished run",
@@ -1069,6 +1096,7 @@ impl CorrelateArgs {
             summary_only: self.summary,
             color: self.color.unwrap_or(ColorChoice::Auto),
             fail_on: self.fail_on.clone(),
+            expectations: self.expectations.clone(),
         })
     }
 }

@@ -68,6 +68,9 @@ pub struct CorrelateRun {
     pub warnings_to: Option<PathBuf>,
     /// `--clocks-from REPORT`: read before the captures into `config.clocks_from`.
     pub clocks_from: Option<PathBuf>,
+    /// `--expectations FILE` (with a proposed state): the predictions per
+    /// service and client, for `compare --expectations`.
+    pub expectations: Option<PathBuf>,
 }
 
 /// `tuplecorr inspect`.
@@ -92,4 +95,8 @@ pub struct CompareRun {
     /// `--allow-regressions`: a service and client that got worse is reported
     /// as a note and does not make the exit status 1.
     pub allow_regressions: bool,
+    /// `--expectations FILE`: the predictions of a preview to check on the after run.
+    pub expectations_file: Option<PathBuf>,
+    /// `--rollback`: check today's sources of that file instead.
+    pub rollback: bool,
 }

@@ -12,6 +12,7 @@ pub mod load;
 pub mod model;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod predicted;
 pub mod regress;
 pub mod why;
 pub mod write;

@@ -191,6 +191,71 @@ pub struct ExpectationResult {
     /// Requests (pairings for `unchanged`) it was checked on.
     pub checked: u64,
     pub broken_by: Vec<Breach>,
+    /// `--expectations FILE`: the entry of the file this checks (see `compare::predicted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<Box<PredictedCheck>>,
+}
+
+impl ExpectationResult {
+    /// It makes the comparison fail: it did not hold, and it is no entry of
+    /// an expectations file that was not exercised or cannot be checked.
+    pub fn fails(&self) -> bool {
+        !self.holds
+            && !self
+                .predicted
+                .as_ref()
+                .is_some_and(|p| matches!(p.status, Status::NotExercised | Status::Unknown))
+    }
+}
+
+/// How one entry fared against the after run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Every request of the service and client left the host with the source predicted.
+    Held,
+    /// One did not (the breaches name them).
+    Broken,
+    /// No request of the service and client in the after run: not a breach.
+    NotExercised,
+    /// The entry cannot be checked (`unknown` says why): not a breach, never a pass.
+    Unknown,
+}
+
+impl Status {
+    pub fn wire(self) -> &'static str {
+        match self {
+            Status::Held => "held",
+            Status::Broken => "broken",
+            Status::NotExercised => "not-exercised",
+            Status::Unknown => "unknown",
+        }
+    }
+}
+
+/// One entry of an expectations file, checked: on its `ExpectationResult`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictedCheck {
+    /// The expectations file.
+    pub file: String,
+    /// `--rollback`: today's source was expected, not the one after the change.
+    pub rollback: bool,
+    pub proto: Proto,
+    pub service: String,
+    pub client: String,
+    pub at: String,
+    pub status: Status,
+    /// The sources the before run's requests of it left the host with (empty: none seen).
+    pub before: Vec<String>,
+    /// The source expected leaving the host (null: unknown).
+    pub predicted: Option<String>,
+    /// The sources the after run's requests left the host with (empty: none seen).
+    pub observed: Vec<String>,
+    /// The entry's reason (the ConfigMap line or rule that decides it).
+    pub reason: String,
+    /// Why it could not be checked (status `unknown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
 }
 
 /// Which verdict of a pairing got worse.

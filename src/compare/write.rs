@@ -167,6 +167,12 @@ pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<
     writeln!(out, "{}", heading("Expectations"))?;
     writeln!(out)?;
     for e in &c.expectations {
+        if let Some(p) = &e.predicted {
+            for line in predicted_lines(e, p) {
+                writeln!(out, "{line}")?;
+            }
+            continue;
+        }
         let mark = if e.holds { "✔" } else { "✘" };
         let noun = if e.expectation.starts_with("unchanged") { "service/client" } else { "request" };
         let n = e.checked;
@@ -188,6 +194,44 @@ pub fn write_block(c: &Comparison, md: bool, out: &mut dyn Write) -> io::Result<
         }
     }
     Ok(())
+}
+
+/// The lines of one entry of an expectations file: ✔/✘ (or "not exercised",
+/// "not checkable") with the entry, then `before → predicted → observed` at
+/// its host and the reason, then the requests that break it.
+pub fn predicted_lines(e: &super::model::ExpectationResult, p: &super::model::PredictedCheck) -> Vec<String> {
+    use super::model::Status;
+    let n = e.checked;
+    let checked =
+        format!("{n} request{} checked, {} broken", if n == 1 { "" } else { "s" }, e.broken_by.len());
+    let mut lines = vec![match p.status {
+        Status::Held => format!("- ✔ {} ({checked})", e.expectation),
+        Status::Broken => format!("- ✘ {} ({checked})", e.expectation),
+        Status::NotExercised => {
+            format!("- not exercised: {} (no request of it in the after run)", e.expectation)
+        }
+        Status::Unknown => {
+            format!("- not checkable: {}: {}", e.expectation, p.unknown.as_deref().unwrap_or_default())
+        }
+    }];
+    let seen =
+        |list: &[String], none: &str| if list.is_empty() { none.to_string() } else { list.join(" or ") };
+    if matches!(p.status, Status::Held | Status::Broken) {
+        lines.push(format!(
+            "  - {} → {} → {} (before → predicted → observed, at {}; {})",
+            seen(&p.before, "not seen before"),
+            p.predicted.as_deref().unwrap_or("unknown"),
+            seen(&p.observed, "not seen leaving"),
+            p.at,
+            p.reason
+        ));
+    }
+    for b in &e.broken_by {
+        let ids: Vec<String> = b.requests.iter().map(|r| r.to_string()).collect();
+        let what = if ids.len() == 1 { "request" } else { "requests" };
+        lines.push(format!("  - {what} {} {}: {}", ids.join(", "), b.run, b.found));
+    }
+    lines
 }
 
 /// At most this many regressions are listed in the block (and on stderr); JSON

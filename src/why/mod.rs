@@ -178,6 +178,25 @@ pub fn places(labels: &[&str]) -> Vec<String> {
     out
 }
 
+/// The captures around WHERE (without `@FILE`) among these labels: a boundary
+/// `A->B` its two, a split capture's label its first and last side, another
+/// capture's label (the host at the end of the path) that one alone; None
+/// when WHERE is none of them. What `--masq-agent-after` and the other host
+/// files are placed by, and `compare --expectations` reads the source at.
+pub fn span_of(place: &str, labels: &[&str]) -> Option<(usize, usize)> {
+    if let Some((a, b)) = place.split_once("->") {
+        let i = labels.iter().position(|l| *l == a);
+        match i {
+            Some(i) if labels.get(i + 1) == Some(&b) => Some((i, i + 1)),
+            _ => None,
+        }
+    } else {
+        (groups(labels).into_iter().find(|(n, _)| n == place).map(|(_, s)| s))
+            // the host a capture was taken on, at the end of the path (the backend)
+            .or_else(|| labels.iter().position(|l| *l == place && !l.ends_with(')')).map(|i| (i, i)))
+    }
+}
+
 /// Split captures: label → (first, last) side index, when it has two or more.
 fn groups(labels: &[&str]) -> Vec<(String, (usize, usize))> {
     let mut out: Vec<(String, (usize, usize))> = Vec::new();
@@ -220,17 +239,7 @@ pub fn hosts(
             None => (g.at.as_str(), None),
         };
         let sides = groups.iter().any(|(n, _)| n == place);
-        let span = if let Some((a, b)) = place.split_once("->") {
-            let i = labels.iter().position(|l| *l == a);
-            match i {
-                Some(i) if labels.get(i + 1) == Some(&b) => Some((i, i + 1)),
-                _ => None,
-            }
-        } else {
-            (groups.iter().find(|(n, _)| *n == place).map(|(_, s)| *s))
-                // the host a capture was taken on, at the end of the path (the backend)
-                .or_else(|| labels.iter().position(|l| *l == place && !l.ends_with(')')).map(|i| (i, i)))
-        };
+        let span = span_of(place, labels);
         let Some(span) = span else {
             return Err(format!(
                 "{} {}=…: {:?} is no boundary, split capture or capture of this run; valid: {}",

@@ -107,10 +107,24 @@ pub fn predict(findings: &Findings, hosts: &[Host]) -> (BTreeMap<u64, Predicted>
 
 /// The captures around `host` that saw `r`: the first and the last.
 fn around(r: &Request, host: &Host) -> Option<(usize, usize)> {
-    let mut seen = (host.span.0..=host.span.1).filter(|&i| r.captures.get(i).is_some_and(|h| h.seen));
+    around_span(r, host.span)
+}
+
+/// The captures of `span` (see [`super::span_of`]) that saw `r`: the first
+/// and the last, when they are two.
+pub fn around_span(r: &Request, span: (usize, usize)) -> Option<(usize, usize)> {
+    let mut seen = (span.0..=span.1).filter(|&i| r.captures.get(i).is_some_and(|h| h.seen));
     let a = seen.next()?;
     let b = seen.next_back()?;
     (a < b).then_some((a, b))
+}
+
+/// The source `r` leaves the host of `span` with, read as [`Predicted::today`]
+/// is: its client at the last capture of the span that saw it, when an
+/// earlier one of the span saw it too; None otherwise.
+pub fn source_leaving(r: &Request, span: (usize, usize)) -> Option<IpAddr> {
+    let (_, b) = around_span(r, span)?;
+    Some(r.captures[b].client?.addr)
 }
 
 /// The request's destination leaving the host (after any DNAT there).

@@ -113,6 +113,8 @@ fn compare_writes_the_change_statement_for_two_report_files() {
         quiet: true,
         expectations: Vec::new(),
         allow_regressions: false,
+        expectations_file: None,
+        rollback: false,
     };
     assert_eq!(app::compare(&args).unwrap(), app::EXIT_OK);
     let text = std::fs::read_to_string(&out).unwrap();
@@ -131,6 +133,8 @@ fn compare_with_a_missing_report_is_an_error_naming_it() {
         quiet: true,
         expectations: Vec::new(),
         allow_regressions: false,
+        expectations_file: None,
+        rollback: false,
     };
     let err = app::compare(&args).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/before.json"), "{err}");

@@ -1135,3 +1135,206 @@ fn preview_is_a_run_that_insists_on_a_proposed_state() {
     assert_eq!(String::from_utf8_lossy(&sub.stdout), String::from_utf8_lossy(&main.stdout));
     assert!(String::from_utf8_lossy(&sub.stdout).contains("\"predicted\""));
 }
+
+/// The change record predicts, then proves (issue 49, item 4): the preview
+/// on the masq-agent lab of a ConfigMap keeping all of 198.19.96.0/24 writes
+/// its prediction (`--expectations`); the lab's `preserved` run (no NAT: what
+/// that ConfigMap gives) proves it, exit 0; the run before the change does
+/// not, exit 1 naming each request that still leaves masqueraded; and the
+/// same file proves the rollback (`--rollback`: today's sources).
+#[test]
+fn a_preview_s_expectations_are_proved_after_the_change_and_after_its_rollback() {
+    let bin = env!("CARGO_BIN_EXE_tuplecorr");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = |name: &str| tmp.path().join(name).to_str().unwrap().to_string();
+    let today = std::fs::read_to_string(lab("masq-agent").join("masq-agent.yaml")).unwrap();
+    assert!(today.contains("- 198.19.96.11/32"));
+    std::fs::write(path("wide.yaml"), today.replace("- 198.19.96.11/32", "- 198.19.96.0/24")).unwrap();
+    let caps = ["decap.pcap", "egress.pcap", "backend.pcap", "-q"];
+    let o = std::process::Command::new(bin)
+        .current_dir(lab("masq-agent"))
+        .arg("preview")
+        .args(caps)
+        .args(["--masq-agent-after", &format!("egress->backend={}", path("wide.yaml"))])
+        .args(["--expectations", &path("expected.json"), "-o", &path("before.json")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = std::process::Command::new(bin)
+        .current_dir(lab("preserved"))
+        .args(caps)
+        .args(["-o", &path("after.json")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // the file: one entry per service, client and host
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path("expected.json")).unwrap()).unwrap();
+    assert_eq!(file["tuplecorr_expectations"], 1);
+    assert_eq!(file["captures"], serde_json::json!(["decap", "egress", "backend"]));
+    let entries = file["entries"].as_array().unwrap();
+    let entry = |proto: &str, service: &str, client: &str| -> &Value {
+        (entries.iter())
+            .find(|e| e["proto"] == proto && e["service"] == service && e["client"] == client)
+            .unwrap_or_else(|| panic!("{proto} {service} {client}: {entries:?}"))
+    };
+    assert_eq!(entries.len(), 4, "{entries:?}");
+    let tcp42 = entry("tcp", "198.19.96.10:80", "198.18.90.42");
+    assert_eq!(tcp42["at"], "egress->backend");
+    assert_eq!(
+        (tcp42["source_today"].as_str(), tcp42["source_after"].as_str()),
+        (Some("198.19.3.17"), Some("198.18.90.42"))
+    );
+    assert_eq!(tcp42["reason"], "198.19.96.10 in 198.19.96.0/24: kept (wide.yaml:5)");
+    assert_eq!(tcp42["requests"], serde_json::json!([1]));
+    let kept = entry("tcp", "198.19.96.11:80", "198.18.90.42");
+    assert_eq!(
+        (kept["source_today"].as_str(), kept["source_after"].as_str()),
+        (Some("198.18.90.42"), Some("198.18.90.42"))
+    );
+    assert_eq!(entry("udp", "198.19.96.10:9000", "198.18.90.42")["source_after"], "198.18.90.42");
+
+    let compare = |before: &str, after: &str, extra: &[&str]| {
+        std::process::Command::new(bin)
+            .args(["compare", &path(before), &path(after), "--expectations", &path("expected.json")])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // (a) after the change as predicted: exit 0, each entry held or not exercised
+    let o = compare("before.json", "after.json", &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let checks: Vec<&Value> = c["expectations"].as_array().unwrap().iter().map(|e| &e["predicted"]).collect();
+    assert_eq!(checks.len(), 4);
+    let check = |service: &str, client: &str| {
+        *checks.iter().find(|p| p["service"] == service && p["client"] == client).unwrap()
+    };
+    let p = check("198.19.96.10:80", "198.18.90.42");
+    assert_eq!(p["status"], "held");
+    assert_eq!(
+        (p["before"].clone(), p["predicted"].clone(), p["observed"].clone()),
+        (
+            serde_json::json!(["198.19.3.17"]),
+            serde_json::json!("198.18.90.42"),
+            serde_json::json!(["198.18.90.42"])
+        )
+    );
+    assert_eq!(check("198.19.96.10:9000", "198.18.90.42")["status"], "held");
+    assert_eq!(check("198.19.96.10:80", "198.18.90.43")["status"], "not-exercised");
+    assert_eq!(check("198.19.96.11:80", "198.18.90.42")["status"], "not-exercised");
+    let held = c["expectations"].as_array().unwrap().iter().filter(|e| e["holds"] == true).count();
+    assert_eq!(held, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("tuplecorr: note: not exercised: tcp 198.19.96.10:80 from 198.18.90.43: source leaving egress->backend is 198.18.90.43, as predicted"),
+        "{err}"
+    );
+    let o = compare("before.json", "after.json", &["--format", "markdown"]);
+    assert_eq!(o.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains(
+            "- ✔ tcp 198.19.96.10:80 from 198.18.90.42: source leaving egress->backend is 198.18.90.42, as predicted \
+             (2 requests checked, 0 broken)\n  - 198.19.3.17 → 198.18.90.42 → 198.18.90.42 (before → predicted → \
+             observed, at egress->backend; 198.19.96.10 in 198.19.96.0/24: kept (wide.yaml:5))\n"
+        ),
+        "{md}"
+    );
+
+    // (b) the run before the change does not leave as predicted: exit 1, each request named
+    let o = compare("before.json", "before.json", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for (whose, n, want) in [
+        ("tcp 198.19.96.10:80 from 198.18.90.42", 1, "198.18.90.42"),
+        ("tcp 198.19.96.10:80 from 198.18.90.43", 2, "198.18.90.43"),
+        ("udp 198.19.96.10:9000 from 198.18.90.42", 4, "198.18.90.42"),
+    ] {
+        let line = format!(
+            "tuplecorr: expectation not met: {whose}: source leaving egress->backend is {want}, as predicted: broken by \
+             request {n} (source leaving egress->backend 198.19.3.17, not {want})\n"
+        );
+        assert!(err.contains(&line), "{line}\n{err}");
+    }
+    assert_eq!(err.matches("expectation not met").count(), 3, "{err}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("- ✘ tcp 198.19.96.10:80 from 198.18.90.42: source leaving egress->backend is 198.18.90.42, as predicted (1 request checked, 1 broken)\n"), "{table}");
+    assert!(
+        table.contains("  - 198.19.3.17 → 198.18.90.42 → 198.19.3.17 (before → predicted → observed"),
+        "{table}"
+    );
+    assert!(
+        table.contains("  - request 1 after: source leaving egress->backend 198.19.3.17, not 198.18.90.42\n"),
+        "{table}"
+    );
+    assert!(table.contains("- ✔ tcp 198.19.96.11:80 from 198.18.90.42: source leaving egress->backend is 198.18.90.42, as predicted"), "{table}");
+    let o = compare("before.json", "before.json", &["--format", "json"]);
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let broken: Vec<u64> = (c["expectations"].as_array().unwrap().iter())
+        .flat_map(|e| e["broken_by"].as_array().unwrap().iter().map(|b| b["requests"][0].as_u64().unwrap()))
+        .collect();
+    assert_eq!(broken, [1, 2, 4]);
+
+    // the rollback, from after the change back to today's: the same file, --rollback
+    let o = compare("after.json", "before.json", &["--rollback"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("- ✔ tcp 198.19.96.10:80 from 198.18.90.42: source leaving egress->backend is 198.19.3.17, as before the change (--rollback)"), "{text}");
+    assert_eq!(text.matches("- ✔ ").count(), 4 + 1, "4 entries and no regression: {text}");
+    // and a rollback that did not happen (still as after the change) breaks it
+    let o = compare("after.json", "after.json", &["--rollback"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("broken by request 1 (source leaving egress->backend 198.18.90.42, not 198.19.3.17), request 2 (source leaving egress->backend 198.18.90.42, not 198.19.3.17)"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `--expectations` writes what a proposed state will do: without one it is a
+/// usage error; `compare` refuses a file that is not an expectations file,
+/// naming it and what is wrong, before writing anything.
+#[test]
+fn expectations_need_a_proposed_state_and_a_file_of_theirs() {
+    let bin = env!("CARGO_BIN_EXE_tuplecorr");
+    let tmp = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(bin)
+        .current_dir(lab("masq-agent"))
+        .args(["decap.pcap", "egress.pcap", "backend.pcap", "-q", "--format", "json"])
+        .arg("--expectations")
+        .arg(tmp.path().join("e.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--expectations") && err.contains("--masq-agent-after WHERE=FILE"), "{err}");
+    assert!(o.stdout.is_empty() && !tmp.path().join("e.json").exists());
+    let report = tmp.path().join("r.json");
+    let o = std::process::Command::new(bin)
+        .current_dir(lab("masq-agent"))
+        .args(["decap.pcap", "egress.pcap", "backend.pcap", "-q", "-o"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    for (text, says) in [
+        ("not json", "not JSON"),
+        ("{\"entries\": []}", "not a tuplecorr expectations file"),
+        ("{\"tuplecorr_expectations\": 2, \"entries\": []}", "version 2 of the format"),
+        ("{\"tuplecorr_expectations\": 1, \"entries\": [{\"proto\": \"tcp\"}]}", "entry 1: missing field"),
+    ] {
+        let file = tmp.path().join("bad.json");
+        std::fs::write(&file, text).unwrap();
+        let o = std::process::Command::new(bin)
+            .arg("compare")
+            .args([&report, &report])
+            .arg("--expectations")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("--expectations {}: ", file.display())) && err.contains(says),
+            "{text}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{text}");
+    }
+}
