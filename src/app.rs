@@ -3,9 +3,11 @@
 //! type); gives an exit status or one `Error` that `main` prints once. Exit
 //! statuses live here, in one place.
 
-use crate::config::{ColorChoice, CompareSide, Config, Format, InspectFormat, UsageError};
+use crate::config::{ColorChoice, Format, InspectFormat, UsageError};
+use crate::drive::Config;
 use crate::progress::Bars;
 use crate::report::{self, ReportOptions};
+use crate::run::CompareSide;
 use crate::run::{CompareRun, CorrelateRun, InspectRun, Run};
 use crate::verdict::Findings;
 use std::ffi::OsStr;
@@ -137,7 +139,7 @@ fn table_width(to_file: bool, to_terminal: bool) -> Option<usize> {
 
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
 /// (the label only when the file name does not start with it).
-fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::config::CaptureSpec]) {
+fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::read::CaptureSpec]) {
     for line in warning_lines(warnings, captures) {
         eprintln!("tuplecorr: warning: {line}");
     }
@@ -148,7 +150,7 @@ fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::co
 /// there is no warning, so its absence of lines says so.
 pub fn write_warnings(
     warnings: &[crate::verdict::WarningOut],
-    captures: &[crate::config::CaptureSpec],
+    captures: &[crate::read::CaptureSpec],
     path: &std::path::Path,
     out: &mut dyn io::Write,
 ) -> io::Result<()> {
@@ -176,7 +178,7 @@ pub fn write_warnings(
 }
 
 /// The files of `label` (several for rotated files of one point), comma-separated.
-fn files_of(captures: &[crate::config::CaptureSpec], label: &str) -> Option<String> {
+fn files_of(captures: &[crate::read::CaptureSpec], label: &str) -> Option<String> {
     let files: Vec<String> = captures.iter().filter(|c| c.label == label).map(|c| c.display_name()).collect();
     (!files.is_empty()).then(|| files.join(", "))
 }
@@ -184,7 +186,7 @@ fn files_of(captures: &[crate::config::CaptureSpec], label: &str) -> Option<Stri
 /// Each warning as `FILE (LABEL): record R at byte B: message`.
 fn warning_lines(
     warnings: &[crate::verdict::WarningOut],
-    captures: &[crate::config::CaptureSpec],
+    captures: &[crate::read::CaptureSpec],
 ) -> Vec<String> {
     let mut lines = Vec::with_capacity(warnings.len());
     for w in warnings {
@@ -235,7 +237,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
                     labels.join(", ")
                 ))));
             }
-            pinned = crate::config::Config { clocks_from: Some(clocks), ..run.config.clone() };
+            pinned = crate::drive::Config { clocks_from: Some(clocks), ..run.config.clone() };
             &pinned
         }
         None => &run.config,
@@ -252,7 +254,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     let linked;
     let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
         Some(n) => {
-            linked = crate::config::Config { link_names: n.links().clone(), ..config.clone() };
+            linked = crate::drive::Config { link_names: n.links().clone(), ..config.clone() };
             &linked
         }
         None => config,
@@ -260,7 +262,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     // A live run writes its requests as they come: no progress bars between them.
     let live = config.stream.is_some_and(|s| s.follow.is_some());
     let bars = Bars::new(config.captures.len(), !config.quiet && !live);
-    let one_point = crate::config::point_files(&config.captures).len() < 2;
+    let one_point = crate::read::point_files(&config.captures).len() < 2;
     if one_point && config.stream.is_some() {
         return Err(UsageError(
             "--stream needs 2 to 8 capture points: a single capture that holds several observation points (tcpdump -i \
@@ -326,7 +328,13 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             (&turned, again, ladder)
         }
     };
-    findings.warnings.extend(crate::checks::all(config, &findings));
+    findings.warnings.extend(crate::checks::all(
+        &config.captures,
+        config.correlate.tolerance_ns,
+        config.clocks_from.as_ref(),
+        config.shard.is_some(),
+        &findings,
+    ));
     let explained = match &why {
         Some(loaded) => Some(std::sync::Arc::new(explain_why(loaded, &mut findings)?)),
         None => None,
@@ -385,7 +393,7 @@ type Targets = (crate::output::Target, Option<crate::output::Target>, Option<cra
 
 fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
     use crate::output::{Input, Out};
-    let mut inputs = crate::output::capture_inputs(&run.config.captures);
+    let mut inputs = capture_inputs(&run.config.captures);
     let other = |option: &str, path: &std::path::PathBuf| Input { label: option.into(), path: path.clone() };
     inputs.extend(run.clocks_from.iter().map(|p| other("--clocks-from", p)));
     inputs.extend(run.names.iter().map(|p| other("--names", p)));
@@ -466,7 +474,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
 fn correlate_stream(
     run: &CorrelateRun,
     config: &Config,
-    stream: crate::config::StreamConfig,
+    stream: crate::drive::stream::StreamConfig,
     target: &crate::output::Target,
     warnings_target: Option<&crate::output::Target>,
     options: &ReportOptions,
@@ -604,7 +612,7 @@ pub fn color_enabled(choice: ColorChoice, to_terminal: bool, no_color: Option<&O
 pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
     let specs = &args.captures;
     let bars = Bars::new(specs.len(), !args.quiet);
-    let results = crate::inspect::inspect_all(specs, &crate::config::FlowConfig::default(), &bars);
+    let results = crate::inspect::inspect_all(specs, &crate::flows::FlowConfig::default(), &bars);
     let mut read = Vec::with_capacity(results.len());
     let mut failed = false;
     for result in results {
@@ -636,7 +644,7 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
 /// expectations, write; exit status 1 when one does not hold or a service and
 /// client got worse (unless `--allow-regressions`).
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
-    let inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
+    let inputs = compare_inputs(&[&run.before, &run.after]);
     let target = crate::output::target(run.path.as_deref(), &inputs)?;
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
@@ -702,4 +710,30 @@ pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Sen
             Ok(pool.install(f))
         }
     }
+}
+
+/// The captures read from files, as inputs not to write over.
+fn capture_inputs(specs: &[crate::read::CaptureSpec]) -> Vec<crate::output::Input> {
+    (specs.iter())
+        .filter_map(|c| match &c.source {
+            crate::read::Source::Path(p) => {
+                Some(crate::output::Input { label: c.label.clone(), path: p.clone() })
+            }
+            crate::read::Source::Stdin => None,
+        })
+        .collect()
+}
+
+/// Both sides of `compare`: report files, or the captures of a list.
+fn compare_inputs(sides: &[&CompareSide]) -> Vec<crate::output::Input> {
+    let mut inputs = Vec::new();
+    for side in sides {
+        match side {
+            CompareSide::Report(path) => {
+                inputs.push(crate::output::Input { label: "report".into(), path: path.clone() })
+            }
+            CompareSide::Captures(specs) => inputs.extend(capture_inputs(specs)),
+        }
+    }
+    inputs
 }

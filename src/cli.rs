@@ -6,11 +6,15 @@
 use crate::compare::{Expectation, SourceWant};
 use crate::config::when::{TimeFormat, TimeStyle, Zone};
 pub use crate::config::UsageError;
-use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, CorrelateConfig, FailOn, Filter,
-    FlowConfig, Format, InspectFormat, Output, ReadConfig, Shard, Source, TimeBound,
-};
+use crate::config::{Choice, ColorChoice, CompareFormat, FailOn, Format, InspectFormat, Output};
+use crate::correlate::CorrelateConfig;
+use crate::drive::shard::Shard;
+use crate::drive::Config;
+use crate::flows::FlowConfig;
+use crate::read::{CaptureSpec, ReadConfig, Source};
 use crate::report::schema::WireName;
+use crate::report::{Filter, TimeBound};
+use crate::run::CompareSide;
 use crate::run::{CompareRun, CorrelateRun, Generate, InspectRun, Run};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -19,6 +23,24 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+
+/// A shard boundary: RFC 3339 (`2026-11-30T10:00:00Z`, fraction and offset
+/// allowed) or seconds since the Unix epoch with an optional fraction
+/// (`1795995638.25`), read exactly (no floating point).
+pub fn parse_instant_ns(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if digits(whole) && (frac.is_empty() && !t.ends_with('.') || digits(frac) && frac.len() <= 9) {
+        let secs: i64 = whole.parse().ok()?;
+        let mut ns: i64 = 0;
+        for b in frac.bytes().chain(std::iter::repeat(b'0')).take(9) {
+            ns = ns * 10 + i64::from(b - b'0');
+        }
+        return secs.checked_mul(1_000_000_000)?.checked_add(ns);
+    }
+    crate::time::parse_rfc3339(t)
+}
 
 const AFTER_HELP: &str = "\
 Captures are given in path order, client side first (2 to 8; one alone when it holds several
@@ -671,7 +693,7 @@ fn once_each(specs: &[CaptureSpec]) -> Result<(), UsageError> {
 /// it does is known once it is read (`app` refuses it then otherwise).
 fn capture_points(args: &[String], min: usize) -> Result<Vec<CaptureSpec>, UsageError> {
     let specs = capture_specs(args)?;
-    let points = crate::config::point_files(&specs).len();
+    let points = crate::read::point_files(&specs).len();
     if !(min..=8).contains(&points) {
         let got = match specs.len() {
             f if f == points => format!("got {points}"),
@@ -811,7 +833,7 @@ impl CorrelateArgs {
     /// The plain settings of the main form.
     pub fn to_config(&self) -> Result<Config, UsageError> {
         let captures = capture_points(&self.captures, 1)?;
-        let points = crate::config::point_files(&captures);
+        let points = crate::read::point_files(&captures);
         let mut offsets_ns = Vec::new();
         for o in &self.offset {
             let (label, secs) = o
@@ -828,16 +850,16 @@ impl CorrelateArgs {
             }
             // A side (`node(out)`) reads its capture's clock: the offset is the capture's.
             let capture = |l: &str| points.iter().position(|p| captures[p[0]].label == l);
-            let index = capture(label)
-                .or_else(|| capture(crate::config::capture_of_point(label)))
-                .ok_or_else(|| {
+            let index = capture(label).or_else(|| capture(crate::read::capture_of_point(label))).ok_or_else(
+                || {
                     let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
                     UsageError(format!(
                     "--offset {o}: no capture is labelled {label} (labels: {}; a side of a split capture, \
                      node(out), stands for its capture)",
                     labels.join(", ")
                 ))
-                })?;
+                },
+            )?;
             offsets_ns.push((index, seconds_to_ns(secs)));
         }
         let nets = self.net.iter().map(|n| parse_cidr(n)).collect::<Result<Vec<_>, _>>()?;
@@ -884,9 +906,9 @@ impl CorrelateArgs {
     }
 
     /// `--stream`, `--stream-window`, `--stream-hold`.
-    fn stream(&self) -> Result<Option<crate::config::StreamConfig>, UsageError> {
+    fn stream(&self) -> Result<Option<crate::drive::stream::StreamConfig>, UsageError> {
         if self.follow {
-            use crate::config::{
+            use crate::drive::stream::{
                 Follow, DEFAULT_FOLLOW_IDLE_NS, FOLLOW_HOLD_NS, FOLLOW_LINGER_NS, FOLLOW_MARGIN_NS,
                 FOLLOW_WINDOW_NS,
             };
@@ -898,7 +920,7 @@ impl CorrelateArgs {
             };
             let follow = Follow { idle_ns, margin_ns: FOLLOW_MARGIN_NS, linger_ns: FOLLOW_LINGER_NS };
             let (window_ns, hold_ns) = self.window_and_hold(FOLLOW_WINDOW_NS, FOLLOW_HOLD_NS)?;
-            return Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: Some(follow) }));
+            return Ok(Some(crate::drive::stream::StreamConfig { window_ns, hold_ns, follow: Some(follow) }));
         }
         if !self.stream {
             return Ok(None);
@@ -907,7 +929,7 @@ impl CorrelateArgs {
             crate::drive::stream::DEFAULT_WINDOW_NS,
             crate::drive::stream::DEFAULT_HOLD_NS,
         )?;
-        Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: None }))
+        Ok(Some(crate::drive::stream::StreamConfig { window_ns, hold_ns, follow: None }))
     }
 
     /// `--stream-window` and `--stream-hold`, or the defaults given.
@@ -930,7 +952,7 @@ impl CorrelateArgs {
     fn shard(&self) -> Result<Option<Shard>, UsageError> {
         let (Some(start), Some(end)) = (&self.shard_start, &self.shard_end) else { return Ok(None) };
         let instant = |option: &str, text: &str| {
-            crate::config::parse_instant_ns(text).ok_or_else(|| {
+            parse_instant_ns(text).ok_or_else(|| {
                 UsageError(format!(
                     "{option} {text}: expected an RFC 3339 time (2026-11-30T10:00:00Z, a fraction and a \
                      ±HH:MM zone allowed) or seconds since the Unix epoch (1795995638.5)"
@@ -944,7 +966,7 @@ impl CorrelateArgs {
             )));
         }
         let margin_ns = match self.shard_margin {
-            None => crate::config::DEFAULT_SHARD_MARGIN_NS,
+            None => crate::drive::shard::DEFAULT_SHARD_MARGIN_NS,
             Some(m) => {
                 seconds_to_ns(in_range("--shard-margin", m, Bound::From(0.0), MAX_SECONDS, "seconds")?)
             }
@@ -1015,7 +1037,7 @@ impl CorrelateArgs {
         }
         let config = self.to_config()?;
         if self.follow {
-            if let Some(files) = crate::config::point_files(&config.captures).iter().find(|f| f.len() > 1) {
+            if let Some(files) = crate::read::point_files(&config.captures).iter().find(|f| f.len() > 1) {
                 return Err(UsageError(format!(
                     "--follow reads one input per capture point: {} is given {} files",
                     config.captures[files[0]].label,
@@ -1076,6 +1098,18 @@ impl CorrelateArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_instants_are_rfc3339_or_exact_epoch_seconds() {
+        assert_eq!(parse_instant_ns("1795995638"), Some(1_795_995_638_000_000_000));
+        assert_eq!(parse_instant_ns("1795995638.123456789"), Some(1_795_995_638_123_456_789));
+        assert_eq!(parse_instant_ns("1795995638.5"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-29T23:40:38.5Z"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
+        for bad in ["", "1.", ".5", "-1", "1e9", "1.0000000001", "12:00", "noon", "99999999999999999999"] {
+            assert_eq!(parse_instant_ns(bad), None, "{bad}");
+        }
+    }
     use clap::CommandFactory;
 
     #[test]
@@ -1109,7 +1143,7 @@ mod tests {
         let labels: Vec<&str> = specs.iter().map(|s| s.label.as_str()).collect();
         // derived labels (x, x, d) still get numbered; only explicit d= repeats
         assert_eq!(labels, ["d", "x", "d", "x-2", "y", "d-2"]);
-        assert_eq!(crate::config::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
+        assert_eq!(crate::read::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
         let one_point: Vec<String> = ["d=a.pcap", "d=b.pcap"].iter().map(|s| s.to_string()).collect();
         let e = capture_points(&one_point, 2).unwrap_err().0;
         assert!(e.contains("got 1 from 2 files"), "{e}");

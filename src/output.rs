@@ -17,7 +17,7 @@
 //! A closed pipe is not an error (`tuplecorr ... | head -1`): [`is_broken_pipe`]
 //! walks an error's whole source chain, since the csv crate wraps the io error.
 
-use crate::config::{CaptureSpec, CompareSide, Source, UsageError};
+use crate::config::UsageError;
 use std::error::Error;
 use std::fs;
 use std::io::{self, Write};
@@ -429,28 +429,6 @@ pub fn write_output(
 ) -> Result<(), Box<dyn Error + Send + Sync>> {
     let target = target(path, inputs)?;
     Ok(write_to(&target, write)?)
-}
-
-/// The captures read from files, as inputs not to write over.
-pub fn capture_inputs(specs: &[CaptureSpec]) -> Vec<Input> {
-    (specs.iter())
-        .filter_map(|c| match &c.source {
-            Source::Path(p) => Some(Input { label: c.label.clone(), path: p.clone() }),
-            Source::Stdin => None,
-        })
-        .collect()
-}
-
-/// Both sides of `compare`: report files, or the captures of a list.
-pub fn compare_inputs(sides: &[&CompareSide]) -> Vec<Input> {
-    let mut inputs = Vec::new();
-    for side in sides {
-        match side {
-            CompareSide::Report(path) => inputs.push(Input { label: "report".into(), path: path.clone() }),
-            CompareSide::Captures(specs) => inputs.extend(capture_inputs(specs)),
-        }
-    }
-    inputs
 }
 
 #[cfg(test)]

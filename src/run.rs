@@ -1,14 +1,25 @@
 //! What the binary is asked to do, one variant per form of the command line:
 //! built by `cli`, carried out by `app`. Each form's settings hold the stage
-//! settings of `config` and what that form writes (`compare`'s expectations
-//! among them), so they stand above every stage: nothing below names them.
+//! settings (`drive::Config`) and what that form writes (`compare`'s
+//! expectations and sides among them), so they stand above every stage and
+//! driver: nothing below names them.
 
-use crate::config::{when, Column};
-use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, FailOn, Given, InspectFormat,
-    Output,
-};
+use crate::config::when;
+use crate::config::{Choice, ColorChoice, CompareFormat, FailOn, InspectFormat, Output};
+use crate::drive::Config;
+use crate::read::CaptureSpec;
+use crate::report::table::Column;
+use crate::why::Given;
 use std::path::PathBuf;
+
+/// One side of `tuplecorr compare`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompareSide {
+    /// A tuplecorr report file (JSON or CSV).
+    Report(PathBuf),
+    /// Captures in path order, to be analysed.
+    Captures(Vec<CaptureSpec>),
+}
 
 /// What the binary is asked to do: one variant per form of the command line.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,8 +5,9 @@
 use crate::fixtures::findings;
 use clap::Parser;
 use tuplecorr::cli::Args;
-use tuplecorr::config::{Choice, ColorChoice, CompareFormat, CompareSide, FailOn};
+use tuplecorr::config::{Choice, ColorChoice, CompareFormat, FailOn};
 use tuplecorr::report::{self, Format, ReportOptions};
+use tuplecorr::run::CompareSide;
 use tuplecorr::run::{CompareRun, Run};
 use tuplecorr::{app, output};
 

@@ -3,8 +3,8 @@
 //! Community ID vectors, `compare` statements and request filters.
 
 use crate::fixtures::{findings, T0_NS};
-use tuplecorr::config::{Filter, TimeBound};
 use tuplecorr::report::{self, schema, Format, ReportOptions};
+use tuplecorr::report::{Filter, TimeBound};
 use tuplecorr::verdict::*;
 
 fn written(f: &Findings, format: Format) -> String {
