@@ -3,11 +3,13 @@
 //! type); gives an exit status or one `Error` that `main` prints once. Exit
 //! statuses live here, in one place.
 
-use crate::config::{ColorChoice, Format, InspectFormat, UsageError};
+use crate::cli::UsageError;
 use crate::drive::Config;
 use crate::progress::Bars;
+use crate::report::Format;
 use crate::report::{self, ReportOptions};
 use crate::run::CompareSide;
+use crate::run::{ColorChoice, InspectFormat};
 use crate::run::{CompareRun, CorrelateRun, InspectRun, Run};
 use crate::verdict::Findings;
 use std::ffi::OsStr;
@@ -26,7 +28,7 @@ pub const EXIT_ERROR: u8 = 2;
 #[derive(Debug)]
 pub enum Error {
     /// The command line parsed but makes no sense.
-    Usage(crate::config::UsageError),
+    Usage(crate::cli::UsageError),
     /// A capture of the main form or of `compare` could not be read.
     Read(crate::read::ReadError),
     /// A `compare` side is not a tuplecorr report.
@@ -66,8 +68,8 @@ impl std::error::Error for Error {
     }
 }
 
-impl From<crate::config::UsageError> for Error {
-    fn from(e: crate::config::UsageError) -> Error {
+impl From<crate::cli::UsageError> for Error {
+    fn from(e: crate::cli::UsageError) -> Error {
         Error::Usage(e)
     }
 }
@@ -585,7 +587,7 @@ fn correlate_stream(
 
 /// The exit status `--fail-on` gives; when it matched, which requests and why
 /// are said on stderr (`tuplecorr: --fail-on ...: 2 requests matched: ...`).
-fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::config::FailOn]) -> u8 {
+fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::report::FailOn]) -> u8 {
     if !hits.matched() {
         return EXIT_OK;
     }
@@ -645,7 +647,7 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
 /// client got worse (unless `--allow-regressions`).
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
     let inputs = compare_inputs(&[&run.before, &run.after]);
-    let target = crate::output::target(run.path.as_deref(), &inputs)?;
+    let target = crate::output::target(run.path.as_deref(), &inputs).map_err(UsageError::from)?;
     let before = compare_side(&run.before, run.quiet)?;
     let after = compare_side(&run.after, run.quiet)?;
     let mut comparison = crate::compare::compare(&before, &after);

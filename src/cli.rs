@@ -1,20 +1,23 @@
 //! The command line (ARCHITECTURE.md "The command line"): clap derive `Args`
 //! turned into a plain `run::Run` before any work. Takes the arguments;
 //! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
-//! clap type, and the value names of every choice come from `config`.
+//! clap type, and the value names of every choice come from the type itself
+//! (`report::Choice`, written beside each choice's type). `UsageError`, a
+//! command line that makes no sense, is here.
 
+use crate::compare::CompareFormat;
 use crate::compare::{Expectation, SourceWant};
-use crate::config::when::{TimeFormat, TimeStyle, Zone};
-pub use crate::config::UsageError;
-use crate::config::{Choice, ColorChoice, CompareFormat, FailOn, Format, InspectFormat, Output};
 use crate::correlate::CorrelateConfig;
 use crate::drive::shard::Shard;
 use crate::drive::Config;
 use crate::flows::FlowConfig;
 use crate::read::{CaptureSpec, ReadConfig, Source};
 use crate::report::schema::WireName;
+use crate::report::when::{TimeFormat, TimeStyle, Zone};
+use crate::report::{Choice, FailOn, Format};
 use crate::report::{Filter, TimeBound};
 use crate::run::CompareSide;
+use crate::run::{ColorChoice, InspectFormat, Output};
 use crate::run::{CompareRun, CorrelateRun, Generate, InspectRun, Run};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -23,6 +26,24 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+
+/// A command line that parsed but makes no sense (exit status 2).
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+impl From<crate::output::Refused> for UsageError {
+    fn from(e: crate::output::Refused) -> UsageError {
+        UsageError(e.0)
+    }
+}
 
 /// A shard boundary: RFC 3339 (`2026-11-30T10:00:00Z`, fraction and offset
 /// allowed) or seconds since the Unix epoch with an optional fraction
@@ -84,7 +105,7 @@ pub enum Command {
 }
 
 /// A clap value parser for a `Choice`: its possible values are the names
-/// `config` writes once.
+/// its type writes once.
 fn choice<T: Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
     PossibleValuesParser::new(T::NAMES.iter().map(|(name, _)| *name))
         .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
@@ -984,7 +1005,7 @@ impl CorrelateArgs {
             ));
         }
         if format == Format::Parquet && !cfg!(feature = "parquet") {
-            return Err(UsageError(crate::config::PARQUET_MISSING.into()));
+            return Err(UsageError(crate::report::PARQUET_MISSING.into()));
         }
         let to_stdout = self.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
         if format == Format::Parquet && to_stdout {
@@ -1063,7 +1084,7 @@ impl CorrelateArgs {
         let time = match (&self.tz, self.time_format) {
             (None, None) => None,
             (tz, format) => Some(TimeStyle {
-                zone: tz.as_deref().map(Zone::parse).transpose()?.unwrap_or_default(),
+                zone: tz.as_deref().map(Zone::parse).transpose().map_err(UsageError)?.unwrap_or_default(),
                 format: format.unwrap_or_default(),
             }),
         };

@@ -2,7 +2,10 @@
 //! report-side decisions of a run: which requests are reported (`Filter`) and
 //! whether `--fail-on` matched. Takes typed `verdict::Findings`; owns every
 //! word and the wire contract (`schema`). The only csv and serde_json user
-//! besides `compare`; never reads captures.
+//! besides `compare`; never reads captures. The output choices live here with
+//! their command-line names written once (`Choice`: `Format`, `FailOn`; the
+//! time style in `when`; the columns in `table`), the lowest module that
+//! takes them.
 
 pub mod cells;
 pub mod consistency;
@@ -22,19 +25,96 @@ pub mod parquet;
 pub mod schema;
 pub mod summary;
 pub mod table;
+pub mod when;
 pub mod wire;
-pub use crate::config::when;
 pub mod words;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-use crate::config::Choice;
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use schema::WireName;
 use std::io::{self, Write};
 
-pub use crate::config::{FailOn, Format};
+/// A choice of a fixed set, with the names the command line gives its values
+/// (written once; `cli` builds its value parsers from them).
+pub trait Choice: Copy + Send + Sync + 'static {
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The value a name stands for.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// What a build without the `parquet` cargo feature (the slim static binary)
+/// says when Parquet is asked for.
+pub const PARQUET_MISSING: &str = "--format parquet: this tuplecorr was built without Parquet (the slim \
+static build); use the full build (the .deb package), or build one with `cargo install --path . --features parquet`";
+
+/// Output format of the main command and `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+    /// One self-contained page: summary, filterable table, a ladder per request.
+    Html,
+    /// One Parquet file, a row per request (to a file only: `-o FILE`).
+    Parquet,
+}
+
+impl Choice for Format {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("table", Format::Table),
+        ("csv", Format::Csv),
+        ("json", Format::Json),
+        ("ndjson", Format::Ndjson),
+        ("html", Format::Html),
+        ("parquet", Format::Parquet),
+    ];
+}
+
+impl Format {
+    /// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html`/`.htm`, `.parquet`, `.txt` → their format.
+    pub fn from_path(path: Option<&std::path::Path>) -> Option<Format> {
+        let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            "ndjson" | "jsonl" => Some(Format::Ndjson),
+            "html" | "htm" => Some(Format::Html),
+            "parquet" => Some(Format::Parquet),
+            "txt" => Some(Format::Table),
+            _ => None,
+        }
+    }
+}
+
+/// What `--fail-on` can ask for (exit status 1 when any reported request has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailOn {
+    /// No capture saw a reply, or no reply reached capture 1.
+    NoReply,
+    ReplyLost,
+    Bypassed,
+    Reset,
+    IcmpError,
+    /// A boundary's match is ambiguous.
+    Ambiguous,
+}
+
+impl Choice for FailOn {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("no-reply", FailOn::NoReply),
+        ("reply-lost", FailOn::ReplyLost),
+        ("bypassed", FailOn::Bypassed),
+        ("reset", FailOn::Reset),
+        ("icmp-error", FailOn::IcmpError),
+        ("ambiguous", FailOn::Ambiguous),
+    ];
+}
 
 /// Which requests are reported (matching always uses every packet).
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -453,7 +453,7 @@ fn source_cell(w: &Words<'_>, r: &Request, fit: Fit) -> (String, Style) {
 
 /// The time cell: `YYYY-MM-DD HH:MM:SS.ffffff` at capture 1 in the `--tz` zone.
 pub(crate) fn time_cell(w: &Words<'_>, r: &Request) -> String {
-    let default = crate::config::when::TimeStyle::default();
+    let default = crate::report::when::TimeStyle::default();
     let style = w.time.unwrap_or(&default);
     r.captures
         .iter()
