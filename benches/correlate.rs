@@ -8,8 +8,8 @@
 mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use tuplecorr::config::CorrelateConfig;
 use tuplecorr::correlate::correlate;
+use tuplecorr::correlate::CorrelateConfig;
 use tuplecorr::flows::Flows;
 use tuplecorr::report::{self, Format, ReportOptions};
 use tuplecorr::verdict::{verdict, CaptureMeta, VerdictOptions};

@@ -9,8 +9,8 @@ mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::path::PathBuf;
-use tuplecorr::config::{CaptureSpec, Source};
 use tuplecorr::read::{read_bytes, read_capture, NoProgress};
+use tuplecorr::read::{CaptureSpec, Source};
 
 const FILES: &[&str] =
     &["pcapparser__wireshark_samples-test.pcapng", "pcpp__ExamplesTest__many-protocols.pcap"];

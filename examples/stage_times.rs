@@ -5,10 +5,11 @@
 //! Prints the seconds for read only, read + decode, and read + decode + flows.
 
 use std::time::Instant;
-use tuplecorr::config::{CaptureSpec, FlowConfig, Source};
 use tuplecorr::decode::decode;
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::flows::FlowTable;
 use tuplecorr::read::{read_capture, NoProgress};
+use tuplecorr::read::{CaptureSpec, Source};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: stage_times FILE");

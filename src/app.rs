@@ -3,9 +3,13 @@
 //! type); gives an exit status or one `Error` that `main` prints once. Exit
 //! statuses live here, in one place.
 
-use crate::config::{ColorChoice, CompareSide, Config, Format, InspectFormat, UsageError};
+use crate::cli::UsageError;
+use crate::drive::Config;
 use crate::progress::Bars;
+use crate::report::Format;
 use crate::report::{self, ReportOptions};
+use crate::run::CompareSide;
+use crate::run::{ColorChoice, InspectFormat};
 use crate::run::{CompareRun, CorrelateRun, InspectRun, Run};
 use crate::verdict::Findings;
 use std::ffi::OsStr;
@@ -24,7 +28,7 @@ pub const EXIT_ERROR: u8 = 2;
 #[derive(Debug)]
 pub enum Error {
     /// The command line parsed but makes no sense.
-    Usage(crate::config::UsageError),
+    Usage(crate::cli::UsageError),
     /// A capture of the main form or of `compare` could not be read.
     Read(crate::read::ReadError),
     /// A `compare` side is not a tuplecorr report.
@@ -64,8 +68,8 @@ impl std::error::Error for Error {
     }
 }
 
-impl From<crate::config::UsageError> for Error {
-    fn from(e: crate::config::UsageError) -> Error {
+impl From<crate::cli::UsageError> for Error {
+    fn from(e: crate::cli::UsageError) -> Error {
         Error::Usage(e)
     }
 }
@@ -137,7 +141,7 @@ fn table_width(to_file: bool, to_terminal: bool) -> Option<usize> {
 
 /// `tuplecorr: warning: FILE (LABEL): record R at byte B: problem; consequence`
 /// (the label only when the file name does not start with it).
-fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::config::CaptureSpec]) {
+fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::read::CaptureSpec]) {
     for line in warning_lines(warnings, captures) {
         eprintln!("tuplecorr: warning: {line}");
     }
@@ -148,7 +152,7 @@ fn print_warnings(warnings: &[crate::verdict::WarningOut], captures: &[crate::co
 /// there is no warning, so its absence of lines says so.
 pub fn write_warnings(
     warnings: &[crate::verdict::WarningOut],
-    captures: &[crate::config::CaptureSpec],
+    captures: &[crate::read::CaptureSpec],
     path: &std::path::Path,
     out: &mut dyn io::Write,
 ) -> io::Result<()> {
@@ -176,7 +180,7 @@ pub fn write_warnings(
 }
 
 /// The files of `label` (several for rotated files of one point), comma-separated.
-fn files_of(captures: &[crate::config::CaptureSpec], label: &str) -> Option<String> {
+fn files_of(captures: &[crate::read::CaptureSpec], label: &str) -> Option<String> {
     let files: Vec<String> = captures.iter().filter(|c| c.label == label).map(|c| c.display_name()).collect();
     (!files.is_empty()).then(|| files.join(", "))
 }
@@ -184,7 +188,7 @@ fn files_of(captures: &[crate::config::CaptureSpec], label: &str) -> Option<Stri
 /// Each warning as `FILE (LABEL): record R at byte B: message`.
 fn warning_lines(
     warnings: &[crate::verdict::WarningOut],
-    captures: &[crate::config::CaptureSpec],
+    captures: &[crate::read::CaptureSpec],
 ) -> Vec<String> {
     let mut lines = Vec::with_capacity(warnings.len());
     for w in warnings {
@@ -235,7 +239,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
                     labels.join(", ")
                 ))));
             }
-            pinned = crate::config::Config { clocks_from: Some(clocks), ..run.config.clone() };
+            pinned = crate::drive::Config { clocks_from: Some(clocks), ..run.config.clone() };
             &pinned
         }
         None => &run.config,
@@ -252,7 +256,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     let linked;
     let config = match names.as_ref().filter(|n| !n.links().is_empty()) {
         Some(n) => {
-            linked = crate::config::Config { link_names: n.links().clone(), ..config.clone() };
+            linked = crate::drive::Config { link_names: n.links().clone(), ..config.clone() };
             &linked
         }
         None => config,
@@ -260,7 +264,7 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
     // A live run writes its requests as they come: no progress bars between them.
     let live = config.stream.is_some_and(|s| s.follow.is_some());
     let bars = Bars::new(config.captures.len(), !config.quiet && !live);
-    let one_point = crate::config::point_files(&config.captures).len() < 2;
+    let one_point = crate::read::point_files(&config.captures).len() < 2;
     if one_point && config.stream.is_some() {
         return Err(UsageError(
             "--stream needs 2 to 8 capture points: a single capture that holds several observation points (tcpdump -i \
@@ -326,7 +330,13 @@ pub fn correlate(run: &CorrelateRun) -> Result<u8, Error> {
             (&turned, again, ladder)
         }
     };
-    findings.warnings.extend(crate::checks::all(config, &findings));
+    findings.warnings.extend(crate::checks::all(
+        &config.captures,
+        config.correlate.tolerance_ns,
+        config.clocks_from.as_ref(),
+        config.shard.is_some(),
+        &findings,
+    ));
     let explained = match &why {
         Some(loaded) => Some(std::sync::Arc::new(explain_why(loaded, &mut findings)?)),
         None => None,
@@ -394,7 +404,7 @@ type Targets = (
 
 fn output_targets(run: &CorrelateRun) -> Result<Targets, UsageError> {
     use crate::output::{Input, Out};
-    let mut inputs = crate::output::capture_inputs(&run.config.captures);
+    let mut inputs = capture_inputs(&run.config.captures);
     let other = |option: &str, path: &std::path::PathBuf| Input { label: option.into(), path: path.clone() };
     inputs.extend(run.clocks_from.iter().map(|p| other("--clocks-from", p)));
     inputs.extend(run.names.iter().map(|p| other("--names", p)));
@@ -479,7 +489,7 @@ fn report_options(run: &CorrelateRun, names: Option<crate::names::Names>) -> Rep
 fn correlate_stream(
     run: &CorrelateRun,
     config: &Config,
-    stream: crate::config::StreamConfig,
+    stream: crate::drive::stream::StreamConfig,
     target: &crate::output::Target,
     warnings_target: Option<&crate::output::Target>,
     options: &ReportOptions,
@@ -590,7 +600,7 @@ fn correlate_stream(
 
 /// The exit status `--fail-on` gives; when it matched, which requests and why
 /// are said on stderr (`tuplecorr: --fail-on ...: 2 requests matched: ...`).
-fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::config::FailOn]) -> u8 {
+fn fail_on_exit(hits: &report::FailOnHits, fail_on: &[crate::report::FailOn]) -> u8 {
     if !hits.matched() {
         return EXIT_OK;
     }
@@ -617,7 +627,7 @@ pub fn color_enabled(choice: ColorChoice, to_terminal: bool, no_color: Option<&O
 pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
     let specs = &args.captures;
     let bars = Bars::new(specs.len(), !args.quiet);
-    let results = crate::inspect::inspect_all(specs, &crate::config::FlowConfig::default(), &bars);
+    let results = crate::inspect::inspect_all(specs, &crate::flows::FlowConfig::default(), &bars);
     let mut read = Vec::with_capacity(results.len());
     let mut failed = false;
     for result in results {
@@ -649,12 +659,12 @@ pub fn inspect(args: &InspectRun) -> Result<u8, Error> {
 /// expectations, write; exit status 1 when one does not hold or a service and
 /// client got worse (unless `--allow-regressions`).
 pub fn compare(run: &CompareRun) -> Result<u8, Error> {
-    let mut inputs = crate::output::compare_inputs(&[&run.before, &run.after]);
+    let mut inputs = compare_inputs(&[&run.before, &run.after]);
     inputs.extend(
         (run.expectations_file.iter())
             .map(|p| crate::output::Input { label: "--expectations".into(), path: p.clone() }),
     );
-    let target = crate::output::target(run.path.as_deref(), &inputs)?;
+    let target = crate::output::target(run.path.as_deref(), &inputs).map_err(UsageError::from)?;
     // the expectations file is read before either side: a wrong one is a usage error at once
     let predicted = match &run.expectations_file {
         Some(path) => {
@@ -761,4 +771,30 @@ pub fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Sen
             Ok(pool.install(f))
         }
     }
+}
+
+/// The captures read from files, as inputs not to write over.
+fn capture_inputs(specs: &[crate::read::CaptureSpec]) -> Vec<crate::output::Input> {
+    (specs.iter())
+        .filter_map(|c| match &c.source {
+            crate::read::Source::Path(p) => {
+                Some(crate::output::Input { label: c.label.clone(), path: p.clone() })
+            }
+            crate::read::Source::Stdin => None,
+        })
+        .collect()
+}
+
+/// Both sides of `compare`: report files, or the captures of a list.
+fn compare_inputs(sides: &[&CompareSide]) -> Vec<crate::output::Input> {
+    let mut inputs = Vec::new();
+    for side in sides {
+        match side {
+            CompareSide::Report(path) => {
+                inputs.push(crate::output::Input { label: "report".into(), path: path.clone() })
+            }
+            CompareSide::Captures(specs) => inputs.extend(capture_inputs(specs)),
+        }
+    }
+    inputs
 }

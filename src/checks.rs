@@ -13,7 +13,8 @@
 //! The warnings go into the report's `warnings` like a reader's (label, no
 //! record, no byte offset).
 
-use crate::config::{CaptureSpec, Config, Source};
+use crate::correlate::PinnedClocks;
+use crate::read::{CaptureSpec, Source};
 use crate::verdict::{Findings, OffsetMethod, WarningOut};
 use std::io::Read;
 
@@ -106,7 +107,13 @@ fn prefix_hash(path: &std::path::Path, cache: &mut Option<u64>) -> Option<u64> {
 
 /// Clock offsets that cannot be right: a negative median delay beyond the
 /// tolerance at a boundary, or an `--offset` that leaves most flows unmatched.
-pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
+/// `tolerance_ns`: `--tolerance`, when given; `clocks_from`: the clocks
+/// `--clocks-from` pinned.
+pub fn clock_mistakes(
+    tolerance_ns: Option<i64>,
+    clocks_from: Option<&PinnedClocks>,
+    findings: &Findings,
+) -> Vec<WarningOut> {
     let mut out = Vec::new();
     let captures = &findings.captures;
     for b in &findings.boundaries {
@@ -115,7 +122,7 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
         let later = c.label.as_str();
         let earlier = findings.label(b.between.from);
         let between = format!("{earlier}->{later}");
-        let tolerance_ms = match config.correlate.tolerance_ns {
+        let tolerance_ms = match tolerance_ns {
             Some(t) => ms(t),
             None => (5.0 * ms(c.offset_spread_ns) + 1.0).min(200.0),
         };
@@ -129,7 +136,7 @@ pub fn clock_mistakes(config: &Config, findings: &Findings) -> Vec<WarningOut> {
                 -delay,
                 between,
                 offset_ms,
-                match (&config.clocks_from, c.offset_method) {
+                match (clocks_from, c.offset_method) {
                     (Some(pinned), OffsetMethod::Manual) => format!("from --clocks-from {}", pinned.source),
                     (_, m) => method_name(m).to_string(),
                 },
@@ -344,7 +351,7 @@ pub fn path_order(findings: &Findings) -> PathOrder {
     let mut right = Vec::new();
     for b in &findings.boundaries {
         let (a, z) = (findings.label(b.between.from), findings.label(b.between.to));
-        if crate::config::capture_of_point(a) == crate::config::capture_of_point(z) && a != z {
+        if crate::read::capture_of_point(a) == crate::read::capture_of_point(z) && a != z {
             continue;
         }
         let ttl = b.ttl_decrement.filter(|_| b.ttl_set_to.is_none());
@@ -384,11 +391,19 @@ pub fn reordered_warning(order: &[&str], why: &str) -> WarningOut {
     )
 }
 
-/// Every check of this module, for the main form.
-pub fn all(config: &Config, findings: &Findings) -> Vec<WarningOut> {
-    let mut w = same_captures(&config.captures, false);
-    w.extend(premises(findings, if config.shard.is_some() { Part::Window } else { Part::Whole }));
-    w.extend(clock_mistakes(config, findings));
+/// Every check of this module, for the main form: of the run's `captures`,
+/// `--tolerance` and `--clocks-from` (see [`clock_mistakes`]), and whether it
+/// reports one time shard (`shard`).
+pub fn all(
+    captures: &[CaptureSpec],
+    tolerance_ns: Option<i64>,
+    clocks_from: Option<&PinnedClocks>,
+    shard: bool,
+    findings: &Findings,
+) -> Vec<WarningOut> {
+    let mut w = same_captures(captures, false);
+    w.extend(premises(findings, if shard { Part::Window } else { Part::Whole }));
+    w.extend(clock_mistakes(tolerance_ns, clocks_from, findings));
     w
 }
 
@@ -427,26 +442,26 @@ mod tests {
     #[test]
     fn a_negative_delay_names_the_capture_and_the_likely_offset() {
         let mut f = crate::report::fixtures::findings();
-        assert!(clock_mistakes(&Config::default(), &f).is_empty(), "the fixture is sane");
+        assert!(clock_mistakes(None, None, &f).is_empty(), "the fixture is sane");
         // backend's estimate 2750.012 ms, median delay -2000 ms: likely 0.750 s
         f.boundaries[1].delay_ns = Some(-2000000000);
-        let w = clock_mistakes(&Config::default(), &f);
+        let w = clock_mistakes(None, None, &f);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].label, "backend");
         assert!(w[0].message.starts_with("requests appear here 2000.000 ms before they appear at egress"));
         assert!(w[0].message.ends_with("try --offset backend=0.750"), "{}", w[0].message);
         // within the tolerance (5 x 0.0041 + 1 ms): nothing
         f.boundaries[1].delay_ns = Some(-1000000);
-        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+        assert!(clock_mistakes(None, None, &f).is_empty());
         // given by hand with the wrong sign
         f.captures[2].offset_method = OffsetMethod::Manual;
         f.captures[2].clock_offset_ns = 1300000000;
         f.boundaries[1].delay_ns = Some(-2600000000);
-        let w = clock_mistakes(&Config::default(), &f);
+        let w = clock_mistakes(None, None, &f);
         assert!(w[0].message.ends_with("try --offset backend=-1.300 (the sign of --offset looks reversed)"));
         f.captures[2].clock_offset_ns = -1300000000;
         f.boundaries[1].delay_ns = Some(2600000000);
-        let w = clock_mistakes(&Config::default(), &f);
+        let w = clock_mistakes(None, None, &f);
         assert!(
             w[0].message.starts_with("requests take 2600.000 ms from egress to here"),
             "{}",
@@ -504,9 +519,9 @@ mod tests {
         f.captures[2].offset_method = OffsetMethod::Manual;
         f.captures[2].clock_offset_ns = 2750000000;
         f.unmatched[1].count = 15; // of 31: not most
-        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+        assert!(clock_mistakes(None, None, &f).is_empty());
         f.unmatched[1].count = 16;
-        let w = clock_mistakes(&Config::default(), &f);
+        let w = clock_mistakes(None, None, &f);
         assert_eq!(w.len(), 1);
         assert!(
             w[0].message.starts_with("--offset backend=2.750 leaves 16 of 31 flows at backend unmatched")
@@ -516,7 +531,7 @@ mod tests {
         );
         // an estimated offset with unmatched flows (background traffic) is no mistake
         f.captures[2].offset_method = OffsetMethod::RequestReply;
-        assert!(clock_mistakes(&Config::default(), &f).is_empty());
+        assert!(clock_mistakes(None, None, &f).is_empty());
     }
 
     #[test]

@@ -1,16 +1,23 @@
 //! The command line (ARCHITECTURE.md "The command line"): clap derive `Args`
 //! turned into a plain `run::Run` before any work. Takes the arguments;
 //! gives a `Run` or a `UsageError`. The only clap user: nothing else sees a
-//! clap type, and the value names of every choice come from `config`.
+//! clap type, and the value names of every choice come from the type itself
+//! (`report::Choice`, written beside each choice's type). `UsageError`, a
+//! command line that makes no sense, is here.
 
+use crate::compare::CompareFormat;
 use crate::compare::{Expectation, SourceWant};
-use crate::config::when::{TimeFormat, TimeStyle, Zone};
-pub use crate::config::UsageError;
-use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, CorrelateConfig, FailOn, Filter,
-    FlowConfig, Format, InspectFormat, Output, ReadConfig, Shard, Source, TimeBound,
-};
+use crate::correlate::CorrelateConfig;
+use crate::drive::shard::Shard;
+use crate::drive::Config;
+use crate::flows::FlowConfig;
+use crate::read::{CaptureSpec, ReadConfig, Source};
 use crate::report::schema::WireName;
+use crate::report::when::{TimeFormat, TimeStyle, Zone};
+use crate::report::{Choice, FailOn, Format};
+use crate::report::{Filter, TimeBound};
+use crate::run::CompareSide;
+use crate::run::{ColorChoice, InspectFormat, Output};
 use crate::run::{CompareRun, CorrelateRun, Generate, InspectRun, Run};
 use crate::verdict::{OutcomeKind, ReplyPath};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -19,6 +26,42 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+
+/// A command line that parsed but makes no sense (exit status 2).
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+impl From<crate::output::Refused> for UsageError {
+    fn from(e: crate::output::Refused) -> UsageError {
+        UsageError(e.0)
+    }
+}
+
+/// A shard boundary: RFC 3339 (`2026-11-30T10:00:00Z`, fraction and offset
+/// allowed) or seconds since the Unix epoch with an optional fraction
+/// (`1795995638.25`), read exactly (no floating point).
+pub fn parse_instant_ns(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if digits(whole) && (frac.is_empty() && !t.ends_with('.') || digits(frac) && frac.len() <= 9) {
+        let secs: i64 = whole.parse().ok()?;
+        let mut ns: i64 = 0;
+        for b in frac.bytes().chain(std::iter::repeat(b'0')).take(9) {
+            ns = ns * 10 + i64::from(b - b'0');
+        }
+        return secs.checked_mul(1_000_000_000)?.checked_add(ns);
+    }
+    crate::time::parse_rfc3339(t)
+}
 
 const AFTER_HELP: &str = "\
 Captures are given in path order, client side first (2 to 8; one alone when it holds several
@@ -62,7 +105,7 @@ pub enum Command {
 }
 
 /// A clap value parser for a `Choice`: its possible values are the names
-/// `config` writes once.
+/// its type writes once.
 fn choice<T: Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
     PossibleValuesParser::new(T::NAMES.iter().map(|(name, _)| *name))
         .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
@@ -689,7 +732,7 @@ fn once_each(specs: &[CaptureSpec]) -> Result<(), UsageError> {
 /// it does is known once it is read (`app` refuses it then otherwise).
 fn capture_points(args: &[String], min: usize) -> Result<Vec<CaptureSpec>, UsageError> {
     let specs = capture_specs(args)?;
-    let points = crate::config::point_files(&specs).len();
+    let points = crate::read::point_files(&specs).len();
     if !(min..=8).contains(&points) {
         let got = match specs.len() {
             f if f == points => format!("got {points}"),
@@ -829,7 +872,7 @@ impl CorrelateArgs {
     /// The plain settings of the main form.
     pub fn to_config(&self) -> Result<Config, UsageError> {
         let captures = capture_points(&self.captures, 1)?;
-        let points = crate::config::point_files(&captures);
+        let points = crate::read::point_files(&captures);
         let mut offsets_ns = Vec::new();
         for o in &self.offset {
             let (label, secs) = o
@@ -846,16 +889,16 @@ impl CorrelateArgs {
             }
             // A side (`node(out)`) reads its capture's clock: the offset is the capture's.
             let capture = |l: &str| points.iter().position(|p| captures[p[0]].label == l);
-            let index = capture(label)
-                .or_else(|| capture(crate::config::capture_of_point(label)))
-                .ok_or_else(|| {
+            let index = capture(label).or_else(|| capture(crate::read::capture_of_point(label))).ok_or_else(
+                || {
                     let labels: Vec<&str> = points.iter().map(|p| captures[p[0]].label.as_str()).collect();
                     UsageError(format!(
                     "--offset {o}: no capture is labelled {label} (labels: {}; a side of a split capture, \
                      node(out), stands for its capture)",
                     labels.join(", ")
                 ))
-                })?;
+                },
+            )?;
             offsets_ns.push((index, seconds_to_ns(secs)));
         }
         let nets = self.net.iter().map(|n| parse_cidr(n)).collect::<Result<Vec<_>, _>>()?;
@@ -902,9 +945,9 @@ impl CorrelateArgs {
     }
 
     /// `--stream`, `--stream-window`, `--stream-hold`.
-    fn stream(&self) -> Result<Option<crate::config::StreamConfig>, UsageError> {
+    fn stream(&self) -> Result<Option<crate::drive::stream::StreamConfig>, UsageError> {
         if self.follow {
-            use crate::config::{
+            use crate::drive::stream::{
                 Follow, DEFAULT_FOLLOW_IDLE_NS, FOLLOW_HOLD_NS, FOLLOW_LINGER_NS, FOLLOW_MARGIN_NS,
                 FOLLOW_WINDOW_NS,
             };
@@ -916,7 +959,7 @@ impl CorrelateArgs {
             };
             let follow = Follow { idle_ns, margin_ns: FOLLOW_MARGIN_NS, linger_ns: FOLLOW_LINGER_NS };
             let (window_ns, hold_ns) = self.window_and_hold(FOLLOW_WINDOW_NS, FOLLOW_HOLD_NS)?;
-            return Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: Some(follow) }));
+            return Ok(Some(crate::drive::stream::StreamConfig { window_ns, hold_ns, follow: Some(follow) }));
         }
         if !self.stream {
             return Ok(None);
@@ -925,7 +968,7 @@ impl CorrelateArgs {
             crate::drive::stream::DEFAULT_WINDOW_NS,
             crate::drive::stream::DEFAULT_HOLD_NS,
         )?;
-        Ok(Some(crate::config::StreamConfig { window_ns, hold_ns, follow: None }))
+        Ok(Some(crate::drive::stream::StreamConfig { window_ns, hold_ns, follow: None }))
     }
 
     /// `--stream-window` and `--stream-hold`, or the defaults given.
@@ -948,7 +991,7 @@ impl CorrelateArgs {
     fn shard(&self) -> Result<Option<Shard>, UsageError> {
         let (Some(start), Some(end)) = (&self.shard_start, &self.shard_end) else { return Ok(None) };
         let instant = |option: &str, text: &str| {
-            crate::config::parse_instant_ns(text).ok_or_else(|| {
+            parse_instant_ns(text).ok_or_else(|| {
                 UsageError(format!(
                     "{option} {text}: expected an RFC 3339 time (2026-11-30T10:00:00Z, a fraction and a \
                      ±HH:MM zone allowed) or seconds since the Unix epoch (1795995638.5)"
@@ -962,7 +1005,7 @@ impl CorrelateArgs {
             )));
         }
         let margin_ns = match self.shard_margin {
-            None => crate::config::DEFAULT_SHARD_MARGIN_NS,
+            None => crate::drive::shard::DEFAULT_SHARD_MARGIN_NS,
             Some(m) => {
                 seconds_to_ns(in_range("--shard-margin", m, Bound::From(0.0), MAX_SECONDS, "seconds")?)
             }
@@ -980,7 +1023,7 @@ impl CorrelateArgs {
             ));
         }
         if format == Format::Parquet && !cfg!(feature = "parquet") {
-            return Err(UsageError(crate::config::PARQUET_MISSING.into()));
+            return Err(UsageError(crate::report::PARQUET_MISSING.into()));
         }
         let to_stdout = self.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
         if format == Format::Parquet && to_stdout {
@@ -1042,7 +1085,7 @@ impl CorrelateArgs {
         }
         let config = self.to_config()?;
         if self.follow {
-            if let Some(files) = crate::config::point_files(&config.captures).iter().find(|f| f.len() > 1) {
+            if let Some(files) = crate::read::point_files(&config.captures).iter().find(|f| f.len() > 1) {
                 return Err(UsageError(format!(
                     "--follow reads one input per capture point: {} is given {} files",
                     config.captures[files[0]].label,
@@ -1068,7 +1111,7 @@ impl CorrelateArgs {
         let time = match (&self.tz, self.time_format) {
             (None, None) => None,
             (tz, format) => Some(TimeStyle {
-                zone: tz.as_deref().map(Zone::parse).transpose()?.unwrap_or_default(),
+                zone: tz.as_deref().map(Zone::parse).transpose().map_err(UsageError)?.unwrap_or_default(),
                 format: format.unwrap_or_default(),
             }),
         };
@@ -1104,6 +1147,18 @@ impl CorrelateArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_instants_are_rfc3339_or_exact_epoch_seconds() {
+        assert_eq!(parse_instant_ns("1795995638"), Some(1_795_995_638_000_000_000));
+        assert_eq!(parse_instant_ns("1795995638.123456789"), Some(1_795_995_638_123_456_789));
+        assert_eq!(parse_instant_ns("1795995638.5"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-29T23:40:38.5Z"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_instant_ns("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
+        for bad in ["", "1.", ".5", "-1", "1e9", "1.0000000001", "12:00", "noon", "99999999999999999999"] {
+            assert_eq!(parse_instant_ns(bad), None, "{bad}");
+        }
+    }
     use clap::CommandFactory;
 
     #[test]
@@ -1137,7 +1192,7 @@ mod tests {
         let labels: Vec<&str> = specs.iter().map(|s| s.label.as_str()).collect();
         // derived labels (x, x, d) still get numbered; only explicit d= repeats
         assert_eq!(labels, ["d", "x", "d", "x-2", "y", "d-2"]);
-        assert_eq!(crate::config::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
+        assert_eq!(crate::read::point_files(&specs), [vec![0, 2], vec![1], vec![3], vec![4], vec![5]]);
         let one_point: Vec<String> = ["d=a.pcap", "d=b.pcap"].iter().map(|s| s.to_string()).collect();
         let e = capture_points(&one_point, 2).unwrap_err().0;
         assert!(e.contains("got 1 from 2 files"), "{e}");

@@ -26,11 +26,12 @@
 //! - `first_time` / `last_time`: the earliest and latest record timestamps (file
 //!   order need not be time order), RFC 3339 UTC with nanoseconds.
 
-use crate::config::{CaptureSpec, FlowConfig, ReadConfig};
 use crate::decode::{DecodeError, Fragment, Packet, Transport};
 use crate::drive::ingest::{Ingested, Sink};
+use crate::flows::FlowConfig;
 use crate::flows::{Flow, FlowProto, FlowTable};
 use crate::read::{ByteOrder, CaptureInfo, Progress, ReadError};
+use crate::read::{CaptureSpec, ReadConfig};
 use crate::time::rfc3339;
 use crate::warning::Warning;
 use rayon::prelude::*;

@@ -13,7 +13,6 @@ pub mod app;
 pub mod checks;
 pub mod cli;
 pub mod compare;
-pub mod config;
 pub mod correlate;
 pub mod decode;
 pub mod drive;

@@ -17,11 +17,11 @@
 //! IDB options (name, description, `if_tsresol`) and always writes EPB
 //! timestamps in nanoseconds, which `if_tsresol = 9` declares.
 
-use crate::config::CaptureSpec;
 use crate::decode::{self, ip_proto, Fragment, IcmpMessage, Packet, Transport};
 use crate::flows::points::PointKey;
 use crate::flows::{Endpoint, FlowProto};
 use crate::ladder::{Ladder, LadderCapture};
+use crate::read::CaptureSpec;
 use crate::read::{self, LinkType, NoProgress, RawRecord};
 use crate::report::schema::WireName;
 use crate::report::words::Words;
@@ -418,7 +418,7 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
     // files of one label are one capture of the ladder).
     let capture_of: Vec<usize> = (specs.iter())
         .map(|s| {
-            (crate::config::point_files(specs).iter()).position(|p| specs[p[0]].label == s.label).unwrap_or(0)
+            (crate::read::point_files(specs).iter()).position(|p| specs[p[0]].label == s.label).unwrap_or(0)
         })
         .collect();
     let first_point: Vec<usize> = (0..specs.len())
@@ -522,7 +522,7 @@ fn merge(run: &Run<'_>, window: usize, out: &mut dyn Write) -> io::Result<MergeS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Source;
+    use crate::read::Source;
     use crate::report::fixtures::findings;
 
     #[test]
@@ -564,7 +564,7 @@ mod tests {
     /// Merges with `window`; gives the stats, the written packets and the interface names.
     fn merged(specs: &[CaptureSpec], window: usize) -> (MergeStats, Vec<Written>, Vec<String>) {
         use pcap_file::pcapng::{Block, PcapNgReader};
-        let config = crate::config::Config { captures: specs.to_vec(), quiet: true, ..Default::default() };
+        let config = crate::drive::Config { captures: specs.to_vec(), quiet: true, ..Default::default() };
         let (findings, ladder) =
             crate::drive::pipeline::analyze_full(&config, &crate::read::NoProgress, true).unwrap();
         let ladder = ladder.unwrap();

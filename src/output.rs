@@ -17,11 +17,24 @@
 //! A closed pipe is not an error (`tuplecorr ... | head -1`): [`is_broken_pipe`]
 //! walks an error's whole source chain, since the csv crate wraps the io error.
 
-use crate::config::{CaptureSpec, CompareSide, Source, UsageError};
 use std::error::Error;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// An output refused before anything is read or written (a directory, an
+/// input of the run, two outputs at one place): the command line makes no
+/// sense, and says so.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for Refused {}
 
 /// One input of the run, for refusing to write over it: its label (or how it
 /// was given) and its path.
@@ -91,7 +104,7 @@ pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
 }
 
 /// Decides where `-o PATH` writes, refusing a directory and any input.
-pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, UsageError> {
+pub fn target(path: Option<&Path>, inputs: &[Input]) -> Result<Target, Refused> {
     target_of(&Out::report(path), inputs)
 }
 
@@ -112,7 +125,7 @@ impl<'a> Out<'a> {
 }
 
 /// [`target`] of any output, its messages naming its own option.
-pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, UsageError> {
+pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, Refused> {
     let Out { option, holds, path } = *out;
     let Some(path) = path else { return Ok(Target::Stdout) };
     if path.as_os_str() == "-" {
@@ -122,12 +135,12 @@ pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, UsageError> 
     match fs::metadata(path) {
         Ok(meta) => {
             if meta.is_dir() {
-                return Err(UsageError(format!(
+                return Err(Refused(format!(
                     "{option} {shown}: is a directory; give a file name for {holds}"
                 )));
             }
             if let Some(input) = inputs.iter().find(|i| same_file(&meta, &i.path)) {
-                return Err(UsageError(format!(
+                return Err(Refused(format!(
                     "{option} {shown}: is the input {} ({}); refusing to write {holds} over it",
                     input.label,
                     input.path.display()
@@ -143,7 +156,7 @@ pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, UsageError> 
         }
         // A new file, or a link pointing at one not yet made.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(replace_at(&final_path(path))),
-        Err(e) => Err(UsageError(format!("{option} {shown}: cannot write {holds}: {e}"))),
+        Err(e) => Err(Refused(format!("{option} {shown}: cannot write {holds}: {e}"))),
     }
 }
 
@@ -152,7 +165,7 @@ pub fn target_of(out: &Out<'_>, inputs: &[Input]) -> Result<Target, UsageError> 
 /// standard output (also by `/dev/stdout`), or two naming one file (also by
 /// another path or a link), would mix or lose one of them and are refused,
 /// naming both options. `/dev/null` may take any number of them.
-pub fn targets(outs: &[Out<'_>], inputs: &[Input]) -> Result<Vec<Target>, UsageError> {
+pub fn targets(outs: &[Out<'_>], inputs: &[Input]) -> Result<Vec<Target>, Refused> {
     let mut targets = Vec::with_capacity(outs.len());
     let mut places: Vec<(Place, &Out<'_>, bool)> = Vec::new();
     for out in outs {
@@ -169,11 +182,7 @@ pub fn targets(outs: &[Out<'_>], inputs: &[Input]) -> Result<Vec<Target>, UsageE
                 } else {
                     format!("{} already writes {} there", shown(first), first.holds)
                 };
-                return Err(UsageError(format!(
-                    "{}: {why}; give {} a file of its own",
-                    shown(out),
-                    out.holds
-                )));
+                return Err(Refused(format!("{}: {why}; give {} a file of its own", shown(out), out.holds)));
             }
             places.push((place, out, stdout));
         }
@@ -429,28 +438,6 @@ pub fn write_output(
 ) -> Result<(), Box<dyn Error + Send + Sync>> {
     let target = target(path, inputs)?;
     Ok(write_to(&target, write)?)
-}
-
-/// The captures read from files, as inputs not to write over.
-pub fn capture_inputs(specs: &[CaptureSpec]) -> Vec<Input> {
-    (specs.iter())
-        .filter_map(|c| match &c.source {
-            Source::Path(p) => Some(Input { label: c.label.clone(), path: p.clone() }),
-            Source::Stdin => None,
-        })
-        .collect()
-}
-
-/// Both sides of `compare`: report files, or the captures of a list.
-pub fn compare_inputs(sides: &[&CompareSide]) -> Vec<Input> {
-    let mut inputs = Vec::new();
-    for side in sides {
-        match side {
-            CompareSide::Report(path) => inputs.push(Input { label: "report".into(), path: path.clone() }),
-            CompareSide::Captures(specs) => inputs.extend(capture_inputs(specs)),
-        }
-    }
-    inputs
 }
 
 #[cfg(test)]

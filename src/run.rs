@@ -1,14 +1,61 @@
 //! What the binary is asked to do, one variant per form of the command line:
 //! built by `cli`, carried out by `app`. Each form's settings hold the stage
-//! settings of `config` and what that form writes (`compare`'s expectations
-//! among them), so they stand above every stage: nothing below names them.
+//! settings (`drive::Config`) and what that form writes (`compare`'s
+//! expectations and sides among them), so they stand above every stage and
+//! driver: nothing below names them. The choices only a form takes are here
+//! too: `Output`, `ColorChoice`, `InspectFormat`, `CompareSide`.
 
-use crate::config::{when, Column};
-use crate::config::{
-    CaptureSpec, Choice, ColorChoice, CompareFormat, CompareSide, Config, FailOn, Given, InspectFormat,
-    Output,
-};
+use crate::compare::CompareFormat;
+use crate::drive::Config;
+use crate::read::CaptureSpec;
+use crate::report::table::Column;
+use crate::report::when;
+use crate::report::{Choice, FailOn, Format};
+use crate::why::Given;
 use std::path::PathBuf;
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Only on a terminal and when `NO_COLOR` is unset or empty (no-color.org).
+    Auto,
+    Always,
+    Never,
+}
+
+impl Choice for ColorChoice {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("auto", ColorChoice::Auto), ("always", ColorChoice::Always), ("never", ColorChoice::Never)];
+}
+
+/// Output format of `tuplecorr inspect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InspectFormat {
+    Table,
+    Json,
+}
+
+impl Choice for InspectFormat {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("table", InspectFormat::Table), ("json", InspectFormat::Json)];
+}
+
+/// Where and how a report is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// `-o FILE` (written atomically); None = standard output.
+    pub path: Option<PathBuf>,
+    pub format: Format,
+}
+
+/// One side of `tuplecorr compare`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompareSide {
+    /// A tuplecorr report file (JSON or CSV).
+    Report(PathBuf),
+    /// Captures in path order, to be analysed.
+    Captures(Vec<CaptureSpec>),
+}
 
 /// What the binary is asked to do: one variant per form of the command line.
 #[derive(Clone, Debug, PartialEq)]

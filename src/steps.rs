@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn pairs_matched_without_time_that_the_matching_kept_apart_are_counted() {
-        let config = crate::config::CorrelateConfig::default();
+        let config = crate::correlate::CorrelateConfig::default();
         let points = two_captures(0);
         let c = crate::correlate::correlate(&points, &config);
         assert_eq!(unlinked(&points, &c, &[0, 1]), []);

@@ -178,6 +178,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rfc3339_with_nanoseconds_and_offsets() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("2026-11-29T23:40:38.123456789Z"), Some(1_795_995_638_123_456_789));
+        assert_eq!(parse_rfc3339("2026-11-30T00:40:38.5+01:00"), Some(1_795_995_638_500_000_000));
+        assert_eq!(parse_rfc3339("2000-02-29 12:00:00z"), Some(951_825_600_000_000_000));
+        assert_eq!(parse_rfc3339("2026-11-29T23:40:38"), None);
+        assert_eq!(parse_rfc3339("2026-13-29T23:40:38Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
+    }
+
+    #[test]
     fn formats_known_instants() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000000000Z");
         // date -u -d @1795995638 → 2026-11-29T23:40:38Z

@@ -6,8 +6,8 @@
 //! Deterministic, no files, no corpus.
 #![allow(dead_code)] // each bench uses part of this
 
-use tuplecorr::config::FlowConfig;
 use tuplecorr::decode::decode;
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::flows::{FlowTable, Flows};
 use tuplecorr::read::read_bytes;
 use tuplecorr_synth as synth;

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tuplecorr::config::Config;
+use tuplecorr::drive::Config;
 use tuplecorr::drive::pipeline::analyze_bytes;
 
 fuzz_target!(|data: &[u8]| {

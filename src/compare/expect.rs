@@ -79,7 +79,7 @@ pub fn check(c: &mut Comparison, after: &Findings, expectations: &[Expectation])
                 let i = match at {
                     None => labels.len().saturating_sub(1),
                     // a point's label, or a capture's that is one point
-                    Some(l) => match crate::config::points_named(l, &labels)[..] {
+                    Some(l) => match crate::read::points_named(l, &labels)[..] {
                         [i] => i,
                         [] => {
                             return Err(UnknownLabel(format!(

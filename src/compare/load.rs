@@ -183,7 +183,7 @@ fn findings_from_parquet(path: &Path, file: String) -> Result<Findings, LoadErro
 /// offset and spread, each boundary's delay. Only JSON carries them. Read as a
 /// stream into just these fields (the requests are skipped, never held: a
 /// day's report is large and every shard reads it).
-pub fn pinned_clocks(path: &Path) -> Result<crate::config::PinnedClocks, LoadError> {
+pub fn pinned_clocks(path: &Path) -> Result<crate::correlate::PinnedClocks, LoadError> {
     #[derive(serde::Deserialize)]
     struct Clock {
         label: String,
@@ -211,7 +211,7 @@ pub fn pinned_clocks(path: &Path) -> Result<crate::config::PinnedClocks, LoadErr
         return Err(not_json("it names no capture".into()));
     }
     let ns = |ms: f64| (ms * 1e6).round() as i64;
-    Ok(crate::config::PinnedClocks {
+    Ok(crate::correlate::PinnedClocks {
         source: name.to_string(),
         clocks: r
             .captures
@@ -344,7 +344,7 @@ fn csv_request(
     }
     // `first_seen` (in any `--time-format` a parser reads) is capture 1's time.
     if let Some(first) = captures.first_mut() {
-        first.time = crate::config::parse_rfc3339_ns(cell(2)).map(crate::time::rfc3339);
+        first.time = crate::time::parse_rfc3339(cell(2)).map(crate::time::rfc3339);
     }
     let mut q = schema::Request::read_back(cell(0).parse().unwrap_or(n as u64 + 1), proto, captures);
     cells::read_trailing(&mut q, &|name| {

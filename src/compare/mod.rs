@@ -21,7 +21,7 @@ pub use diff::{compare, Comparison, LabelSources, Pairing, SideSummary, Sides};
 pub use expect::{Expectation, ExpectationResult, SourceWant};
 pub use load::{load_report, LoadError};
 pub use regress::{Regression, Worse};
-pub use write::write;
+pub use write::{write, CompareFormat};
 
 use std::path::{Path, PathBuf};
 

@@ -2,12 +2,50 @@
 //! (the captures of both runs, one line per service and client, the
 //! expectations with ✔/✘), CSV (one row per service and client), JSON (one
 //! object), NDJSON (one pairing a line). Takes a `Comparison`; gives bytes.
+//! The format is `--format`'s `CompareFormat`.
 
 use super::diff::{Comparison, Pairing, RunCaptures, SideSummary, Sides};
 use super::regress::{Regression, Worse};
-use crate::config::CompareFormat;
 use crate::report::schema::WireName;
+use crate::report::Choice;
 use std::io::{self, Write};
+
+/// Output format of `tuplecorr compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// The change-record block as plain text (the default).
+    Table,
+    /// The change-record block as Markdown, to paste into a change record.
+    Markdown,
+    Csv,
+    Json,
+    Ndjson,
+}
+
+impl Choice for CompareFormat {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("table", CompareFormat::Table),
+        ("markdown", CompareFormat::Markdown),
+        ("csv", CompareFormat::Csv),
+        ("json", CompareFormat::Json),
+        ("ndjson", CompareFormat::Ndjson),
+    ];
+}
+
+impl CompareFormat {
+    /// `.md`/`.markdown`, `.csv`, `.json`, `.ndjson`/`.jsonl`, `.txt` → their format.
+    pub fn from_path(path: Option<&std::path::Path>) -> Option<CompareFormat> {
+        let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "md" | "markdown" => Some(CompareFormat::Markdown),
+            "csv" => Some(CompareFormat::Csv),
+            "json" => Some(CompareFormat::Json),
+            "ndjson" | "jsonl" => Some(CompareFormat::Ndjson),
+            "txt" => Some(CompareFormat::Table),
+            _ => None,
+        }
+    }
+}
 
 /// Writes the comparison in the chosen format.
 pub fn write(c: &Comparison, format: CompareFormat, out: &mut dyn Write) -> io::Result<()> {

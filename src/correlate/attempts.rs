@@ -118,8 +118,7 @@ pub fn resolve(captures: &[Flows], chains: &mut [Chain], to: usize, taken: &mut 
 
 #[cfg(test)]
 mod tests {
-    use crate::config::CorrelateConfig;
-    use crate::correlate::{correlate, Correlation, Strength};
+    use crate::correlate::{correlate, CorrelateConfig, Correlation, Strength};
     use crate::flows::Ns;
     use crate::flows::{Flow, Flows};
 

@@ -4,8 +4,8 @@
 
 use super::estimate::ClockEstimate;
 use super::evidence::{Evidence, Evidences};
+use super::CorrelateConfig;
 use super::LinkKind;
-use crate::config::CorrelateConfig;
 use crate::flows::{Fingerprint, Flow, FlowProto, Orientation, STRONG_PREFIX};
 use rustc_hash::FxHashMap;
 

@@ -7,7 +7,7 @@
 
 use super::candidates::unique_pairs;
 pub use super::estimate::{ClockEstimate, OffsetMethodKind};
-use crate::config::CorrelateConfig;
+use super::CorrelateConfig;
 use crate::flows::{Flow, FlowProto, Flows};
 use rayon::prelude::*;
 
@@ -122,7 +122,7 @@ pub fn estimate(captures: &[Flows], config: &CorrelateConfig) -> (Vec<ClockEstim
 /// Replaces the estimates with the pinned clocks and delays (`--clocks-from`):
 /// a pinned point reads as `manual` (capture 1 stays the reference) and keeps
 /// the estimate's sample count; points and boundaries not pinned keep theirs.
-pub fn pin(clocks: &mut [ClockEstimate], delays: &mut [Option<i64>], pinned: &crate::config::Pinned) {
+pub fn pin(clocks: &mut [ClockEstimate], delays: &mut [Option<i64>], pinned: &super::Pinned) {
     for (j, c) in clocks.iter_mut().enumerate() {
         if let Some(Some((offset_ns, spread_ns))) = pinned.clocks.get(j) {
             let method = if j == 0 { OffsetMethodKind::Reference } else { OffsetMethodKind::Manual };
@@ -310,7 +310,7 @@ mod tests {
             est(9, OffsetMethodKind::OneWay),
         ];
         let mut delays = vec![Some(40), Some(90)];
-        let pinned = crate::config::Pinned {
+        let pinned = crate::correlate::Pinned {
             clocks: vec![Some((0, 0)), Some((2_750, 11)), None],
             delays: vec![Some(None), None],
         };

@@ -4,7 +4,9 @@
 //! rooted at capture 1. Hash joins on each key, never an all-pairs scan; ties
 //! that no evidence separates are `ambiguous`, never guessed.
 //! Takes one `Flows` per capture; gives a `Correlation`. Never formats text,
-//! never reads captures.
+//! never reads captures. Its settings: `CorrelateConfig`, with the clocks
+//! `--clocks-from` pins (`Pinned` per point; `PinnedClocks` by label, as an
+//! earlier report gives them).
 
 mod assign;
 mod attempts;
@@ -19,8 +21,47 @@ pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
 pub use clock::{ClockEstimate, OffsetMethodKind};
 pub use evidence::{Evidence, Evidences, Strength};
 
-use crate::config::CorrelateConfig;
 use crate::flows::Flows;
+
+/// Settings of the correlate stage.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CorrelateConfig {
+    /// `--offset LABEL=SECONDS`, as capture index → offset in ns (positive: that
+    /// capture's clock runs ahead of capture 1's).
+    pub offsets_ns: Vec<(usize, i64)>,
+    /// `--max-offset` in ns (default 60 s).
+    pub max_offset_ns: Option<i64>,
+    /// `--tolerance` in ns; None = 5 × offset spread + 1 ms, capped at 200 ms.
+    pub tolerance_ns: Option<i64>,
+    /// Per observation point, the capture (file) whose clock it reads: the
+    /// sub-points of one split capture share one clock. Empty: every point is
+    /// its own capture.
+    pub clock_of: Vec<usize>,
+    /// `--clocks-from`, per observation point: the pinned clock (offset,
+    /// spread) and per neighbour boundary the pinned delay; None: estimated.
+    pub pinned: Option<Pinned>,
+}
+
+/// Clocks pinned per observation point (see [`PinnedClocks`]).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Pinned {
+    /// Per point: (offset, spread) in ns, or None to estimate that point's.
+    pub clocks: Vec<Option<(i64, i64)>>,
+    /// Per neighbour boundary: Some(delay) when pinned (the delay may be unknown).
+    pub delays: Vec<Option<Option<i64>>>,
+}
+
+/// Clocks taken from an earlier report (`--clocks-from`), by label, so that
+/// every shard of a run corrects time exactly as that run did.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PinnedClocks {
+    /// The report, for messages.
+    pub source: String,
+    /// Per capture point of the report: label, clock offset and its spread (ns).
+    pub clocks: Vec<(String, i64, i64)>,
+    /// Per boundary of the report: `A->B` and its one-way delay (ns), when known.
+    pub delays: Vec<(String, Option<i64>)>,
+}
 
 /// What kind of box sits between the two flows of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,11 +5,12 @@
 //! order, their merged `CaptureInfo`, the warning when they overlap. Takes a
 //! capture and a sink; gives the capture's result. Correlates nothing.
 
-use crate::config::{CaptureSpec, Config, ReadConfig};
+use super::Config;
 use crate::decode::{self, DecodeError, Packet};
 use crate::flows::points::{self, PointKey};
 use crate::flows::{Flow, FlowTable, Flows};
 use crate::read::{self, CaptureInfo, InterfaceInfo, Progress, RawRecord, ReadError};
+use crate::read::{CaptureSpec, ReadConfig};
 use crate::warning::Warning;
 use rayon::prelude::*;
 
@@ -603,8 +604,8 @@ fn overlap_warning(label: &str, earlier: &str, later: &str) -> Warning {
 
 fn file_len(spec: &CaptureSpec) -> Option<u64> {
     match &spec.source {
-        crate::config::Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
-        crate::config::Source::Stdin => None,
+        crate::read::Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+        crate::read::Source::Stdin => None,
     }
 }
 
@@ -674,7 +675,7 @@ impl Elsewhere {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Source;
+    use crate::read::Source;
 
     /// Captures of one label named `names` (nothing is read from them).
     fn named(names: &[&str]) -> Vec<CaptureSpec> {

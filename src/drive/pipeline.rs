@@ -6,7 +6,7 @@
 
 use super::ingest::{ingest, ingest_bytes, merge_info, reading_order, Builder, CaptureResult, Cut, Overlaps};
 use super::shard;
-use crate::config::Config;
+use super::Config;
 use crate::correlate;
 use crate::flows::points::PointKey;
 use crate::flows::Flows;
@@ -144,7 +144,7 @@ pub fn analyze_full(
     progress: &dyn Progress,
     ladder: bool,
 ) -> Result<(Findings, Option<Ladder>), ReadError> {
-    let points = crate::config::point_files(&config.captures);
+    let points = crate::read::point_files(&config.captures);
     if worker_per_point(config.threads, points.len(), rayon::current_num_threads()) {
         // No pool to be had (threads refused): the run goes on in the current one.
         if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(points.len()).build() {
@@ -256,7 +256,7 @@ fn pinned_keys(config: &Config, label: &str, info: &CaptureInfo) -> Option<Vec<O
     let pinned = config.clocks_from.as_ref()?;
     let names: Vec<&str> = (pinned.clocks.iter())
         .map(|(l, _, _)| l.as_str())
-        .filter(|l| *l != label && crate::config::capture_of_point(l) == label)
+        .filter(|l| *l != label && crate::read::capture_of_point(l) == label)
         .map(|l| &l[label.len() + 1..l.len() - 1])
         .collect();
     if names.len() < 2 {

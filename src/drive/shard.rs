@@ -21,11 +21,29 @@
 //! the widened window, also when a point is one large file.
 
 use super::ingest::{Builder, Cut, Ingested, Sink};
-use crate::config::{CaptureSpec, Config, Pinned, PinnedClocks, Shard};
+use super::Config;
 use crate::correlate::Correlation;
+use crate::correlate::{Pinned, PinnedClocks};
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
+use crate::read::CaptureSpec;
 use crate::read::{CaptureInfo, ReadError};
 use crate::warning::Warning;
+
+/// A time shard: the requests whose first packet at capture 1 (on that
+/// capture's own clock) lies in `[start_ns, end_ns)`. Files of a point that lie
+/// wholly more than `margin_ns` (plus the clock offset allowance) outside the
+/// window are not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub margin_ns: i64,
+}
+
+/// Default `--shard-margin`: 140 s, the longest reach of one matching step
+/// (an earlier attempt up to 130 s before its connection, see
+/// `correlate::attempts`) plus 10 s for the time gate (tolerance, delay).
+pub const DEFAULT_SHARD_MARGIN_NS: i64 = 140_000_000_000;
 
 /// Keeps the requests of a time shard (`--shard-start`, `--shard-end`): those
 /// whose first packet at capture 1, as that capture recorded it, lies in
@@ -594,9 +612,9 @@ mod tests {
     /// and a 10 s margin (its raw window: [90 s, 210 s)). Gives the run, the
     /// files in reading order (`f0` first) and their first packet times.
     fn six_files(shard: bool) -> (Config, Vec<usize>, Vec<Option<i64>>) {
-        let spec = |i: usize| crate::config::CaptureSpec {
+        let spec = |i: usize| crate::read::CaptureSpec {
             label: "a".into(),
-            source: crate::config::Source::Path(format!("f{i}").into()),
+            source: crate::read::Source::Path(format!("f{i}").into()),
         };
         let config = Config {
             captures: (0..6).rev().map(spec).collect(),

@@ -33,8 +33,10 @@
 //! run, whose order is capture 1's time too.
 
 use super::ingest::{self, Builder, CaptureResult, Cut, Ingested, Sink};
+use super::shard::Shard;
+use super::Config;
 use super::{pipeline, shard};
-use crate::config::{Config, PinnedClocks, Shard, StreamConfig};
+use crate::correlate::PinnedClocks;
 use crate::flows::points::PointKey;
 use crate::flows::Flow;
 use crate::read::{CaptureInfo, Progress, ReadError};
@@ -46,6 +48,46 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::OnceLock;
 use std::time::Instant;
+
+/// How a streaming run (`--stream`) cuts and waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamConfig {
+    /// `--stream-window`: ns of capture 1's time per window.
+    pub window_ns: i64,
+    /// `--stream-hold`: how long past its reach a window waits for a
+    /// connection still open before it is correlated with what was seen.
+    pub hold_ns: i64,
+    /// `--follow`: the captures are live (see `Follow`).
+    pub follow: Option<Follow>,
+}
+
+/// How a live run (`--follow`) reads and settles: each input read as it
+/// grows, a point's clock taken to run on with the wall clock while it is
+/// silent, and windows settled with a short margin and linger so a request
+/// is written seconds after it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Follow {
+    /// `--follow-idle`: an input that gives no byte this long is stopped.
+    pub idle_ns: i64,
+    /// The shard margin of a live window (the batch run's is 140 s).
+    pub margin_ns: i64,
+    /// How long a window past its reach waits for its flows to fall silent
+    /// (the batch stream's linger is 60 s).
+    pub linger_ns: i64,
+}
+
+/// Default `--follow-idle`: a minute.
+pub const DEFAULT_FOLLOW_IDLE_NS: i64 = 60_000_000_000;
+/// A live window's margin: the time gate of one matching step (tolerance and
+/// delay) with room; an earlier attempt further back is not looked for live.
+pub const FOLLOW_MARGIN_NS: i64 = 5_000_000_000;
+/// A live window's linger: a final ACK or FIN retransmission comes within it.
+pub const FOLLOW_LINGER_NS: i64 = 2_000_000_000;
+/// Default `--stream-window` with `--follow`: one second.
+pub const FOLLOW_WINDOW_NS: i64 = 1_000_000_000;
+/// Default `--stream-hold` with `--follow`: a connection still open 10 s past
+/// its window's reach is written as seen so far.
+pub const FOLLOW_HOLD_NS: i64 = 10_000_000_000;
 
 /// Set (by a SIGINT/SIGTERM handler) to end a live run (`--follow`): every
 /// input ends at once, the windows still open are written with what was read.
@@ -108,7 +150,7 @@ struct Plan {
 
 impl Plan {
     fn of(config: &Config, stream: StreamConfig) -> Plan {
-        let margin_ns = stream.follow.map_or(crate::config::DEFAULT_SHARD_MARGIN_NS, |f| f.margin_ns);
+        let margin_ns = stream.follow.map_or(shard::DEFAULT_SHARD_MARGIN_NS, |f| f.margin_ns);
         let max = config.correlate.max_offset_ns.unwrap_or(crate::correlate::clock::DEFAULT_MAX_OFFSET_NS);
         let manual = config.correlate.offsets_ns.iter().map(|(_, o)| o.saturating_abs()).max().unwrap_or(0);
         let pinned = (config.clocks_from.iter().flat_map(|p| &p.clocks))
@@ -667,9 +709,9 @@ fn read_point(
 /// comes, the reader ticked while it is silent.
 fn read_live_point(
     r: Reader<'_>,
-    spec: &crate::config::CaptureSpec,
+    spec: &crate::read::CaptureSpec,
     f: usize,
-    follow: crate::config::Follow,
+    follow: Follow,
     progress: &dyn Progress,
 ) -> Result<(CaptureResult, usize, ingest::PointCounts), ReadError> {
     let (label, names) = (r.label, r.names);
@@ -1165,7 +1207,7 @@ pub fn run(
 ) -> Result<Finished, StreamError> {
     let plan = Plan::of(config, stream);
     let specs = &config.captures;
-    let points = crate::config::point_files(specs);
+    let points = crate::read::point_files(specs);
     let orders: Vec<Vec<usize>> = points.iter().map(|files| ingest::reading_order(specs, files).0).collect();
     let names: Vec<(String, String)> = (orders.iter())
         .map(|o| {

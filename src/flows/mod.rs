@@ -4,7 +4,7 @@
 //! Each flow keeps a fixed-size summary — times, ISNs, IP ID and TTL of the first
 //! client packet, counts, RSTs, FINs, the ICMP errors that quote it and stream
 //! fingerprints — so memory grows with flows, never with packets.
-//! Knows nothing of other captures.
+//! Knows nothing of other captures. Its settings: `FlowConfig`.
 
 pub mod carrier;
 mod copies;
@@ -24,7 +24,22 @@ pub use fingerprint::{datagram_key, Fingerprint, StreamPrefix, PREFIX_LENGTHS, S
 pub use key::{interface_of, side_of};
 pub use table::FlowTable;
 
-impl crate::config::FlowConfig {
+/// Settings of the flow stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowConfig {
+    /// A UDP exchange silent for longer than this is split (ns).
+    pub udp_idle_ns: i64,
+    /// Bytes of each direction's stream that are fingerprinted.
+    pub fingerprint_len: usize,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        FlowConfig { udp_idle_ns: 10_000_000_000, fingerprint_len: 128 }
+    }
+}
+
+impl FlowConfig {
     /// Bytes of each packet's payload the flow stage reads: the fingerprint and
     /// the client stream's carriers (PROXY header, HTTP request headers).
     pub fn payload_limit(&self) -> usize {

@@ -9,9 +9,9 @@ use super::copies::fold_copies;
 use super::fingerprint::Learning;
 use super::key::FlowKey;
 use super::reassembly::{FragNotes, Reassembled, Reassembler};
+use super::FlowConfig;
 use super::Ns;
 use super::{AppFacts, AppProto, Endpoint, Flow, FlowProto, FlowStats, Flows, Orientation};
-use crate::config::FlowConfig;
 use crate::decode::{Fragment, IcmpMessage, Packet, Transport};
 use rustc_hash::FxHashMap;
 

@@ -221,8 +221,8 @@ fn stream_add(
 
 #[cfg(test)]
 mod tests {
-    use crate::config::FlowConfig;
     use crate::decode::decode;
+    use crate::flows::FlowConfig;
     use crate::flows::{FlowTable, Flows, Orientation};
     use crate::read::{LinkType, RawRecord};
     use tuplecorr_synth::{Path, Point, Tcp};

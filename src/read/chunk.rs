@@ -8,7 +8,7 @@
 use super::feeder::{CountingRead, Feeder, READ_CHUNK};
 use super::{pcap, pcapng, read_stream, Ctx, Planner, Who};
 use super::{CaptureInfo, NoProgress, Progress, RawRecord, ReadError, ReadErrorKind};
-use crate::config::{CaptureSpec, Source};
+use super::{CaptureSpec, Source};
 use std::fs::File;
 use std::io::Read;
 

@@ -12,7 +12,7 @@
 //! reads again (as `tail -f`), so only the idle limit or a stop ends it.
 
 use super::{read_stream, Progress, ReadError, ReadErrorKind, Who};
-use crate::config::{CaptureSpec, Source};
+use super::{CaptureSpec, Source};
 use crate::read::CaptureInfo;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};

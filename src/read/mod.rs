@@ -9,6 +9,10 @@
 //! record boundaries and read in parallel chunks (`chunk.rs`). The types are in
 //! `types.rs`, the warning context in `context.rs`, byte helpers in `bytes.rs`.
 //! The only flate2 user. Never decodes packets, never allocates per record.
+//! The captures as given (`CaptureSpec`, `Source`), the observation points
+//! they form (`point_files`), how a name stands for points (`points_named`,
+//! `capture_of_point`) and the stage's settings (`ReadConfig`) are here, the
+//! lowest module that takes them.
 
 mod bytes;
 mod chunk;
@@ -29,12 +33,109 @@ pub use types::*;
 pub(crate) use bytes::{read_full, read_u16, read_u32, read_u64};
 pub(crate) use context::{records, Ctx, Noted, Planner, Who};
 
-use crate::config::{CaptureSpec, Source};
 use crate::warning::Warning;
 use feeder::{CountingRead, Feeder, READ_CHUNK};
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
 use std::io::{self, Read};
+use std::path::PathBuf;
+
+/// Where a capture's bytes come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Path(PathBuf),
+    Stdin,
+}
+
+/// One capture point as given on the command line: `LABEL=PATH`, `PATH` or `-`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureSpec {
+    pub label: String,
+    pub source: Source,
+}
+
+impl CaptureSpec {
+    /// The file as the user named it (`-` for standard input), for messages.
+    pub fn display_name(&self) -> String {
+        match &self.source {
+            Source::Path(p) => p.display().to_string(),
+            Source::Stdin => "-".to_string(),
+        }
+    }
+
+    /// True when the capture can be opened and read more than once: a regular
+    /// file. Standard input, a named pipe (FIFO), a process substitution
+    /// (`/dev/fd/N`) or a character device gives its bytes once: the reader
+    /// that opens it must be the only one, from the first byte (a peek that
+    /// opens and closes a FIFO loses what the writer put in the pipe and kills
+    /// the writer with SIGPIPE; the next open then waits for a writer forever).
+    /// Checked with `stat`, which never opens the file.
+    pub fn readable_again(&self) -> bool {
+        match &self.source {
+            Source::Path(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+            Source::Stdin => false,
+        }
+    }
+}
+
+/// The observation points `captures` form: for each, the indices of its files
+/// (one label; a label given more than once holds several files), points in
+/// the order their labels first appear.
+pub fn point_files(captures: &[CaptureSpec]) -> Vec<Vec<usize>> {
+    let mut points: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in captures.iter().enumerate() {
+        match points.iter_mut().find(|p| captures[p[0]].label == c.label) {
+            Some(p) => p.push(i),
+            None => points.push(vec![i]),
+        }
+    }
+    points
+}
+
+/// Settings of the read stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadConfig {
+    /// Uncompressed seekable files larger than this are split into chunks of
+    /// about this size, decoded in parallel, when there are more threads than
+    /// captures (bytes).
+    pub chunk_bytes: u64,
+    /// Split every splittable file, whatever its size and the thread count
+    /// (tests: small lab captures really split).
+    pub force_chunks: bool,
+}
+
+impl Default for ReadConfig {
+    fn default() -> Self {
+        ReadConfig { chunk_bytes: 16 << 20, force_chunks: false }
+    }
+}
+
+/// The capture a point's name belongs to: `node` for `node(out if3)` (a
+/// sub-point of a `tcpdump -i any` capture), the name itself otherwise.
+pub fn capture_of_point(name: &str) -> &str {
+    match name.find('(') {
+        Some(i) if i > 0 && name.ends_with(')') => &name[..i],
+        _ => name,
+    }
+}
+
+/// Whether a name given on the command line can stand for points of a run of
+/// these captures (`capture_labels`): a capture label, or one with a sub-point
+/// in parentheses (`node(out if3)`; which sub-points there are is known only
+/// once the capture is read).
+pub fn names_a_capture(name: &str, capture_labels: &[&str]) -> bool {
+    capture_labels.contains(&name) || capture_labels.contains(&capture_of_point(name))
+}
+
+/// The points of a run (`point_labels`, in path order) a name stands for: the
+/// point so labelled, else every sub-point of the capture so labelled (`node`
+/// for `node(in if2)` and `node(out if3)`); empty when none.
+pub fn points_named(name: &str, point_labels: &[&str]) -> Vec<usize> {
+    if let Some(i) = point_labels.iter().position(|l| *l == name) {
+        return vec![i];
+    }
+    (0..point_labels.len()).filter(|&i| capture_of_point(point_labels[i]) == name).collect()
+}
 
 /// Largest pcap record we accept (captured length), bytes.
 pub const MAX_PCAP_RECORD: u32 = 256 * 1024;
@@ -269,6 +370,19 @@ fn frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_stands_for_its_point_or_every_sub_point_of_its_capture() {
+        let points = ["decap", "node(in if2)", "node(out if3)", "backend"];
+        assert_eq!(points_named("node(out if3)", &points), [2]);
+        assert_eq!(points_named("node", &points), [1, 2]);
+        assert_eq!(points_named("backend", &points), [3]);
+        assert!(points_named("node(out if9)", &points).is_empty());
+        assert!(points_named("nod", &points).is_empty());
+        let captures = ["decap", "node", "backend"];
+        assert!(names_a_capture("node(out if3)", &captures) && names_a_capture("node", &captures));
+        assert!(!names_a_capture("vpn(out if3)", &captures) && !names_a_capture("(x)", &captures));
+    }
     use std::io::Write;
 
     /// (ts_ns, record, byte_offset, data) of one record.

@@ -1,8 +1,11 @@
 //! Findings → bytes: table, CSV, JSON, NDJSON and the summary; plus the two
-//! report-side decisions of a run: which requests are reported (filters) and
+//! report-side decisions of a run: which requests are reported (`Filter`) and
 //! whether `--fail-on` matched. Takes typed `verdict::Findings`; owns every
 //! word and the wire contract (`schema`). The only csv and serde_json user
-//! besides `compare`; never reads captures.
+//! besides `compare`; never reads captures. The output choices live here with
+//! their command-line names written once (`Choice`: `Format`, `FailOn`; the
+//! time style in `when`; the columns in `table`), the lowest module that
+//! takes them.
 
 pub mod cells;
 pub mod consistency;
@@ -22,19 +25,147 @@ pub mod parquet;
 pub mod schema;
 pub mod summary;
 pub mod table;
+pub mod when;
 pub mod wire;
-pub use crate::config::when;
 pub mod words;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-use crate::config::{Choice, Filter};
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use schema::WireName;
 use std::io::{self, Write};
 
-pub use crate::config::{FailOn, Format};
+/// A choice of a fixed set, with the names the command line gives its values
+/// (written once; `cli` builds its value parsers from them).
+pub trait Choice: Copy + Send + Sync + 'static {
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The value a name stands for.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// What a build without the `parquet` cargo feature (the slim static binary)
+/// says when Parquet is asked for.
+pub const PARQUET_MISSING: &str = "--format parquet: this tuplecorr was built without Parquet (the slim \
+static build); use the full build (the .deb package), or build one with `cargo install --path . --features parquet`";
+
+/// Output format of the main command and `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+    /// One self-contained page: summary, filterable table, a ladder per request.
+    Html,
+    /// One Parquet file, a row per request (to a file only: `-o FILE`).
+    Parquet,
+}
+
+impl Choice for Format {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("table", Format::Table),
+        ("csv", Format::Csv),
+        ("json", Format::Json),
+        ("ndjson", Format::Ndjson),
+        ("html", Format::Html),
+        ("parquet", Format::Parquet),
+    ];
+}
+
+impl Format {
+    /// `.csv`, `.json`, `.ndjson`/`.jsonl`, `.html`/`.htm`, `.parquet`, `.txt` → their format.
+    pub fn from_path(path: Option<&std::path::Path>) -> Option<Format> {
+        let ext = path?.extension()?.to_string_lossy().to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            "ndjson" | "jsonl" => Some(Format::Ndjson),
+            "html" | "htm" => Some(Format::Html),
+            "parquet" => Some(Format::Parquet),
+            "txt" => Some(Format::Table),
+            _ => None,
+        }
+    }
+}
+
+/// What `--fail-on` can ask for (exit status 1 when any reported request has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailOn {
+    /// No capture saw a reply, or no reply reached capture 1.
+    NoReply,
+    ReplyLost,
+    Bypassed,
+    Reset,
+    IcmpError,
+    /// A boundary's match is ambiguous.
+    Ambiguous,
+}
+
+impl Choice for FailOn {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("no-reply", FailOn::NoReply),
+        ("reply-lost", FailOn::ReplyLost),
+        ("bypassed", FailOn::Bypassed),
+        ("reset", FailOn::Reset),
+        ("icmp-error", FailOn::IcmpError),
+        ("ambiguous", FailOn::Ambiguous),
+    ];
+}
+
+/// Which requests are reported (matching always uses every packet).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Filter {
+    pub hosts: Vec<std::net::IpAddr>,
+    pub nets: Vec<(std::net::IpAddr, u8)>,
+    pub ports: Vec<u16>,
+    pub protos: Vec<String>,
+    /// `--since`: requests whose time at capture 1 is at or after this.
+    pub since: Option<TimeBound>,
+    /// `--until`: requests whose time at capture 1 is before this.
+    pub until: Option<TimeBound>,
+}
+
+/// A `--since` / `--until` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeBound {
+    /// An instant, ns since the Unix epoch, on capture 1's clock (RFC 3339 given).
+    UnixNs(i64),
+    /// ns after the first request's first packet at capture 1 (seconds given).
+    FromStartNs(i64),
+}
+
+impl TimeBound {
+    /// RFC 3339 (`2026-11-29T23:40:38.5Z`, `...+01:00`) or seconds from the start (`30`, `1.5`).
+    pub fn parse(text: &str) -> Option<TimeBound> {
+        let text = text.trim();
+        if let Ok(secs) = text.parse::<f64>() {
+            return (secs.is_finite() && secs >= 0.0)
+                .then(|| TimeBound::FromStartNs((secs * 1e9).round() as i64));
+        }
+        crate::time::parse_rfc3339(text).map(TimeBound::UnixNs)
+    }
+
+    /// The instant in ns since the Unix epoch, given the start (ns) for relative bounds.
+    pub fn resolve(self, start_ns: i64) -> i64 {
+        match self {
+            TimeBound::UnixNs(t) => t,
+            TimeBound::FromStartNs(d) => start_ns.saturating_add(d),
+        }
+    }
+}
+
+impl Filter {
+    /// The filter with `--since`/`--until` given in seconds made instants,
+    /// counting from `start_ns` (the run's first request).
+    pub fn resolved(&self, start_ns: i64) -> Filter {
+        let at = |b: Option<TimeBound>| b.map(|b| TimeBound::UnixNs(b.resolve(start_ns)));
+        Filter { since: at(self.since), until: at(self.until), ..self.clone() }
+    }
+}
 
 /// How to write a report.
 #[derive(Clone, Debug, PartialEq)]
@@ -516,7 +647,15 @@ pub(crate) fn names_and_zone(names: &str) -> (crate::names::Names, when::TimeSty
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::TimeBound;
+
+    #[test]
+    fn time_bounds_are_absolute_or_from_the_start() {
+        assert_eq!(TimeBound::parse("1.5"), Some(TimeBound::FromStartNs(1_500_000_000)));
+        assert_eq!(TimeBound::parse("-1"), None);
+        assert_eq!(TimeBound::parse("1970-01-01T00:00:01Z"), Some(TimeBound::UnixNs(1_000_000_000)));
+        assert_eq!(TimeBound::FromStartNs(5).resolve(10), 15);
+        assert_eq!(TimeBound::UnixNs(5).resolve(10), 5);
+    }
     use crate::report::fixtures::{findings, T0_NS};
 
     #[test]

@@ -1,6 +1,6 @@
 //! `--format parquet` in a build without the `parquet` feature (the slim
 //! static binary): the same names as `parquet.rs`, each refusing with
-//! [`crate::config::PARQUET_MISSING`]. The command line refuses the format
+//! [`crate::report::PARQUET_MISSING`]. The command line refuses the format
 //! before any work (exit 2); these are the backstop for a library caller.
 
 use crate::report::words::Words;
@@ -11,7 +11,7 @@ use std::io::{self, Write};
 pub const METADATA_KEY: &str = "tuplecorr.report";
 
 fn missing() -> io::Error {
-    io::Error::new(io::ErrorKind::Unsupported, crate::config::PARQUET_MISSING)
+    io::Error::new(io::ErrorKind::Unsupported, crate::report::PARQUET_MISSING)
 }
 
 /// Refuses: this build has no Parquet writer.

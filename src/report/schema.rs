@@ -130,7 +130,7 @@ pub fn request_cells_into(w: &crate::report::words::Words<'_>, r: &v::Request, q
 /// without `full`, no times, Community IDs or filters.
 fn hops_into(w: &crate::report::words::Words<'_>, r: &v::Request, hops: &mut Vec<Hop>, full: bool) {
     hops.resize_with(r.captures.len(), Hop::default);
-    let local = w.time.filter(|t| t.zone != crate::config::when::Zone::Utc);
+    let local = w.time.filter(|t| t.zone != crate::report::when::Zone::Utc);
     let name = |e: &Option<v::Endpoint>| e.and_then(|e| w.name_of(e.addr)).map(str::to_string);
     for (i, h) in r.captures.iter().enumerate() {
         let (done, rest) = hops.split_at_mut(i);

@@ -579,7 +579,7 @@ fn aligned(rows: &[(String, String)]) -> Vec<String> {
 /// (Europe/Berlin)`); None without `--tz` or without requests.
 fn time_span(w: &Words<'_>, span: Option<(i64, i64)>) -> Option<String> {
     let style =
-        w.time.filter(|t| t.zone != crate::config::when::Zone::Utc || t.format != Default::default())?;
+        w.time.filter(|t| t.zone != crate::report::when::Zone::Utc || t.format != Default::default())?;
     let (first, last) = span?;
     Some(format!(
         "  first request {}, last {} ({})",
@@ -841,8 +841,8 @@ mod tests {
     #[test]
     fn tz_adds_the_time_span_in_that_zone_and_names_show_in_patterns() {
         let f = findings();
-        let style = crate::config::when::TimeStyle {
-            zone: crate::config::when::Zone::parse("Europe/Berlin").unwrap(),
+        let style = crate::report::when::TimeStyle {
+            zone: crate::report::when::Zone::parse("Europe/Berlin").unwrap(),
             ..Default::default()
         };
         let mut names = crate::names::Names::default();

@@ -2,8 +2,8 @@
 //! Takes typed findings; gives the names every report format uses. Never
 //! decides anything about a request.
 
-use crate::config::when::TimeStyle;
 use crate::names::Names;
+use crate::report::when::TimeStyle;
 use crate::verdict::{Between, Endpoint, Findings, Origin};
 use std::net::IpAddr;
 

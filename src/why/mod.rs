@@ -4,7 +4,8 @@
 //! host), the kernel's own record of it (`conntrack -L`/`-E`), and what the
 //! ip-masq-agent ConfigMap intended. Every file is untrusted text: bounded,
 //! parsed strictly, each line it cannot read named by number.
-//! A post-pass beside the verdicts: it never changes one.
+//! A post-pass beside the verdicts: it never changes one. The files come as
+//! `Given` (`WHERE=FILE` of one option, `InputKind`).
 
 pub mod attach;
 pub mod conntrack;
@@ -20,8 +21,65 @@ pub mod nftjson;
 pub mod preview;
 pub mod text;
 
-// The settings are the configuration's (config sits below this module).
-pub use crate::config::{Given, InputKind};
+/// Which option gave a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// `--rules`: iptables-save, ip6tables-save or nft list ruleset.
+    Rules,
+    /// `--conntrack`: conntrack -L or -E.
+    Conntrack,
+    /// `--masq-agent`: the ip-masq-agent ConfigMap or its config.
+    MasqAgent,
+    /// `--routes`: ip rule / ip route show table all.
+    Routes,
+    /// `--sysctl`: sysctl -a (rp_filter, src_valid_mark, ip_forward).
+    Sysctl,
+    /// `--neigh`: ip neigh.
+    Neigh,
+    /// `--masq-agent-after`: the ip-masq-agent ConfigMap proposed (change preview).
+    MasqAgentAfter,
+    /// `--rules-after`: the host's nat ruleset as edited (change preview).
+    RulesAfter,
+}
+
+impl InputKind {
+    pub fn option(self) -> &'static str {
+        match self {
+            InputKind::Rules => "--rules",
+            InputKind::Conntrack => "--conntrack",
+            InputKind::MasqAgent => "--masq-agent",
+            InputKind::Routes => "--routes",
+            InputKind::Sysctl => "--sysctl",
+            InputKind::Neigh => "--neigh",
+            InputKind::MasqAgentAfter => "--masq-agent-after",
+            InputKind::RulesAfter => "--rules-after",
+        }
+    }
+}
+
+/// One `--rules/--conntrack/--masq-agent/--routes/--sysctl/--neigh WHERE=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Given {
+    pub kind: InputKind,
+    pub at: String,
+    pub path: std::path::PathBuf,
+}
+
+impl Given {
+    /// `WHERE=FILE`; the error says what is missing. WHERE may hold `=`-free
+    /// labels only (`egress->backend`, `node`), so the first `=` splits.
+    pub fn parse(kind: InputKind, text: &str) -> Result<Given, String> {
+        match text.split_once('=') {
+            Some((at, path)) if !at.is_empty() && !path.is_empty() => {
+                Ok(Given { kind, at: at.to_string(), path: std::path::PathBuf::from(path) })
+            }
+            _ => Err(format!(
+                "{} {text:?}: expected WHERE=FILE (WHERE: a boundary such as egress->backend, or the label of a split capture)",
+                kind.option()
+            )),
+        }
+    }
+}
 
 /// One file read and parsed.
 #[derive(Clone, Debug, PartialEq)]

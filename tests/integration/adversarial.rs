@@ -3,9 +3,10 @@
 //! correlate → verdict, asserting verdict fields.
 
 use std::net::IpAddr;
-use tuplecorr::config::{CorrelateConfig, FlowConfig};
 use tuplecorr::correlate::correlate;
+use tuplecorr::correlate::CorrelateConfig;
 use tuplecorr::decode::decode;
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::flows::{FlowTable, Flows};
 use tuplecorr::read::{LinkType, RawRecord};
 use tuplecorr::verdict::{

@@ -5,8 +5,11 @@
 use crate::fixtures::findings;
 use clap::Parser;
 use tuplecorr::cli::Args;
-use tuplecorr::config::{Choice, ColorChoice, CompareFormat, CompareSide, FailOn};
+use tuplecorr::compare::CompareFormat;
 use tuplecorr::report::{self, Format, ReportOptions};
+use tuplecorr::report::{Choice, FailOn};
+use tuplecorr::run::ColorChoice;
+use tuplecorr::run::CompareSide;
 use tuplecorr::run::{CompareRun, Run};
 use tuplecorr::{app, output};
 

@@ -3,8 +3,8 @@
 //! Community ID vectors, `compare` statements and request filters.
 
 use crate::fixtures::{findings, T0_NS};
-use tuplecorr::config::{Filter, TimeBound};
 use tuplecorr::report::{self, schema, Format, ReportOptions};
+use tuplecorr::report::{Filter, TimeBound};
 use tuplecorr::verdict::*;
 
 fn written(f: &Findings, format: Format) -> String {
@@ -203,7 +203,7 @@ fn compare_reads_csv_and_json_reports_alike() {
     let c = tuplecorr::compare::compare(&before, &after);
     assert_eq!(c.pairings[0].statement, MASQUERADE_STATEMENT);
     let mut out = Vec::new();
-    tuplecorr::compare::write(&c, tuplecorr::config::CompareFormat::Csv, &mut out).unwrap();
+    tuplecorr::compare::write(&c, tuplecorr::compare::CompareFormat::Csv, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();

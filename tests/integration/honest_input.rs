@@ -6,8 +6,8 @@
 //! original length are warned about once; idle interfaces are not.
 
 use crate::util::{read_file, testdata, Rec};
-use tuplecorr::config::FlowConfig;
 use tuplecorr::decode::{decode, DecodeError, Packet, Transport};
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::inspect::{self, Inspection};
 use tuplecorr::read::{CaptureInfo, LinkType, RawRecord};
 

@@ -8,7 +8,7 @@ use crate::util::{corpus_dir, require_corpus, spec, testdata};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
-use tuplecorr::config::FlowConfig;
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::inspect::{self, Inspection, Protocols};
 use tuplecorr::read::NoProgress;
 
@@ -381,7 +381,7 @@ fn binary_table_lists_interfaces_protocols_and_flows_aligned() {
 #[test]
 fn inspect_in_parallel_chunks_equals_the_sequential_read() {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let chunked = tuplecorr::config::ReadConfig { chunk_bytes: 512, force_chunks: true };
+    let chunked = tuplecorr::read::ReadConfig { chunk_bytes: 512, force_chunks: true };
     for name in ["decap.pcap", "backend.pcap"] {
         let path = testdata("lab/concurrent").join(name);
         let whole = inspect_path(&path);

@@ -19,7 +19,7 @@ fn run_json(dir: &Path, exp: &Value) -> (Vec<String>, Value) {
     let mut args: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
     // the observation points of one split capture (`node(in)`) are one file argument
     for c in crate::lab_verdicts::config_for(dir, exp).captures {
-        let tuplecorr::config::Source::Path(path) = c.source else { unreachable!("lab captures are files") };
+        let tuplecorr::read::Source::Path(path) = c.source else { unreachable!("lab captures are files") };
         args.push(format!("{}={}", c.label, path.display()));
     }
     let out = Command::new(env!("CARGO_BIN_EXE_tuplecorr")).args(&args).output().expect("runs");

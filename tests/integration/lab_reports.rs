@@ -242,25 +242,25 @@ fn filters_narrow_to_exactly_the_expected_requests_with_unchanged_verdicts() {
     let exp = expected(&dir);
     let config = crate::lab_verdicts::config_for(&dir, &exp);
     let all = tuplecorr::drive::pipeline::analyze(&config, &tuplecorr::read::NoProgress).unwrap();
-    let narrowed = |filter: tuplecorr::config::Filter| {
+    let narrowed = |filter: tuplecorr::report::Filter| {
         let mut f = all.clone();
         tuplecorr::report::filter_requests(&mut f, &filter);
         f.requests
     };
     // The forged RST: only port 8081.
-    let by_port = narrowed(tuplecorr::config::Filter { ports: vec![8081], ..Default::default() });
+    let by_port = narrowed(tuplecorr::report::Filter { ports: vec![8081], ..Default::default() });
     assert_eq!(by_port.len(), 1);
     let unfiltered = all.requests.iter().find(|r| r.request == by_port[0].request).unwrap();
     assert_eq!(&by_port[0], unfiltered, "verdicts stay what they are unfiltered");
     assert_eq!(by_port[0].outcome.kind, tuplecorr::verdict::OutcomeKind::Reset);
     // The rejected client, by address.
-    let by_host = narrowed(tuplecorr::config::Filter {
+    let by_host = narrowed(tuplecorr::report::Filter {
         hosts: vec!["198.18.90.43".parse().unwrap()],
         ..Default::default()
     });
     assert_eq!(by_host.len(), 2);
     assert!(by_host.iter().all(|r| r.outcome.icmp == Some(IcmpCode { ty: 3, code: 13 })));
-    let udp = narrowed(tuplecorr::config::Filter { protos: vec!["udp".into()], ..Default::default() });
+    let udp = narrowed(tuplecorr::report::Filter { protos: vec!["udp".into()], ..Default::default() });
     assert_eq!(udp.len(), 2);
 }
 

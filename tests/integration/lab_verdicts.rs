@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tuplecorr::config::{CaptureSpec, Config, Source};
 use tuplecorr::drive::pipeline::analyze;
+use tuplecorr::drive::Config;
 use tuplecorr::read::NoProgress;
+use tuplecorr::read::{CaptureSpec, Source};
 use tuplecorr::report::schema::{self, Findings, Request, WireName};
 use tuplecorr::verdict::{Evidence, Strength};
 
@@ -434,7 +435,7 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         let c = one.install(|| analyze(&chunked, &NoProgress)).unwrap();
         // No --threads and more points than workers: a pool of a worker per
         // point; with --threads, the points in rayon's waves.
-        let points = tuplecorr::config::point_files(&base.captures).len();
+        let points = tuplecorr::read::point_files(&base.captures).len();
         assert!(tuplecorr::drive::pipeline::worker_per_point(base.threads, points, 1) == (points > 1));
         let mut waves = base.clone();
         waves.threads = Some(1);
@@ -875,7 +876,7 @@ fn a_point_captured_on_two_hosts_has_a_clock_per_host_and_no_step() {
     }
     // one clock for the point: corrected times in path order (to the few µs
     // by which one host's offset and the point's differ), delays small
-    let ns = |t: &Option<String>| tuplecorr::config::parse_rfc3339_ns(t.as_deref().unwrap()).unwrap();
+    let ns = |t: &Option<String>| tuplecorr::time::parse_rfc3339(t.as_deref().unwrap()).unwrap();
     for r in &found.requests {
         for w in r.captures.windows(2) {
             let d = ns(&w[1].time) - ns(&w[0].time);

@@ -6,8 +6,8 @@
 //! files whose interfaces carry extreme `if_tsoffset` values.
 
 use proptest::prelude::*;
-use tuplecorr::config::Config;
 use tuplecorr::drive::pipeline::analyze_bytes;
+use tuplecorr::drive::Config;
 use tuplecorr::report::{self, Format, ReportOptions};
 
 /// Packets as the generator gives them: (true time ns, raw IP bytes, original length).

@@ -9,8 +9,8 @@ use crate::adversarial::ip;
 use crate::util::{read_mem, testdata};
 use crate::writer::{self, Packet};
 use std::process::Command;
-use tuplecorr::config::Config;
 use tuplecorr::drive::pipeline::analyze_bytes;
+use tuplecorr::drive::Config;
 use tuplecorr::verdict::Findings;
 use tuplecorr_synth::{self as synth, Hop, Path, Point, Tcp, Udp};
 

@@ -3,9 +3,9 @@
 //! reports say which overlay was peeled there; a capture of encrypted tunnel
 //! traffic gets one warning.
 
-use tuplecorr::config::Config;
 use tuplecorr::decode::{Overlay, OverlayKind};
 use tuplecorr::drive::pipeline::analyze_bytes;
+use tuplecorr::drive::Config;
 use tuplecorr::verdict::Findings;
 
 /// Connections of the deterministic mix, per point (decap, egress, backend).
@@ -182,7 +182,7 @@ fn inspect_lists_the_overlays_and_encrypted_tunnels_of_a_capture() {
         packets.push((tuplecorr_synth::MIX_T0 + i64::from(k), esp, len));
     }
     let bytes = pcap(&packets);
-    let flows = tuplecorr::config::FlowConfig::default();
+    let flows = tuplecorr::flows::FlowConfig::default();
     let i = tuplecorr::inspect::inspect_bytes("underlay", &bytes, &flows).unwrap();
     let mut json = Vec::new();
     tuplecorr::inspect::write_json(std::slice::from_ref(&i), &mut json).unwrap();
@@ -270,7 +270,7 @@ fn corpus_overlays_are_peeled_as_tshark_sees_them() {
         eprintln!("skipped: tshark not installed");
         return;
     }
-    let flows = tuplecorr::config::FlowConfig::default();
+    let flows = tuplecorr::flows::FlowConfig::default();
     let mut peeled = 0;
     for name in CORPUS_TUNNELS {
         let path = crate::util::corpus_dir().join(name);

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tuplecorr::config::Source;
+use tuplecorr::read::Source;
 
 /// `LABEL=PATH` arguments of a lab scenario, in path order.
 fn capture_args(dir: &Path) -> Vec<String> {
@@ -129,7 +129,7 @@ fn merged_pcapng_reads_clean_in_tshark_with_each_requests_packets_and_corrected_
                 want += h["packets_to_server"].as_u64().unwrap() + h["packets_to_client"].as_u64().unwrap();
                 // The flow's first packet at this point, at its corrected time to the ns.
                 let label = h["label"].as_str().unwrap().to_string();
-                let time = tuplecorr::config::parse_rfc3339_ns(h["time"].as_str().unwrap()).unwrap();
+                let time = tuplecorr::time::parse_rfc3339(h["time"].as_str().unwrap()).unwrap();
                 // A later point of a split capture: written at the file's first point's
                 // clock offset, while correlate estimates one per point (a known gap).
                 if !label.contains("(out ") {
@@ -625,7 +625,7 @@ fn html_shows_http_exchanges_in_the_ladder_and_the_detail() {
         let mut want: Vec<String> = Vec::new();
         let mut times: Vec<i64> = Vec::new();
         for e in r["exchanges"]["list"].as_array().unwrap() {
-            let at = tuplecorr::config::parse_rfc3339_ns(e["time"].as_str().unwrap()).unwrap() - t0;
+            let at = tuplecorr::time::parse_rfc3339(e["time"].as_str().unwrap()).unwrap() - t0;
             times.push(at);
             if let Some(after) = e["after_ms"].as_f64() {
                 times.push(at + (after * 1e6).round() as i64);

@@ -190,9 +190,8 @@ fn a_node_out_interface_first_used_late_is_named_and_its_masquerade_found() {
     assert_eq!(labels(&report), ["decap", "egress", "node(in)", "node(out)", "backend"]);
     let reqs = exp["requests"].as_array().unwrap();
     assert_eq!(report["requests"].as_array().unwrap().len(), reqs.len());
-    let ns = |r: &Value| {
-        tuplecorr::config::parse_rfc3339_ns(r["captures"][0]["raw_time"].as_str().unwrap()).unwrap()
-    };
+    let ns =
+        |r: &Value| tuplecorr::time::parse_rfc3339(r["captures"][0]["raw_time"].as_str().unwrap()).unwrap();
     let mut first_time = i64::MAX;
     let mut late: Vec<(i64, Value)> = Vec::new();
     for e in reqs {

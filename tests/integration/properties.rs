@@ -7,7 +7,7 @@
 use crate::util::{read_mem, testdata, Rec};
 use crate::writer::{self, Iface, Packet, Written};
 use proptest::prelude::*;
-use tuplecorr::config::Config;
+use tuplecorr::drive::Config;
 use tuplecorr::read::LinkType;
 
 /// Link types written into generated captures (decodable ones and one unknown).

@@ -668,7 +668,7 @@ fn only_uncompressed_files_are_splittable() {
     assert!(!read::is_splittable(&spec(&testdata("edge"))));
     assert!(!read::is_splittable(&spec(&testdata("edge/no-such-file.pcap"))));
     let stdin =
-        tuplecorr::config::CaptureSpec { label: "stdin".into(), source: tuplecorr::config::Source::Stdin };
+        tuplecorr::read::CaptureSpec { label: "stdin".into(), source: tuplecorr::read::Source::Stdin };
     assert!(!read::is_splittable(&stdin));
     assert!(read::plan_chunks(&spec(&testdata("edge/eth-ipv4-tcp.pcap.gz")), 100).is_err());
 }

@@ -4,9 +4,9 @@
 //! crashed on it (read, decode, and the whole pipeline).
 
 use crate::util::{read_mem, testdata};
-use tuplecorr::config::Config;
 use tuplecorr::decode::decode;
 use tuplecorr::drive::pipeline::analyze_bytes;
+use tuplecorr::drive::Config;
 use tuplecorr::read::{read_bytes, LinkType, RawRecord};
 
 /// Reads `testdata/regress/<name>`, decodes every record and runs the pipeline

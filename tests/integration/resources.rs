@@ -10,8 +10,8 @@ use crate::util::read_mem;
 use crate::writer::{self, Iface, Packet};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use tuplecorr::config::FlowConfig;
 use tuplecorr::decode::decode;
+use tuplecorr::flows::FlowConfig;
 use tuplecorr::flows::FlowTable;
 use tuplecorr::read::{LinkType, RawRecord};
 
@@ -250,7 +250,7 @@ fn thousands_of_sections_and_interfaces_read_fast() {
     assert!(info.warnings.is_empty(), "{:?}", info.warnings);
     assert!(took < Duration::from_secs(2), "{SECTIONS} sections took {took:?}");
     let f = tuplecorr::drive::pipeline::analyze_bytes(
-        &tuplecorr::config::Config::default(),
+        &tuplecorr::drive::Config::default(),
         &[("decap", &w.bytes), ("egress", &w.bytes)],
     )
     .unwrap();

@@ -10,8 +10,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tuplecorr::config::{CaptureSpec, Config, Shard, Source};
+use tuplecorr::drive::shard::Shard;
+use tuplecorr::drive::Config;
 use tuplecorr::read::NoProgress;
+use tuplecorr::read::{CaptureSpec, Source};
 use tuplecorr::report::schema;
 
 /// The join key of a request across shards.
@@ -56,7 +58,7 @@ fn assert_same(got: &BTreeMap<Key, Value>, want: &BTreeMap<Key, Value>, what: &s
 }
 
 fn ns_of(rfc3339: &str) -> i64 {
-    tuplecorr::config::parse_rfc3339_ns(rfc3339).unwrap()
+    tuplecorr::time::parse_rfc3339(rfc3339).unwrap()
 }
 
 /// Request start times at capture 1 (ns), sorted, from a report.

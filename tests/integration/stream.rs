@@ -365,7 +365,9 @@ fn a_connection_open_past_the_hold_is_reported_as_seen_by_then_and_said_so_the_r
 
 #[test]
 fn the_hold_bounds_the_windows_a_long_connection_keeps_in_memory() {
-    use tuplecorr::config::{CaptureSpec, Config, Source, StreamConfig};
+    use tuplecorr::drive::stream::StreamConfig;
+    use tuplecorr::drive::Config;
+    use tuplecorr::read::{CaptureSpec, Source};
     let dir = tempfile::tempdir().unwrap();
     let files = write_set_with_a_long_connection(dir.path());
     let captures = (files.iter().zip(["decap", "egress", "backend"]))

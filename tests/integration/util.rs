@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tuplecorr::config::{CaptureSpec, Source};
 use tuplecorr::read::{self, CaptureInfo, LinkType, NoProgress, ReadError};
+use tuplecorr::read::{CaptureSpec, Source};
 
 /// An owned copy of one `RawRecord`.
 #[derive(Clone, Debug, PartialEq, Eq)]

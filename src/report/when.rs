@@ -5,7 +5,7 @@
 //! gives the offset of an instant, the digits are written here (the same
 //! civil calendar as `crate::time`). JSON keeps RFC 3339 UTC whatever is asked.
 
-use crate::config::{Choice, UsageError};
+use super::Choice;
 
 /// `--time-format` (the CSV's `first_seen`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,20 +49,20 @@ impl PartialEq for Zone {
 
 impl Zone {
     /// `UTC`, `local`, `±HH:MM` or an IANA name such as `Europe/Berlin`.
-    pub fn parse(text: &str) -> Result<Zone, UsageError> {
+    pub fn parse(text: &str) -> Result<Zone, String> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("utc") || t == "Z" {
             return Ok(Zone::Utc);
         }
         if t.eq_ignore_ascii_case("local") {
             return jiff::tz::TimeZone::try_system().map(Zone::Tz).map_err(|e| {
-                UsageError(format!(
+                format!(
                     "--tz local: the system time zone is unknown ({e}); give one, e.g. --tz Europe/Berlin"
-                ))
+                )
             });
         }
         if let Some(sign) = t.chars().next().filter(|c| *c == '+' || *c == '-') {
-            let bad = || UsageError(format!("--tz {t}: expected ±HH:MM, e.g. +01:00 or -05:30"));
+            let bad = || format!("--tz {t}: expected ±HH:MM, e.g. +01:00 or -05:30");
             let (h, m) = t[1..].split_once(':').ok_or_else(bad)?;
             let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
             if h > 23 || !(0..60).contains(&m) || h < 0 {
@@ -73,7 +73,7 @@ impl Zone {
             return Ok(Zone::Tz(jiff::tz::TimeZone::fixed(offset)));
         }
         jiff::tz::TimeZone::get(t).map(Zone::Tz).map_err(|_| {
-            UsageError(format!("--tz {t}: not a time zone; give UTC, local, ±HH:MM or an Area/City name such as Europe/Berlin"))
+            format!("--tz {t}: not a time zone; give UTC, local, ±HH:MM or an Area/City name such as Europe/Berlin")
         })
     }
 
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn bad_zones_are_usage_errors_that_say_what_is_read() {
         for bad in ["Mars/Olympus", "+25:00", "+1", "-01:xx"] {
-            let e = Zone::parse(bad).unwrap_err().0;
+            let e = Zone::parse(bad).unwrap_err();
             assert!(e.starts_with(&format!("--tz {bad}")), "{e}");
         }
         assert_eq!(TimeFormat::from_name("spreadsheet"), Some(TimeFormat::Spreadsheet));
