@@ -328,6 +328,21 @@ pub fn check(
             predicted: Some(Box::new(check)),
         });
     }
+    // Nothing to check is not a pass: a file none of whose entries the after
+    // run exercised (or could place) proves nothing, and says so.
+    let entries = &c.expectations[c.expectations.len() - file.entries.len()..];
+    if !entries
+        .iter()
+        .any(|e| e.predicted.as_ref().is_some_and(|p| matches!(p.status, Status::Held | Status::Broken)))
+    {
+        c.expectations.push(ExpectationResult {
+            expectation: format!("--expectations {name}: at least one entry checked on the after run"),
+            holds: false,
+            checked: 0,
+            broken_by: Vec::new(),
+            predicted: None,
+        });
+    }
 }
 
 impl Entry {
@@ -502,6 +517,28 @@ mod tests {
         other.entries[0].at = "backend".into();
         let p = run(&f, &other, false)[0].predicted.clone().unwrap();
         assert_eq!(p.status, Status::Unknown);
+    }
+
+    #[test]
+    fn a_file_no_entry_of_which_is_checked_proves_nothing_and_fails() {
+        let f = findings();
+        let file = build(&f, &predictions(&f));
+        // every entry checked: no extra result
+        assert_eq!(run(&f, &file, true).len(), file.entries.len());
+        // none exercised (an after run of other clients): one failing result says so
+        let mut after = f.clone();
+        after.requests.clear();
+        let results = run(&after, &file, false);
+        assert_eq!(results.len(), file.entries.len() + 1);
+        assert!(results[..file.entries.len()].iter().all(|r| !r.fails()), "{results:?}");
+        let last = results.last().unwrap();
+        assert!(last.fails() && last.predicted.is_none());
+        assert_eq!(last.expectation, "--expectations exp.json: at least one entry checked on the after run");
+        // one exercised entry is enough
+        let mut one = file.clone();
+        one.entries.truncate(1);
+        one.entries.push(Entry { client: "192.0.2.1".into(), ..file.entries[0].clone() });
+        assert_eq!(run(&f, &one, true).len(), 2);
     }
 
     #[test]
