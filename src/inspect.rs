@@ -77,7 +77,7 @@ pub struct Inspection {
     /// Overlays peeled off the packets (see the report's `captures[].overlays`);
     /// absent when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub overlays: Vec<crate::report::schema::OverlayOut>,
+    pub overlays: Vec<crate::report::wire::OverlayOut>,
     /// Encrypted tunnel packets recognised by shape; absent when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub encrypted_tunnels: Vec<EncryptedOut>,
@@ -389,7 +389,7 @@ impl Tally {
             undecodable: self.undecodable,
             undecodable_by_kind: self.kinds,
             overlays: (self.tunnels.overlays().iter())
-                .map(|(o, n)| crate::report::schema::OverlayOut::of(o, *n))
+                .map(|(o, n)| crate::report::wire::OverlayOut::of(o, *n))
                 .collect(),
             encrypted_tunnels: (self.tunnels.encrypted().iter())
                 .map(|(e, n)| EncryptedOut { tunnel: e.name().to_string(), packets: *n })

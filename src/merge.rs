@@ -23,7 +23,7 @@ use crate::flows::{Endpoint, FlowProto};
 use crate::ladder::{Ladder, LadderCapture};
 use crate::read::CaptureSpec;
 use crate::read::{self, LinkType, NoProgress, RawRecord};
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};

@@ -12,7 +12,7 @@ pub use super::model::{
     pair_key, reply_path_name, CaptureRef, Comparison, LabelSources, PairKey, Pairing, RunCaptures,
     SideSummary, Sides,
 };
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, Proto, Request};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,9 +22,9 @@ pub fn identity_name(w: &Words<'_>, i: &crate::verdict::Identity) -> String {
     use crate::verdict::Added;
     let who = if i.preserved { "the client" } else { "not the client" };
     let Some(c) = i.carried else { return format!("no carrier ({who})") };
-    let addr = c.addr.map_or_else(|| crate::report::schema::CARRIED_UNKNOWN.to_string(), |a| a.to_string());
+    let addr = c.addr.map_or_else(|| crate::report::wire::CARRIED_UNKNOWN.to_string(), |a| a.to_string());
     let added = match i.added {
-        Some(Added::ClientSide) => format!(" added {}", crate::report::schema::ADDED_CLIENT_SIDE),
+        Some(Added::ClientSide) => format!(" added {}", crate::report::wire::ADDED_CLIENT_SIDE),
         Some(Added::Between(b)) => format!(" added {}", w.between(b)),
         None => String::new(),
     };
@@ -77,9 +77,7 @@ fn run_captures(f: &Findings) -> RunCaptures {
             .map(|c| CaptureRef {
                 label: c.label.clone(),
                 file: c.file.clone(),
-                clock_offset_ms: crate::report::schema::round_ms(crate::report::schema::ms(
-                    c.clock_offset_ns,
-                )),
+                clock_offset_ms: crate::report::wire::round_ms(crate::report::wire::ms(c.clock_offset_ns)),
             })
             .collect(),
     }
@@ -262,7 +260,7 @@ fn pairing(
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
-    use crate::report::schema::endpoint_of;
+    use crate::report::wire::endpoint_of;
 
     fn find<'a>(c: &'a Comparison, service: &str, client: &str) -> &'a Pairing {
         c.pairings.iter().find(|p| p.service == service && p.client == client).unwrap()

@@ -6,7 +6,7 @@
 
 use super::model::{pair_key, reply_path_name, Comparison, Pairing, Sides};
 pub use super::model::{Breach, ExpectationResult};
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request};
 use std::net::IpAddr;

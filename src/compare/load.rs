@@ -1,12 +1,12 @@
 //! Reads a tuplecorr report back into typed `Findings`: JSON and NDJSON through
-//! the wire types of `report::schema`, CSV through its cells (`report::cells`)
+//! the wire types of `report::wire`, CSV through its cells (`report::cells`)
 //! and Parquet through its rows (`compare::parquet`) into the same wire types,
-//! then schema's one wire → typed step for all. Takes a file; gives `Findings` or a
+//! then `wire`'s one wire → typed step for all. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
 use crate::report::cells;
 use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS};
-use crate::report::schema::{self, WireName};
+use crate::report::wire::{self, WireName};
 use crate::verdict::*;
 use std::collections::HashMap;
 use std::path::Path;
@@ -133,9 +133,9 @@ pub fn load_report(path: &Path) -> Result<Findings, LoadError> {
     }
     let Ok(text) = String::from_utf8(bytes) else { return Err(LoadError::NotText { file }) };
     match detect(&text) {
-        Some(ReportKind::Json) => serde_json::from_str::<schema::Findings>(&text)
+        Some(ReportKind::Json) => serde_json::from_str::<wire::Findings>(&text)
             .map_err(|e| e.to_string())
-            .and_then(schema::Findings::into_typed)
+            .and_then(wire::Findings::into_typed)
             .map_err(|why| LoadError::Malformed { file, kind: ReportKind::Json, line: None, why }),
         Some(ReportKind::Ndjson) => findings_from_ndjson(&text, &file),
         Some(ReportKind::Csv) => findings_from_csv(&text, &file),
@@ -230,7 +230,7 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         if line.trim().is_empty() {
             continue;
         }
-        let r: schema::Request = serde_json::from_str(line).map_err(|e| LoadError::Malformed {
+        let r: wire::Request = serde_json::from_str(line).map_err(|e| LoadError::Malformed {
             file: name.to_string(),
             kind: ReportKind::Ndjson,
             line: Some(n + 1),
@@ -238,7 +238,7 @@ pub fn findings_from_ndjson(text: &str, name: &str) -> Result<Findings, LoadErro
         })?;
         requests.push(r);
     }
-    let wire = schema::Findings {
+    let wire = wire::Findings {
         tuplecorr: String::new(),
         captures: Vec::new(),
         boundaries: Vec::new(),
@@ -306,7 +306,7 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         let request = csv_request(&rec, &labels, &columns, n).map_err(|e| bad_row(line, e))?;
         requests.push(request);
     }
-    let captures = labels.iter().map(|label| schema::placeholder_capture(label, name)).collect();
+    let captures = labels.iter().map(|label| wire::placeholder_capture(label, name)).collect();
     Ok(Findings {
         tuplecorr: String::new(),
         captures,
@@ -333,20 +333,20 @@ fn csv_request(
     for (i, label) in labels.iter().enumerate() {
         let base = LEADING_COLUMNS.len() + 3 * i;
         let (client, server, reply) = (cell(base), cell(base + 1), cell(base + 2));
-        captures.push(schema::Hop {
+        captures.push(wire::Hop {
             label: label.clone(),
             seen: !client.is_empty() || !server.is_empty(),
             client: some(client),
             server: some(server),
             reply_seen: reply == "yes",
-            ..schema::Hop::default()
+            ..wire::Hop::default()
         });
     }
     // `first_seen` (in any `--time-format` a parser reads) is capture 1's time.
     if let Some(first) = captures.first_mut() {
         first.time = crate::time::parse_rfc3339(cell(2)).map(crate::time::rfc3339);
     }
-    let mut q = schema::Request::read_back(cell(0).parse().unwrap_or(n as u64 + 1), proto, captures);
+    let mut q = wire::Request::read_back(cell(0).parse().unwrap_or(n as u64 + 1), proto, captures);
     cells::read_trailing(&mut q, &|name| {
         debug_assert!(cells::trailing_names().any(|c| c == name), "{name} is no column");
         columns.get(name).map_or("", |&i| cell(i))

@@ -3,7 +3,7 @@
 //! reply path as the comparison names it. The bottom of the room: `diff`,
 //! `expect` and `regress` build on it, it names none of them.
 
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Proto, ReplyPath, Request};
 use serde::{Deserialize, Serialize};

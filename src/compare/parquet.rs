@@ -8,7 +8,7 @@
 //! or why not. Holds one record batch's rows at a time besides the requests.
 
 use crate::report::parquet::METADATA_KEY;
-use crate::report::schema;
+use crate::report::wire;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::SerializedFileReader;
 use parquet::record::{Field, Row};
@@ -23,7 +23,7 @@ pub type Failure = (Option<usize>, String);
 /// the parquet crate's record reader, not its Arrow one: that one would
 /// make the binary a third larger (13.1 MB instead of 9.9) for one
 /// conversion.
-pub fn wire_findings(file: File) -> Result<schema::Findings, Failure> {
+pub fn wire_findings(file: File) -> Result<wire::Findings, Failure> {
     let reader = SerializedFileReader::new(file).map_err(|e| (None, e.to_string()))?;
     let run = (reader.metadata().file_metadata().key_value_metadata())
         .and_then(|kv| kv.iter().find(|kv| kv.key == METADATA_KEY))
@@ -31,7 +31,7 @@ pub fn wire_findings(file: File) -> Result<schema::Findings, Failure> {
         .ok_or_else(|| {
             (None, format!("a Parquet file without the `{METADATA_KEY}` metadata a report has"))
         })?;
-    let mut findings: schema::Findings =
+    let mut findings: wire::Findings =
         serde_json::from_str(run).map_err(|e| (None, format!("its `{METADATA_KEY}` metadata: {e}")))?;
     let rows = reader.get_row_iter(None).map_err(|e| (None, e.to_string()))?;
     for row in rows {

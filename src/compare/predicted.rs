@@ -347,7 +347,7 @@ pub fn check(
 
 impl Entry {
     fn proto_wire(&self) -> &'static str {
-        use crate::report::schema::WireName;
+        use crate::report::wire::WireName;
         self.proto.wire()
     }
 }

@@ -6,7 +6,7 @@
 
 use super::diff::{Comparison, Pairing, RunCaptures, SideSummary, Sides};
 use super::regress::{Regression, Worse};
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::Choice;
 use std::io::{self, Write};
 

@@ -1,13 +1,13 @@
 //! The CSV cells of the wire view (the output contract, docs/output.md
 //! "CSV"): every column after the per-capture ones, by name, its cell
-//! written from a wire `schema::Request`, and a row's cells read back into one
-//! ([`read_trailing`]). With `schema` this is the whole contract of a request:
+//! written from a wire `wire::Request`, and a row's cells read back into one
+//! ([`read_trailing`]). With `wire` this is the whole contract of a request:
 //! `csv.rs` only lays rows out, and `compare` reads a CSV report back through
-//! here and then `schema`'s own wire → typed step, the same as a JSON one.
+//! here and then `wire`'s own wire → typed step, the same as a JSON one.
 //! Several values in one cell join with `;` in path order; match evidence
 //! tokens join with `+`. Takes and gives wire values only.
 
-use crate::report::schema::{
+use crate::report::wire::{
     AppOut, Attempt, Change, Changes, IdentityOut, LostCause, Match, Request, UnexpectedSource, WireName,
 };
 use crate::verdict::{

@@ -507,10 +507,10 @@ fn exchanges_contradictions(r: &Request, part: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
-    use crate::report::schema;
+    use crate::report::to_wire;
 
     fn wire() -> Vec<Request> {
-        schema::findings(&findings()).requests
+        to_wire::findings(&findings()).requests
     }
 
     #[test]
@@ -521,7 +521,7 @@ mod tests {
         r.captures[1] = crate::verdict::Hop::unseen();
         r.same_tuple = vec![1];
         let words = crate::report::words::Words::new(&f);
-        let q = schema::request(&words, &f.requests[2]);
+        let q = to_wire::request(&words, &f.requests[2]);
         assert!(
             q.explanation.starts_with(
                 "request from 198.18.90.43:5353 seen only at decap; egress holds a flow with the same endpoints at \
@@ -541,7 +541,7 @@ mod tests {
         // Without it: "not at egress".
         let mut r = f.requests[2].clone();
         r.same_tuple.clear();
-        let q = schema::request(&words, &r);
+        let q = to_wire::request(&words, &r);
         assert!(q
             .explanation
             .starts_with("request from 198.18.90.43:5353 seen only at decap, not at egress;"));
@@ -650,13 +650,13 @@ mod tests {
             client: Some(12345),
             server: None,
         }];
-        let r = schema::findings(&typed).requests.remove(0);
+        let r = to_wire::findings(&typed).requests.remove(0);
         assert!(r.explanation.contains("shifted by a middlebox between egress and backend (client +12345)"));
         assert_eq!(contradictions(&r), Vec::<String>::new());
         for tamper in [
-            |x: &mut schema::SeqShiftOut| x.client = Some(-12345),
-            |x: &mut schema::SeqShiftOut| x.server = Some(1),
-            |x: &mut schema::SeqShiftOut| x.between = "decap->egress".into(),
+            |x: &mut crate::report::wire::SeqShiftOut| x.client = Some(-12345),
+            |x: &mut crate::report::wire::SeqShiftOut| x.server = Some(1),
+            |x: &mut crate::report::wire::SeqShiftOut| x.between = "decap->egress".into(),
         ] {
             let mut r = r.clone();
             tamper(&mut r.seq_shift[0]);
@@ -667,7 +667,7 @@ mod tests {
         let q = &mut typed.requests[0];
         q.proto = crate::verdict::Proto::Udp;
         (q.captures[1].packets_to_server, q.captures[1].packets_to_client) = (Some(0), Some(1));
-        let r = schema::findings(&typed).requests.remove(0);
+        let r = to_wire::findings(&typed).requests.remove(0);
         assert!(
             r.explanation.contains("the query was not seen at egress, only its answer"),
             "{}",
@@ -682,8 +682,8 @@ mod tests {
         assert!(!contradictions(&tcp).is_empty());
         // "every client packet crossed … cut to at most N bytes" against data.cut.
         let mut r = requests[0].clone();
-        let seg = |bytes| Some(schema::Segment { bytes, count: 1 });
-        let data = r.data.get_or_insert(schema::Data {
+        let seg = |bytes| Some(crate::report::wire::Segment { bytes, count: 1 });
+        let data = r.data.get_or_insert(crate::report::wire::Data {
             reached: None,
             stopped: None,
             stopped_segment: None,
@@ -759,7 +759,8 @@ mod tests {
         let note = "no rule translates it: `-A X -d 10.0.0.0/8 -j RETURN` (r:3) came first, before `-A X -j \
                     MASQUERADE` (line 4), `-A POSTROUTING -o be0 -j MASQUERADE` (r:9): -o be0 did not match: it \
                     left on eth1";
-        r.source.kept = vec![schema::Kept { at: "egress->backend".into(), rule_note: note.into() }];
+        r.source.kept =
+            vec![crate::report::wire::Kept { at: "egress->backend".into(), rule_note: note.into() }];
         let clause = "source kept at egress->backend: no rule translates it: `-A X -d 10.0.0.0/8 -j RETURN` \
                       (r:3) came first, before `-A X -j MASQUERADE` (line 4)";
         r.explanation = r.explanation.replacen("; ", &format!("; {clause}; "), 1);
@@ -794,7 +795,7 @@ mod tests {
         r.reply.path = ReplyPath::SamePath;
         r.identity = None;
         r.data = None;
-        let wire = schema::findings(&f).requests.remove(0);
+        let wire = to_wire::findings(&f).requests.remove(0);
         assert!(wire.explanation.contains("; reply seen at decap"), "{}", wire.explanation);
         assert!(!wire.explanation.contains("same path"), "{}", wire.explanation);
         assert_eq!(contradictions(&wire), Vec::<String>::new(), "{}", wire.explanation);

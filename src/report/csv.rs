@@ -5,7 +5,8 @@
 //! path order; match evidence tokens join with `+`. Never reads captures.
 
 use crate::report::cells;
-use crate::report::schema::{self, WireName};
+use crate::report::to_wire;
+use crate::report::wire::{self, WireName};
 use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
 use std::io::{self, Write};
@@ -65,7 +66,7 @@ pub fn defuse(name: &str) -> String {
 }
 
 /// `yes`, `no`, or empty where the request was not seen and no reply either.
-pub fn reply_cell(hop: Option<&schema::Hop>) -> &'static str {
+pub fn reply_cell(hop: Option<&wire::Hop>) -> &'static str {
     match hop {
         Some(h) if h.reply_seen => "yes",
         Some(h) if h.seen => "no",
@@ -80,10 +81,10 @@ fn endpoint_into(cell: &mut String, e: Option<&String>) {
 }
 
 /// One row, in the order of [`header`], from the request's wire view `q`
-/// (made from `request` by `schema`): cells written into reused strings.
+/// (made from `request` by `to_wire`): cells written into reused strings.
 /// `first_seen` is the one cell taken from the typed request: its time is
 /// written in the style of `--tz`/`--time-format`.
-pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &mut Vec<String>) {
+pub fn row_into(w: &Words<'_>, request: &Request, q: &wire::Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
     let why = if w.why.is_some() { cells::WHY.len() } else { 0 };
     let sides = w.labels.iter().filter(|l| is_side(l)).count();
@@ -147,7 +148,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &schema::Request, cells: &m
 /// One row, in the order of [`header`].
 pub fn row(w: &Words<'_>, request: &Request) -> Vec<String> {
     let mut cells = Vec::new();
-    row_into(w, request, &schema::request(w, request), &mut cells);
+    row_into(w, request, &to_wire::request(w, request), &mut cells);
     cells
 }
 
@@ -251,14 +252,14 @@ pub fn write_csv_rows(
     // Rows are independent: each task appends its rows to its own buffer.
     crate::report::write_parallel(&findings.requests, out, |requests, buf| {
         let mut cells = Vec::new();
-        let mut wire: Option<schema::Request> = None;
+        let mut wire: Option<wire::Request> = None;
         for r in requests {
             let q = match &mut wire {
                 Some(q) => {
-                    schema::request_cells_into(words, r, q);
+                    to_wire::request_cells_into(words, r, q);
                     q
                 }
-                None => wire.insert(schema::request(words, r)),
+                None => wire.insert(to_wire::request(words, r)),
             };
             row_into(words, r, q, &mut cells);
             record_into(buf, &cells);

@@ -825,8 +825,8 @@ mod tests {
             text.starts_with("at least 2 HTTP exchanges at decap (bytes after that could not be read), at least 2 answered,"),
             "{text}"
         );
-        // It reads back true against its own JSON fields (the checker runs in `schema`'s debug builds).
-        let q = crate::report::schema::findings(&f);
+        // It reads back true against its own JSON fields (the checker runs in `to_wire`'s debug builds).
+        let q = crate::report::to_wire::findings(&f);
         assert!(q.requests[0].explanation.contains(&text), "{}", q.requests[0].explanation);
     }
 
@@ -845,7 +845,7 @@ mod tests {
             "{text}"
         );
         // The checker holds the words to `open`, both ways.
-        let mut q = crate::report::schema::findings(&f);
+        let mut q = crate::report::to_wire::findings(&f);
         assert!(q.requests[0].explanation.contains(&text), "{}", q.requests[0].explanation);
         let u = q.requests[0].exchanges.as_mut().and_then(|x| x.unanswered.as_mut()).unwrap();
         assert!(u.open);
@@ -880,7 +880,7 @@ mod tests {
             "{text}"
         );
         // Every clause is borne out by the fields.
-        let q = crate::report::schema::request(&w, &f.requests[0]);
+        let q = crate::report::to_wire::request(&w, &f.requests[0]);
         assert!(crate::report::consistency::contradictions(&q).is_empty());
     }
 
@@ -968,7 +968,7 @@ mod tests {
     fn a_reply_from_elsewhere_says_what_the_client_does_with_it() {
         let mut f = findings();
         f.requests[1].reply.unexpected_source = Some(UnexpectedSource {
-            from: crate::report::schema::endpoint_of("198.19.96.11:80").unwrap(),
+            from: crate::report::wire::endpoint_of("198.19.96.11:80").unwrap(),
             seen_at: 0,
             packet: StrayPacket::SynAck,
         });

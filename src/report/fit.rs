@@ -27,12 +27,12 @@
 //! Of the layouts these steps give, the one with the fewest lines is written
 //! (then the one that moves the fewest columns, then the roomiest names).
 
-use crate::report::schema::WireName;
 use crate::report::table::{
     arrow_between, change_lines, endpoint_cell, hop_cells, identity_cell, match_style, match_text,
     outcome_style, outcome_text, paint, reply_style, reply_text, service_cell, time_cell, title, Column, Fit,
     Style, FITS,
 };
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, Request};
 use std::io::{self, Write};

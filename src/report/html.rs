@@ -34,7 +34,9 @@ pub fn write_html_with(
     out.write_all(head.as_bytes())?;
     out.write_all(STYLE.as_bytes())?;
     out.write_all(middle.as_bytes())?;
-    json_block(out, "tc-findings", |o| serde_json::to_writer(o, &super::schema::findings_with(w, findings)))?;
+    json_block(out, "tc-findings", |o| {
+        serde_json::to_writer(o, &super::to_wire::findings_with(w, findings))
+    })?;
     let reported: Vec<u64> = findings.requests.iter().map(|r| r.request).collect();
     let empty = Ladder::default();
     let embedded = Embedded { ladder: ladder.unwrap_or(&empty), reported: &reported };
@@ -151,7 +153,7 @@ mod tests {
     fn findings_are_embedded_once_and_read_back_equal() {
         let f = findings();
         let html = page(&f);
-        let back: super::super::schema::Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
+        let back: super::super::wire::Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
         assert_eq!(back.requests.len(), f.requests.len());
         let explanation =
             crate::report::explain::explain(&crate::report::words::Words::new(&f), &f.requests[0]);
@@ -179,7 +181,7 @@ mod tests {
         assert!(!html.contains("alert(1)</script>"));
         assert!(!html.contains("<img"));
         assert_eq!(html.matches("<script").count(), 5, "four data blocks and the app");
-        let back: super::super::schema::Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
+        let back: super::super::wire::Findings = serde_json::from_str(block(&html, "tc-findings")).unwrap();
         assert_eq!(back.captures[0].label, hostile);
         assert!(back.requests[0].explanation.contains(hostile), "{}", back.requests[0].explanation);
     }

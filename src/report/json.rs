@@ -1,13 +1,15 @@
 //! Findings → JSON (one pretty object) and NDJSON (one request object a line,
 //! nothing else). Takes typed `Findings`; gives the bytes of their wire view
-//! (`schema`: field order, names, ms rounded to the microsecond). Never
+//! (`wire`: field order, names, ms rounded to the microsecond). Never
 //! reorders or filters requests.
 
-use crate::report::schema;
+use crate::report::to_wire;
+use crate::report::wire;
 use crate::verdict::Findings;
 use std::io::{self, Write};
 
-pub use crate::report::schema::{round_ms, MS_DECIMALS};
+pub use crate::report::wire::round_ms;
+pub use crate::report::wire::MS_DECIMALS;
 
 /// Where the request array sits in the pretty report: its key at depth 1.
 const REQUESTS_KEY: &str = "\n  \"requests\": [";
@@ -46,9 +48,9 @@ pub fn write_json_around(
     out: &mut (dyn Write + Send),
     requests: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut outer = schema::findings_without_requests(run);
-    outer.intent = why.map_or_else(Vec::new, |x| x.intent.iter().map(schema::IntentOut::of).collect());
-    outer.blast_radius = why.map_or_else(Vec::new, |x| x.blast.iter().map(schema::BlastOut::of).collect());
+    let mut outer = to_wire::findings_without_requests(run);
+    outer.intent = why.map_or_else(Vec::new, |x| x.intent.iter().map(wire::IntentOut::of).collect());
+    outer.blast_radius = why.map_or_else(Vec::new, |x| x.blast.iter().map(wire::BlastOut::of).collect());
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
         Some(at) if any => at + REQUESTS_KEY.len(),
@@ -110,16 +112,16 @@ pub fn write_ndjson_with(
 
 /// The wire view of `r` in `wire`, made from the previous request's strings.
 fn reuse<'a>(
-    wire: &'a mut Option<schema::Request>,
+    wire: &'a mut Option<wire::Request>,
     words: &crate::report::words::Words<'_>,
     r: &crate::verdict::Request,
-) -> &'a schema::Request {
+) -> &'a wire::Request {
     match wire {
         Some(q) => {
-            schema::request_into(words, r, q);
+            to_wire::request_into(words, r, q);
             q
         }
-        None => wire.insert(schema::request(words, r)),
+        None => wire.insert(to_wire::request(words, r)),
     }
 }
 
@@ -221,7 +223,7 @@ impl serde_json::ser::Formatter for Indented {
 mod tests {
     use super::*;
     use crate::report::fixtures::findings;
-    use crate::report::schema::{Findings as Wire, Request};
+    use crate::report::wire::{Findings as Wire, Request};
 
     #[test]
     fn ms_values_round_to_microseconds() {
@@ -251,7 +253,7 @@ mod tests {
     fn json_keeps_every_key_of_the_model() {
         // Rounding goes through a copy of the model: it must not drop or add keys.
         let f = findings();
-        let plain = serde_json::to_value(schema::findings(&f)).unwrap();
+        let plain = serde_json::to_value(to_wire::findings(&f)).unwrap();
         let mut out = Vec::new();
         write_json(&f, &mut out).unwrap();
         let written: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -297,7 +299,7 @@ mod tests {
         for f in [many(), findings(), Findings { requests: vec![], ..findings() }] {
             let mut out = Vec::new();
             write_json(&f, &mut out).unwrap();
-            let whole = serde_json::to_string_pretty(&schema::findings(&f)).unwrap() + "\n";
+            let whole = serde_json::to_string_pretty(&to_wire::findings(&f)).unwrap() + "\n";
             assert_eq!(String::from_utf8(out).unwrap(), whole);
         }
     }
@@ -321,7 +323,7 @@ mod tests {
         let words = crate::report::words::Words::with(&f, Some(&names), Some(&time));
         let mut out = Vec::new();
         write_json_with(&words, &f, &mut out).unwrap();
-        let whole = serde_json::to_string_pretty(&schema::findings_with(&words, &f)).unwrap() + "\n";
+        let whole = serde_json::to_string_pretty(&to_wire::findings_with(&words, &f)).unwrap() + "\n";
         assert_eq!(String::from_utf8(out).unwrap(), whole);
     }
 

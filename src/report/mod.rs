@@ -1,7 +1,7 @@
 //! Findings → bytes: table, CSV, JSON, NDJSON and the summary; plus the two
 //! report-side decisions of a run: which requests are reported (`Filter`) and
 //! whether `--fail-on` matched. Takes typed `verdict::Findings`; owns every
-//! word and the wire contract (`schema`). The only csv and serde_json user
+//! word and the wire contract (`wire`, made by `to_wire`). The only csv and serde_json user
 //! besides `compare`; never reads captures. The output choices live here with
 //! their command-line names written once (`Choice`: `Format`, `FailOn`; the
 //! time style in `when`; the columns in `table`), the lowest module that
@@ -22,9 +22,9 @@ pub mod parquet;
 #[cfg(not(feature = "parquet"))]
 #[path = "parquet_off.rs"]
 pub mod parquet;
-pub mod schema;
 pub mod summary;
 pub mod table;
+pub mod to_wire;
 pub mod when;
 pub mod wire;
 pub mod words;
@@ -33,8 +33,8 @@ pub mod words;
 pub(crate) mod fixtures;
 
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
-use schema::WireName;
 use std::io::{self, Write};
+use wire::WireName;
 
 /// A choice of a fixed set, with the names the command line gives its values
 /// (written once; `cli` builds its value parsers from them).

@@ -1,6 +1,6 @@
 //! `--format parquet`: one Parquet file, a row per request, for DuckDB, Spark
 //! and pandas (docs/output.md "Parquet"). The columns are the JSON request's
-//! keys with the JSON's nesting and words (taken from `schema::request`, never
+//! keys with the JSON's nesting and words (taken from `to_wire::request`, never
 //! re-derived), plus what SQL needs without parsing text: timestamps
 //! (`TIMESTAMP(MICROS, UTC)`, with the exact nanoseconds beside them as
 //! `*_ns`), endpoints split into `*_addr` / `*_port`, and the CSV's
@@ -13,7 +13,8 @@
 //! [`BATCH`]: besides the findings, one batch's columns and the row group's
 //! encoded pages are held at a time.
 
-use crate::report::schema::{self, WireName};
+use crate::report::to_wire;
+use crate::report::wire::{self, WireName};
 use crate::report::words::Words;
 use crate::verdict as v;
 use arrow_array::{
@@ -104,7 +105,7 @@ fn properties(version: &str, group: usize, run: Option<KeyValue>) -> WriterPrope
 
 /// The rest of the report (all but its requests) as the file's metadata.
 fn run_metadata(findings: &v::Findings) -> io::Result<KeyValue> {
-    let run = serde_json::to_string(&schema::findings_without_requests(findings))?;
+    let run = serde_json::to_string(&to_wire::findings_without_requests(findings))?;
     Ok(KeyValue::new(METADATA_KEY.to_string(), run))
 }
 
@@ -172,12 +173,12 @@ fn io_error(e: impl Into<ParquetError>) -> io::Error {
 /// One row group: the requests' columns.
 fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     use rayon::prelude::*;
-    let wire: Vec<schema::Request> = requests.par_iter().map(|r| schema::request(w, r)).collect();
-    let rows: Vec<(&v::Request, &schema::Request)> = requests.iter().zip(&wire).collect();
+    let wire: Vec<wire::Request> = requests.par_iter().map(|r| to_wire::request(w, r)).collect();
+    let rows: Vec<(&v::Request, &wire::Request)> = requests.iter().zip(&wire).collect();
     let first = |r: &v::Request| r.captures.iter().position(|h| h.seen);
     let first_ns: Vec<Option<i64>> =
         rows.iter().map(|(r, _)| first(r).and_then(|i| r.captures[i].time_ns)).collect();
-    let at_first = |side: fn(&schema::Hop) -> Option<&str>, typed: fn(&v::Hop) -> Option<v::Endpoint>| {
+    let at_first = |side: fn(&wire::Hop) -> Option<&str>, typed: fn(&v::Hop) -> Option<v::Endpoint>| {
         rows.iter()
             .map(|(r, q)| match first(r) {
                 Some(i) => (side(&q.captures[i]), typed(&r.captures[i])),
@@ -187,7 +188,7 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     };
     let first_client = at_first(|h| h.client.as_deref(), |h| h.client);
     let first_server = at_first(|h| h.server.as_deref(), |h| h.server);
-    let changed_at = |c: &schema::Changes| {
+    let changed_at = |c: &wire::Changes| {
         (!c.changed.is_empty())
             .then(|| c.changed.iter().map(|x| x.between.as_str()).collect::<Vec<_>>().join(";"))
     };
@@ -302,13 +303,13 @@ fn list(lengths: impl IntoIterator<Item = usize>, values: ArrayRef) -> Result<Ar
     Ok(Arc::new(ListArray::try_new(item, offsets, values, None)?))
 }
 
-type Rows<'a> = [(&'a v::Request, &'a schema::Request)];
+type Rows<'a> = [(&'a v::Request, &'a wire::Request)];
 
 // ---- the columns ----
 
 fn hops(rows: &Rows<'_>) -> Result<ArrayRef> {
     let typed: Vec<&v::Hop> = rows.iter().flat_map(|(r, _)| &r.captures).collect();
-    let wire: Vec<&schema::Hop> = rows.iter().flat_map(|(_, q)| &q.captures).collect();
+    let wire: Vec<&wire::Hop> = rows.iter().flat_map(|(_, q)| &q.captures).collect();
     let clients: Vec<Endpoints<'_>> =
         wire.iter().zip(&typed).map(|(w, t)| (w.client.as_deref(), t.client)).collect();
     let servers: Vec<Endpoints<'_>> =
@@ -346,7 +347,7 @@ fn hops(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn matches(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let all: Vec<&schema::Match> = rows.iter().flat_map(|(_, q)| &q.matches).collect();
+    let all: Vec<&wire::Match> = rows.iter().flat_map(|(_, q)| &q.matches).collect();
     let evidence = strs(all.iter().flat_map(|m| m.evidence.iter().map(|e| Some(e.wire()))));
     let candidates = strs(all.iter().flat_map(|m| m.candidates.iter().map(|c| Some(c.as_str()))));
     let cols: Vec<Col> = vec![
@@ -359,11 +360,9 @@ fn matches(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 /// `source` / `destination`: `{changed: [{between, kind, before, before_addr, …}]}`.
-fn changes<'a>(
-    rows: impl Iterator<Item = (&'a [v::Change], &'a schema::Changes)> + Clone,
-) -> Result<ArrayRef> {
+fn changes<'a>(rows: impl Iterator<Item = (&'a [v::Change], &'a wire::Changes)> + Clone) -> Result<ArrayRef> {
     let typed: Vec<&v::Change> = rows.clone().flat_map(|(t, _)| t).collect();
-    let wire: Vec<&schema::Change> = rows.clone().flat_map(|(_, c)| &c.changed).collect();
+    let wire: Vec<&wire::Change> = rows.clone().flat_map(|(_, c)| &c.changed).collect();
     let before: Vec<Endpoints<'_>> =
         wire.iter().zip(&typed).map(|(w, t)| (Some(w.before.as_str()), Some(t.before))).collect();
     let after: Vec<Endpoints<'_>> =
@@ -381,9 +380,9 @@ fn changes<'a>(
 }
 
 fn reply(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let r: Vec<&schema::Reply> = rows.iter().map(|(_, q)| &q.reply).collect();
-    let cause: Vec<Option<&schema::LostCause>> = r.iter().map(|r| r.lost_cause.as_ref()).collect();
-    let stray: Vec<Option<&schema::UnexpectedSource>> =
+    let r: Vec<&wire::Reply> = rows.iter().map(|(_, q)| &q.reply).collect();
+    let cause: Vec<Option<&wire::LostCause>> = r.iter().map(|r| r.lost_cause.as_ref()).collect();
+    let stray: Vec<Option<&wire::UnexpectedSource>> =
         r.iter().map(|r| r.unexpected_source.as_ref()).collect();
     let lost_cause = structure(
         vec![
@@ -415,7 +414,7 @@ fn reply(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn outcome(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let o: Vec<&schema::Outcome> = rows.iter().map(|(_, q)| &q.outcome).collect();
+    let o: Vec<&wire::Outcome> = rows.iter().map(|(_, q)| &q.outcome).collect();
     structure(
         vec![
             ("kind", strs(o.iter().map(|o| Some(o.kind.wire())))),
@@ -430,7 +429,7 @@ fn outcome(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn syn_missed(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let m: Vec<Option<&schema::SynMissed>> = rows.iter().map(|(_, q)| q.syn_missed.as_ref()).collect();
+    let m: Vec<Option<&wire::SynMissed>> = rows.iter().map(|(_, q)| q.syn_missed.as_ref()).collect();
     structure(
         vec![
             ("at", strs(m.iter().map(|m| m.map(|m| m.at.as_str())))),
@@ -443,7 +442,7 @@ fn syn_missed(rows: &Rows<'_>) -> Result<ArrayRef> {
 
 fn attempts(rows: &Rows<'_>) -> Result<ArrayRef> {
     let typed: Vec<&v::Attempt> = rows.iter().flat_map(|(r, _)| &r.attempts).collect();
-    let wire: Vec<&schema::Attempt> = rows.iter().flat_map(|(_, q)| &q.attempts).collect();
+    let wire: Vec<&wire::Attempt> = rows.iter().flat_map(|(_, q)| &q.attempts).collect();
     let cols: Vec<Col> = vec![
         ("at", strs(wire.iter().map(|a| Some(a.at.as_str())))),
         ("client", strs(wire.iter().map(|a| Some(a.client.as_str())))),
@@ -456,7 +455,7 @@ fn attempts(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 /// `{bytes, count}` of optional segments.
-fn segment(s: impl Iterator<Item = Option<schema::Segment>> + Clone) -> Result<ArrayRef> {
+fn segment(s: impl Iterator<Item = Option<wire::Segment>> + Clone) -> Result<ArrayRef> {
     structure(
         vec![
             ("bytes", i64s(s.clone().map(|s| s.map(|s| i64::from(s.bytes))))),
@@ -467,8 +466,8 @@ fn segment(s: impl Iterator<Item = Option<schema::Segment>> + Clone) -> Result<A
 }
 
 fn data(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let d: Vec<Option<&schema::Data>> = rows.iter().map(|(_, q)| q.data.as_ref()).collect();
-    let mtu: Vec<Option<&schema::Mtu>> = d.iter().map(|d| d.and_then(|d| d.mtu.as_ref())).collect();
+    let d: Vec<Option<&wire::Data>> = rows.iter().map(|(_, q)| q.data.as_ref()).collect();
+    let mtu: Vec<Option<&wire::Mtu>> = d.iter().map(|d| d.and_then(|d| d.mtu.as_ref())).collect();
     let seen_at =
         strs(mtu.iter().flat_map(|m| m.iter().flat_map(|m| m.seen_at.iter().map(|s| Some(s.as_str())))));
     let mtu_col = structure(
@@ -482,7 +481,7 @@ fn data(rows: &Rows<'_>) -> Result<ArrayRef> {
         ],
         Some(mtu.iter().map(Option::is_some).collect()),
     )?;
-    let text = |f: fn(&schema::Data) -> Option<&String>| strs(d.iter().map(|d| d.and_then(f)));
+    let text = |f: fn(&wire::Data) -> Option<&String>| strs(d.iter().map(|d| d.and_then(f)));
     structure(
         vec![
             ("reached", text(|d| d.reached.as_ref())),
@@ -504,8 +503,8 @@ fn data(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn identity(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let i: Vec<Option<&schema::IdentityOut>> = rows.iter().map(|(_, q)| q.identity.as_ref()).collect();
-    let text = |f: fn(&schema::IdentityOut) -> Option<&str>| strs(i.iter().map(|i| i.and_then(f)));
+    let i: Vec<Option<&wire::IdentityOut>> = rows.iter().map(|(_, q)| q.identity.as_ref()).collect();
+    let text = |f: fn(&wire::IdentityOut) -> Option<&str>| strs(i.iter().map(|i| i.and_then(f)));
     structure(
         vec![
             ("at", text(|i| Some(i.at.as_str()))),
@@ -521,8 +520,8 @@ fn identity(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn app(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let a: Vec<Option<&schema::AppOut>> = rows.iter().map(|(_, q)| q.app.as_ref()).collect();
-    let text = |f: fn(&schema::AppOut) -> Option<&str>| strs(a.iter().map(|a| a.and_then(f)));
+    let a: Vec<Option<&wire::AppOut>> = rows.iter().map(|(_, q)| q.app.as_ref()).collect();
+    let text = |f: fn(&wire::AppOut) -> Option<&str>| strs(a.iter().map(|a| a.and_then(f)));
     let alpn = strs(a.iter().flat_map(|a| a.iter().flat_map(|a| a.alpn.iter().map(|p| Some(p.as_str())))));
     structure(
         vec![
@@ -543,23 +542,22 @@ fn app(rows: &Rows<'_>) -> Result<ArrayRef> {
 }
 
 fn exchanges(rows: &Rows<'_>) -> Result<ArrayRef> {
-    let x: Vec<Option<&schema::ExchangesOut>> = rows.iter().map(|(_, q)| q.exchanges.as_ref()).collect();
+    let x: Vec<Option<&wire::ExchangesOut>> = rows.iter().map(|(_, q)| q.exchanges.as_ref()).collect();
     let typed: Vec<&v::Exchange> =
         rows.iter().flat_map(|(r, _)| r.exchanges.iter().flat_map(|x| &x.list)).collect();
     let num =
-        |f: fn(&schema::ExchangesOut) -> Option<u32>| i64s(x.iter().map(|x| x.and_then(f).map(i64::from)));
-    let slowest: Vec<Option<&schema::SlowestOut>> =
+        |f: fn(&wire::ExchangesOut) -> Option<u32>| i64s(x.iter().map(|x| x.and_then(f).map(i64::from)));
+    let slowest: Vec<Option<&wire::SlowestOut>> =
         x.iter().map(|x| x.and_then(|x| x.slowest.as_ref())).collect();
-    let unanswered: Vec<Option<&schema::UnansweredOut>> =
+    let unanswered: Vec<Option<&wire::UnansweredOut>> =
         x.iter().map(|x| x.and_then(|x| x.unanswered.as_ref())).collect();
     let response_seen = strs(
         unanswered
             .iter()
             .flat_map(|u| u.iter().flat_map(|u| u.response_seen.iter().map(|l| Some(l.as_str())))),
     );
-    let seen: Vec<&schema::ExchangeCountOut> =
-        x.iter().flat_map(|x| x.iter().flat_map(|x| &x.seen)).collect();
-    let items: Vec<&schema::ExchangeOut> = x.iter().flat_map(|x| x.iter().flat_map(|x| &x.list)).collect();
+    let seen: Vec<&wire::ExchangeCountOut> = x.iter().flat_map(|x| x.iter().flat_map(|x| &x.seen)).collect();
+    let items: Vec<&wire::ExchangeOut> = x.iter().flat_map(|x| x.iter().flat_map(|x| &x.list)).collect();
     structure(
         vec![
             ("protocol", strs(x.iter().map(|x| x.map(|x| x.protocol.wire())))),

@@ -5,10 +5,9 @@
 //! grouped by what their pattern reads (across cores) and each group is put into
 //! words once. Never reads captures.
 
-use crate::report::schema::{
-    kept_word, round_ms, WireName, ICMP_ID_CHANGED, PORTS_CHANGED, TOS_CHANGED, VLAN_CHANGED,
-};
 use crate::report::table::{paint, Style};
+use crate::report::wire::{kept_word, round_ms};
+use crate::report::wire::{WireName, ICMP_ID_CHANGED, PORTS_CHANGED, TOS_CHANGED, VLAN_CHANGED};
 use crate::report::words::Words;
 use crate::verdict::Kept;
 use crate::verdict::{
@@ -428,8 +427,8 @@ fn signed_ms(ms: f64) -> String {
 /// The clock offset line of one capture; `clocks_from`: the report of
 /// `--clocks-from`, where an offset not estimated then came from.
 pub fn offset_text(c: &crate::verdict::CaptureSummary, clocks_from: Option<&str>) -> String {
-    let spread = crate::report::schema::ms(c.offset_spread_ns);
-    let offset = crate::report::schema::ms(c.clock_offset_ns);
+    let spread = crate::report::wire::ms(c.offset_spread_ns);
+    let offset = crate::report::wire::ms(c.clock_offset_ns);
     let samples = plural(c.offset_samples as usize, "sample");
     // one sample has no spread: its `± 0.000 ms` would read as certainty
     let pm = |spread: f64| if c.offset_samples == 1 { String::new() } else { format!(" ± {spread:.3} ms") };
@@ -489,7 +488,7 @@ pub fn overlays_text(overlays: &[(crate::decode::Overlay, u64)]) -> String {
 pub fn boundary_text(b: &crate::verdict::Boundary) -> String {
     let mut parts = Vec::new();
     if let Some(d) = b.delay_ns {
-        parts.push(format!("delay {:.3} ms", crate::report::schema::ms(d)));
+        parts.push(format!("delay {:.3} ms", crate::report::wire::ms(d)));
     }
     let ttl = |set_to: Option<u8>, decrement: Option<i64>| match (set_to, decrement) {
         (Some(n), _) => Some(format!("set to {n}")),
@@ -808,7 +807,7 @@ mod tests {
         ];
         let text = boundary_text(&b);
         assert!(text.contains(", TTL -1 (tcp set to 122, tcp replies kept, udp replies +3),"), "{text}");
-        let wire = crate::report::schema::boundary(&crate::report::words::Words::new(&findings()), &b);
+        let wire = crate::report::to_wire::boundary(&crate::report::words::Words::new(&findings()), &b);
         assert_eq!(wire.ttl_by.len(), 3);
         assert_eq!(
             (wire.ttl_by[0].direction.as_str(), wire.ttl_by[0].ttl_set_to, wire.ttl_by[2].ttl_decrement),

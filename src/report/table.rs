@@ -5,7 +5,7 @@
 //! from capture 1's. Never reads captures; the summary is in `summary.rs`.
 //! Its setting, the columns (`--columns`), is `Column`.
 
-use crate::report::schema::WireName;
+use crate::report::wire::WireName;
 use crate::report::words::Words;
 use crate::verdict::{Findings, OutcomeKind, ReplyPath, Request, Strength};
 use rayon::prelude::*;
@@ -181,7 +181,7 @@ pub(crate) fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
             let style = if i.preserved { Style::Good } else { Style::Warn };
             {
                 let mut cell = String::new();
-                super::cells::identity_cell(&mut cell, &super::schema::identity(w, i));
+                super::cells::identity_cell(&mut cell, &super::wire::identity(w, i));
                 (cell, style)
             }
         }

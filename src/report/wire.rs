@@ -1,8 +1,8 @@
 //! The JSON output contract (docs/output.md), as types: one serde type per
 //! JSON object, snake_case keys, kebab-case enum values, written here once,
 //! and a report read back by `compare` into typed findings again. Every wire
-//! name of a verdict enum lives in the `wire_names!` table below. `schema`
-//! makes these values from typed findings; this file names nothing above it.
+//! name of a verdict enum lives in the `wire_names!` table below. `to_wire`
+//! makes these values from typed findings (`into_typed` here goes back); this file names nothing above it.
 //! Never reads captures.
 
 use crate::report::endpoint::parse_endpoint;

@@ -2,7 +2,7 @@
 //! captures and boundaries as capture indices, every verdict an enum.
 //! Takes nothing; gives the types the verdict stage fills and the report layer
 //! reads. Never holds a word meant for people and never knows the wire names:
-//! `report::schema` owns the serde contract and `report::*` every sentence.
+//! `report::wire` owns the serde contract and `report::*` every sentence.
 
 pub use crate::correlate::{Evidence, Evidences, Strength};
 use std::net::IpAddr;

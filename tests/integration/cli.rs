@@ -41,7 +41,7 @@ fn output_file_is_complete_and_no_temporary_is_left() {
     let f = findings();
     let options = ReportOptions { format: Format::Json, ..ReportOptions::default() };
     output::write_output(Some(&target), &[], |out| report::write(&f, &options, out)).unwrap();
-    let back: tuplecorr::report::schema::Findings =
+    let back: tuplecorr::report::wire::Findings =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(back.requests.len(), 5);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

@@ -3,7 +3,7 @@
 //! Community ID vectors, `compare` statements and request filters.
 
 use crate::fixtures::{findings, T0_NS};
-use tuplecorr::report::{self, schema, Format, ReportOptions};
+use tuplecorr::report::{self, wire, Format, ReportOptions};
 use tuplecorr::report::{Filter, TimeBound};
 use tuplecorr::verdict::*;
 
@@ -92,7 +92,7 @@ fn csv_reply_lost_icmp_error_and_ambiguous_rows_read_back() {
 fn json_reads_back_as_findings() {
     let want = findings();
     let text = written(&want, Format::Json);
-    let back: schema::Findings = serde_json::from_str(&text).unwrap();
+    let back: wire::Findings = serde_json::from_str(&text).unwrap();
     assert_eq!(
         back.captures.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
         ["decap", "egress", "backend"]
@@ -136,7 +136,7 @@ fn json_uses_contract_spelling() {
 #[test]
 fn ndjson_lines_each_parse_as_a_request() {
     let text = written(&findings(), Format::Ndjson);
-    let requests: Vec<schema::Request> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let requests: Vec<wire::Request> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(requests.iter().map(|r| r.request).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
     assert_eq!(requests[4].proto, Proto::Icmp);
     assert!(!text.contains("\"tuplecorr\""));

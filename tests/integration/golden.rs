@@ -220,7 +220,7 @@ fn golden_json_reads_back_and_writes_the_same_bytes() {
             }
             let bytes = std::fs::read(&path).unwrap();
             // The wire model loses nothing: read and written again, the same bytes.
-            let wire: tuplecorr::report::schema::Findings = serde_json::from_slice(&bytes).unwrap();
+            let wire: tuplecorr::report::wire::Findings = serde_json::from_slice(&bytes).unwrap();
             let again = serde_json::to_string_pretty(&wire).unwrap() + "\n";
             assert!(again.as_bytes() == bytes, "{} does not survive a read and write", path.display());
             // Its requests read back into the typed model (what compare does)
@@ -266,7 +266,7 @@ fn golden_parquet_schema() {
 #[test]
 fn every_golden_explanation_agrees_with_its_fields() {
     use tuplecorr::report::consistency::contradictions;
-    use tuplecorr::report::schema::Findings;
+    use tuplecorr::report::wire::Findings;
     let mut checked = 0;
     let mut found = Vec::new();
     for dir in ["testdata/golden/lab", "testdata/golden/generated"] {

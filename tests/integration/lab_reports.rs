@@ -7,7 +7,7 @@ use crate::lab_verdicts::{expected, is_stray, labels, run_typed as run, scenario
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-use tuplecorr::report::schema::{Findings as Wire, Request, WireName};
+use tuplecorr::report::wire::{Findings as Wire, Request, WireName};
 use tuplecorr::report::{self, Format, ReportOptions};
 use tuplecorr::verdict::{Findings, IcmpCode};
 

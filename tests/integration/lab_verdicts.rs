@@ -9,7 +9,8 @@ use tuplecorr::drive::pipeline::analyze;
 use tuplecorr::drive::Config;
 use tuplecorr::read::NoProgress;
 use tuplecorr::read::{CaptureSpec, Source};
-use tuplecorr::report::schema::{self, Findings, Request, WireName};
+use tuplecorr::report::to_wire;
+use tuplecorr::report::wire::{self, Findings, Request, WireName};
 use tuplecorr::verdict::{Evidence, Strength};
 
 fn lab_dir() -> PathBuf {
@@ -66,7 +67,7 @@ pub fn run_typed(dir: &Path) -> (Value, tuplecorr::verdict::Findings) {
 /// The expected verdicts and the findings as the contract words them (what expected.json holds).
 pub fn run(dir: &Path) -> (Value, Findings) {
     let (exp, found) = run_typed(dir);
-    (exp, schema::findings(&found))
+    (exp, to_wire::findings(&found))
 }
 
 /// Whether a reported request with `client` and `server` at capture 1 is the
@@ -97,7 +98,7 @@ fn boundaries(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn got_changes(changes: &schema::Changes) -> Vec<String> {
+fn got_changes(changes: &wire::Changes) -> Vec<String> {
     changes
         .changed
         .iter()
@@ -441,7 +442,7 @@ fn output_is_identical_for_any_thread_count_and_chunk_size() {
         waves.threads = Some(1);
         assert!(!tuplecorr::drive::pipeline::worker_per_point(waves.threads, points, 1));
         let d = one.install(|| analyze(&waves, &NoProgress)).unwrap();
-        let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&schema::findings(f)).unwrap();
+        let json = |f: &tuplecorr::verdict::Findings| serde_json::to_string(&to_wire::findings(f)).unwrap();
         assert_eq!(json(&a), json(&b), "{}: threads 1 vs 2 with 4 KiB chunks", dir.display());
         assert_eq!(json(&a), json(&c), "{}: whole file vs 4 KiB chunks", dir.display());
         assert_eq!(json(&a), json(&d), "{}: a worker per point vs points in waves", dir.display());
@@ -499,7 +500,7 @@ fn any_interface_capture_is_split_and_locates_the_translation_inside_the_node() 
             })
             .collect();
         let config = Config { captures, quiet: true, ..Config::default() };
-        let found = schema::findings(&analyze(&config, &NoProgress).unwrap());
+        let found = to_wire::findings(&analyze(&config, &NoProgress).unwrap());
         let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
         let at = labels.iter().position(|l| *l == "node(in)").expect("split");
         assert_eq!(labels[at + 1], "node(out)", "{labels:?}");
@@ -539,7 +540,7 @@ fn the_sub_points_of_a_shifted_capture_share_its_one_clock() {
     let config = Config { quiet: true, ..Config::default() };
     let captures: [(&str, &[u8]); 4] =
         [("decap", &decap), ("egress", &egress), ("node", &node), ("backend", &backend)];
-    let found = schema::findings(&tuplecorr::drive::pipeline::analyze_bytes(&config, &captures).unwrap());
+    let found = to_wire::findings(&tuplecorr::drive::pipeline::analyze_bytes(&config, &captures).unwrap());
     let c: Vec<(&str, f64, &str)> = found
         .captures
         .iter()
@@ -566,7 +567,7 @@ fn run_files(scenario: &str, files: &[&str]) -> Findings {
     let captures = (files.iter())
         .map(|f| CaptureSpec { source: Source::Path(dir.join(f)), label: f.trim_end_matches(".pcap").into() })
         .collect();
-    schema::findings(&analyze(&Config { captures, quiet: true, ..Config::default() }, &NoProgress).unwrap())
+    to_wire::findings(&analyze(&Config { captures, quiet: true, ..Config::default() }, &NoProgress).unwrap())
 }
 
 /// `tcpdump -i any -y LINUX_SLL` (no interface index) on the NAT node: split by
@@ -713,7 +714,7 @@ fn vxlan_ip_records(path: &Path) -> u64 {
 fn vxlan_underlay_capture_matches_the_inner_flows_and_names_the_overlay() {
     let dir = lab_dir().join("vxlan");
     let (exp, typed) = run_typed(&dir);
-    let found = schema::findings(&typed);
+    let found = to_wire::findings(&typed);
     let labels: Vec<&str> = found.captures.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(labels, ["decap", "egress", "underlay", "backend"]);
     let peeled = vxlan_ip_records(&dir.join("underlay.pcap"));
@@ -848,7 +849,7 @@ fn a_point_captured_on_two_hosts_has_a_clock_per_host_and_no_step() {
         spec("egress", pb),
         spec("backend", dir.join("backend.pcap")),
     ];
-    let found = schema::findings(
+    let found = to_wire::findings(
         &analyze(&Config { captures, quiet: true, ..Config::default() }, &NoProgress).unwrap(),
     );
     let said: Vec<&str> = found.warnings.iter().map(|w| w.message.as_str()).collect();

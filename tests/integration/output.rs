@@ -276,12 +276,12 @@ fn many_service_reports(dir: &Path) -> (String, String) {
         })
         .collect();
     let before = dir.join("before.json");
-    std::fs::write(&before, serde_json::to_vec(&tuplecorr::report::schema::findings(&f)).unwrap()).unwrap();
+    std::fs::write(&before, serde_json::to_vec(&tuplecorr::report::to_wire::findings(&f)).unwrap()).unwrap();
     for r in &mut f.requests {
         r.source.clear();
     }
     let after = dir.join("after.json");
-    std::fs::write(&after, serde_json::to_vec(&tuplecorr::report::schema::findings(&f)).unwrap()).unwrap();
+    std::fs::write(&after, serde_json::to_vec(&tuplecorr::report::to_wire::findings(&f)).unwrap()).unwrap();
     (before.to_string_lossy().into_owned(), after.to_string_lossy().into_owned())
 }
 

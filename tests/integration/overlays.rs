@@ -121,7 +121,7 @@ fn requests_seen_inside_vxlan_or_gre_match_as_if_plain_and_the_overlay_is_named(
         serde_json::json!([{"overlay": "gre", "key": 7, "packets": backend_packets}])
     );
     // The JSON report reads back with its overlays.
-    let wire: tuplecorr::report::schema::Findings = serde_json::from_slice(&json).unwrap();
+    let wire: tuplecorr::report::wire::Findings = serde_json::from_slice(&json).unwrap();
     let back = wire.into_typed().expect("reads back");
     assert_eq!(back.captures[1].overlays, found.captures[1].overlays);
 }
@@ -338,7 +338,7 @@ fn requests_seen_under_mpls_labels_match_as_if_plain_and_the_label_is_named() {
         v["captures"][2]["overlays"],
         serde_json::json!([{"overlay": "mpls", "label": 16001, "packets": points[2].len()}])
     );
-    let wire: tuplecorr::report::schema::Findings = serde_json::from_slice(&json).unwrap();
+    let wire: tuplecorr::report::wire::Findings = serde_json::from_slice(&json).unwrap();
     assert_eq!(wire.into_typed().unwrap().captures[2].overlays, found.captures[2].overlays);
     // The frames are MPLS as Wireshark reads it: every one labelled, and the
     // same IP packets inside (the pseudowire's payload told to it: Wireshark's

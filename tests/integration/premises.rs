@@ -32,7 +32,7 @@ fn run(captures: &[(&str, &Path)], extra: &[&str]) -> (i32, String, String) {
 fn json(captures: &[(&str, &Path)]) -> Value {
     let (code, out, err) = run(captures, &["--format", "json"]);
     assert_eq!(code, 0, "{err}");
-    let typed: tuplecorr::report::schema::Findings = serde_json::from_str(&out).unwrap();
+    let typed: tuplecorr::report::wire::Findings = serde_json::from_str(&out).unwrap();
     let found: Vec<String> =
         typed.requests.iter().flat_map(tuplecorr::report::consistency::contradictions).collect();
     assert!(found.is_empty(), "{}", found.join("\n"));

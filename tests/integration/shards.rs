@@ -14,7 +14,7 @@ use tuplecorr::drive::shard::Shard;
 use tuplecorr::drive::Config;
 use tuplecorr::read::NoProgress;
 use tuplecorr::read::{CaptureSpec, Source};
-use tuplecorr::report::schema;
+use tuplecorr::report::to_wire;
 
 /// The join key of a request across shards.
 type Key = (String, String, String);
@@ -113,7 +113,7 @@ fn report_of(config: &Config) -> Value {
     if let Some(shard) = &config.shard {
         tuplecorr::drive::shard::keep_requests(&mut findings, shard);
     }
-    serde_json::to_value(schema::findings(&findings)).unwrap()
+    serde_json::to_value(to_wire::findings(&findings)).unwrap()
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Typed `verdict::Findings` (plus their capture labels) → the wire view
-//! (`wire`, re-exported here) that the JSON, NDJSON, Parquet and CSV writers
-//! write; in test builds each request made is checked against its own words
-//! (`consistency`). Never reads captures.
+//! (`wire`'s types) that the JSON, NDJSON, Parquet and CSV writers write: one
+//! way only; the way back is `wire`'s `into_typed`. In test builds each
+//! request made is checked against its own words (`consistency`). Never
+//! reads captures.
 
-pub use crate::report::wire::*;
+use crate::report::wire::*;
 use crate::verdict as v;
 use std::fmt::Write as _;
 
