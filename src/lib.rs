@@ -12,6 +12,7 @@
 pub mod app;
 pub mod checks;
 pub mod cli;
+pub mod clock_steps;
 pub mod compare;
 pub mod correlate;
 pub mod decode;
@@ -27,7 +28,6 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod run;
-pub mod steps;
 pub mod time;
 pub mod verdict;
 pub mod warning;

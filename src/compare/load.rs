@@ -1,11 +1,11 @@
 //! Reads a tuplecorr report back into typed `Findings`: JSON and NDJSON through
-//! the wire types of `report::wire`, CSV through its cells (`report::cells`)
+//! the wire types of `report::wire`, CSV through its cells (`report::csv_columns`)
 //! and Parquet through its rows (`compare::parquet`) into the same wire types,
 //! then `wire`'s one wire → typed step for all. Takes a file; gives `Findings` or a
 //! sentence saying why not. Never runs the pipeline.
 
-use crate::report::cells;
 use crate::report::csv::{HOP_SUFFIXES, LEADING_COLUMNS};
+use crate::report::csv_columns;
 use crate::report::wire::{self, WireName};
 use crate::verdict::*;
 use std::collections::HashMap;
@@ -281,7 +281,7 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
     // Every column after the per-capture ones is found by its name: columns a
     // later version appends (or `--names`, `--rules` add) are passed over, and
     // a report of an earlier version reads its missing columns as empty.
-    let first_trailing = header.iter().position(|c| c == cells::TRAILING[0].name);
+    let first_trailing = header.iter().position(|c| c == csv_columns::TRAILING[0].name);
     let labels: Vec<String> = match first_trailing {
         Some(end)
             if header.get(..LEADING_COLUMNS.len()) == Some(&LEADING_COLUMNS.map(String::from)[..])
@@ -296,7 +296,7 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
         _ => return Err(bad("the CSV header is not a tuplecorr report's".to_string())),
     };
     let end = first_trailing.unwrap_or(header.len());
-    let columns: HashMap<&str, usize> = cells::trailing_names()
+    let columns: HashMap<&str, usize> = csv_columns::trailing_names()
         .filter_map(|name| header[end..].iter().position(|h| h == name).map(|i| (name, end + i)))
         .collect();
     let mut requests = Vec::new();
@@ -318,7 +318,7 @@ pub fn findings_from_csv(text: &str, name: &str) -> Result<Findings, LoadError> 
 }
 
 /// One CSV row → a request (`n`: its position among the rows; `columns`:
-/// where each column of `cells::TRAILING` this report has stands): its cells
+/// where each column of `csv_columns::TRAILING` this report has stands): its cells
 /// into the wire view, then the wire view into the typed request.
 fn csv_request(
     rec: &csv::StringRecord,
@@ -347,8 +347,8 @@ fn csv_request(
         first.time = crate::time::parse_rfc3339(cell(2)).map(crate::time::rfc3339);
     }
     let mut q = wire::Request::read_back(cell(0).parse().unwrap_or(n as u64 + 1), proto, captures);
-    cells::read_trailing(&mut q, &|name| {
-        debug_assert!(cells::trailing_names().any(|c| c == name), "{name} is no column");
+    csv_columns::read_trailing(&mut q, &|name| {
+        debug_assert!(csv_columns::trailing_names().any(|c| c == name), "{name} is no column");
         columns.get(name).map_or("", |&i| cell(i))
     })?;
     q.into_typed(labels)

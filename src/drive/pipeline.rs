@@ -467,10 +467,10 @@ pub(crate) fn conclude_owning(
     if config.shard.is_none() {
         // A point captured on several hosts has a clock per host: one clock first.
         let counts: Vec<usize> = hosts.iter().map(Vec::len).collect();
-        let host_clocks = crate::steps::correct_hosts(&mut flows, &correlate_config.clock_of, &counts);
-        warnings.extend(host_clocks.iter().map(|h| crate::steps::host_warning(h, &labels, &hosts)));
-        let steps = crate::steps::correct(&mut flows, &correlate_config.clock_of);
-        warnings.extend(steps.iter().map(|s| crate::steps::warning(s, &labels, &files)));
+        let host_clocks = crate::clock_steps::correct_hosts(&mut flows, &correlate_config.clock_of, &counts);
+        warnings.extend(host_clocks.iter().map(|h| crate::clock_steps::host_warning(h, &labels, &hosts)));
+        let steps = crate::clock_steps::correct(&mut flows, &correlate_config.clock_of);
+        warnings.extend(steps.iter().map(|s| crate::clock_steps::warning(s, &labels, &files)));
     }
     // A capture that kept only an exchange's answer holds it from the server: turned round.
     correlate::turn_answers(&mut flows);
@@ -481,8 +481,8 @@ pub(crate) fn conclude_owning(
     // (chain, point): requests whose flow a point holds apart by its clock
     let mut apart = Vec::new();
     if config.shard.is_none() {
-        let unbridged = crate::steps::unlinked(&flows, &correlation, &correlate_config.clock_of);
-        warnings.extend(unbridged.iter().map(|u| crate::steps::unbridged_warning(u, &labels, &files)));
+        let unbridged = crate::clock_steps::unlinked(&flows, &correlation, &correlate_config.clock_of);
+        warnings.extend(unbridged.iter().map(|u| crate::clock_steps::unbridged_warning(u, &labels, &files)));
         apart.extend(unbridged.iter().flat_map(|u| u.chains.iter().map(|&c| (c, u.point))));
         apart.sort_unstable();
     }

@@ -4,7 +4,7 @@
 //! Takes `Findings`; gives bytes. Several values in one cell join with `;` in
 //! path order; match evidence tokens join with `+`. Never reads captures.
 
-use crate::report::cells;
+use crate::report::csv_columns;
 use crate::report::to_wire;
 use crate::report::wire::{self, WireName};
 use crate::report::words::Words;
@@ -23,11 +23,11 @@ pub fn header(labels: &[&str]) -> Vec<String> {
     for label in labels {
         cols.extend(HOP_SUFFIXES.iter().map(|s| format!("{label}{s}")));
     }
-    cols.extend(cells::trailing_names().map(String::from));
+    cols.extend(csv_columns::trailing_names().map(String::from));
     cols
 }
 
-/// Name columns, appended after [`cells::TRAILING`] only with `--names`
+/// Name columns, appended after [`csv_columns::TRAILING`] only with `--names`
 /// (per capture label L: `L_client_name`, `L_server_name` between these).
 pub const NAME_COLUMNS: [&str; 3] = ["client_name", "service_name", "outcome_by_name"];
 
@@ -86,9 +86,10 @@ fn endpoint_into(cell: &mut String, e: Option<&String>) {
 /// written in the style of `--tz`/`--time-format`.
 pub fn row_into(w: &Words<'_>, request: &Request, q: &wire::Request, cells: &mut Vec<String>) {
     let names = if w.names.is_some() { NAME_COLUMNS.len() + 2 * w.labels.len() } else { 0 };
-    let why = if w.why.is_some() { cells::WHY.len() } else { 0 };
+    let why = if w.why.is_some() { csv_columns::WHY.len() } else { 0 };
     let sides = w.labels.iter().filter(|l| is_side(l)).count();
-    let columns = LEADING_COLUMNS.len() + 3 * w.labels.len() + cells::TRAILING.len() + names + why + sides;
+    let columns =
+        LEADING_COLUMNS.len() + 3 * w.labels.len() + csv_columns::TRAILING.len() + names + why + sides;
     cells.resize_with(columns, String::new);
     cells.iter_mut().for_each(String::clear);
     let mut cell = cells.iter_mut();
@@ -113,7 +114,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &wire::Request, cells: &mut
         endpoint_into(next(), seen.and_then(|h| h.server.as_ref()));
         next().push_str(reply_cell(hop));
     }
-    for column in &cells::TRAILING {
+    for column in &csv_columns::TRAILING {
         (column.write)(q, next());
     }
     if w.names.is_some() {
@@ -132,7 +133,7 @@ pub fn row_into(w: &Words<'_>, request: &Request, q: &wire::Request, cells: &mut
         name(next(), q.outcome.by_name.as_ref());
     }
     if w.why.is_some() {
-        for column in &cells::WHY {
+        for column in &csv_columns::WHY {
             (column.write)(q, next());
         }
     }
@@ -173,7 +174,7 @@ pub fn write_csv_header(words: &Words<'_>, out: &mut (dyn Write + Send)) -> io::
     let mut header =
         if words.names.is_some() { header_with_names(&words.labels) } else { header(&words.labels) };
     if words.why.is_some() {
-        header.extend(cells::WHY.iter().map(|c| c.name.to_string()));
+        header.extend(csv_columns::WHY.iter().map(|c| c.name.to_string()));
     }
     header.extend(iface_columns(&words.labels));
     let mut line = Vec::new();

@@ -7,12 +7,11 @@
 //! time style in `when`; the columns in `table`), the lowest module that
 //! takes them.
 
-pub mod cells;
 pub mod consistency;
 pub mod csv;
+pub mod csv_columns;
 pub mod endpoint;
 pub mod explain;
-pub mod fit;
 pub mod flowid;
 pub mod html;
 pub mod icmp;
@@ -24,6 +23,7 @@ pub mod parquet;
 pub mod parquet;
 pub mod summary;
 pub mod table;
+pub mod terminal;
 pub mod to_wire;
 pub mod when;
 pub mod wire;
@@ -197,7 +197,7 @@ pub struct View {
     /// The terminal's width: the table shortens cells to fit it.
     pub width: Option<usize>,
     /// `--columns` was given: on a terminal the table keeps those columns
-    /// (only shortening cells) instead of choosing compact ones ([`fit`]).
+    /// (only shortening cells) instead of choosing compact ones ([`terminal`]).
     pub columns_given: bool,
     /// `--clocks-from REPORT` as given: the summary says the clocks came from it.
     pub clocks_from: Option<String>,
@@ -244,7 +244,7 @@ pub fn write_with_ladder(
                 Some(width) if !view.columns_given => {
                     // without --columns, a --tz table shows the time
                     let with_time = view.columns.as_deref().is_some_and(|c| c.contains(&table::Column::Time));
-                    fit::write_fitted(&w, findings, with_time, width, options.color, out)?;
+                    terminal::write_fitted(&w, findings, with_time, width, options.color, out)?;
                 }
                 _ => {
                     let columns = view.columns.as_deref().unwrap_or(&table::DEFAULT_COLUMNS);
@@ -252,7 +252,7 @@ pub fn write_with_ladder(
                         // every address whole, names shortened or left out, columns moved below their request
                         Some(width) => {
                             let columns = table::expand(columns, &w.labels);
-                            fit::write_columns(&w, findings, &columns, width, options.color, out)?;
+                            terminal::write_columns(&w, findings, &columns, width, options.color, out)?;
                         }
                         None => table::write_table_with(&w, findings, columns, options.color, out)?,
                     }
@@ -276,7 +276,7 @@ fn write_summary_fitted(
         Some(width) => {
             let mut text = Vec::new();
             summary::write_summary_with(w, findings, options.color, &mut text)?;
-            out.write_all(fit::wrap_lines(&String::from_utf8_lossy(&text), width).as_bytes())
+            out.write_all(terminal::wrap_lines(&String::from_utf8_lossy(&text), width).as_bytes())
         }
     }
 }
@@ -407,7 +407,7 @@ impl<'o> StreamReport<'o> {
                 if findings.requests.is_empty() {
                     return Ok(());
                 }
-                fit::write_live(&w, findings, *width, *header, self.options.color, *out)?;
+                terminal::write_live(&w, findings, *width, *header, self.options.color, *out)?;
                 *header = false;
                 out.flush()
             }
@@ -440,7 +440,7 @@ impl<'o> StreamReport<'o> {
             StreamSink::Parquet(p) => p.finish(&w, run),
             StreamSink::LiveTable { out, header, width } => {
                 if header {
-                    fit::write_live(&w, run, width, true, self.options.color, out)?;
+                    terminal::write_live(&w, run, width, true, self.options.color, out)?;
                 }
                 writeln!(out)?;
                 let tally = self.live.unwrap_or_default();

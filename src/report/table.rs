@@ -181,7 +181,7 @@ pub(crate) fn identity_cell(w: &Words<'_>, r: &Request) -> (String, Style) {
             let style = if i.preserved { Style::Good } else { Style::Warn };
             {
                 let mut cell = String::new();
-                super::cells::identity_cell(&mut cell, &super::wire::identity(w, i));
+                super::csv_columns::identity_cell(&mut cell, &super::wire::identity(w, i));
                 (cell, style)
             }
         }
@@ -559,7 +559,7 @@ pub fn write_table(findings: &Findings, color: bool, out: &mut (dyn Write + Send
 
 /// [`write_table`] with names and zone (`w`) and the chosen columns: the
 /// full table, as piped output and files get it (a terminal's is fitted by
-/// `fit::write_columns`).
+/// `terminal::write_columns`).
 pub fn write_table_with(
     w: &Words<'_>,
     findings: &Findings,

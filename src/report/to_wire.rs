@@ -118,7 +118,7 @@ pub fn request_into(w: &crate::report::words::Words<'_>, r: &v::Request, q: &mut
     request_with(w, r, q);
 }
 
-/// [`request_into`] for the CSV cells (`report::cells`): each hop with what a
+/// [`request_into`] for the CSV cells (`report::csv_columns`): each hop with what a
 /// cell shows (label, seen, endpoints and their names, reply seen, counts),
 /// without its times, Community ID and Wireshark filter (the CSV has no column
 /// for them; hashing them cost ×1.1 on a CSV of small flows).

@@ -1567,7 +1567,7 @@ pub(crate) fn placeholder_capture(label: &str, file: &str) -> v::CaptureSummary 
 }
 
 impl Request {
-    /// A request being read back from cells (`report::cells`), or to be filled
+    /// A request being read back from cells (`report::csv_columns`), or to be filled
     /// by `schema` from typed findings, with its hops:
     /// no match, change or carrier yet, no reply and no outcome until its
     /// cells say otherwise.

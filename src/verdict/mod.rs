@@ -60,7 +60,7 @@ pub struct VerdictOptions {
     /// request's flow at the capture before by evidence without time (its
     /// ISN, first datagram, echo or sequence numbers) that the matching kept
     /// apart by time
-    /// (`steps::unlinked`): their silence about it is no evidence either.
+    /// (`clock_steps::unlinked`): their silence about it is no evidence either.
     pub apart: Vec<(usize, usize)>,
 }
 
