@@ -171,6 +171,9 @@ struct Pkt {
     /// Some(false): the address is not the host's (the host forwarded the packet).
     daddr_local: Option<bool>,
     saddr_local: Option<bool>,
+    /// A reply of a connection the host's conntrack saw begin (its state
+    /// `established`), not a connection's first packet.
+    reply: bool,
 }
 
 /// Evaluates the nat rules of `set` for `obs`: which rule changed the
@@ -319,7 +322,6 @@ pub fn filtered(
     iif: Option<String>,
     oif: Option<String>,
 ) -> Filtered {
-    let file = set.file.clone();
     let mut budget = Budget::default();
     let first = arriving(proto, before, iif, Some(false));
     let start = start_world(set);
@@ -333,6 +335,37 @@ pub fn filtered(
     if pre.is_empty() {
         pre.push((None, start));
     }
+    filter_walk(set, pre, &first, oif, &mut budget)
+}
+
+/// The filter table's verdict on a reply the host was to forward, as the
+/// FORWARD hook sees it after conntrack undid the translations (`tuple`:
+/// the server's endpoint as it sent the reply, to the client's endpoint as
+/// the client sent the request): every filter base chain on FORWARD in
+/// priority order, the connection `established` (the host saw its first
+/// packet), no nat chain (replies take none). `iif`: the interface the
+/// reply came in by, `oif` the one it leaves by, when known.
+pub fn filtered_reply(
+    set: &Ruleset,
+    proto: u8,
+    tuple: Tuple4,
+    iif: Option<String>,
+    oif: Option<String>,
+) -> Filtered {
+    let first = Pkt { reply: true, daddr_local: Some(false), ..arriving(proto, tuple, iif, Some(false)) };
+    filter_walk(set, vec![(None, start_world(set))], &first, oif, &mut Budget::default())
+}
+
+/// The filter base chains walked for each way `pre` left (its DNAT, if
+/// any, and its world) by the packet `first`, leaving by `oif` when known.
+fn filter_walk<'r>(
+    set: &'r Ruleset,
+    pre: Vec<(Option<Nat<'r>>, World)>,
+    first: &Pkt,
+    oif: Option<String>,
+    budget: &mut Budget,
+) -> Filtered {
+    let file = set.file.clone();
     // each way's end: None lets it through, Some((place, reject)) drops it,
     // Err(chain) is a base chain's policy
     let mut ends: Vec<(FilterEnd<'_>, World)> = Vec::new();
@@ -509,6 +542,7 @@ pub fn forecast(
         hook: Hook::Postrouting,
         daddr_local: Some(false),
         saddr_local: Some(false),
+        reply: false,
     };
     let mut start = start_world(set);
     start.dnat_done = dnat_done;
@@ -572,6 +606,7 @@ fn arriving(proto: u8, before: Tuple4, iif: Option<String>, daddr_local: Option<
         hook: Hook::Prerouting,
         daddr_local,
         saddr_local: Some(false),
+        reply: false,
     }
 }
 
@@ -1022,10 +1057,21 @@ impl<'r> Walker<'r> {
             (Field::Mark, Value::Mark(value, mask)) => {
                 w.mark.map_or(Truth::Unknown, |m| yes(m & mask == *value))
             }
+            // a reply: of a connection the host saw begin; its translations
+            // (snat, dnat) are not known here
+            (Field::CtState, Value::Word(s)) if p.reply => match s.as_str() {
+                "established" => Truth::Yes,
+                "new" | "related" | "invalid" | "untracked" => Truth::No,
+                _ => Truth::Unknown,
+            },
             (Field::CtState, Value::Word(s)) => match s.as_str() {
                 "new" => Truth::Yes,
                 "established" | "related" | "invalid" | "untracked" | "snat" => Truth::No,
                 "dnat" => yes(w.dnat_done),
+                _ => Truth::Unknown,
+            },
+            (Field::CtStatus, Value::Word(s)) if p.reply => match s.as_str() {
+                "seen_reply" | "seen-reply" | "confirmed" => Truth::Yes,
                 _ => Truth::Unknown,
             },
             // the nat chains see a connection's first packet, before it is
@@ -1612,6 +1658,42 @@ mod tests {
         )
         .0;
         assert!(matches!(filtered(&set, 17, pkt, None, None), Filtered::Dropped { reject: true, .. }));
+    }
+
+    #[test]
+    fn a_reply_is_established_and_takes_no_nat_chain() {
+        let ipt = |body: &str| super::super::ipt::parse("f.rules", body).0;
+        let a = |x: &str| x.parse::<IpAddr>().unwrap();
+        // the server's reply to the client, as FORWARD sees it
+        let reply = (a("198.19.96.10"), Some(80), a("198.18.90.42"), Some(40001));
+        let passes = Filtered::Passes { file: "f.rules".into() };
+        // the usual chain: established accepted first, so the later DROP of
+        // the server's address is never reached; a first packet from the
+        // server would be dropped
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n\
+            -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
+            -A FORWARD -s 198.19.96.10/32 -j DROP\nCOMMIT\n");
+        assert_eq!(filtered_reply(&set, 6, reply, None, None), passes);
+        assert!(matches!(filtered(&set, 6, reply, None, None), Filtered::Dropped { .. }));
+        // without it the DROP takes the reply; INVALID and NEW drops do not
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -s 198.19.96.10/32 -j DROP\nCOMMIT\n");
+        match filtered_reply(&set, 6, reply, None, None) {
+            Filtered::Dropped { rule, reject: false, .. } => assert_eq!(rule.line, 3),
+            other => panic!("{other:?}"),
+        }
+        let set = ipt("*filter\n:FORWARD ACCEPT [0:0]\n\
+            -A FORWARD -m conntrack --ctstate INVALID -j DROP\n\
+            -A FORWARD -m conntrack --ctstate NEW -s 198.19.96.10/32 -j DROP\nCOMMIT\n");
+        assert_eq!(filtered_reply(&set, 6, reply, None, None), passes);
+        // a policy DROP that accepts only new connections loses the reply
+        let set =
+            ipt("*filter\n:FORWARD DROP [0:0]\n-A FORWARD -m conntrack --ctstate NEW -j ACCEPT\nCOMMIT\n");
+        assert!(matches!(filtered_reply(&set, 6, reply, None, None), Filtered::Policy { line: 2, .. }));
+        // the nat table's DNAT is not walked for a reply
+        let set = ipt("*nat\n:PREROUTING ACCEPT [0:0]\n\
+            -A PREROUTING -s 198.19.96.10/32 -j DNAT --to-destination 198.19.99.9\nCOMMIT\n\
+            *filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -d 198.19.99.9/32 -j DROP\nCOMMIT\n");
+        assert_eq!(filtered_reply(&set, 6, reply, None, None), passes);
     }
 
     #[test]

@@ -248,7 +248,14 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
     // routed after conntrack undid the SNAT: to the client as seen before the host
     let client = before.client?.addr;
     let server = after.server?.addr;
-    let routes = host.routes.as_ref()?;
+    let Some(routes) = host.routes.as_ref() else {
+        // the filter table alone (the rules given, not the routes)
+        let (mut why, mut checked) = (Vec::new(), Vec::new());
+        if let Some(cause) = reply_filtered(r, host, &mut why, &mut checked) {
+            return Some(cause);
+        }
+        return (host.rules.is_some()).then(|| finish(host, why, checked)).flatten();
+    };
     let iif = if host.sides { named(after.reply_iface()).or_else(|| named(after.iface())) } else { None }
         .or_else(|| host.oif.clone());
     let marks: Vec<u32> = match mark(host) {
@@ -257,6 +264,7 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
     };
     let mut why: Vec<String> = Vec::new();
     let mut checked: Vec<String> = Vec::new();
+    let mut route_back = None;
     // the route back to the client, for each possible mark
     let backs: Vec<Lookup<'_>> = (marks.iter())
         .map(|&m| routes.lookup(client, Some(server), iif.as_deref().or(Some("unknown")), m))
@@ -272,19 +280,49 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
         Some(l @ (Lookup::NoRoute { .. } | Lookup::Refused { .. })) => return refused(routes, l, client),
         Some(Lookup::Route { route, .. }) => {
             checked.push(format!("a route back to {client} ({}:{})", routes.file, route.line));
-            if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
-                return Some(cause);
-            }
+            route_back = Some(*route);
         }
         None => {}
     }
-    let Some(sys) = &host.sysctl else { return finish(host, why, checked) };
+    // in the kernel's order: the routing decision (its reverse-path filter),
+    // FORWARD, then the next hop's neighbour entry on the way out
+    if let Some(sys) = &host.sysctl {
+        if let Some(cause) = reply_rp(host, sys, &iif, &marks, (server, client), &mut why, &mut checked) {
+            return Some(cause);
+        }
+    }
+    if why.is_empty() {
+        if let Some(cause) = reply_filtered(r, host, &mut why, &mut checked) {
+            return Some(cause);
+        }
+    }
+    if let Some(route) = route_back {
+        if let Some(cause) = next_hop(host, routes, route, client, &mut checked) {
+            return Some(cause);
+        }
+    }
+    finish(host, why, checked)
+}
+
+/// The reverse-path filter on the interface a reply came in by (`iif`), or
+/// on each the request may have left by (one per mark the policy rules
+/// select on): a drop it alone explains, or what it could not decide.
+fn reply_rp(
+    host: &Host,
+    sys: &kernel::Sysctl,
+    iif: &Option<String>,
+    marks: &[u32],
+    (server, client): (IpAddr, IpAddr),
+    why: &mut Vec<String>,
+    checked: &mut Vec<String>,
+) -> Option<Cause> {
+    let routes = host.routes.as_ref()?;
     // the interfaces the reply may have come in by, with how the request left by it
     let mut ins: Vec<(String, Option<String>)> = Vec::new();
-    match &iif {
+    match iif {
         Some(i) => ins.push((i.clone(), None)),
         None => {
-            for &m in &marks {
+            for &m in marks {
                 if let Lookup::Route { route, rule, .. } = routes.lookup(server, Some(client), None, m) {
                     for d in route.devs() {
                         let how = match (m, rule) {
@@ -305,7 +343,7 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
     }
     if ins.is_empty() {
         why.push("the reverse-path filter: the interface it came in by is not known".into());
-        return finish(host, why, checked);
+        return None;
     }
     let several = ins.len() > 1;
     let mut drops: Vec<Cause> = Vec::new();
@@ -340,7 +378,40 @@ fn reply_cause(r: &Request, host: &Host) -> Option<Cause> {
             .collect();
         why.push(format!("possible: {}", each.join(" or ")));
     }
-    finish(host, why, checked)
+    None
+}
+
+/// The filter table (`--rules`) on a reply the host was to forward back: the
+/// FORWARD chains as they see it once conntrack undid the translations —
+/// from the server's endpoint as it sent the reply to the client's as it
+/// sent the request, the connection established — coming in by the
+/// interface the request left by and leaving by the one it came in by, where
+/// a split capture names them.
+fn reply_filtered(
+    r: &Request,
+    host: &Host,
+    why: &mut Vec<String>,
+    checked: &mut Vec<String>,
+) -> Option<Cause> {
+    let set = host.rules.as_ref()?;
+    let (a, b) = host.span;
+    let (before, after) = (r.captures.get(a)?, r.captures.get(b)?);
+    let (c, s) = (before.client?, after.server?);
+    let proto = proto_number(r.proto, c.addr);
+    let port = |p: Option<u16>| if r.proto == Proto::Icmp { None } else { p };
+    let tuple = (s.addr, port(s.port), c.addr, port(c.port));
+    let (iif, oif) = if host.sides {
+        (named(after.reply_iface()).or_else(|| named(after.iface())), named(before.iface()))
+    } else {
+        (host.oif.clone(), host.iif.clone())
+    };
+    match eval::filtered_reply(set, proto, tuple, iif, oif) {
+        f @ (Filtered::Dropped { .. } | Filtered::Policy { .. }) => return Some(Cause::Filter(f)),
+        Filtered::Passes { file } => checked.push(format!("no filter rule drops the reply ({file})")),
+        Filtered::NoFilter => {}
+        f @ Filtered::Undecided { .. } => why.push(filter_note(&f)),
+    }
+    None
 }
 
 /// A request that reached the host a capture was taken on (the backend)

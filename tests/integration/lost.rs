@@ -326,3 +326,70 @@ fn the_csv_lost_columns_hold_the_json_loss_of_every_request() {
         assert!(lost > 0, "{sc}: no request lost by {cause} in the CSV");
     }
 }
+
+/// `stale-gateway` with a FORWARD chain of our own (`--rules`): dropping
+/// what 198.19.96.10 sends to 198.18.90.42 loses .42's replies to that rule,
+/// named before their next hop (the kernel runs FORWARD before it looks the
+/// next hop up); an ESTABLISHED accept before the DROP lets the replies
+/// through, and the failed next hop is the cause again; .43's requests,
+/// answered, have no loss either way.
+#[test]
+fn a_forward_rule_dropping_replies_is_named_before_the_next_hop() {
+    let sc = "stale-gateway";
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = |first: &str| {
+        format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n{first}\
+             -A FORWARD -s 198.19.96.10/32 -d 198.18.90.42/32 -j DROP\nCOMMIT\n"
+        )
+    };
+    let losses = |rules: String| -> Vec<(String, Value)> {
+        let path = tmp.path().join("rules-fw.txt");
+        std::fs::write(&path, rules).unwrap();
+        let mut args: Vec<String> = ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"]
+            .map(String::from)
+            .to_vec();
+        for kind in ["routes", "sysctl", "neigh"] {
+            args.extend([format!("--{kind}"), format!("{NODE}={kind}-node.txt")]);
+        }
+        args.extend(["--rules".to_string(), format!("{NODE}={}", path.display())]);
+        let o =
+            Command::new(env!("CARGO_BIN_EXE_tuplecorr")).current_dir(lab(sc)).args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["requests"].as_array().unwrap().iter())
+            .map(|r| (r["captures"][0]["client"].as_str().unwrap().to_string(), r["loss"].clone()))
+            .collect()
+    };
+    let dropped = losses(chain(""));
+    assert_eq!(dropped.len(), 4);
+    for (client, loss) in &dropped {
+        if client.starts_with("198.18.90.43") {
+            assert!(loss.is_null(), "{client}: {loss}");
+            continue;
+        }
+        assert_eq!(
+            (loss["packet"].as_str(), loss["cause"].as_str()),
+            (Some("reply"), Some("filter")),
+            "{loss}"
+        );
+        let rule = &loss["rule"];
+        assert_eq!((rule["chain"].as_str(), rule["line"].as_u64()), (Some("FORWARD"), Some(5)), "{loss}");
+        assert_eq!(
+            loss["note"],
+            "reply dropped by `-A FORWARD -s 198.19.96.10/32 -d 198.18.90.42/32 -j DROP` (rules-fw.txt:5)"
+        );
+    }
+    let accepted = losses(chain("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
+    for (client, loss) in &accepted {
+        if client.starts_with("198.18.90.43") {
+            assert!(loss.is_null(), "{client}: {loss}");
+        } else {
+            assert_eq!(
+                (loss["packet"].as_str(), loss["cause"].as_str()),
+                (Some("reply"), Some("neighbour")),
+                "{loss}"
+            );
+        }
+    }
+}
