@@ -20,12 +20,12 @@ fn lab(scenario: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/lab").join(scenario)
 }
 
-/// tuplecorr's JSON requests for `scenario`, given the routing state of
-/// `host` (`routes-`, `sysctl-`, `neigh-HOST.txt`) at `at`, and its rules
+/// tuplecorr's output in `format` for `scenario`, given the routing state
+/// of `host` (`routes-`, `sysctl-`, `neigh-HOST.txt`) at `at`, and its rules
 /// file when `rules`.
-fn run(scenario: &str, at: &str, host: &str, rules: bool) -> Vec<Value> {
+fn output(scenario: &str, at: &str, host: &str, rules: bool, format: &str) -> Vec<u8> {
     let mut args: Vec<String> =
-        ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "json", "-q"].map(String::from).to_vec();
+        ["decap.pcap", "egress.pcap", "backend.pcap", "--format", format, "-q"].map(String::from).to_vec();
     let mut kinds = vec!["routes", "sysctl", "neigh"];
     if rules {
         kinds.push("rules");
@@ -42,7 +42,12 @@ fn run(scenario: &str, at: &str, host: &str, rules: bool) -> Vec<Value> {
         .output()
         .unwrap();
     assert!(o.status.success(), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    o.stdout
+}
+
+/// [`output`]'s JSON requests.
+fn run(scenario: &str, at: &str, host: &str, rules: bool) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&output(scenario, at, host, rules, "json")).unwrap();
     v["requests"].as_array().unwrap().clone()
 }
 
@@ -278,22 +283,10 @@ fn backend_no_route_names_the_missing_route_of_the_end_host() {
     }
 }
 
-/// The CSV of `scenario` with the same host files as [`run`]: its header
-/// and rows.
+/// [`output`]'s CSV: its header and rows.
 fn run_csv(scenario: &str, at: &str, host: &str, rules: bool) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut args: Vec<String> =
-        ["decap.pcap", "egress.pcap", "backend.pcap", "--format", "csv", "-q"].map(String::from).to_vec();
-    for kind in ["routes", "sysctl", "neigh", "rules"].into_iter().filter(|k| rules || *k != "rules") {
-        args.push(format!("--{kind}"));
-        args.push(format!("{at}={kind}-{host}.txt"));
-    }
-    let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
-        .current_dir(lab(scenario))
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
-    let mut r = csv::Reader::from_reader(&o.stdout[..]);
+    let out = output(scenario, at, host, rules, "csv");
+    let mut r = csv::Reader::from_reader(&out[..]);
     let header = r.headers().unwrap().iter().map(String::from).collect();
     let rows = r.records().map(|x| x.unwrap().iter().map(String::from).collect()).collect();
     (header, rows)
