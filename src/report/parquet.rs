@@ -69,7 +69,7 @@ fn write_groups(
     out: &mut (dyn Write + Send),
     group: usize,
 ) -> io::Result<()> {
-    let props = properties(&findings.tuplecorr, group, Some(run_metadata(findings)?));
+    let props = properties(&findings.tuplecorr, group, Some(run_metadata(w, findings)?));
     // The schema is the first batch's (an empty one for no requests): the
     // columns are written in one place only, `batch`. Batches of BATCH
     // requests: the writer encodes one (and closes a row group every `group`
@@ -103,9 +103,10 @@ fn properties(version: &str, group: usize, run: Option<KeyValue>) -> WriterPrope
         .build()
 }
 
-/// The rest of the report (all but its requests) as the file's metadata.
-fn run_metadata(findings: &v::Findings) -> io::Result<KeyValue> {
-    let run = serde_json::to_string(&to_wire::findings_without_requests(findings))?;
+/// The rest of the report (all but its requests, with the run's `intent` and
+/// `blast_radius` when `w.why` has them) as the file's metadata.
+fn run_metadata(w: &Words<'_>, findings: &v::Findings) -> io::Result<KeyValue> {
+    let run = serde_json::to_string(&to_wire::findings_around(findings, w.why))?;
     Ok(KeyValue::new(METADATA_KEY.to_string(), run))
 }
 
@@ -152,7 +153,7 @@ impl<'o> ParquetStream<'o> {
         let Some(mut writer) = self.writer.take() else {
             return Err(io::Error::other("the Parquet writer is gone"));
         };
-        writer.append_key_value_metadata(run_metadata(run)?);
+        writer.append_key_value_metadata(run_metadata(w, run)?);
         writer.close().map_err(io_error)?;
         Ok(())
     }
