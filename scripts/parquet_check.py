@@ -5,7 +5,8 @@ outcome and reply words, first_seen, client and service, where the source and
 destination changed (boundary, kind, before, after, addresses and ports), and
 per capture point (the `captures` list: its length and order) the label,
 seen, endpoints, time to the nanosecond and packets; then the run's metadata
-(`tuplecorr.report`) and the query of docs/guide/usage.md, "which requests had their source
+(`tuplecorr.report`, with `intent` and `blast_radius` when the run has them)
+and the query of docs/guide/usage.md, "which requests had their source
 changed, where, per hour", against the same answer computed from the JSON.
 
     scripts/parquet_check.py REPORT.parquet REPORT.json
@@ -113,6 +114,9 @@ def main(parquet, report):
     run = json.loads(kv.get("tuplecorr.report", "{}"))
     for key in ("tuplecorr", "captures", "boundaries", "unmatched", "warnings"):
         differ(f"metadata {key}", js[key], run.get(key))
+    # --masq-agent / --masq-agent-after only: absent from both otherwise.
+    for key in ("intent", "blast_radius"):
+        differ(f"metadata {key}", js.get(key), run.get(key))
 
     # The query of docs/guide/usage.md (and docs/guide/spark.md).
     hourly = con.execute(

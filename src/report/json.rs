@@ -48,9 +48,7 @@ pub fn write_json_around(
     out: &mut (dyn Write + Send),
     requests: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut outer = to_wire::findings_without_requests(run);
-    outer.intent = why.map_or_else(Vec::new, |x| x.intent.iter().map(wire::IntentOut::of).collect());
-    outer.blast_radius = why.map_or_else(Vec::new, |x| x.blast.iter().map(wire::BlastOut::of).collect());
+    let outer = to_wire::findings_around(run, why);
     let text = serde_json::to_string_pretty(&outer)?;
     let at = match text.find(REQUESTS_KEY) {
         Some(at) if any => at + REQUESTS_KEY.len(),

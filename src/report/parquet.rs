@@ -5,9 +5,12 @@
 //! (`TIMESTAMP(MICROS, UTC)`, with the exact nanoseconds beside them as
 //! `*_ns`), endpoints split into `*_addr` / `*_port`, and the CSV's
 //! `first_seen`, `client`, `service`, `source_changed_at`,
-//! `destination_changed_at`. The rest of the JSON report (version, captures
-//! with clock offsets, boundaries, unmatched counts, warnings) is the file's
-//! key-value metadata `tuplecorr.report`, as JSON.
+//! `destination_changed_at`. Every key of the JSON request is a column
+//! (`loss`, `predicted`, a change's `rule` and `conntrack` of host files too,
+//! issue 54) but `--tz`'s `time_local`: timestamps are absolute. The rest of the JSON report (version, captures with clock
+//! offsets, boundaries, unmatched counts, warnings, the run's `intent` and
+//! `blast_radius`) is the file's key-value metadata `tuplecorr.report`, as
+//! JSON.
 //!
 //! Written in row groups of [`ROW_GROUP`] requests, built in batches of
 //! [`BATCH`]: besides the findings, one batch's columns and the row group's
@@ -40,9 +43,10 @@ const BATCH: usize = 4096;
 
 /// Bytes of one column's dictionary and of one data page before it is
 /// compressed (the crate's defaults are 1 MiB each): the writer holds both
-/// for each of the 90-odd leaf columns, and a column of mostly distinct values
-/// (explanations, endpoints, times) falls back to plain encoding sooner. On
-/// 10,000 generated requests: 75-81 MB peak RSS instead of 82-84, a file 8%
+/// for each leaf column (227 since issue 54; most are null in most runs),
+/// and a column of mostly distinct values (explanations, endpoints, times)
+/// falls back to plain encoding sooner. On 10,000 generated requests, when
+/// measured (fewer columns): 75-81 MB peak RSS instead of 82-84, a file 8%
 /// smaller.
 const DICT_LIMIT: usize = 64 << 10;
 const PAGE_LIMIT: usize = 128 << 10;
@@ -69,7 +73,7 @@ fn write_groups(
     out: &mut (dyn Write + Send),
     group: usize,
 ) -> io::Result<()> {
-    let props = properties(&findings.tuplecorr, group, Some(run_metadata(findings)?));
+    let props = properties(&findings.tuplecorr, group, Some(run_metadata(w, findings)?));
     // The schema is the first batch's (an empty one for no requests): the
     // columns are written in one place only, `batch`. Batches of BATCH
     // requests: the writer encodes one (and closes a row group every `group`
@@ -103,9 +107,10 @@ fn properties(version: &str, group: usize, run: Option<KeyValue>) -> WriterPrope
         .build()
 }
 
-/// The rest of the report (all but its requests) as the file's metadata.
-fn run_metadata(findings: &v::Findings) -> io::Result<KeyValue> {
-    let run = serde_json::to_string(&to_wire::findings_without_requests(findings))?;
+/// The rest of the report (all but its requests, with the run's `intent` and
+/// `blast_radius` when `w.why` has them) as the file's metadata.
+fn run_metadata(w: &Words<'_>, findings: &v::Findings) -> io::Result<KeyValue> {
+    let run = serde_json::to_string(&to_wire::findings_around(findings, w.why))?;
     Ok(KeyValue::new(METADATA_KEY.to_string(), run))
 }
 
@@ -152,7 +157,7 @@ impl<'o> ParquetStream<'o> {
         let Some(mut writer) = self.writer.take() else {
             return Err(io::Error::other("the Parquet writer is gone"));
         };
-        writer.append_key_value_metadata(run_metadata(run)?);
+        writer.append_key_value_metadata(run_metadata(w, run)?);
         writer.close().map_err(io_error)?;
         Ok(())
     }
@@ -203,12 +208,13 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     cols.push(("captures", hops(&rows)?));
     cols.push(("matches", matches(&rows)?));
     cols.push(("source_changed_at", strs(rows.iter().map(|(_, q)| changed_at(&q.source)))));
-    cols.push(("source", changes(rows.iter().map(|(r, q)| (r.source.as_slice(), &q.source)))?));
+    use crate::why::attach::Side;
+    let side = |typed: fn(&v::Request) -> &[v::Change], wire: fn(&wire::Request) -> &wire::Changes| {
+        rows.iter().map(move |(r, q)| (r.request, typed(r), wire(q)))
+    };
+    cols.push(("source", changes(w, Side::Source, side(|r| &r.source, |q| &q.source))?));
     cols.push(("destination_changed_at", strs(rows.iter().map(|(_, q)| changed_at(&q.destination)))));
-    cols.push((
-        "destination",
-        changes(rows.iter().map(|(r, q)| (r.destination.as_slice(), &q.destination)))?,
-    ));
+    cols.push(("destination", changes(w, Side::Destination, side(|r| &r.destination, |q| &q.destination))?));
     cols.push(("reply", reply(&rows)?));
     cols.push(("outcome", outcome(&rows)?));
     cols.push(("syn_missed", syn_missed(&rows)?));
@@ -222,6 +228,12 @@ fn batch(w: &Words<'_>, requests: &[v::Request]) -> Result<RecordBatch> {
     cols.push(("explanation", strs(rows.iter().map(|(_, q)| Some(q.explanation.as_str())))));
     cols.push(("app", app(&rows)?));
     cols.push(("exchanges", exchanges(&rows)?));
+    cols.push(("seq_shift", seq_shift(&rows)?));
+    let same = strs(rows.iter().flat_map(|(_, q)| q.same_tuple.iter().map(Some)));
+    cols.push(("same_tuple", list(rows.iter().map(|(_, q)| q.same_tuple.len()), same)?));
+    cols.push(("fragments", fragments(&rows)?));
+    cols.push(("loss", loss(&rows)?));
+    cols.push(("predicted", predicted(&rows)?));
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(field).unzip();
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)
 }
@@ -359,14 +371,32 @@ fn matches(rows: &Rows<'_>) -> Result<ArrayRef> {
     list(rows.iter().map(|(_, q)| q.matches.len()), structure(cols, None)?)
 }
 
-/// `source` / `destination`: `{changed: [{between, kind, before, before_addr, …}]}`.
-fn changes<'a>(rows: impl Iterator<Item = (&'a [v::Change], &'a wire::Changes)> + Clone) -> Result<ArrayRef> {
-    let typed: Vec<&v::Change> = rows.clone().flat_map(|(t, _)| t).collect();
-    let wire: Vec<&wire::Change> = rows.clone().flat_map(|(_, c)| &c.changed).collect();
+/// `source` / `destination`: `{changed: [{between, kind, before, before_addr,
+/// …, rule, rule_note, conntrack}], kept: [{at, rule_note}]}`, from each
+/// row's (request number, typed changes, wire view). A conntrack entry's
+/// `time` is its typed time (as a hop's), of the entry the wire view names.
+fn changes<'a>(
+    w: &Words<'_>,
+    side: crate::why::attach::Side,
+    rows: impl Iterator<Item = (u64, &'a [v::Change], &'a wire::Changes)> + Clone,
+) -> Result<ArrayRef> {
+    let typed: Vec<(u64, &v::Change)> =
+        rows.clone().flat_map(|(n, t, _)| t.iter().map(move |c| (n, c))).collect();
+    let wire: Vec<&wire::Change> = rows.clone().flat_map(|(_, _, c)| &c.changed).collect();
     let before: Vec<Endpoints<'_>> =
-        wire.iter().zip(&typed).map(|(w, t)| (Some(w.before.as_str()), Some(t.before))).collect();
+        wire.iter().zip(&typed).map(|(w, (_, t))| (Some(w.before.as_str()), Some(t.before))).collect();
     let after: Vec<Endpoints<'_>> =
-        wire.iter().zip(&typed).map(|(w, t)| (Some(w.after.as_str()), Some(t.after))).collect();
+        wire.iter().zip(&typed).map(|(w, (_, t))| (Some(w.after.as_str()), Some(t.after))).collect();
+    let rule: Vec<Option<&wire::RuleOut>> = wire.iter().map(|c| c.rule.as_ref()).collect();
+    let ct: Vec<Option<&wire::ConntrackOut>> = wire.iter().map(|c| c.conntrack.as_ref()).collect();
+    let ct_ns: Vec<Option<i64>> = (ct.iter().zip(&typed))
+        .map(|(c, &(n, t))| {
+            c.and(w.why)
+                .and_then(|x| x.of(n, side, t.between))
+                .and_then(|x| x.conntrack.as_ref())
+                .and_then(|x| x.time_ns)
+        })
+        .collect();
     let mut cols: Vec<Col> = vec![
         ("between", strs(wire.iter().map(|c| Some(c.between.as_str())))),
         ("kind", strs(wire.iter().map(|c| Some(c.kind.wire())))),
@@ -375,8 +405,47 @@ fn changes<'a>(rows: impl Iterator<Item = (&'a [v::Change], &'a wire::Changes)> 
     cols.extend(endpoint_cols(["after", "after_addr", "after_port"], &after));
     cols.push(("before_name", strs(wire.iter().map(|c| c.before_name.as_deref()))));
     cols.push(("after_name", strs(wire.iter().map(|c| c.after_name.as_deref()))));
-    let changed = list(rows.map(|(_, c)| c.changed.len()), structure(cols, None)?)?;
-    structure(vec![("changed", changed)], None)
+    cols.push(("rule", rules(&rule)?));
+    cols.push(("rule_note", strs(wire.iter().map(|c| c.rule_note.as_deref()))));
+    cols.push((
+        "conntrack",
+        structure(
+            vec![
+                ("file", strs(ct.iter().map(|c| c.map(|c| c.file.as_str())))),
+                ("line", i64s(ct.iter().map(|c| c.map(|c| i64::from(c.line))))),
+                ("confirmed", bools(ct.iter().map(|c| c.map(|c| c.confirmed)))),
+                ("time", times(ct_ns.iter().copied())),
+                ("time_ns", i64s(ct_ns.iter().copied())),
+                ("reply", strs(ct.iter().map(|c| c.and_then(|c| c.reply.as_deref())))),
+            ],
+            Some(ct.iter().map(Option::is_some).collect()),
+        )?,
+    ));
+    let changed = list(rows.clone().map(|(_, _, c)| c.changed.len()), structure(cols, None)?)?;
+    let kept: Vec<&wire::Kept> = rows.clone().flat_map(|(_, _, c)| &c.kept).collect();
+    let kept_cols: Vec<Col> = vec![
+        ("at", strs(kept.iter().map(|k| Some(k.at.as_str())))),
+        ("rule_note", strs(kept.iter().map(|k| Some(k.rule_note.as_str())))),
+    ];
+    let kept = list(rows.map(|(_, _, c)| c.kept.len()), structure(kept_cols, None)?)?;
+    structure(vec![("changed", changed), ("kept", kept)], None)
+}
+
+/// A nat or filter rule (`{file, line, table, chain, text, decided}`), null where absent.
+fn rules(r: &[Option<&wire::RuleOut>]) -> Result<ArrayRef> {
+    let text = |f: fn(&wire::RuleOut) -> &str| strs(r.iter().map(|r| r.map(f)));
+    let decided = strs(r.iter().flat_map(|r| r.iter().flat_map(|r| r.decided.iter().map(Some))));
+    structure(
+        vec![
+            ("file", text(|r| r.file.as_str())),
+            ("line", i64s(r.iter().map(|r| r.map(|r| i64::from(r.line))))),
+            ("table", text(|r| r.table.as_str())),
+            ("chain", text(|r| r.chain.as_str())),
+            ("text", text(|r| r.text.as_str())),
+            ("decided", list(r.iter().map(|r| r.map_or(0, |r| r.decided.len())), decided)?),
+        ],
+        Some(r.iter().map(Option::is_some).collect()),
+    )
 }
 
 fn reply(rows: &Rows<'_>) -> Result<ArrayRef> {
@@ -635,6 +704,98 @@ fn exchanges(rows: &Rows<'_>) -> Result<ArrayRef> {
     )
 }
 
+fn seq_shift(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let s: Vec<&wire::SeqShiftOut> = rows.iter().flat_map(|(_, q)| &q.seq_shift).collect();
+    let cols: Vec<Col> = vec![
+        ("between", strs(s.iter().map(|s| Some(s.between.as_str())))),
+        ("client", i64s(s.iter().map(|s| s.client.map(i64::from)))),
+        ("server", i64s(s.iter().map(|s| s.server.map(i64::from)))),
+    ];
+    list(rows.iter().map(|(_, q)| q.seq_shift.len()), structure(cols, None)?)
+}
+
+/// One direction's fragmented datagrams at a capture, null where absent.
+fn frag_dir(d: &[Option<&wire::FragDirOut>]) -> Result<ArrayRef> {
+    let num = |f: fn(&wire::FragDirOut) -> Option<u32>| i64s(d.iter().map(|d| d.and_then(f).map(i64::from)));
+    structure(
+        vec![
+            ("fragments", num(|d| Some(d.fragments))),
+            ("datagrams", num(|d| Some(d.datagrams))),
+            ("incomplete", num(|d| Some(d.incomplete))),
+            ("largest_fragment", num(|d| Some(d.largest_fragment))),
+            ("largest_datagram", num(|d| d.largest_datagram)),
+        ],
+        Some(d.iter().map(Option::is_some).collect()),
+    )
+}
+
+fn fragments(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let f: Vec<Option<&wire::FragmentsOut>> = rows.iter().map(|(_, q)| q.fragments.as_ref()).collect();
+    let hops: Vec<&wire::FragHopOut> = f.iter().flat_map(|f| f.iter().flat_map(|f| &f.captures)).collect();
+    let lost: Vec<&wire::FragLossOut> = f.iter().flat_map(|f| f.iter().flat_map(|f| &f.lost)).collect();
+    let side = |d: fn(&wire::FragHopOut) -> Option<&wire::FragDirOut>| {
+        frag_dir(&hops.iter().map(|h| d(h)).collect::<Vec<_>>())
+    };
+    let hop_cols: Vec<Col> = vec![
+        ("label", strs(hops.iter().map(|h| Some(h.label.as_str())))),
+        ("to_server", side(|h| h.to_server.as_ref())?),
+        ("to_client", side(|h| h.to_client.as_ref())?),
+    ];
+    let num = |f: fn(&wire::FragLossOut) -> u32| i64s(lost.iter().map(|l| Some(i64::from(f(l)))));
+    let lost_cols: Vec<Col> = vec![
+        ("between", strs(lost.iter().map(|l| Some(l.between.as_str())))),
+        ("direction", strs(lost.iter().map(|l| Some(l.direction.as_str())))),
+        ("fragments_sent", num(|l| l.fragments_sent)),
+        ("datagrams", num(|l| l.datagrams)),
+        ("datagram_bytes", num(|l| l.datagram_bytes)),
+        ("fragments_arrived", num(|l| l.fragments_arrived)),
+        ("datagrams_arrived", num(|l| l.datagrams_arrived)),
+        ("incomplete", num(|l| l.incomplete)),
+        ("largest_passed", num(|l| l.largest_passed)),
+    ];
+    structure(
+        vec![
+            (
+                "captures",
+                list(f.iter().map(|f| f.map_or(0, |f| f.captures.len())), structure(hop_cols, None)?)?,
+            ),
+            ("lost", list(f.iter().map(|f| f.map_or(0, |f| f.lost.len())), structure(lost_cols, None)?)?),
+        ],
+        Some(f.iter().map(Option::is_some).collect()),
+    )
+}
+
+fn loss(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let l: Vec<Option<&wire::LossOut>> = rows.iter().map(|(_, q)| q.loss.as_ref()).collect();
+    let text = |f: fn(&wire::LossOut) -> &str| strs(l.iter().map(|l| l.map(f)));
+    let rule: Vec<Option<&wire::RuleOut>> = l.iter().map(|l| l.and_then(|l| l.rule.as_ref())).collect();
+    structure(
+        vec![
+            ("at", text(|l| l.at.as_str())),
+            ("packet", text(|l| l.packet.as_str())),
+            ("cause", text(|l| l.cause.as_str())),
+            ("rule", rules(&rule)?),
+            ("note", text(|l| l.note.as_str())),
+        ],
+        Some(l.iter().map(Option::is_some).collect()),
+    )
+}
+
+fn predicted(rows: &Rows<'_>) -> Result<ArrayRef> {
+    let p: Vec<Option<&wire::PredictedOut>> = rows.iter().map(|(_, q)| q.predicted.as_ref()).collect();
+    let text = |f: fn(&wire::PredictedOut) -> Option<&str>| strs(p.iter().map(|p| p.and_then(f)));
+    structure(
+        vec![
+            ("at", text(|p| Some(p.at.as_str()))),
+            ("source_today", text(|p| Some(p.source_today.as_str()))),
+            ("source_after", text(|p| p.source_after.as_deref())),
+            ("changes", bools(p.iter().map(|p| p.map(|p| p.changes)))),
+            ("reason", text(|p| Some(p.reason.as_str()))),
+        ],
+        Some(p.iter().map(Option::is_some).collect()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,6 +839,35 @@ mod tests {
             without.metadata().file_metadata().schema_descr().columns().len(),
             with.metadata().file_metadata().schema_descr().columns().len()
         );
+    }
+
+    /// `seq_shift`, `same_tuple` and `fragments` (rare in the lab captures)
+    /// are columns that read back (as `compare` reads the file) to the JSON
+    /// request's keys.
+    #[test]
+    fn seq_shifts_same_tuples_and_fragments_read_back_as_json_writes_them() {
+        let mut f = findings();
+        let eb = f.requests[0].source[0].between;
+        f.requests[0].seq_shift = vec![v::SeqShift { between: eb, client: Some(12_345), server: Some(-7) }];
+        f.requests[0].fragments = Some(Box::new(crate::report::fixtures::fragments_lost()));
+        f.requests[1].seq_shift = vec![v::SeqShift { between: eb, client: None, server: Some(1) }];
+        // Request 3 was not seen at backend: a flow of its endpoints there.
+        f.requests[2].same_tuple = vec![2];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.parquet");
+        std::fs::write(&path, written(&f, ROW_GROUP)).unwrap();
+        let back = crate::compare::parquet::wire_findings(std::fs::File::open(&path).unwrap()).unwrap();
+        let json = to_wire::findings(&f);
+        assert!(json.requests[0].fragments.is_some() && !json.requests[2].same_tuple.is_empty());
+        assert_eq!(back.requests.len(), json.requests.len());
+        for (b, j) in back.requests.iter().zip(&json.requests) {
+            // As JSON writes them (ms rounded): key by key.
+            let (b, j) = (serde_json::to_value(b).unwrap(), serde_json::to_value(j).unwrap());
+            assert_eq!(b, j, "request {}", j["request"]);
+        }
+        assert_eq!(back.requests[0].seq_shift[0].server, Some(-7));
+        assert_eq!(back.requests[2].same_tuple, ["backend"]);
+        assert_eq!(back.requests[0].fragments, json.requests[0].fragments);
     }
 
     /// A writer that fails after `left` bytes.

@@ -24,6 +24,18 @@ pub fn findings_with(w: &crate::report::words::Words<'_>, f: &v::Findings) -> Fi
     }
 }
 
+/// The report's wire view with an empty request list and, with `--masq-agent`
+/// / `--masq-agent-after`, the run's `intent` and `blast_radius` from `why`:
+/// what the JSON writer prints around the requests and the Parquet file's
+/// metadata holds.
+pub fn findings_around(f: &v::Findings, why: Option<&crate::why::attach::Explained>) -> Findings {
+    Findings {
+        intent: why.map_or_else(Vec::new, |x| x.intent.iter().map(IntentOut::of).collect()),
+        blast_radius: why.map_or_else(Vec::new, |x| x.blast.iter().map(BlastOut::of).collect()),
+        ..findings_without_requests(f)
+    }
+}
+
 /// The report's wire view with an empty request list (the JSON writer prints requests apart).
 pub fn findings_without_requests(f: &v::Findings) -> Findings {
     let w = crate::report::words::Words::new(f);

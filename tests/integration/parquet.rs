@@ -382,3 +382,131 @@ fn a_damaged_parquet_report_is_refused_with_the_file_named() {
         assert!(err.starts_with(&format!("{}: not a tuplecorr Parquet report: ", path.display())), "{err}");
     }
 }
+
+/// Runs the binary in the lab folder of `scenario` (its three captures) with
+/// the host files of `extra`, to `FILE.json` and `FILE.parquet` in `out`.
+fn with_host_files(out: &Path, scenario: &str, extra: &[&str]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = crate::util::testdata("lab").join(scenario);
+    let (js, pq) = (out.join(format!("{scenario}.json")), out.join(format!("{scenario}.parquet")));
+    for file in [&js, &pq] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tuplecorr"))
+            .current_dir(&dir)
+            .args(["decap.pcap", "egress.pcap", "backend.pcap", "-q"])
+            .args(extra)
+            .arg("-o")
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{scenario}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    (js, pq)
+}
+
+/// With host files (`--rules`, `--routes`, `--sysctl`, `--neigh`,
+/// `--conntrack`, `--masq-agent`, `--masq-agent-after`) the request has keys
+/// the lab runs without them never have — `loss`, `predicted`, a change's
+/// `rule`, `rule_note` and `conntrack`, a side's `kept` — and the run has
+/// `intent` and `blast_radius`: the Parquet file holds each as JSON writes it
+/// (issue 54), and `compare` reads both files to the same findings.
+#[test]
+fn parquet_holds_what_host_files_add_to_the_json_report_and_compare_reads_it_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let configmap = tmp.path().join("after.yaml");
+    std::fs::write(
+        &configmap,
+        "apiVersion: v1\ndata:\n  config: |\n    nonMasqueradeCIDRs:\n      - 198.19.96.0/24\n    masqLinkLocal: false\n\
+         kind: ConfigMap\nmetadata:\n  name: ip-masq-agent\n  namespace: kube-system\n",
+    )
+    .unwrap();
+    let after = format!("egress->backend={}", configmap.display());
+    const AT: &str = "egress->backend";
+    let runs: [(&str, Vec<String>); 5] = [
+        (
+            "forward-drop",
+            ["rules", "routes", "sysctl", "neigh"].map(|k| format!("--{k}={AT}={k}-node.txt")).to_vec(),
+        ),
+        (
+            "masquerade-node",
+            vec![format!("--rules={AT}=rules-node.txt"), format!("--conntrack={AT}=conntrack-node.log")],
+        ),
+        (
+            "dnat-service",
+            vec![format!("--rules={AT}=nft-node.json"), format!("--conntrack={AT}=conntrack-node.log")],
+        ),
+        ("masq-agent", vec![format!("--rules={AT}=rules-node.txt"), format!("--masq-agent-after={after}")]),
+        (
+            "masq-agent-drift",
+            vec![format!("--rules={AT}=rules-node.txt"), format!("--masq-agent={AT}=masq-agent.yaml")],
+        ),
+    ];
+    let mut problems = Vec::new();
+    let mut met = std::collections::BTreeMap::<&str, usize>::new();
+    for (scenario, extra) in &runs {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let (js, pq) = with_host_files(tmp.path(), scenario, &extra);
+        let json: Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+        let (rows, kv) = read_parquet(std::fs::read(&pq).unwrap());
+        let requests = json["requests"].as_array().unwrap();
+        assert_eq!(rows.len(), requests.len(), "{scenario}: rows");
+        for (j, p) in requests.iter().zip(&rows) {
+            same(j, p, &format!("{scenario} request {}", j["request"]), &mut problems);
+            let mut count = |key: &'static str, v: &Value| {
+                if !v.is_null() {
+                    *met.entry(key).or_default() += 1;
+                }
+            };
+            count("loss", &j["loss"]);
+            count("loss.rule", &j["loss"]["rule"]);
+            count("predicted", &j["predicted"]);
+            for side in ["source", "destination"] {
+                count("kept", &j[side]["kept"]);
+                for c in j[side]["changed"].as_array().unwrap() {
+                    count("rule", &c["rule"]);
+                    count("rule_note", &c["rule_note"]);
+                    count("conntrack", &c["conntrack"]);
+                    count("conntrack.time", &c["conntrack"]["time"]);
+                }
+            }
+        }
+        // The rest of the report, `intent` and `blast_radius` with it, is the metadata.
+        let run = kv.iter().find(|(k, _)| k == report::parquet::METADATA_KEY).and_then(|(_, v)| v.clone());
+        let mut run: Value = serde_json::from_str(&run.unwrap()).unwrap();
+        let mut rest = json.clone();
+        for v in [&mut run, &mut rest] {
+            v.as_object_mut().unwrap().remove("requests");
+        }
+        assert_eq!(run, rest, "{scenario}: the metadata is the JSON report without its requests");
+        for key in ["intent", "blast_radius"] {
+            if json.get(key).is_some() {
+                *met.entry(key).or_default() += 1;
+            }
+        }
+        // compare reads both to the same findings.
+        let (from_json, from_parquet) =
+            (tuplecorr::compare::load_report(&js).unwrap(), tuplecorr::compare::load_report(&pq).unwrap());
+        assert_eq!(from_parquet.requests.len(), requests.len(), "{scenario}");
+        for (p, j) in from_parquet.requests.iter().zip(&from_json.requests) {
+            assert_eq!(p, j, "{scenario}: request {} read back from Parquet differs from JSON", j.request);
+        }
+        assert_eq!(from_parquet.captures, from_json.captures, "{scenario}");
+        assert_eq!(from_parquet.boundaries, from_json.boundaries, "{scenario}");
+        assert_eq!(from_parquet.unmatched, from_json.unmatched, "{scenario}");
+        assert_eq!(from_parquet.warnings, from_json.warnings, "{scenario}");
+    }
+    assert!(problems.is_empty(), "{} differences:\n{}", problems.len(), problems.join("\n"));
+    eprintln!("parquet = JSON with host files: {met:?}");
+    for key in [
+        "loss",
+        "loss.rule",
+        "predicted",
+        "kept",
+        "rule",
+        "rule_note",
+        "conntrack",
+        "conntrack.time",
+        "intent",
+        "blast_radius",
+    ] {
+        assert!(met.get(key).is_some_and(|&n| n > 0), "no run had {key}: {met:?}");
+    }
+}
