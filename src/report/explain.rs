@@ -362,10 +362,34 @@ pub fn same_tuple_words(w: &Words<'_>, at: &[usize]) -> String {
     )
 }
 
+/// `reply seen at backend but not at egress: a return route, the
+/// reverse-path filter or a filter rule between them (--routes, --sysctl,
+/// --rules 'egress->backend=…' decide which)`: a reply lost between `b`'s
+/// captures and what can drop it there, unless the hosts' files given said
+/// why (`loss`) or the reply left a host by another interface (said apart).
+pub(crate) fn reply_lost_words(w: &Words<'_>, r: &Request, b: crate::verdict::Between) -> String {
+    let decided = w.why.and_then(|x| x.loss(r.request)).is_some() || reply_left_by(w, r, b.to).is_some();
+    let why = if decided {
+        String::new()
+    } else {
+        format!(
+            ": a return route, the reverse-path filter or a filter rule between them \
+             (--routes, --sysctl, --rules '{}=…' decide which)",
+            place(w, b.from)
+        )
+    };
+    format!("reply seen at {} but not at {}{why}", w.label(b.to), w.label(b.from))
+}
+
 /// `, by `-A POSTROUTING … -j MASQUERADE` (nat.rules:41)` when `--rules`
 /// named the change's rule (its `rule` field; for a proxy's change, the
 /// `-j REDIRECT` that sent the client's connection to it); else nothing.
-fn by_rule(w: &Words<'_>, r: &Request, side: crate::why::attach::Side, c: &crate::verdict::Change) -> String {
+pub(crate) fn by_rule(
+    w: &Words<'_>,
+    r: &Request,
+    side: crate::why::attach::Side,
+    c: &crate::verdict::Change,
+) -> String {
     let found = w.why.and_then(|x| x.of(r.request, side, c.between)).and_then(|y| y.rule.as_ref());
     match found {
         Some(crate::why::eval::Found::Rule { rule, .. }) => {
@@ -546,23 +570,7 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
             (None, None) => "reply returned on the same path".to_string(),
         },
         ReplyPath::ReplyLost => match r.reply.lost_between {
-            Some(b) => {
-                // what can drop a reply between two captures, and the files that
-                // decide which — unless they were given and said (`loss`)
-                // (a reply that left a host by another interface says why itself)
-                let decided = w.why.and_then(|x| x.loss(r.request)).is_some()
-                    || reply_left_by(w, r, b.to).is_some();
-                let why = if decided {
-                    String::new()
-                } else {
-                    format!(
-                        ": a return route, the reverse-path filter or a filter rule between them \
-                         (--routes, --sysctl, --rules '{}=…' decide which)",
-                        place(w, b.from)
-                    )
-                };
-                format!("reply seen at {} but not at {}{why}", w.label(b.to), w.label(b.from))
-            }
+            Some(b) => reply_lost_words(w, r, b),
             None => "reply seen at  but not at ".to_string(),
         },
         ReplyPath::Bypassed => format!(

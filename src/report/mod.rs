@@ -7,6 +7,7 @@
 //! time style in `when`; the columns in `table`), the lowest module that
 //! takes them.
 
+pub mod client_address;
 pub mod consistency;
 pub mod csv;
 pub mod csv_columns;

@@ -1,6 +1,6 @@
 //! Findings → the summary printed after the table (or alone with `--summary`):
 //! request patterns with counts, clock offsets, boundary traits, unmatched flows,
-//! warnings. Takes `Findings`; gives text lines, ordered by count (descending)
+//! the client's address at the backend (`report::client_address`), warnings. Takes `Findings`; gives text lines, ordered by count (descending)
 //! then text, so the same findings always print the same summary. Requests are
 //! grouped by what their pattern reads (across cores) and each group is put into
 //! words once. Never reads captures.
@@ -258,6 +258,8 @@ pub struct RequestTally {
     span: Option<(i64, i64)>,
     /// Pattern text, the client's address left out where it stands for it.
     shapes: BTreeMap<String, Shape>,
+    /// What the "Client address at the backend" section says.
+    client: crate::report::client_address::ClientTally,
 }
 
 impl RequestTally {
@@ -282,6 +284,7 @@ impl RequestTally {
             let (lo, hi) = self.span.get_or_insert((t, t));
             (*lo, *hi) = ((*lo).min(t), (*hi).max(t));
         }
+        self.client.add(w, findings);
         let keys: Vec<PatternKey> = findings.requests.par_iter().map(PatternKey::of).collect();
         // Key → (first request, request count, the clients it stands for), in request order.
         let mut groups: FxHashMap<&PatternKey, usize> = FxHashMap::default();
@@ -679,6 +682,25 @@ pub fn write_summary_tallied(
                     plural(f.packets as usize, "packet")
                 )?;
             }
+        }
+    }
+
+    // per service: does the backend see the client's address, do the
+    // requests that keep it get replies, is there a proxy (issue 49)
+    let client = tally.client.lines(w);
+    if !client.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            paint(
+                "Client address at the backend (per service, from the requests' fields):",
+                Style::Bold,
+                color
+            )
+        )?;
+        for line in &client {
+            writeln!(out, "{line}")?;
         }
     }
 

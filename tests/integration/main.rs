@@ -13,6 +13,7 @@ mod adversarial;
 mod app;
 mod architecture;
 mod cli;
+mod client_address;
 mod compare_lab;
 mod corpus_nat;
 mod decode;
