@@ -321,7 +321,7 @@ fn address_words(w: &Words<'_>, a: &Address) -> String {
 
 fn hops_words(w: &Words<'_>, h: &Hops, e: &Shown) -> String {
     let Hops::Proxy(b, carried) = h else {
-        return format!("forwarded, no proxy ({})", e.requests());
+        return format!("no proxy seen ({})", e.requests());
     };
     let mut text = format!(
         "a proxy between {} opens its own connection (change kind proxy; {})",
@@ -394,7 +394,7 @@ mod tests {
                 "  tcp 198.19.96.10:80 (1 request)",
                 "    address: the backend sees the client's address (request 1)",
                 "    return:  replies come back: 1 of the 1 request that keeps the client's address got a reply at decap (request 1)",
-                "    path:    forwarded, no proxy (request 1)",
+                "    path:    no proxy seen (request 1)",
             ]
         );
     }
@@ -411,7 +411,7 @@ mod tests {
                 "  tcp 198.19.96.10:80 (2 requests)",
                 "    address: the client's address is replaced between egress and backend: snat to 198.19.3.17 (requests 1, 2)",
                 "    return:  untested: no request keeps the client's address at backend",
-                "    path:    forwarded, no proxy (requests 1, 2)",
+                "    path:    no proxy seen (requests 1, 2)",
             ]
         );
     }
@@ -465,7 +465,7 @@ mod tests {
                  decap (request 1)"
                     .to_string(),
                 format!("             no reply for 1 of the 2 requests that keep the client's address (request 2): {LOST}"),
-                "    path:    forwarded, no proxy (requests 1, 2)".to_string(),
+                "    path:    no proxy seen (requests 1, 2)".to_string(),
             ]
         );
         // the explanation of request 2 says the same of its reply
@@ -488,7 +488,7 @@ mod tests {
                 "  tcp 198.19.96.10:80 (2 requests)",
                 "    address: unknown, because no request reached backend",
                 "    return:  unknown, because no request reached backend",
-                "    path:    forwarded, no proxy (request 1)",
+                "    path:    no proxy seen (request 1)",
             ]
         );
     }
@@ -521,7 +521,7 @@ mod tests {
             [
                 "    return:  replies come back: 1 of the 1 request that keeps the client's address got a reply at \
                  decap (request 1)",
-                "    path:    forwarded, no proxy (requests 1, 2, 3)",
+                "    path:    no proxy seen (requests 1, 2, 3)",
                 "  udp 198.19.96.10:9000 (1 request)",
             ]
         );

@@ -110,7 +110,7 @@ fn every_request_is_named_where_its_truth_says(scenario: &str) -> Vec<(String, V
                     );
                 }
             }
-            None => assert!(says("path:    forwarded, no proxy"), "{scenario} {n}: {lines:?}"),
+            None => assert!(says("path:    no proxy seen"), "{scenario} {n}: {lines:?}"),
         }
     }
     services
@@ -125,7 +125,7 @@ fn preserved_the_backend_sees_the_client_and_every_reply_comes_back() {
         [
             "address: the backend sees the client's address (requests 1, 2)",
             "return:  replies come back: 2 of the 2 requests that keep the client's address got a reply at decap (requests 1, 2)",
-            "path:    forwarded, no proxy (requests 1, 2)",
+            "path:    no proxy seen (requests 1, 2)",
         ]
     );
 }
