@@ -37,6 +37,14 @@ impl Shown {
         }
     }
 
+    /// Adds what `other` holds (of other requests).
+    fn merge(&mut self, other: Shown) {
+        self.count += other.count;
+        self.first.extend(other.first);
+        self.first.sort_unstable();
+        self.first.truncate(SHOWN);
+    }
+
     /// `request 4`, `requests 1, 2, 3`, `requests 1, 2, 3, 4 and 6 more`.
     fn requests(&self) -> String {
         let list: Vec<String> = self.first.iter().map(u64::to_string).collect();
@@ -126,9 +134,35 @@ impl ClientTally {
     /// Adds the requests of `findings` seen at the first capture (of a run
     /// with two captures or more).
     pub fn add(&mut self, w: &Words<'_>, findings: &Findings) {
-        for r in &findings.requests {
-            self.add_request(w, r);
+        use rayon::prelude::*;
+        let counted = (findings.requests.par_iter())
+            .fold(ClientTally::default, |mut t, r| {
+                t.add_request(w, r);
+                t
+            })
+            .reduce(ClientTally::default, ClientTally::merged);
+        *self = std::mem::take(self).merged(counted);
+    }
+
+    /// Both tallies in one (of different requests).
+    fn merged(mut self, other: ClientTally) -> ClientTally {
+        fn each<K: Ord>(into: &mut BTreeMap<K, Shown>, from: BTreeMap<K, Shown>) {
+            for (k, v) in from {
+                into.entry(k).or_default().merge(v);
+            }
         }
+        for (key, o) in other.services {
+            let s = self.services.entry(key).or_default();
+            if s.requests == 0 || (o.requests > 0 && o.first < s.first) {
+                s.first = o.first;
+            }
+            s.requests += o.requests;
+            each(&mut s.address, o.address);
+            s.unreached.merge(o.unreached);
+            each(&mut s.back, o.back);
+            each(&mut s.hops, o.hops);
+        }
+        self
     }
 
     fn add_request(&mut self, w: &Words<'_>, r: &Request) {
@@ -534,6 +568,31 @@ mod tests {
             e.add(n);
         }
         assert_eq!(e.requests(), "requests 1, 2, 3, 5 and 2 more");
+    }
+
+    #[test]
+    fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
+        let mut e = Shown::default();
+        let mut other = Shown::default();
+        for n in [9, 3, 7] {
+            e.add(n);
+        }
+        for n in [1, 5, 2] {
+            other.add(n);
+        }
+        e.merge(other);
+        assert_eq!(e.requests(), "requests 1, 2, 3, 5 and 2 more");
+        // the fixtures' run in one part, and request by request (windows)
+        let f = findings();
+        let w = Words::new(&f);
+        let mut whole = ClientTally::default();
+        whole.add(&w, &f);
+        let mut parts = ClientTally::default();
+        for r in f.requests.iter().rev() {
+            parts.add(&w, &Findings { requests: vec![r.clone()], ..f.clone() });
+        }
+        assert!(!whole.lines(&w).is_empty());
+        assert_eq!(parts.lines(&w), whole.lines(&w));
     }
 
     #[test]
