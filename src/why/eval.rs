@@ -610,6 +610,18 @@ fn arriving(proto: u8, before: Tuple4, iif: Option<String>, daddr_local: Option<
     }
 }
 
+/// A condition taken one way where the rules alone could not decide it:
+/// `-o be0 (matched, line 3: output interface not known)` — the condition,
+/// how it was taken, the rule's line, and why it was not known.
+fn fork_text(cond: &str, how: &str, line: u32) -> String {
+    match cond.split_once(" (") {
+        Some((head, why)) if why.ends_with(')') => {
+            format!("{head} ({how}, line {line}: {})", &why[..why.len() - 1])
+        }
+        _ => format!("{cond} ({how}, line {line})"),
+    }
+}
+
 /// A walk's first way: the mark 0 unless a chain outside nat may set one.
 fn start_world(set: &Ruleset) -> World {
     World { mark: set.mark_set_elsewhere.is_none().then_some(0), ..World::default() }
@@ -809,8 +821,8 @@ impl<'r> Walker<'r> {
                     Truth::Unknown => {
                         self.worlds += 1;
                         let mut yes = w.clone();
-                        yes.forks.push(format!("{cond} (matched, line {})", rule.line));
-                        w.forks.push(format!("{cond} (did not match, line {})", rule.line));
+                        yes.forks.push(fork_text(&cond, "matched", rule.line));
+                        w.forks.push(fork_text(&cond, "did not match", rule.line));
                         // the way that did not match goes on after the one that did
                         stack.push((i + 1, Then::Next(w)));
                         let thens = self.act(chain, i, rule, &rule.action, yes, depth);
@@ -1400,7 +1412,7 @@ mod tests {
             panic!()
         };
         assert_eq!(rule.line, 4);
-        assert_eq!(decided, ["-i tun0 (input interface not known) (matched, line 4)"]);
+        assert_eq!(decided, ["-i tun0 (matched, line 4: input interface not known)"]);
         assert_eq!(rule_line(&at("198.18.90.42:40001 > 198.19.96.10:443", None)), 5);
         // came in elsewhere, or another port: no nat rule sent it to the proxy, and the rules passed say why
         let Found::NoRule { deciding } = at("198.18.90.42:40001 > 198.19.96.10:80", Some("eth1")) else {
@@ -1445,7 +1457,7 @@ mod tests {
         // SNAT --to-source 198.19.3.99 cannot give 198.19.3.17: only MASQUERADE can
         let Found::Rule { rule, decided } = e.source else { panic!() };
         assert_eq!(rule.line, 3);
-        assert_eq!(decided, ["-o be0 (output interface not known) (matched, line 3)"]);
+        assert_eq!(decided, ["-o be0 (matched, line 3: output interface not known)"]);
         let e = evaluate(&set, &obs("198.18.90.42:1 > 198.19.96.10:80", "198.19.3.99:1 > 198.19.96.10:80"));
         assert_eq!(
             e.source,

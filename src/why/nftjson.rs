@@ -1162,7 +1162,7 @@ mod tests {
         assert_eq!(place(&set, jr), Some(3));
         // the jump to IP-MASQ-AGENT's addrtype matched (only that way masquerades);
         // KUBE-SERVICES' addrtype to KUBE-NODEPORTS either way
-        assert!(decided.contains(&"xt match addrtype (arguments not shown) (matched, line 22)".to_string()));
+        assert!(decided.contains(&"xt match addrtype (matched, line 22: arguments not shown)".to_string()));
         assert!(!decided.iter().any(|d| d.contains("(did not match, line 22)")), "{decided:?}");
         // kept: to 10/8 no rule either way
         let o = obs(("10.4.1.7", "10.20.30.40"), ("10.4.1.7", "10.20.30.40"));

@@ -674,7 +674,10 @@ fn a_split_capture_s_interfaces_decide_the_rules_interface_matches() {
     assert_eq!(unnamed["line"].as_u64(), Some(16));
     let decided = unnamed["decided"].as_array().unwrap();
     assert!(
-        decided.iter().any(|d| d.as_str().unwrap().starts_with("-o be1 (output interface not known)")),
+        decided.iter().any(|d| d
+            .as_str()
+            .unwrap()
+            .starts_with("-o be1 (matched, line 16: output interface not known)")),
         "{unnamed}"
     );
 }
