@@ -118,6 +118,9 @@ struct Service {
     address: BTreeMap<Address, Shown>,
     /// Not seen at the last capture.
     unreached: Shown,
+    /// Not seen at the last capture, which recorded nothing while they ran
+    /// (JSON `blind`: its silence is no evidence).
+    blind: Shown,
     /// Of the requests that kept the address, by what came back.
     back: BTreeMap<Back, Shown>,
     /// Seen at two captures or more, by what stood between.
@@ -159,6 +162,7 @@ impl ClientTally {
             s.requests += o.requests;
             each(&mut s.address, o.address);
             s.unreached.merge(o.unreached);
+            s.blind.merge(o.blind);
             each(&mut s.back, o.back);
             each(&mut s.hops, o.hops);
         }
@@ -184,7 +188,10 @@ impl ClientTally {
             s.hops.entry(hops).or_default().add(r.request);
         }
         let Some(at_last) = last.client.filter(|_| last.seen) else {
-            s.unreached.add(r.request);
+            match r.blind.contains(&(r.captures.len() - 1)) {
+                true => s.blind.add(r.request),
+                false => s.unreached.add(r.request),
+            }
             return;
         };
         if at_last.addr != client.addr {
@@ -226,8 +233,14 @@ impl ClientTally {
         for ((proto, server), s) in services.iter().take(SERVICES) {
             out.push(format!("  {proto} {} ({})", w.endpoint(*server), requests(s.requests)));
             let reached: usize = s.address.values().map(|e| e.count).sum();
+            // why the last capture tells nothing: no request reached it, or
+            // it recorded nothing while they ran
+            let unknown = match s.unreached.count {
+                0 => format!("unknown, because {last} recorded nothing while they ran (blind: its silence is no evidence)"),
+                _ => format!("unknown, because no request reached {last}"),
+            };
             let address: Vec<String> = if reached == 0 {
-                vec![format!("unknown, because no request reached {last}")]
+                vec![unknown.clone()]
             } else {
                 let mut list: Vec<(usize, String)> = (s.address.iter())
                     .map(|(a, e)| (e.count, format!("{} ({})", address_words(w, a), e.requests())))
@@ -238,12 +251,18 @@ impl ClientTally {
                         format!("not seen at {last} ({})", s.unreached.requests()),
                     ));
                 }
+                if s.blind.count > 0 {
+                    list.push((
+                        s.blind.count,
+                        format!("unknown: {last} recorded nothing while they ran ({})", s.blind.requests()),
+                    ));
+                }
                 counted(list, s.requests)
             };
             push(&mut out, "address", address);
             let kept = s.address.get(&Address::Kept).map_or(0, |e| e.count);
             let replies: Vec<String> = if reached == 0 {
-                vec![format!("unknown, because no request reached {last}")]
+                vec![unknown]
             } else if kept == 0 {
                 vec![format!("untested: no request keeps the client's address at {last}")]
             } else {
@@ -593,6 +612,28 @@ mod tests {
         }
         assert!(!whole.lines(&w).is_empty());
         assert_eq!(parts.lines(&w), whole.lines(&w));
+    }
+
+    #[test]
+    fn a_last_capture_that_recorded_nothing_is_no_evidence_the_requests_stopped() {
+        let mut r = kept(1);
+        r.captures[2].seen = false;
+        r.captures[2].client = None;
+        r.blind = vec![2];
+        let lines = section(vec![r.clone()]);
+        let blind =
+            "unknown, because backend recorded nothing while they ran (blind: its silence is no evidence)";
+        assert_eq!(lines[1], format!("    address: {blind}"), "{lines:?}");
+        assert_eq!(lines[2], format!("    return:  {blind}"), "{lines:?}");
+        // beside a request the backend saw
+        let mut seen = kept(2);
+        seen.request = 2;
+        let lines = section(vec![r, seen]);
+        assert!(
+            lines.iter().any(|l| l
+                .ends_with("1 of 2 requests: unknown: backend recorded nothing while they ran (request 1)")),
+            "{lines:?}"
+        );
     }
 
     #[test]
