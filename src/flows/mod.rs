@@ -314,6 +314,10 @@ pub struct Flow {
     /// First server → client packet of any kind (SYN-ACK, data, FIN, RST).
     pub first_server_ns: Ns,
     pub client_isn: Option<u32>,
+    /// The newest: a server that answers the client's SYN again before the
+    /// handshake completes with another ISN (it dropped its first answer on an
+    /// ICMP error for it) goes on with that one, in the same flow. A capture
+    /// nearer the client saw only answers that got that far: the newest too.
     pub server_isn: Option<u32>,
     /// SYNs with the client ISN (1 = no retransmission).
     pub syn_count: u32,

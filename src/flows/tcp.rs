@@ -12,6 +12,13 @@ use super::Ns;
 use super::{Endpoint, FlowProto, Orientation, TcpEvent};
 use crate::decode::{tcp_flags, Packet, TcpInfo, Transport};
 
+/// A SYN-ACK that answers flow `f`'s client SYN (it acknowledges the client
+/// ISN) while the handshake is not done: the server answering the same SYN (or
+/// its retransmission) again, not a new connection on a reused tuple.
+fn answers_again(f: &super::Flow, t: &TcpInfo) -> bool {
+    f.handshake_done_ns.is_none() && f.client_isn.is_some_and(|c| c.wrapping_add(1) == t.ack)
+}
+
 impl FlowTable {
     pub(super) fn insert_tcp(&mut self, p: &Packet, payload: &[u8]) {
         let Transport::Tcp(t) = &p.transport else { return };
@@ -37,7 +44,8 @@ impl FlowTable {
             }
             Some(i) if syn && ack => {
                 let f = &self.flows[i];
-                let fits = f.server == src && (f.server_isn.is_none() || f.server_isn == Some(t.seq));
+                let fits = f.server == src
+                    && (f.server_isn.is_none() || f.server_isn == Some(t.seq) || answers_again(f, t));
                 if fits {
                     Some(i)
                 } else {
@@ -117,6 +125,14 @@ impl FlowTable {
                 }
             }
         } else {
+            if syn && ack && f.server_isn.is_some() && f.server_isn != Some(t.seq) && answers_again(f, t) {
+                // The same SYN answered again with a new ISN: the server
+                // dropped its first answer (an ICMP error for it). The
+                // connection goes on with the newest one, in this flow.
+                f.server_isn = Some(t.seq);
+                f.seq_pair = Some((t.ack, t.seq));
+                s.server_base = Some(t.seq.wrapping_add(1));
+            }
             if syn && ack && f.server_isn.is_none() {
                 f.server_isn = Some(t.seq);
                 f.synack_mss = t.mss;

@@ -5,7 +5,7 @@
 
 use crate::util::{
     count_records, cut_pcap_after, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap,
-    replace_pcap, resend_pcap, shift_pcap, step_pcap,
+    repeat_last_pcap, replace_pcap, resend_pcap, shift_pcap, step_pcap,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -839,4 +839,33 @@ fn a_proxy_that_rewrites_a_request_without_an_id_is_chained_weakly_by_its_reques
     let v = edited_json("proxy-xff", |_, raw| raw);
     assert_eq!(v["requests"][0]["matches"][0]["strength"], "strong");
     assert_eq!(v["requests"][0]["matches"][0]["evidence"][0], "request-id");
+}
+
+/// A server whose answer to a SYN dies on the way back (the node has no
+/// route to the client: no-return-route) drops that answer on the ICMP error
+/// and answers the client's next SYN with a new ISN. The backend then holds
+/// every SYN of the connection, each answered with another ISN: one
+/// connection, not a new flow per answer — so not "the first SYN was not
+/// seen at backend; the retransmission at +1.0 s was" for a backend that saw
+/// it, and no unmatched flow left at the backend (issue 50). The lab's
+/// captures with the client's third SYN (+3 s, Linux's schedule) and the
+/// server's third answer added.
+#[test]
+fn a_server_answering_each_syn_with_a_new_isn_keeps_one_connection() {
+    let v = edited_json("no-return-route", |label, raw| {
+        let raw = repeat_last_pcap(&raw, 0x02, 2_000_000_000, 0);
+        if label == "backend" {
+            repeat_last_pcap(&raw, 0x12, 2_000_000_000, 0x0100_0000)
+        } else {
+            raw
+        }
+    });
+    let r = &v["requests"][0];
+    assert_eq!((&r["proto"], &r["captures"][2]["seen"]), (&"tcp".into(), &true.into()), "{r:#}");
+    assert!(r.get("syn_missed").is_none_or(Value::is_null), "{r:#}");
+    let text = r["explanation"].as_str().unwrap();
+    assert!(!text.contains("not seen at backend"), "{text}");
+    assert_eq!(r["outcome"]["kind"], "no-reply", "{r:#}");
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
+    assert_eq!(v["requests"].as_array().unwrap().len(), 3);
 }

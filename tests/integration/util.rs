@@ -497,3 +497,49 @@ pub fn split_pcap_by_client_port(bytes: &[u8], even: bool) -> Vec<u8> {
 pub fn shift_pcap_ns(bytes: &[u8], delta_ns: i64) -> Vec<u8> {
     retime_pcap(bytes, |ts| ts + delta_ns)
 }
+
+/// A classic pcap (Ethernet or raw IPv4) with its last TCP record whose flags are exactly
+/// `flags` (0x02 a SYN, 0x12 a SYN-ACK) sent again `delay_ns` later, its
+/// sequence number moved by `seq_delta` (a SYN-ACK with a new ISN), the
+/// records kept in time order (as `mergecap` merges them; checksums as they
+/// were).
+pub fn repeat_last_pcap(bytes: &[u8], flags: u8, delay_ns: i64, seq_delta: u32) -> Vec<u8> {
+    let le = pcap_le(bytes);
+    let magic: [u8; 4] = bytes[..4].try_into().unwrap();
+    let unit: i64 =
+        if matches!(magic, [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d]) { 1 } else { 1000 };
+    let word = |b: &[u8]| i64::from(pcap_word(le, b));
+    // the TCP header of a record's data: behind Ethernet, or the IPv4 header itself
+    let raw = matches!(word(&bytes[20..24]), 12 | 101 | 228);
+    let tcp_at = |d: &[u8]| {
+        if raw {
+            tcp_at(&[&[0u8; 12][..], &[0x08, 0], d].concat()).map(|t| t - 14)
+        } else {
+            tcp_at(d)
+        }
+    };
+    let put = |v: i64| if le { (v as u32).to_le_bytes() } else { (v as u32).to_be_bytes() };
+    let mut records: Vec<(i64, Vec<u8>)> = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let end = at + 16 + word(&bytes[at + 8..at + 12]) as usize;
+        let ts = word(&bytes[at..at + 4]) * 1_000_000_000 + word(&bytes[at + 4..at + 8]) * unit;
+        records.push((ts, bytes[at..end].to_vec()));
+        at = end;
+    }
+    assert_eq!(at, bytes.len(), "whole records");
+    let last = (records.iter().rposition(|(_, r)| tcp_at(&r[16..]).is_some_and(|t| r[16 + t + 13] == flags)))
+        .expect("a record with those flags");
+    let (ts, mut again) = records[last].clone();
+    let t = 16 + tcp_at(&again[16..]).unwrap();
+    let seq = u32::from_be_bytes(again[t + 4..t + 8].try_into().unwrap()).wrapping_add(seq_delta);
+    again[t + 4..t + 8].copy_from_slice(&seq.to_be_bytes());
+    let ts = ts + delay_ns;
+    again[..4].copy_from_slice(&put(ts / 1_000_000_000));
+    again[4..8].copy_from_slice(&put(ts % 1_000_000_000 / unit));
+    records.push((ts, again));
+    records.sort_by_key(|(ts, _)| *ts);
+    let mut out = bytes[..24].to_vec();
+    records.iter().for_each(|(_, r)| out.extend_from_slice(r));
+    out
+}
