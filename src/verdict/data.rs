@@ -9,8 +9,12 @@ use super::model::{Between, Cut, DataPath, PathMtu, Segment};
 use crate::flows::{Flow, FlowProto, MaxSegment, Orientation};
 
 /// The data findings of one chain; `None` when not TCP or nothing to say
-/// (no payload and no path-MTU message anywhere).
-pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
+/// (no payload and no path-MTU message anywhere). `connection(c)`: which TCP
+/// connection of the chain capture `c` saw (it changes at a terminating
+/// proxy): byte counts are compared only within one connection — a proxy
+/// rewrites what it passes on (headers, chunking), so fewer bytes beyond it
+/// are no loss.
+pub(crate) fn data_path(flows: &[Option<&Flow>], connection: impl Fn(usize) -> usize) -> Option<DataPath> {
     let first = flows.iter().flatten().next()?;
     if first.proto != FlowProto::Tcp {
         return None;
@@ -26,16 +30,17 @@ pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
     // nearer the client saw more of it than the next one and every later one
     // (seen again further on, it went around a capture: no stop). A capture
     // that got every packet, each cut shorter, saw a truncation, not a stop.
-    let stopped = (1..seen.len()).find_map(|k| {
+    let one = |i: usize, j: usize| connection(seen[i].0) == connection(seen[j].0);
+    let later = |k: usize| (k..seen.len()).filter(move |&j| one(k - 1, j)).map(|j| seen[j].1);
+    let stopped = (1..seen.len()).filter(|&k| one(k - 1, k)).find_map(|k| {
         let up = client(seen[k - 1].1);
-        seen[k..]
-            .iter()
-            .all(|x| short(&up, &client(x.1)) && !cut(&up, &client(x.1)))
+        later(k)
+            .all(|x| short(&up, &client(x)) && !cut(&up, &client(x)))
             .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
     });
     let cut_at = |k: usize, up: Way, down: Way| -> Option<Cut> {
         // Re-segmented data (TSO/GRO) that all arrived is neither cut nor stopped.
-        if !(short(&up, &down) && cut(&up, &down)) {
+        if !(one(k - 1, k) && short(&up, &down) && cut(&up, &down)) {
             return None;
         }
         let between = Between { from: seen[k - 1].0, to: seen[k].0 };
@@ -43,11 +48,11 @@ pub(crate) fn data_path(flows: &[Option<&Flow>]) -> Option<DataPath> {
     };
     let client_cut = (1..seen.len()).find_map(|k| cut_at(k, client(seen[k - 1].1), client(seen[k].1)));
     // Server data travels towards the client: the mirror image.
-    let server_stopped = (1..seen.len()).rev().find_map(|k| {
+    let server_stopped = (1..seen.len()).rev().filter(|&k| one(k - 1, k)).find_map(|k| {
         let up = server(seen[k].1);
-        seen[..k]
-            .iter()
-            .all(|x| short(&up, &server(x.1)) && !cut(&up, &server(x.1)))
+        (0..k)
+            .filter(|&j| one(j, k))
+            .all(|j| short(&up, &server(seen[j].1)) && !cut(&up, &server(seen[j].1)))
             .then_some(Between { from: seen[k - 1].0, to: seen[k].0 })
     });
     let server_cut = (1..seen.len()).rev().find_map(|k| cut_at(k, server(seen[k].1), server(seen[k - 1].1)));
@@ -149,7 +154,7 @@ mod tests {
         egress.client_payload = Some((0, 6000));
         egress.max_to_server = MaxSegment { bytes: 1207, count: 5 };
         egress.mtu_signal = Some(Box::new(signal(1100, 51)));
-        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!(d.reached, Some(1));
         assert_eq!(d.stopped, Some(Between { from: 1, to: 2 }));
         assert_eq!(d.stopped_segment, Some(Segment { bytes: 1207, count: 5 }));
@@ -168,7 +173,7 @@ mod tests {
         }
         decap.mtu_signal = Some(Box::new(signal(1100, 1)));
         egress.mtu_signal = Some(Box::new(signal(1100, 1)));
-        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!(
             (d.reached, d.stopped, d.server_reached, d.server_stopped),
             (Some(2), None, Some(0), None)
@@ -183,13 +188,13 @@ mod tests {
         decap.client_payload = Some((0, 6000));
         backend.client_payload = Some((0, 300)); // the headers passed, the body did not
         backend.server_payload = Some((0, 9000));
-        let d = data_path(&[Some(&decap), None, Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&decap), None, Some(&backend)], |_| 0).unwrap();
         assert_eq!(d.stopped, Some(Between { from: 0, to: 2 }), "compared with the next capture that saw it");
         assert_eq!(d.server_stopped, Some(Between { from: 0, to: 2 }));
         assert_eq!(d.server_reached, Some(2));
         assert_eq!(d.mtu, None);
         backend.client_payload = Some((5800, 6000)); // only the short last segment passed
-        let d = data_path(&[Some(&decap), None, Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&decap), None, Some(&backend)], |_| 0).unwrap();
         assert_eq!(d.stopped, Some(Between { from: 0, to: 2 }));
     }
 
@@ -200,9 +205,36 @@ mod tests {
         backend.server_payload = Some((0, 100));
         decap.client_payload = Some((0, 50));
         backend.client_payload = Some((0, 50));
-        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&decap), Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.server_stopped), (None, None));
         assert_eq!((d.reached, d.server_reached), (Some(2), Some(0)));
+    }
+
+    #[test]
+    fn bytes_are_not_compared_across_a_terminating_proxy() {
+        // haproxy in HTTP mode rewrote the response: 252 bytes from the
+        // server, 181 to the client; the request grew by the headers it added.
+        let (mut decap, mut egress, mut backend) = (flow(1), flow(2), flow(3));
+        decap.server_payload = Some((0, 181));
+        (egress.server_payload, backend.server_payload) = (Some((0, 252)), Some((0, 252)));
+        decap.client_payload = Some((0, 400));
+        (egress.client_payload, backend.client_payload) = (Some((0, 300)), Some((0, 300)));
+        let flows = [Some(&decap), Some(&egress), Some(&backend)];
+        let one = data_path(&flows, |_| 0).unwrap();
+        assert_eq!(one.server_stopped, Some(Between { from: 0, to: 1 }), "one connection: the data stopped");
+        assert_eq!(one.stopped, Some(Between { from: 0, to: 1 }));
+        let proxied = data_path(&flows, |c| usize::from(c > 0)).unwrap();
+        assert_eq!(
+            (proxied.stopped, proxied.server_stopped),
+            (None, None),
+            "a proxy between decap and egress"
+        );
+        assert_eq!((proxied.reached, proxied.server_reached), (Some(2), Some(0)));
+        // within the proxy's own connection, a loss is still found
+        backend.server_payload = Some((0, 600));
+        let flows = [Some(&decap), Some(&egress), Some(&backend)];
+        let proxied = data_path(&flows, |c| usize::from(c > 0)).unwrap();
+        assert_eq!(proxied.server_stopped, Some(Between { from: 1, to: 2 }));
     }
 
     #[test]
@@ -210,11 +242,11 @@ mod tests {
         let (mut decap, mut backend) = (flow(1), flow(3));
         decap.server_payload = Some((0, 100));
         backend.server_payload = Some((0, 100));
-        let d = data_path(&[Some(&decap), Some(&backend)]).expect("server data");
+        let d = data_path(&[Some(&decap), Some(&backend)], |_| 0).expect("server data");
         assert_eq!((d.reached, d.server_reached, d.stopped), (None, Some(0), None));
         let (mut decap, backend) = (flow(1), flow(3));
         decap.mtu_signal = Some(Box::new(signal(1100, 1)));
-        let d = data_path(&[Some(&decap), Some(&backend)]).expect("an MTU message");
+        let d = data_path(&[Some(&decap), Some(&backend)], |_| 0).expect("an MTU message");
         assert_eq!((d.reached, d.mtu.map(|m| m.mtu)), (None, Some(1100)));
     }
 
@@ -227,7 +259,7 @@ mod tests {
             decap.client_payload = Some((0, 6000));
             backend.client_payload = Some((0, 1000));
             [&mut decap, &mut backend][midstream_at].orientation = Orientation::Midstream;
-            let d = data_path(&[Some(&decap), Some(&backend)]).unwrap();
+            let d = data_path(&[Some(&decap), Some(&backend)], |_| 0).unwrap();
             assert_eq!(d.stopped, None, "midstream at {midstream_at}");
         }
     }
@@ -242,7 +274,7 @@ mod tests {
             f.max_to_server = MaxSegment { bytes, count: 1 };
             f.max_to_client = MaxSegment { bytes, count: 1 };
         }
-        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.server_stopped), (None, None), "no stop");
         let between = Between { from: 0, to: 1 };
         let cut =
@@ -253,7 +285,7 @@ mod tests {
             "the server's segments grew on their way to the client: cut at the server's side"
         );
         // The server's data cut on its way back.
-        let d = data_path(&[Some(&backend), Some(&egress)]).unwrap();
+        let d = data_path(&[Some(&backend), Some(&egress)], |_| 0).unwrap();
         assert_eq!(
             d.server_cut.map(|c| (c.between, c.after.bytes, c.before.bytes)),
             Some((between, 80, 130))
@@ -266,21 +298,21 @@ mod tests {
             (f.packets_to_server, f.client_payload) = (packets, Some((0, 6000)));
             f.max_to_server = MaxSegment { bytes, count: 1 };
         }
-        let d = data_path(&[Some(&tso), Some(&mtu)]).unwrap();
+        let d = data_path(&[Some(&tso), Some(&mtu)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.cut), (None, None));
         // A packet missing downstream: a stop, whatever the sizes.
         backend.packets_to_server = 4;
-        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.cut), (Some(between), None));
         // Every packet, none smaller: the offsets alone decide (the tail got through).
         backend.packets_to_server = 5;
         backend.max_to_server = MaxSegment { bytes: 130, count: 1 };
-        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.cut), (Some(between), None));
         // No payload downstream: stopped, not cut.
         backend.client_payload = None;
         backend.max_to_server = MaxSegment::default();
-        let d = data_path(&[Some(&egress), Some(&backend)]).unwrap();
+        let d = data_path(&[Some(&egress), Some(&backend)], |_| 0).unwrap();
         assert_eq!((d.stopped, d.cut), (Some(between), None));
     }
 
@@ -293,10 +325,10 @@ mod tests {
     #[test]
     fn nothing_to_say_without_payload_or_for_other_protocols() {
         let f = flow(1);
-        assert_eq!(data_path(&[Some(&f), Some(&f)]), None);
+        assert_eq!(data_path(&[Some(&f), Some(&f)], |_| 0), None);
         let mut u = flow(1);
         u.proto = FlowProto::Udp;
         u.client_payload = Some((0, 10));
-        assert_eq!(data_path(&[Some(&u)]), None);
+        assert_eq!(data_path(&[Some(&u)], |_| 0), None);
     }
 }
