@@ -151,12 +151,29 @@ fn group(a: std::net::IpAddr) -> bool {
     }
 }
 
+/// Whether `from` answers a query sent to a subnet's broadcast address `to`:
+/// an IPv4 address ending in .255 answered from another address of its /24
+/// (a NetBIOS name query to 192.168.1.255 answered by 192.168.1.20). Any
+/// host that heard it may answer, from its own address. An address ending in
+/// .255 answered from elsewhere (a service address of a larger range, its
+/// reply not translated back) is not taken for a broadcast.
+fn answers_broadcast(to: std::net::IpAddr, from: std::net::IpAddr) -> bool {
+    match (to, from) {
+        (std::net::IpAddr::V4(to), std::net::IpAddr::V4(from)) => {
+            let (t, f) = (to.octets(), from.octets());
+            t[3] == 255 && t[..3] == f[..3]
+        }
+        _ => false,
+    }
+}
+
 /// The flow at capture `c` that request `chain` (its flow `f` there, with no
 /// reply) would name as its stray reply: the earliest flow whose first packet
 /// went to the request's client endpoint from another endpoint than its
 /// server, within the request's time, that is not a conversation of its own
 /// (the client sent it no payload: only a rejection, a RST or an ICMP error,
-/// or nothing). A request sent to a group names none.
+/// or nothing). A request sent to a group names none, nor one sent to a
+/// subnet's broadcast address the answers of its hosts.
 fn candidate(ctx: &Ctx<'_>, chain: usize, c: usize, f: &Flow) -> Option<usize> {
     if f.reply_seen() || group(f.server.addr) {
         return None;
@@ -168,6 +185,7 @@ fn candidate(ctx: &Ctx<'_>, chain: usize, c: usize, f: &Flow) -> Option<usize> {
         .filter(|&i| Some(i) != own)
         .map(|i| (i as usize, ctx.flow(c, i as usize)))
         .filter(|(_, g)| g.first_ns >= f.first_ns && g.first_ns <= until && first_packet(g).1 != f.server)
+        .filter(|(_, g)| !answers_broadcast(f.server.addr, first_packet(g).1.addr))
         .filter(|(_, g)| !answered_by_receiver(g))
         .min_by_key(|&(i, g)| (g.first_ns, i))
         .map(|(i, _)| i)
@@ -304,6 +322,20 @@ mod tests {
             let flows = vec![datagram(client, group, 10), datagram(responder, client, 20)];
             assert_eq!(named(flows), [None, None], "{group}");
         }
+        // A NetBIOS name query to the subnet's broadcast address, answered by
+        // a host of that subnet: its own flow. From another /24, an address
+        // ending in .255 is a host (a service address) whose reply came back
+        // untranslated: a stray reply.
+        let flows = vec![
+            datagram("198.18.90.42:137", "198.18.90.255:137", 10),
+            datagram("198.18.90.20:137", "198.18.90.42:137", 20),
+        ];
+        assert_eq!(named(flows), [None, None]);
+        let flows = vec![
+            datagram("198.18.90.42:53", "198.19.1.255:53", 10),
+            datagram("198.19.96.10:53", "198.18.90.42:53", 20),
+        ];
+        assert_eq!(named(flows), [Some(1), None]);
     }
 
     #[test]
