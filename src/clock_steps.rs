@@ -209,6 +209,25 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
 /// ports; and TCP flows one capture saw without their SYN, unique with their
 /// ports on both sides, whose client sequence numbers overlap.
 fn time_free_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
+    let mut pairs = isn_or_datagram_pairs(a, b);
+    let ports = |f: &Flow| (f.proto == FlowProto::Tcp).then_some((f.proto, 0, f.client.port, f.server.port));
+    join_unpaired(a, b, &mut pairs, ports, |x, y| match (client_seqs(x), client_seqs(y)) {
+        (Some((lo_x, len_x)), Some((lo_y, len_y))) => {
+            // wrapping distance of the starts within the longer stream
+            let d = lo_y.wrapping_sub(lo_x) as i32;
+            i64::from(d).unsigned_abs() <= u64::from(len_x.max(len_y)) + 1
+        }
+        _ => false,
+    });
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The flows that hold one ISN, first datagram or echo, unique on both sides
+/// (`unique_pairs`), and where one is held by several flows (the same query
+/// from several ports, a scanner's probes), those it is unique to with their
+/// ports. In `a`'s order.
+fn isn_or_datagram_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
     let mut pairs = unique_pairs(a, b);
     let with_ports = |f: &Flow| {
         let k = match f.proto {
@@ -219,15 +238,6 @@ fn time_free_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
         k.map(|k| (f.proto, k, f.client.port, f.server.port))
     };
     join_unpaired(a, b, &mut pairs, with_ports, |_, _| true);
-    let ports = |f: &Flow| (f.proto == FlowProto::Tcp).then_some((f.proto, 0, f.client.port, f.server.port));
-    join_unpaired(a, b, &mut pairs, ports, |x, y| match (client_seqs(x), client_seqs(y)) {
-        (Some((lo_x, len_x)), Some((lo_y, len_y))) => {
-            // wrapping distance of the starts within the longer stream
-            let d = lo_y.wrapping_sub(lo_x) as i32;
-            i64::from(d).unsigned_abs() <= u64::from(len_x.max(len_y)) + 1
-        }
-        _ => false,
-    });
     pairs.sort_unstable();
     pairs
 }
@@ -276,8 +286,25 @@ fn join_unpaired<K: std::hash::Hash + Eq>(
 
 /// The warning for pairs no step explains: the premise "one clock per
 /// capture" fails for them, and the run cannot bridge it.
-pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String]) -> Warning {
+/// `numbers[chain]`: the request number of each chain (0: no request of its
+/// own, a stray reply's).
+pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String], numbers: &[u64]) -> Warning {
     let label = labels.get(u.point).map_or("?", String::as_str);
+    let mut requests: Vec<u64> =
+        (u.chains.iter()).filter_map(|&c| numbers.get(c).copied()).filter(|&n| n > 0).collect();
+    requests.sort_unstable();
+    requests.dedup();
+    let which = match requests.len() {
+        0 => String::new(),
+        n if n <= 8 => {
+            let list: Vec<String> = requests.iter().map(u64::to_string).collect();
+            format!(" ({})", list.join(", "))
+        }
+        n => {
+            let list: Vec<String> = requests[..8].iter().map(u64::to_string).collect();
+            format!(" ({} and {} more)", list.join(", "), n - 8)
+        }
+    };
     let against = labels.get(u.against).map_or("?", String::as_str);
     Warning {
         label: label.to_string(),
@@ -294,8 +321,8 @@ pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String]) -> 
             crate::time::rfc3339(u.first_at_ns),
         ),
         consequence: format!(
-            "their requests read as not seen at {label}, or as stopped before it, and {label}'s silence in them \
-             is no evidence: check {label}'s clock there before blaming the path"
+            "their requests{which} read as not seen at {label}, or as stopped before it, and {label}'s silence \
+             in them is no evidence: check {label}'s clock there before blaming the path"
         ),
     }
 }

@@ -482,7 +482,19 @@ pub(crate) fn conclude_owning(
     let mut apart = Vec::new();
     if config.shard.is_none() {
         let unbridged = crate::clock_steps::unlinked(&flows, &correlation, &correlate_config.clock_of);
-        warnings.extend(unbridged.iter().map(|u| crate::clock_steps::unbridged_warning(u, &labels, &files)));
+        // The requests each warning makes unknown, by their numbers in the report.
+        let numbers: Vec<u64> = if unbridged.is_empty() {
+            Vec::new()
+        } else {
+            let mut numbers = vec![0; correlation.chains.len()];
+            for (n, c) in verdict::request_order(&flows, &correlation).into_iter().enumerate() {
+                numbers[c] = n as u64 + 1;
+            }
+            numbers
+        };
+        warnings.extend(
+            unbridged.iter().map(|u| crate::clock_steps::unbridged_warning(u, &labels, &files, &numbers)),
+        );
         apart.extend(unbridged.iter().flat_map(|u| u.chains.iter().map(|&c| (c, u.point))));
         apart.sort_unstable();
     }

@@ -524,6 +524,23 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
     if !r.same_tuple.is_empty() {
         parts.push(same_tuple_words(w, &r.same_tuple));
     }
+    // A capture holding the request's flow apart (its clock): what happened
+    // there is unknown, said once — here unless the reply or the origin of a
+    // RST or ICMP error says it below.
+    let later = |c: usize| match () {
+        _ if r.reply.path == ReplyPath::NoReply => r.reply.reached.is_some_and(|at| c > at),
+        _ => {
+            matches!(r.outcome.kind, OutcomeKind::Reset | OutcomeKind::IcmpError)
+                && r.outcome.origin.is_none()
+                && r.blind.is_empty()
+        }
+    };
+    let one_seen = r.captures.iter().filter(|h| h.seen).count() == 1;
+    let apart: Vec<usize> =
+        (r.apart.iter().copied()).filter(|&c| !(later(c) || (one_seen && c == 1))).collect();
+    if !apart.is_empty() {
+        parts.push(format!("{}: what it became there is unknown", apart_words(w, &apart)));
+    }
     parts.extend(kept_words(w, r));
     if let Some(i) = r.identity.as_deref() {
         parts.push(identity_words(w, r, i));

@@ -156,8 +156,14 @@ pub fn pattern(w: &Words<'_>, r: &Request) -> String {
     let seen: Vec<usize> = (0..r.captures.len()).filter(|&i| r.captures[i].seen).collect();
     if parts.is_empty() && seen.len() == 1 && r.captures.len() > 1 {
         parts.push(format!("seen only at {}", w.label(seen[0])));
+    } else if let (true, false, Some(&last)) = (parts.is_empty(), r.apart.is_empty(), seen.last()) {
+        parts.push(format!("addresses unchanged as far as {}", w.label(last)));
     } else if parts.is_empty() {
         parts.push("addresses unchanged".to_string());
+    }
+    if !r.apart.is_empty() {
+        let at: Vec<&str> = r.apart.iter().map(|&c| w.label(c)).collect();
+        parts.push(format!("unknown at {} (its clock kept the request's flow there apart)", at.join(", ")));
     }
     parts.extend(r.identity.as_deref().map(|i| identity_phrase(w, i)));
     parts.push(reply_phrase(w, r));
@@ -189,6 +195,7 @@ struct PatternKey {
     source: Vec<(Between, ChangeKind, Option<IpAddr>, IpAddr)>,
     destination: Vec<(Between, ChangeKind, IpAddr, IpAddr)>,
     seen: Vec<bool>,
+    apart: Vec<usize>,
     identity: Option<IdentityKey>,
     reply: (ReplyPath, Option<Between>, Option<usize>, Option<usize>),
     outcome: (OutcomeKind, Option<IpAddr>, Option<Origin>, Option<IcmpCode>, Option<Between>),
@@ -221,6 +228,7 @@ impl PatternKey {
             source,
             destination: r.destination.iter().map(change).collect(),
             seen: r.captures.iter().map(|h| h.seen).collect(),
+            apart: r.apart.clone(),
             identity: r
                 .identity
                 .as_deref()

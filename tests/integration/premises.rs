@@ -5,7 +5,7 @@
 
 use crate::util::{
     count_records, cut_pcap_after, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap,
-    repeat_last_pcap, replace_pcap, resend_pcap, shift_pcap, step_pcap,
+    repeat_last_pcap, replace_pcap, resend_pcap, shift_pcap, step_pcap, step_pcap_from,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -868,4 +868,51 @@ fn a_server_answering_each_syn_with_a_new_isn_keeps_one_connection() {
     assert_eq!(r["outcome"]["kind"], "no-reply", "{r:#}");
     assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
     assert_eq!(v["requests"].as_array().unwrap().len(), 3);
+}
+
+/// A +5 s step of the backend's clock with only two requests after it and one
+/// pair before (udp-icmp: requests 4 and 5, an echo and a datagram, come
+/// 150 ms and 300 ms after the first three): too few pairs to correct, so
+/// the two lose the backend. Never silently (issue 50): the warning names
+/// them, each explanation says what it became at the backend is unknown,
+/// and the summary does not call them unchanged.
+#[test]
+fn a_step_too_thin_to_correct_names_the_requests_it_makes_unknown() {
+    use flate2::read::MultiGzDecoder;
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for label in ["decap", "egress", "backend"] {
+        let mut raw = Vec::new();
+        let file = std::fs::File::open(lab("udp-icmp").join(format!("{label}.pcap.gz"))).unwrap();
+        MultiGzDecoder::new(file).read_to_end(&mut raw).unwrap();
+        if label == "backend" {
+            raw = step_pcap_from(&raw, 100_000_000, 5_000_000_000);
+        }
+        let path = dir.path().join(format!("{label}.pcap"));
+        std::fs::write(&path, raw).unwrap();
+        paths.push((label, path));
+    }
+    let captures: Vec<(&str, &Path)> = paths.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let v = json(&captures);
+    let warning = (v["warnings"].as_array().unwrap().iter())
+        .find_map(|w| w["message"].as_str().filter(|m| m.contains("were not matched by time")))
+        .expect("a warning");
+    assert!(warning.contains("their requests (4, 5) read as not seen at backend"), "{warning}");
+    for r in &v["requests"].as_array().unwrap()[3..] {
+        assert_eq!(r["apart"], serde_json::json!(["backend"]), "{r:#}");
+        assert_eq!(r["captures"][2]["seen"], false, "{r:#}");
+        let e = r["explanation"].as_str().unwrap();
+        assert!(e.contains("unchanged through decap, egress; backend holds a flow tied to it"), "{e}");
+        assert!(e.contains("left apart: what it became there is unknown"), "{e}");
+    }
+    let (_, table, _) = run(&captures, &[]);
+    assert!(
+        table.contains(
+            "2 requests: addresses unchanged as far as egress, unknown at backend (its clock kept the \
+             request's flow there apart), replies on the same path"
+        ),
+        "{table}"
+    );
+    assert!(!table.contains("requests: addresses unchanged, replies"), "{table}");
 }

@@ -391,6 +391,21 @@ pub fn step_pcap(bytes: &[u8], step_ns: i64) -> Vec<u8> {
     retime_pcap(bytes, |ts| if ts >= middle { ts + step_ns } else { ts })
 }
 
+/// A classic pcap whose clock steps by `step_ns` at `from_ns` seconds after
+/// its first record: records from then on are shifted (as [`step_pcap`],
+/// at a chosen time).
+pub fn step_pcap_from(bytes: &[u8], from_ns: i64, step_ns: i64) -> Vec<u8> {
+    let mut first = None;
+    retime_pcap(bytes, |ts| {
+        let at = *first.get_or_insert(ts) + from_ns;
+        if ts >= at {
+            ts + step_ns
+        } else {
+            ts
+        }
+    })
+}
+
 /// A classic pcap with every record's time (ns since the epoch) mapped by
 /// `to`, in record order. Microsecond and nanosecond files alike.
 fn retime_pcap(bytes: &[u8], mut to: impl FnMut(i64) -> i64) -> Vec<u8> {
