@@ -18,7 +18,7 @@
 //! stepped is unknown; the captures are taken in path order, each against the
 //! one before it already corrected, so every time ends on capture 1's clock.
 
-use crate::correlate::clock::pair_samples;
+use crate::correlate::clock::samples_of;
 use crate::correlate::{unique_pairs, Correlation};
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
 use crate::warning::Warning;
@@ -331,7 +331,10 @@ pub fn unbridged_warning(u: &Unbridged, labels: &[String], files: &[String], num
 /// (the clock estimate's samples, any offset): NTP offsets when most pairs
 /// have both replies, else first packets.
 fn samples(a: &[Flow], b: &[Flow]) -> Vec<Sample> {
-    let pairs = pair_samples(a, b, i64::MAX);
+    // The pairs the warning about pairs kept apart counts, but for those of
+    // a missed SYN (their first packets are not one packet): a port scan's
+    // probes share one ISN, and their ports make each one unique.
+    let pairs = samples_of(a, b, isn_or_datagram_pairs(a, b), i64::MAX);
     let ntp: Vec<Sample> = (pairs.iter())
         .filter_map(|p| p.ntp.map(|(offset_ns, _)| Sample { order: p.ib, at_ns: p.b1, offset_ns }))
         .collect();
@@ -525,6 +528,27 @@ mod tests {
         }
         let c = crate::correlate::correlate(&points, &config);
         assert_eq!(unlinked(&points, &c, &[0, 1]), []);
+    }
+
+    #[test]
+    fn a_port_scan_sharing_one_isn_shows_a_step_by_its_ports() {
+        // Eight probes, one ISN (as a scanner sends them), one port each; the
+        // second capture's clock 400 ms late from the fifth on.
+        let scan = |late: i64| {
+            let flows = (0..8u16)
+                .map(|i| {
+                    let t = i64::from(i) * 100_000_000 + if i >= 4 { late } else { 0 };
+                    Flow::test_tcp("198.18.0.1:40000", &format!("198.19.0.1:{}", 20 + i), t, 7)
+                })
+                .collect();
+            Flows { flows, stats: Default::default() }
+        };
+        let mut points = vec![scan(0), scan(400_000_000)];
+        let steps = correct(&mut points, &[0, 1]);
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        assert_eq!((steps[0].samples_before, steps[0].samples_after, steps[0].moved), (4, 4, 4));
+        assert_eq!(steps[0].step_ns, 400_000_000);
+        assert_eq!(points[1].flows[4].first_ns, 400_000_000, "read on the clock before the step");
     }
 
     #[test]

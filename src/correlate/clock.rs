@@ -163,8 +163,13 @@ pub struct PairSample {
 /// The samples of the flows that pair unambiguously (`unique_pairs`) and
 /// whose first packets are comparable, within `max_offset_ns` either way.
 pub fn pair_samples(a: &[Flow], b: &[Flow], max_offset_ns: i64) -> Vec<PairSample> {
+    samples_of(a, b, unique_pairs(a, b), max_offset_ns)
+}
+
+/// [`pair_samples`] of the pairs `pairs` (indices into `a` and `b`).
+pub fn samples_of(a: &[Flow], b: &[Flow], pairs: Vec<(usize, usize)>, max_offset_ns: i64) -> Vec<PairSample> {
     let mut samples = Vec::new();
-    for (ia, ib) in unique_pairs(a, b) {
+    for (ia, ib) in pairs {
         let (fa, fb) = (&a[ia], &b[ib]);
         let (Some(a1), Some(b1)) = (fa.first_client_ns.get(), fb.first_client_ns.get()) else { continue };
         let d1 = b1.saturating_sub(a1);
