@@ -461,7 +461,7 @@ pub const WHY: [Column; 10] = [
     },
     Column {
         name: "lost_cause",
-        doc: "JSON `loss.cause` (`filter`, `policy`, `route`, `rp_filter`, `neighbour`, `forwarding`, `undecided`)",
+        doc: "JSON `loss.cause` (`filter`, `policy`, `route`, `rp_filter`, `neighbour`, `forwarding`, `undecided`, `none`)",
         write: |q, c| text(c, q.loss.as_ref().map(|l| &l.cause)),
         back: Back::Not(HOST_FILES),
     },
