@@ -806,7 +806,7 @@ impl<'r> Walker<'r> {
                     ));
                     continue 'ways;
                 }
-                let (truth, cond) = self.test(rule, &w);
+                let (truth, cond, unknown) = self.test(rule, &w);
                 match truth {
                     Truth::Yes => {
                         let thens = self.act(chain, i, rule, &rule.action, w, depth);
@@ -821,8 +821,13 @@ impl<'r> Walker<'r> {
                     Truth::Unknown => {
                         self.worlds += 1;
                         let mut yes = w.clone();
-                        yes.forks.push(fork_text(&cond, "matched", rule.line));
-                        w.forks.push(fork_text(&cond, "did not match", rule.line));
+                        // several conditions: the rule matched when all did
+                        let (yes_how, no_how) = match unknown {
+                            1 => ("matched", "did not match"),
+                            _ => ("all matched", "not all matched"),
+                        };
+                        yes.forks.push(fork_text(&cond, yes_how, rule.line));
+                        w.forks.push(fork_text(&cond, no_how, rule.line));
                         // the way that did not match goes on after the one that did
                         stack.push((i + 1, Then::Next(w)));
                         let thens = self.act(chain, i, rule, &rule.action, yes, depth);
@@ -967,20 +972,30 @@ impl<'r> Walker<'r> {
     /// Whether every condition of `rule` holds, and the text of the first
     /// that does not (`-o be0 did not match: it left on eth1`) or cannot be
     /// evaluated.
-    fn test(&self, rule: &Rule, w: &World) -> (Truth, String) {
-        let mut unknown: Option<String> = None;
+    /// Whether `rule` matches on way `w`, with the words for it: the
+    /// condition that did not match, or every condition the rules alone
+    /// cannot decide (`-o be0 and -m set --match-set pods src (output
+    /// interface not known)`: the rule matches when all of them do).
+    fn test(&self, rule: &Rule, w: &World) -> (Truth, String, usize) {
+        let (mut heads, mut whys) = (Vec::new(), Vec::new());
         for c in &rule.conds {
             match self.cond(c, w) {
                 Truth::Yes => {}
-                Truth::No => return (Truth::No, format!("{} did not match{}", cond_text(c), self.why_no(c))),
+                Truth::No => {
+                    return (Truth::No, format!("{} did not match{}", cond_text(c), self.why_no(c)), 0)
+                }
                 Truth::Unknown => {
-                    unknown.get_or_insert_with(|| cond_text(c) + &self.why_unknown(c, w));
+                    heads.push(cond_text(c));
+                    let why = self.why_unknown(c, w);
+                    let why = why.trim_start().strip_prefix('(').and_then(|x| x.strip_suffix(')'));
+                    whys.extend(why.map(str::to_string));
                 }
             }
         }
-        match unknown {
-            Some(t) => (Truth::Unknown, t),
-            None => (Truth::Yes, String::new()),
+        match (heads.len(), whys.is_empty()) {
+            (0, _) => (Truth::Yes, String::new(), 0),
+            (n, true) => (Truth::Unknown, heads.join(" and "), n),
+            (n, false) => (Truth::Unknown, format!("{} ({})", heads.join(" and "), whys.join("; ")), n),
         }
     }
 
@@ -1497,6 +1512,25 @@ mod tests {
         let set = super::super::ipt::parse("n", text).0;
         let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
         assert_eq!(e.source, Found::NotEvaluated { conditions: vec!["-m bpf --bytecode 1,6 0 0 0".into()] });
+    }
+
+    #[test]
+    fn every_condition_the_captures_decided_is_named() {
+        // Calico-style: masquerade from the pool's set to anywhere but the set.
+        let text = "*nat\n:POSTROUTING ACCEPT [0:0]\n\
+            -A POSTROUTING -m set --match-set pools src -m set ! --match-set all-pools dst -j MASQUERADE\n\
+            COMMIT\n";
+        let set = super::super::ipt::parse("n", text).0;
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.1.1.1:1 > 10.9.9.9:80"));
+        let Found::Rule { rule, decided } = &e.source else { panic!("{e:?}") };
+        assert_eq!(rule.line, 3);
+        assert_eq!(
+            decided,
+            &["-m set --match-set pools src and -m set ! --match-set all-pools dst (all matched, line 3)"]
+        );
+        // unchanged: the way where not all of them matched
+        let e = evaluate(&set, &obs("10.0.0.1:1 > 10.9.9.9:80", "10.0.0.1:1 > 10.9.9.9:80"));
+        assert!(matches!(e.source, Found::NoRule { .. }), "{e:?}");
     }
 
     #[test]
