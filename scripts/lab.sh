@@ -60,7 +60,7 @@ ALL_SCENARIOS=(preserved masquerade-node masquerade-pod dnat-service no-return-r
   udp-icmp concurrent any-node clock-shift delay healthcheck ipv6 rp-filter asymmetric syn-retransmit
   lossy-capture pmtu pmtu-blackhole pmtu-mss-clamp pmtu-ipv6 any-node-sll any-router any-router-sll reply-elsewhere vxlan
   multihomed masq-agent masq-agent-drift nft-service proxy-nginx keepalive any-node-fork
-  forward-drop stale-gateway backend-no-route dead-end-route pool-nodes follow-late-iface)
+  forward-drop stale-gateway backend-no-route dead-end-route pool-nodes follow-late-iface dnat-reject)
 
 NSS=()
 PIDS=()
@@ -388,6 +388,14 @@ cfg_no-return-route() { :; } # NODE_RETURN_ROUTE=0 set by the runner
 cfg_reject() {
   nsx node iptables -I FORWARD 1 -i pod0 -s 198.18.90.43/32 -j REJECT --reject-with icmp-admin-prohibited
   nsx node iptables -I FORWARD 2 -i pod0 -p tcp --dport 8081 -j REJECT --reject-with tcp-reset
+}
+
+cfg_dnat-reject() {
+  # a kube-proxy-like service (as dnat-service) whose node rejects one client
+  # in FORWARD, after the DNAT: the node's ICMP error quotes the translated
+  # packet, and conntrack translates it back on its way to the client
+  cfg_dnat-service
+  nsx node iptables -I FORWARD 1 -i pod0 -s 198.18.90.43/32 -j REJECT --reject-with icmp-admin-prohibited
 }
 
 cfg_proxy() {

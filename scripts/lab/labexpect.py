@@ -27,7 +27,7 @@ SCENARIOS = [
     "rp-filter", "asymmetric", "syn-retransmit", "lossy-capture",
     "pmtu", "pmtu-blackhole", "pmtu-mss-clamp", "pmtu-ipv6", "any-node-sll", "any-router", "any-router-sll", "reply-elsewhere", "vxlan",
     "multihomed", "masq-agent", "masq-agent-drift", "nft-service", "proxy-nginx", "keepalive", "any-node-fork",
-    "forward-drop", "stale-gateway", "backend-no-route", "dead-end-route", "pool-nodes", "follow-late-iface",
+    "forward-drop", "stale-gateway", "backend-no-route", "dead-end-route", "pool-nodes", "follow-late-iface", "dnat-reject",
 ]
 
 C42 = "198.18.90.42"
@@ -126,6 +126,9 @@ def plan(sc):
                 icmp(sc, 5, C42, 4005, BACKEND)]
     if sc == "dnat-service":
         return [tcp(sc, n, C42, 40000 + n, VIP, 80) for n in (1, 2, 3)]
+    if sc == "dnat-reject":
+        return [tcp(sc, 1, C42, 40001, VIP, 80), tcp(sc, 2, C43, 40002, VIP, 80),
+                tcp(sc, 3, C42, 40003, VIP, 80)]
     if sc == "nft-service":
         return [tcp(sc, 1, C42, 40001, VIP, 80), tcp(sc, 2, C43, 40002, VIP, 80),
                 tcp(sc, 3, C42, 40003, BACKEND, 80), udp(sc, 4, C42, 40004, BACKEND)]
@@ -342,6 +345,15 @@ MODELS = {
                                 "requests reach the backend, its replies die on the node (which answers the "
                                 "backend with ICMP net unreachable, 3/0, rate limited): reply-lost between "
                                 "egress and backend, outcome no-reply."},
+    "dnat-reject": {"random_node_ports": True,
+                    "reject": [{"src": C43, "with": "icmp", "icmp": "3/13"}],
+                    "desc": "As dnat-service (DNAT 198.19.200.10:80 -> 198.19.96.10:8080, MASQUERADE "
+                            "--random-fully), and the node's FORWARD chain rejects source 198.18.90.43 with "
+                            "icmp-admin-prohibited after the DNAT: the node's error quotes the translated "
+                            "packet, and conntrack translates it back on its way to the client, its sender "
+                            "included: request 2's error arrives from the service address 198.19.200.10, "
+                            "which sent nothing (by 198.19.200.10, origin egress->backend). Requests 1 and 3 "
+                            "complete."},
     "reject": {"reject": [{"src": C43, "with": "icmp", "icmp": "3/13"},
                           {"dport": 8081, "proto": "tcp", "with": "tcp-reset"}],
                "desc": "No NAT; the node's FORWARD chain rejects source 198.18.90.43 with "

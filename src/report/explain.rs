@@ -682,10 +682,20 @@ pub fn explain(w: &Words<'_>, r: &Request) -> String {
                 Some(f) => {
                     let (name, cause) = (f.name(), f.cause());
                     let lead = if cause == IcmpCause::Policy { "rejected by" } else { "answered with" };
-                    match cause.words() {
+                    let mut text = match cause.words() {
                         Some(why) => format!("{lead} {name} from {by}, {entered}: {why}"),
                         None => format!("{lead} {name} from {by}, {entered}"),
+                    };
+                    if let (true, Some(Origin::Between(b))) = (f.in_servers_name(), r.outcome.origin) {
+                        text.push_str(&format!(
+                            "; {by} is the address the client sent to, yet {} never saw the error: a box \
+                             between {} sent it in that name, not the server (a DNAT sends its own errors from \
+                             the address it rewrote)",
+                            w.label(b.to),
+                            w.between_words(b)
+                        ));
                     }
+                    text
                 }
                 None => format!("answered with ICMP ? from {by}, {entered}"),
             });
@@ -1109,7 +1119,9 @@ mod icmp_tests {
             icmp: Some(IcmpCode { ty, code }),
         };
         let text = explain(&Words::new(&f), &f.requests[2]);
-        text.rsplit("; ").next().unwrap().to_string()
+        // from the ICMP error's words on
+        let at = ["rejected by ", "answered with "].iter().filter_map(|lead| text.rfind(lead)).max().unwrap();
+        text[at..].to_string()
     }
 
     #[test]
@@ -1141,21 +1153,28 @@ mod icmp_tests {
         let eb = Origin::Between(Between { from: 1, to: 2 });
         let last = Origin::Capture(2);
         let entering = "entering between egress and backend (downstream of the pod)";
+        let in_name =
+            "198.19.96.11 is the address the client sent to, yet backend never saw the error: a box \
+                       between egress and backend sent it in that name, not the server (a DNAT sends its own \
+                       errors from the address it rewrote)";
         for (by, origin, ty, code, want) in [
             ("198.19.3.1", eb, 3, 13, format!("rejected by ICMP admin-prohibited from 198.19.3.1, {entering}: policy, not path")),
             ("198.19.3.1", eb, 3, 10, format!("rejected by ICMP host prohibited from 198.19.3.1, {entering}: policy, not path")),
             ("198.19.3.1", eb, 3, 9, format!("rejected by ICMP net prohibited from 198.19.3.1, {entering}: policy, not path")),
-            // the server's own address: a closed port, not a policy
-            ("198.19.96.11", eb, 3, 3, format!("answered with ICMP port unreachable from 198.19.96.11, {entering}: nothing listening on that port")),
+            // the server's own address from beyond the last capture: a closed
+            // port, not a policy; entering in between, a box in its name
+            ("198.19.96.11", last, 3, 3, "answered with ICMP port unreachable from 198.19.96.11, first seen at backend: nothing listening on that port".to_string()),
+            ("198.19.96.11", eb, 3, 3, format!("answered with ICMP port unreachable from 198.19.96.11, {entering}: sent by a host other than the server (a filter answering in its place); {in_name}")),
             ("198.19.3.9", last, 3, 3, "answered with ICMP port unreachable from 198.19.3.9, first seen at backend: nothing listening on that port".to_string()),
             ("198.19.3.1", eb, 3, 3, format!("answered with ICMP port unreachable from 198.19.3.1, {entering}: sent by a host other than the server (a filter answering in its place)")),
             ("198.19.3.1", eb, 3, 0, format!("answered with ICMP net unreachable from 198.19.3.1, {entering}: path: no route")),
             ("198.19.3.1", eb, 3, 1, format!("answered with ICMP host unreachable from 198.19.3.1, {entering}: path: no route")),
-            ("198.19.96.11", eb, 3, 2, format!("answered with ICMP protocol unreachable from 198.19.96.11, {entering}: protocol not supported by the server")),
+            ("198.19.96.11", last, 3, 2, "answered with ICMP protocol unreachable from 198.19.96.11, first seen at backend: protocol not supported by the server".to_string()),
+            ("198.19.96.11", eb, 3, 2, format!("answered with ICMP protocol unreachable from 198.19.96.11, {entering}; {in_name}")),
             ("198.19.3.1", eb, 11, 0, format!("answered with ICMP TTL exceeded from 198.19.3.1, {entering}: path: TTL exceeded (a routing loop, or a TTL too small)")),
             // no rule: the type/code named, no cause
             ("198.19.3.1", eb, 3, 5, format!("answered with ICMP 3/5 from 198.19.3.1, {entering}")),
-            ("198.19.96.11", eb, 3, 1, format!("answered with ICMP host unreachable from 198.19.96.11, {entering}")),
+            ("198.19.96.11", eb, 3, 1, format!("answered with ICMP host unreachable from 198.19.96.11, {entering}; {in_name}")),
             // ICMPv6 numbers for an IPv6 sender
             ("2001:db8::1", eb, 1, 1, format!("rejected by ICMPv6 admin-prohibited from 2001:db8::1, {entering}: policy, not path")),
             ("2001:db8::1", eb, 1, 5, format!("rejected by ICMPv6 source address failed policy from 2001:db8::1, {entering}: policy, not path")),

@@ -40,6 +40,9 @@ pub struct IcmpFacts {
     pub by_server: bool,
     /// The error was seen at the last capture of the path: sent from beyond it.
     pub at_last: bool,
+    /// It entered between two captures: never seen at the later one, which
+    /// recorded while the request ran.
+    pub in_between: bool,
 }
 
 impl IcmpFacts {
@@ -58,12 +61,21 @@ impl IcmpFacts {
             v6: o.by.or(server).is_some_and(|a| a.is_ipv6()),
             by_server: o.by.is_some() && o.by == server,
             at_last: matches!(o.origin, Some(Origin::Capture(_))),
+            in_between: matches!(o.origin, Some(Origin::Between(_))),
         })
+    }
+
+    /// Sent in the server's name from between two captures: its sender is the
+    /// address the client sent to, yet it never crossed the later capture —
+    /// not the server, but a box in between (a DNAT translates the errors it
+    /// sends itself back to the address the client sent to).
+    pub fn in_servers_name(self) -> bool {
+        self.by_server && self.in_between
     }
 
     /// The cause these facts give.
     pub fn cause(self) -> IcmpCause {
-        let final_destination = self.by_server || self.at_last;
+        let final_destination = (self.by_server && !self.in_between) || self.at_last;
         match (self.v6, self.ty, self.code) {
             (false, 3, 9 | 10 | 13) | (true, 1, 1 | 5 | 6) => IcmpCause::Policy,
             (false, 3, 3) | (true, 1, 4) if final_destination => IcmpCause::PortClosed,
@@ -131,7 +143,7 @@ mod tests {
     use crate::verdict::{Between, IcmpCode, Outcome};
 
     fn facts(v6: bool, ty: u8, code: u8, by_server: bool, at_last: bool) -> IcmpFacts {
-        IcmpFacts { ty, code, v6, by_server, at_last }
+        IcmpFacts { ty, code, v6, by_server, at_last, in_between: false }
     }
 
     #[test]
@@ -148,7 +160,13 @@ mod tests {
             assert_eq!(facts(v6, ty, code, true, false).cause(), PortClosed, "sent by the server");
             assert_eq!(facts(v6, ty, code, false, true).cause(), PortClosed, "from beyond the last capture");
             assert_eq!(facts(v6, ty, code, false, false).cause(), OtherHost, "injected by another host");
+            // from the server's address, yet entering between two captures: a
+            // box in between in its name (a DNAT translates its errors back)
+            let in_name = IcmpFacts { in_between: true, ..facts(v6, ty, code, true, false) };
+            assert!(in_name.in_servers_name());
+            assert_eq!(in_name.cause(), OtherHost, "a REJECT behind a DNAT, not a closed port");
         }
+        assert!(!facts(false, 3, 3, true, false).in_servers_name(), "not in between: the server");
         for (v6, ty, code) in [(false, 3, 0), (false, 3, 1), (true, 1, 0), (true, 1, 3)] {
             assert_eq!(facts(v6, ty, code, false, false).cause(), NoRoute);
             assert_eq!(facts(v6, ty, code, false, true).cause(), NoRoute, "a router beyond the last capture");
@@ -208,11 +226,26 @@ mod tests {
         let r = with("198.19.3.1", eb, 3, 13);
         assert_eq!(
             IcmpFacts::of(&r),
-            Some(IcmpFacts { ty: 3, code: 13, v6: false, by_server: false, at_last: false })
+            Some(IcmpFacts {
+                ty: 3,
+                code: 13,
+                v6: false,
+                by_server: false,
+                at_last: false,
+                in_between: true
+            })
         );
         assert_eq!(icmp_cause(&r), Some(IcmpCause::Policy));
-        // the server's own address (at egress, the last capture that saw it) answers 3/3
-        assert_eq!(icmp_cause(&with("198.19.96.11", eb, 3, 3)), Some(IcmpCause::PortClosed));
+        // the server's own address (at egress, the last capture that saw it)
+        // answers 3/3, entering between egress and backend: not the server
+        // (backend never saw it) but a box in its name
+        assert_eq!(icmp_cause(&with("198.19.96.11", eb, 3, 3)), Some(IcmpCause::OtherHost));
+        assert!(IcmpFacts::of(&with("198.19.96.11", eb, 3, 3)).unwrap().in_servers_name());
+        // ... and from beyond the last capture: the server
+        assert_eq!(
+            icmp_cause(&with("198.19.96.11", Some(Origin::Capture(2)), 3, 3)),
+            Some(IcmpCause::PortClosed)
+        );
         assert_eq!(icmp_cause(&with("198.19.3.1", eb, 3, 3)), Some(IcmpCause::OtherHost));
         assert_eq!(
             icmp_cause(&with("198.19.3.1", Some(Origin::Capture(2)), 3, 3)),

@@ -1053,7 +1053,9 @@ mod tests {
     #[test]
     fn a_port_unreachable_reads_by_who_sent_it_and_splits_patterns_by_cause() {
         // One sender (198.19.96.11), two services: it is the server of the first
-        // (a closed port), another host for the second (a filter answering).
+        // (a closed port: from beyond the last capture), another host for the
+        // second (a filter answering); and the first's own address, injected in
+        // between, is a box in its name, not the server.
         let mut f = findings();
         let r3 = f.requests.iter_mut().find(|r| r.request == 3).unwrap();
         r3.outcome.by = Some("198.19.96.11".parse().unwrap());
@@ -1063,19 +1065,24 @@ mod tests {
         for h in other.captures.iter_mut().filter(|h| h.seen) {
             h.server = Some(crate::report::fixtures::ep("198.19.96.12:53"));
         }
+        let in_name = r3.clone();
+        r3.captures[2] =
+            crate::report::fixtures::seen(3_000_000_000, "198.18.90.43:5353", "198.19.96.11:53", true);
+        r3.outcome.origin = Some(crate::verdict::Origin::Capture(2));
         f.requests.push(other);
         let w = Words::new(&f);
-        let closed = "addresses unchanged, request went no further than egress, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: nothing listening on that port";
+        let closed = "addresses unchanged, replies on the same path, ICMP error 3/3 from 198.19.96.11, sent at backend: nothing listening on that port";
         let filter = "addresses unchanged, request went no further than egress, ICMP error 3/3 from 198.19.96.11, injected between egress and backend: sent by a host other than the server (a filter answering in its place)";
         assert_eq!(pattern(&w, &f.requests[2]), closed);
         assert_eq!(pattern(&w, &f.requests[5]), filter);
+        assert_eq!(pattern(&w, &in_name), filter, "its own server's address, injected in between");
         let texts: Vec<String> = patterns(&f).into_iter().map(|(_, t)| t).collect();
         assert!(texts.iter().any(|t| t.ends_with("nothing listening on that port")), "{texts:?}");
         assert!(texts.iter().any(|t| t.ends_with("(a filter answering in its place)")), "{texts:?}");
         // a type/code without a rule is named without a cause
-        f.requests[2].outcome.icmp = Some(IcmpCode { ty: 3, code: 5 });
+        f.requests[5].outcome.icmp = Some(IcmpCode { ty: 3, code: 5 });
         assert_eq!(
-            pattern(&Words::new(&f), &f.requests[2]),
+            pattern(&Words::new(&f), &f.requests[5]),
             "addresses unchanged, request went no further than egress, ICMP error 3/5 from 198.19.96.11, injected between egress and backend"
         );
     }

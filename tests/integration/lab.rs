@@ -60,6 +60,7 @@ const SCENARIOS: &[&str] = &[
     "dead-end-route",
     "pool-nodes",
     "follow-late-iface",
+    "dnat-reject",
 ];
 
 fn lab_dir() -> PathBuf {
@@ -412,6 +413,7 @@ scenario_tests! {
     lab_dead_end_route => "dead-end-route",
     lab_pool_nodes => "pool-nodes",
     lab_follow_late_iface => "follow-late-iface",
+    lab_dnat_reject => "dnat-reject",
 }
 
 // ------------------------------------------------------------------ schema
