@@ -322,6 +322,25 @@ pub fn filtered(
     iif: Option<String>,
     oif: Option<String>,
 ) -> Filtered {
+    filtered_seen(set, proto, before, iif, oif, false)
+}
+
+/// What the decided conditions of a rule add when the captures saw the error
+/// (or reset) it answers with.
+pub const ERROR_SEEN: &str = "its error was seen";
+
+/// [`filtered`] of a packet the captures saw answered in between by an
+/// error or a reset (`rejected`): only the ways that end at a REJECT give
+/// what they show, so where the others would pass or drop it in silence,
+/// those ways decide (their conditions taken say [`ERROR_SEEN`]).
+pub fn filtered_seen(
+    set: &Ruleset,
+    proto: u8,
+    before: Tuple4,
+    iif: Option<String>,
+    oif: Option<String>,
+    rejected: bool,
+) -> Filtered {
     let mut budget = Budget::default();
     let first = arriving(proto, before, iif, Some(false));
     let start = start_world(set);
@@ -335,7 +354,54 @@ pub fn filtered(
     if pre.is_empty() {
         pre.push((None, start));
     }
-    filter_walk(set, pre, &first, oif, &mut budget)
+    filter_walk(set, pre, &first, oif, &mut budget, rejected)
+}
+
+/// Where a connection's first packet (`before`, by `iif` when known) goes
+/// after PREROUTING's nat rules: the address the host routes it to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Routed {
+    /// No way through PREROUTING translates its destination.
+    Unchanged,
+    /// Every way DNATs it to this one address.
+    To(IpAddr),
+    /// The ways differ (a DNAT only under a condition the rules cannot
+    /// decide, a range, a random endpoint, a REDIRECT): why.
+    Unknown(String),
+}
+
+/// [`Routed`] for a connection's first packet.
+pub fn routed_to(set: &Ruleset, proto: u8, before: Tuple4, iif: Option<String>) -> Routed {
+    let mut budget = Budget::default();
+    let first = arriving(proto, before, iif, Some(false));
+    let mut to: Vec<Option<IpAddr>> = Vec::new();
+    for (ends, _) in hook_walks(set, &first, start_world(set), &mut budget) {
+        match ends {
+            Err(stop) => return Routed::Unknown(stop),
+            Ok(list) => {
+                for (nat, _) in list {
+                    match nat.map(|n| n.kind) {
+                        None => to.push(None),
+                        Some(NatKind::Dnat(t)) => match t.addr {
+                            Some(r) if r.first == r.last => to.push(Some(r.first)),
+                            None => to.push(None),
+                            Some(r) => {
+                                return Routed::Unknown(format!("DNAT to a range {}-{}", r.first, r.last))
+                            }
+                        },
+                        Some(_) => return Routed::Unknown("a REDIRECT or NETMAP in PREROUTING".to_string()),
+                    }
+                }
+            }
+        }
+    }
+    to.sort();
+    to.dedup();
+    match to.as_slice() {
+        [] | [None] => Routed::Unchanged,
+        [Some(a)] => Routed::To(*a),
+        _ => Routed::Unknown("the DNAT depends on conditions the rules cannot decide".to_string()),
+    }
 }
 
 /// The filter table's verdict on a reply the host was to forward, as the
@@ -353,7 +419,7 @@ pub fn filtered_reply(
     oif: Option<String>,
 ) -> Filtered {
     let first = Pkt { reply: true, daddr_local: Some(false), ..arriving(proto, tuple, iif, Some(false)) };
-    filter_walk(set, vec![(None, start_world(set))], &first, oif, &mut Budget::default())
+    filter_walk(set, vec![(None, start_world(set))], &first, oif, &mut Budget::default(), false)
 }
 
 /// The filter base chains walked for each way `pre` left (its DNAT, if
@@ -364,6 +430,7 @@ fn filter_walk<'r>(
     first: &Pkt,
     oif: Option<String>,
     budget: &mut Budget,
+    rejected: bool,
 ) -> Filtered {
     let file = set.file.clone();
     // each way's end: None lets it through, Some((place, reject)) drops it,
@@ -449,6 +516,20 @@ fn filter_walk<'r>(
     }
     if !any_chain {
         return Filtered::NoFilter;
+    }
+    // An error seen in answer: the ways that reject, when some do and others not.
+    if rejected && ends.iter().any(|e| matches!(e.0, Ok(Some((_, true))))) {
+        let some_not = ends.iter().any(|e| !matches!(e.0, Ok(Some((_, true)))));
+        ends.retain(|e| matches!(e.0, Ok(Some((_, true)))));
+        if some_not {
+            for (_, w) in &mut ends {
+                for f in &mut w.forks {
+                    if let Some(head) = f.strip_suffix(')') {
+                        *f = format!("{head}; {ERROR_SEEN})");
+                    }
+                }
+            }
+        }
     }
     let decided = |ws: &mut dyn Iterator<Item = &World>| -> Vec<String> {
         let mut f: Vec<String> = ws.flat_map(|w| w.forks.iter().cloned()).collect();

@@ -12,7 +12,7 @@
 use super::eval::{self, Filtered, Observed};
 use super::host::{numbered, proto_number, Host};
 use super::kernel::{self, Lookup, NeighState, RpCheck, RpDrop};
-use crate::verdict::{Proto, Request};
+use crate::verdict::{Origin, OutcomeKind, Proto, Request};
 use std::net::IpAddr;
 
 /// Which packet of the request was lost.
@@ -138,6 +138,14 @@ fn mark(host: &Host) -> Option<u32> {
 /// A request seen entering the host and nowhere after: forwarding, the
 /// route to its destination, the reverse-path filter on the interface it
 /// came in by, the filter table, the next hop.
+/// Whether the captures saw request `r` answered by an ICMP error or a
+/// reset that entered at `host` (between its two captures): something there
+/// rejected it, rather than letting it through or dropping it in silence.
+fn rejected_here(r: &Request, host: &Host) -> bool {
+    let at_host = matches!(r.outcome.origin, Some(Origin::Between(b)) if (b.from, b.to) == host.span);
+    at_host && matches!(r.outcome.kind, OutcomeKind::IcmpError | OutcomeKind::Reset)
+}
+
 fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
     let h = r.captures.get(host.span.0)?;
     let (c, s) = (h.client?, h.server?);
@@ -157,10 +165,24 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
         }
     }
     let mut oif = host.oif.clone();
-    // the route out, whose next hop is checked last (after the filter table)
+    // the route out, whose next hop is checked last (after the filter table),
+    // is the one to the destination after PREROUTING's DNAT: with the rules,
+    // the DNAT they make; without, a destination with no route at all may be
+    // one a DNAT rewrites first (a Service address), which only they tell
+    let routed = host.rules.as_ref().map(|set| {
+        let before = (c.addr, port(c.port), s.addr, port(s.port));
+        eval::routed_to(set, proto, before, iif.clone())
+    });
+    let dst = match &routed {
+        Some(eval::Routed::To(a)) => *a,
+        _ => s.addr,
+    };
     let mut route_out: Option<&kernel::Route> = None;
-    if let Some(routes) = &host.routes {
+    if let (Some(_), Some(eval::Routed::Unknown(w))) = (&host.routes, &routed) {
+        why.push(format!("the route: the destination after DNAT is not known ({w})"));
+    } else if let Some(routes) = &host.routes {
         let mark = mark(host);
+        let s = crate::verdict::Endpoint { addr: dst, ..s };
         match routes.lookup(s.addr, Some(c.addr), iif.as_deref().or(Some("unknown")), mark.unwrap_or(0)) {
             l if !l.unsure().is_empty() || (mark.is_none() && marks_decide(routes, s.addr)) => {
                 why.push(format!(
@@ -174,6 +196,10 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
                     })
                 ));
             }
+            Lookup::NoRoute { .. } if routed.is_none() => why.push(format!(
+                "no route to {} ({}), unless a DNAT on the host rewrites it first: --rules tells",
+                s.addr, routes.file
+            )),
             l @ (Lookup::NoRoute { .. } | Lookup::Refused { .. }) => return refused(routes, &l, s.addr),
             Lookup::Route { route, .. } => {
                 checked.push(format!("a route to {} ({}:{})", s.addr, routes.file, route.line));
@@ -217,7 +243,7 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
     if let Some(set) = &host.rules {
         let before = (c.addr, port(c.port), s.addr, port(s.port));
         let obs = Observed { proto, before, after: before, iif: iif.clone(), oif: oif.clone() };
-        match eval::filtered(set, obs.proto, obs.before, obs.iif, obs.oif) {
+        match eval::filtered_seen(set, obs.proto, obs.before, obs.iif, obs.oif, rejected_here(r, host)) {
             f @ (Filtered::Dropped { .. } | Filtered::Policy { .. }) => return Some(Cause::Filter(f)),
             Filtered::Passes { file } => checked.push(format!("no filter rule drops it ({file})")),
             Filtered::NoFilter => {}
@@ -228,7 +254,7 @@ fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
         }
     }
     if let (Some(routes), Some(route)) = (&host.routes, route_out) {
-        if let Some(cause) = next_hop(host, routes, route, s.addr, &mut checked) {
+        if let Some(cause) = next_hop(host, routes, route, dst, &mut checked) {
             return Some(cause);
         }
     }
@@ -676,7 +702,9 @@ pub fn filter_note(f: &Filtered) -> String {
             String::new()
         } else {
             let conds: Vec<&str> = d.iter().map(|x| x.split(" (").next().unwrap_or(x)).collect();
-            format!(", taking {}", conds.join(", "))
+            let seen = d.iter().any(|x| x.contains(eval::ERROR_SEEN));
+            let why = if seen { " (the only way that answers with the error seen)" } else { "" };
+            format!(", taking {}{why}", conds.join(", "))
         }
     };
     let note = match f {

@@ -386,3 +386,41 @@ fn a_forward_rule_dropping_replies_is_named_before_the_next_hop() {
         }
     }
 }
+
+/// `dnat-reject`: the node DNATs the Service address 198.19.200.10 and
+/// rejects 198.18.90.43 in FORWARD, after the DNAT. With the rules, the
+/// route checked is the one to the DNAT's 198.19.96.10 (there is none to the
+/// Service address: it read "has no route"), and the REJECT is named at its
+/// line: its `-i pod0` the captures cannot show is taken as matched because
+/// the error it answers with was seen (issue 52). Without the rules, the
+/// missing route to the Service address is no cause: a DNAT may rewrite it
+/// first.
+#[test]
+fn dnat_reject_names_the_reject_after_the_dnat_and_never_a_missing_route_to_the_service() {
+    let sc = "dnat-reject";
+    let requests = run(sc, NODE, "node", true);
+    let lost = each_loss(sc, &requests, "filter", |loss| {
+        let note = loss["note"].as_str().unwrap();
+        let lines = cited(note, "rules-node.txt");
+        assert_eq!(lines.len(), 1, "{note}");
+        let text = line(sc, "rules-node.txt", lines[0]);
+        assert!(
+            text.contains("-j REJECT --reject-with icmp-admin-prohibited"),
+            "rules-node.txt:{}: {text}",
+            lines[0]
+        );
+        assert!(note.ends_with("taking -i pod0 (the only way that answers with the error seen)"), "{note}");
+        let decided = loss["rule"]["decided"].as_array().unwrap();
+        assert_eq!(decided.len(), 1, "{loss}");
+        assert!(decided[0].as_str().unwrap().starts_with("-i pod0 (matched, line"), "{loss}");
+        assert!(decided[0].as_str().unwrap().ends_with("its error was seen)"), "{loss}");
+    });
+    assert_eq!(lost, 1, "{sc}: request 2 from 198.18.90.43 is rejected");
+    let requests = run(sc, NODE, "node", false);
+    for r in &requests {
+        let Some(loss) = r.get("loss") else { continue };
+        assert_ne!(loss["cause"], "route", "{loss}");
+        let note = loss["note"].as_str().unwrap();
+        assert!(note.contains("unless a DNAT on the host rewrites it first: --rules tells"), "{note}");
+    }
+}
