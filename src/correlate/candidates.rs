@@ -282,6 +282,16 @@ impl Index {
             let i = i as u32;
             if let Some(isn) = f.client_isn {
                 entries.push((key(K_ISN, f.proto, 0, u64::from(isn)), t, i));
+                // and at its last SYN: a capture that missed the first SYNs
+                // (they were lost before it, or it lost them) starts there
+                if let (true, Some(first)) = (f.last_syn_after_us > 0, f.first_client_ns.get()) {
+                    let last = first.saturating_add(i64::from(f.last_syn_after_us) * 1000);
+                    entries.push((
+                        key(K_ISN, f.proto, 0, u64::from(isn)),
+                        last.saturating_sub(gate.rel_offset_ns),
+                        i,
+                    ));
+                }
             }
             if let Some((c, _)) = f.seq_pair.filter(|_| seq_all || f.client_isn.is_none()) {
                 entries.push((key(K_SEQ, f.proto, 0, seq_bucket(c)), t, i));

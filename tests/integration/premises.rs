@@ -4,8 +4,8 @@
 //! warning, never a blame that rests on a capture that was not recording.
 
 use crate::util::{
-    count_records, cut_pcap_after, drop_pcap, drop_syns_pcap, garble_pcap, keep_pcap, portmap_pcap,
-    repeat_last_pcap, replace_pcap, resend_pcap, shift_pcap, step_pcap, step_pcap_from,
+    count_records, cut_pcap_after, drop_pcap, drop_records_pcap, drop_syns_pcap, garble_pcap, keep_pcap,
+    portmap_pcap, repeat_last_pcap, replace_pcap, resend_pcap, shift_pcap, step_pcap, step_pcap_from,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -915,4 +915,39 @@ fn a_step_too_thin_to_correct_names_the_requests_it_makes_unknown() {
         "{table}"
     );
     assert!(!table.contains("requests: addresses unchanged, replies"), "{table}");
+}
+
+/// A middle capture that lost a connection's first SYN (record 3 of the
+/// lab's no-return-route egress) saw only its retransmission, 1 s later,
+/// while the last capture holds both (issue 50): the backend's flow starts at
+/// the first SYN, a second before egress's, and was left unchained ("1 pairs
+/// matched without time … not matched by time"). It meets egress's flow at
+/// its last SYN: one chain, the first SYN said missed at egress only.
+#[test]
+fn a_syn_a_middle_capture_lost_leaves_the_last_capture_chained() {
+    let v =
+        edited_json(
+            "no-return-route",
+            |label, raw| {
+                if label == "egress" {
+                    drop_records_pcap(&raw, &[3])
+                } else {
+                    raw
+                }
+            },
+        );
+    let r = &v["requests"][0];
+    assert_eq!(r["proto"], "tcp", "{r:#}");
+    let seen: Vec<&Value> = r["captures"].as_array().unwrap().iter().map(|c| &c["seen"]).collect();
+    assert_eq!(seen, [&Value::Bool(true); 3], "{r:#}");
+    assert_eq!(r["syn_missed"]["at"], "egress", "{r:#}");
+    assert!(
+        r["explanation"]
+            .as_str()
+            .unwrap()
+            .ends_with("the first SYN was not seen at egress; the retransmission at +1.0 s was"),
+        "{r:#}"
+    );
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{}", v["warnings"]);
+    assert!(v["unmatched"].as_array().unwrap().iter().all(|u| u["count"] == 0), "{}", v["unmatched"]);
 }

@@ -282,6 +282,16 @@ pub fn cut_pcap_after(bytes: &[u8], marker: &[u8]) -> Vec<u8> {
     })
 }
 
+/// A classic pcap without its records `records` (1-based, as tshark numbers
+/// them): a capture that lost them.
+pub fn drop_records_pcap(bytes: &[u8], records: &[usize]) -> Vec<u8> {
+    let mut n = 0;
+    filter_pcap(bytes, |_| {
+        n += 1;
+        !records.contains(&n)
+    })
+}
+
 /// A classic pcap without its records that hold `marker` but not `unless`
 /// (a capture that lost them).
 pub fn drop_pcap(bytes: &[u8], marker: &[u8], unless: &[u8]) -> Vec<u8> {
