@@ -19,7 +19,7 @@
 //! one before it already corrected, so every time ends on capture 1's clock.
 
 use crate::correlate::clock::samples_of;
-use crate::correlate::{unique_pairs, Correlation};
+use crate::correlate::Correlation;
 use crate::flows::{Flow, FlowProto, Flows, Orientation};
 use crate::warning::Warning;
 
@@ -209,9 +209,9 @@ pub fn unlinked(points: &[Flows], correlation: &Correlation, clock_of: &[usize])
 /// ports; and TCP flows one capture saw without their SYN, unique with their
 /// ports on both sides, whose client sequence numbers overlap.
 fn time_free_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
-    let mut pairs = isn_or_datagram_pairs(a, b);
+    let mut pairs = crate::correlate::unique_pairs_with_ports(a, b);
     let ports = |f: &Flow| (f.proto == FlowProto::Tcp).then_some((f.proto, 0, f.client.port, f.server.port));
-    join_unpaired(a, b, &mut pairs, ports, |x, y| match (client_seqs(x), client_seqs(y)) {
+    crate::correlate::join_unpaired(a, b, &mut pairs, ports, |x, y| match (client_seqs(x), client_seqs(y)) {
         (Some((lo_x, len_x)), Some((lo_y, len_y))) => {
             // wrapping distance of the starts within the longer stream
             let d = lo_y.wrapping_sub(lo_x) as i32;
@@ -219,25 +219,6 @@ fn time_free_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
         }
         _ => false,
     });
-    pairs.sort_unstable();
-    pairs
-}
-
-/// The flows that hold one ISN, first datagram or echo, unique on both sides
-/// (`unique_pairs`), and where one is held by several flows (the same query
-/// from several ports, a scanner's probes), those it is unique to with their
-/// ports. In `a`'s order.
-fn isn_or_datagram_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
-    let mut pairs = unique_pairs(a, b);
-    let with_ports = |f: &Flow| {
-        let k = match f.proto {
-            FlowProto::Tcp if f.orientation != Orientation::Midstream => f.client_isn.map(u64::from),
-            FlowProto::Udp => f.client_fp.join_key(),
-            _ => None,
-        };
-        k.map(|k| (f.proto, k, f.client.port, f.server.port))
-    };
-    join_unpaired(a, b, &mut pairs, with_ports, |_, _| true);
     pairs.sort_unstable();
     pairs
 }
@@ -250,38 +231,6 @@ fn client_seqs(f: &Flow) -> Option<(u32, u32)> {
         _ => f.client_isn?.wrapping_add(1),
     };
     Some((lo, f.client_payload.map_or(0, |p| p.1)))
-}
-
-/// Adds to `pairs` the flows of `a` and `b` not yet in it whose `key` is
-/// unique on both sides and that `agree`.
-fn join_unpaired<K: std::hash::Hash + Eq>(
-    a: &[Flow],
-    b: &[Flow],
-    pairs: &mut Vec<(usize, usize)>,
-    key: impl Fn(&Flow) -> Option<K>,
-    agree: impl Fn(&Flow, &Flow) -> bool,
-) {
-    let (mut in_a, mut in_b) = (vec![false; a.len()], vec![false; b.len()]);
-    for &(ia, ib) in pairs.iter() {
-        (in_a[ia], in_b[ib]) = (true, true);
-    }
-    let count = |flows: &[Flow], paired: &[bool]| {
-        let mut count: rustc_hash::FxHashMap<K, (usize, usize)> = Default::default();
-        for (i, f) in flows.iter().enumerate().filter(|(i, _)| !paired[*i]) {
-            if let Some(k) = key(f) {
-                count.entry(k).or_insert((i, 0)).1 += 1;
-            }
-        }
-        count
-    };
-    let count_b = count(b, &in_b);
-    for (k, (ia, n)) in count(a, &in_a) {
-        if let Some(&(ib, 1)) = count_b.get(&k).filter(|_| n == 1) {
-            if agree(&a[ia], &b[ib]) {
-                pairs.push((ia, ib));
-            }
-        }
-    }
 }
 
 /// The warning for pairs no step explains: the premise "one clock per
@@ -334,7 +283,7 @@ fn samples(a: &[Flow], b: &[Flow]) -> Vec<Sample> {
     // The pairs the warning about pairs kept apart counts, but for those of
     // a missed SYN (their first packets are not one packet): a port scan's
     // probes share one ISN, and their ports make each one unique.
-    let pairs = samples_of(a, b, isn_or_datagram_pairs(a, b), i64::MAX);
+    let pairs = samples_of(a, b, crate::correlate::unique_pairs_with_ports(a, b), i64::MAX);
     let ntp: Vec<Sample> = (pairs.iter())
         .filter_map(|p| p.ntp.map(|(offset_ns, _)| Sample { order: p.ib, at_ns: p.b1, offset_ns }))
         .collect();

@@ -653,6 +653,57 @@ fn empty_shift(a: &Flow, b: &Flow) -> bool {
         && a.server.port == b.server.port
 }
 
+/// The flows that hold one ISN, first datagram or echo, unique on both sides
+/// (`unique_pairs`), and where one is held by several flows (the same query
+/// from several ports, a scanner's probes), those it is unique to with their
+/// ports. In `a`'s order.
+pub fn unique_pairs_with_ports(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
+    let mut pairs = unique_pairs(a, b);
+    let with_ports = |f: &Flow| {
+        let k = match f.proto {
+            FlowProto::Tcp if f.orientation != Orientation::Midstream => f.client_isn.map(u64::from),
+            FlowProto::Udp => f.client_fp.join_key(),
+            _ => None,
+        };
+        k.map(|k| (f.proto, k, f.client.port, f.server.port))
+    };
+    join_unpaired(a, b, &mut pairs, with_ports, |_, _| true);
+    pairs.sort_unstable();
+    pairs
+}
+
+/// Adds to `pairs` the flows of `a` and `b` not yet in it whose `key` is
+/// unique on both sides and that `agree`.
+pub fn join_unpaired<K: std::hash::Hash + Eq>(
+    a: &[Flow],
+    b: &[Flow],
+    pairs: &mut Vec<(usize, usize)>,
+    key: impl Fn(&Flow) -> Option<K>,
+    agree: impl Fn(&Flow, &Flow) -> bool,
+) {
+    let (mut in_a, mut in_b) = (vec![false; a.len()], vec![false; b.len()]);
+    for &(ia, ib) in pairs.iter() {
+        (in_a[ia], in_b[ib]) = (true, true);
+    }
+    let count = |flows: &[Flow], paired: &[bool]| {
+        let mut count: rustc_hash::FxHashMap<K, (usize, usize)> = Default::default();
+        for (i, f) in flows.iter().enumerate().filter(|(i, _)| !paired[*i]) {
+            if let Some(k) = key(f) {
+                count.entry(k).or_insert((i, 0)).1 += 1;
+            }
+        }
+        count
+    };
+    let count_b = count(b, &in_b);
+    for (k, (ia, n)) in count(a, &in_a) {
+        if let Some(&(ib, 1)) = count_b.get(&k).filter(|_| n == 1) {
+            if agree(&a[ia], &b[ib]) {
+                pairs.push((ia, ib));
+            }
+        }
+    }
+}
+
 /// Pairs that share a packet-for-packet strong key (client ISN, first UDP
 /// datagram, ICMP echo) that is unique on both sides: the clock samples.
 pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {

@@ -17,7 +17,7 @@ pub mod evidence;
 mod turn;
 pub use turn::{turn_answers, turn_midstream};
 
-pub use candidates::{unique_pairs, TOLERANCE_CAP_NS};
+pub use candidates::{join_unpaired, unique_pairs, unique_pairs_with_ports, TOLERANCE_CAP_NS};
 pub use clock::{ClockEstimate, OffsetMethodKind};
 pub use evidence::{Evidence, Evidences, Strength};
 
