@@ -106,6 +106,15 @@ fn fork_contradictions(r: &Request, part: &str) -> Vec<String> {
     out
 }
 
+/// An endpoint's address: `198.19.96.10:80`, `[2001:db8::1]:80` or a bare address.
+fn addr_part(e: &str) -> &str {
+    match e.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None if e.matches(':').count() == 1 => e.split(':').next().unwrap_or(e),
+        None => e,
+    }
+}
+
 /// Every disagreement between the explanation of `r` and its fields.
 pub fn contradictions(r: &Request) -> Vec<String> {
     let mut out = Vec::new();
@@ -390,6 +399,40 @@ pub fn contradictions(r: &Request) -> Vec<String> {
                 say(part, "outcome.origin is known, or blind and apart say otherwise");
             }
         }
+        // "the first SYN was not seen at X; the retransmission at +T s was":
+        // syn_missed names X, and X's own time is the retransmission's, not
+        // the first SYN's (more than half of T after the first capture's)
+        if let Some(rest) = part.split(" not seen at ").nth(1).filter(|_| part.starts_with("the first ")) {
+            let at = rest.split(';').next().unwrap_or_default();
+            match &r.syn_missed {
+                Some(m) if m.at == at => {
+                    let time = |l: &str| {
+                        let h = r.captures.iter().find(|h| h.label == l && h.seen)?;
+                        crate::time::parse_rfc3339(h.time.as_deref()?)
+                    };
+                    let first = r.captures.iter().find(|h| h.seen).map(|h| h.label.as_str());
+                    if let (Some(t0), Some(t)) = (first.and_then(time), time(at)) {
+                        if ((t - t0) as f64) < m.retransmission_after_ms * 1e6 / 2.0 {
+                            say(part, &format!("{at}'s time is the first SYN's, not the retransmission's"));
+                        }
+                    }
+                }
+                _ => say(part, "syn_missed does not name it"),
+            }
+        }
+        // "X is the address the client sent to, yet Y never saw the error":
+        // the ICMP error's sender is the server there, and it entered before Y
+        if let Some((by, rest)) = part.split_once(" is the address the client sent to, yet ") {
+            let to = rest.split(" never saw the error").next().unwrap_or_default();
+            let server = r.captures.iter().rev().find(|h| h.seen).and_then(|h| h.server.as_deref());
+            let entered = origin.is_some_and(|o| o.ends_with(&format!("->{to}")));
+            if r.outcome.by.as_deref() != Some(by) || server.map(addr_part) != Some(by) || !entered {
+                say(
+                    part,
+                    "outcome.by is not the server's address, or the error did not enter before that capture",
+                );
+            }
+        }
         if part.starts_with("reset by ") && r.outcome.kind != OutcomeKind::Reset {
             say(part, "outcome.kind is not reset");
         }
@@ -557,6 +600,47 @@ mod tests {
         for r in &requests {
             assert_eq!(contradictions(r), Vec::<String>::new(), "{}", r.explanation);
         }
+    }
+
+    #[test]
+    fn a_syn_said_missed_where_that_capture_s_time_is_the_first_syn_s_is_found() {
+        let mut r = wire().into_iter().find(|r| r.captures.iter().filter(|h| h.seen).count() >= 2).unwrap();
+        let (first, at) = {
+            let mut seen = r.captures.iter().filter(|h| h.seen);
+            (seen.next().unwrap().clone(), seen.next().unwrap().label.clone())
+        };
+        r.explanation = format!("the first SYN was not seen at {at}; the retransmission at +1.0 s was");
+        r.syn_missed = None;
+        assert!(contradictions(&r).iter().any(|c| c.contains("syn_missed does not name it")), "{r:?}");
+        r.syn_missed =
+            Some(crate::report::wire::SynMissed { at: at.clone(), syns: 1, retransmission_after_ms: 1000.0 });
+        // the fixture's captures saw it microseconds apart: the first SYN's time
+        assert!(contradictions(&r).iter().any(|c| c.contains("time is the first SYN's")), "{r:?}");
+        let t0 = crate::time::parse_rfc3339(first.time.as_deref().unwrap()).unwrap();
+        let h = r.captures.iter_mut().find(|h| h.label == at).unwrap();
+        h.time = Some(crate::time::rfc3339(t0 + 1_000_200_000));
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_error_said_sent_in_the_server_s_name_is_borne_out_by_its_sender_and_origin() {
+        let mut r = wire().into_iter().find(|r| r.outcome.icmp.is_some()).unwrap();
+        let server = r.captures.iter().rev().find(|h| h.seen).and_then(|h| h.server.clone()).unwrap();
+        let addr = addr_part(&server).to_string();
+        let origin = r.outcome.origin.clone().unwrap();
+        let to = origin.split("->").nth(1).unwrap().to_string();
+        r.explanation =
+            format!("{addr} is the address the client sent to, yet {to} never saw the error: a box");
+        assert!(r.outcome.by.as_deref() != Some(addr.as_str()), "the fixture's sender is another host");
+        assert_eq!(contradictions(&r).len(), 1, "{r:?}");
+        r.outcome.by = Some(addr.clone());
+        assert_eq!(contradictions(&r), Vec::<String>::new());
+        r.outcome.origin = None;
+        assert_eq!(contradictions(&r).len(), 1, "{r:?}");
+        assert_eq!(
+            (addr_part("[2001:db8::1]:80"), addr_part("2001:db8::1"), addr_part("198.19.0.1")),
+            ("2001:db8::1", "2001:db8::1", "198.19.0.1")
+        );
     }
 
     #[test]

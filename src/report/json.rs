@@ -310,6 +310,9 @@ mod tests {
         f.requests[1].data = stopped.data;
         f.requests[2].syn_missed =
             Some(crate::verdict::SynMissed { at: 1, syns: 2, after_ns: 1_000_123_456 });
+        // (the capture that missed them first saw the retransmission)
+        let t0 = f.requests[2].captures[0].time_ns.unwrap();
+        f.requests[2].captures[1].time_ns = Some(t0 + 1_000_123_456);
         f.requests[3].identity = Some(Box::new(crate::report::fixtures::proxied_identity()));
         f.requests[4].identity = Some(Box::new(crate::report::fixtures::spoofed_identity()));
         f.requests[0].fragments = Some(Box::new(crate::report::fixtures::fragments_lost()));
