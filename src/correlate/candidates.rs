@@ -656,16 +656,26 @@ fn empty_shift(a: &Flow, b: &Flow) -> bool {
 /// The flows that hold one ISN, first datagram or echo, unique on both sides
 /// (`unique_pairs`), and where one is held by several flows (the same query
 /// from several ports, a scanner's probes), those it is unique to with their
-/// ports. In `a`'s order.
+/// ports. In `a`'s order. Only the flows of a key held more than once on a
+/// side are looked at again: a run without such keys costs no more than
+/// [`unique_pairs`].
 pub fn unique_pairs_with_ports(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
-    let mut pairs = unique_pairs(a, b);
+    let (mut pairs, count_a, count_b) = counted_pairs(a, b);
+    let repeated = |c: &KeyCounts| c.values().any(|&(_, n)| n > 1);
+    if !repeated(&count_a) && !repeated(&count_b) {
+        return pairs;
+    }
+    // keys on both sides, held by several flows on one of them (TCP and UDP)
+    let shared: rustc_hash::FxHashSet<(FlowProto, u64)> = (count_a.iter())
+        .filter(|(k, &(_, n))| k.0 != FlowProto::Icmp && count_b.get(k).is_some_and(|&(_, m)| n > 1 || m > 1))
+        .map(|(k, _)| *k)
+        .collect();
+    if shared.is_empty() {
+        return pairs;
+    }
     let with_ports = |f: &Flow| {
-        let k = match f.proto {
-            FlowProto::Tcp if f.orientation != Orientation::Midstream => f.client_isn.map(u64::from),
-            FlowProto::Udp => f.client_fp.join_key(),
-            _ => None,
-        };
-        k.map(|k| (f.proto, k, f.client.port, f.server.port))
+        let k = pair_key(f).filter(|k| shared.contains(k))?;
+        Some((k, f.client.port, f.server.port))
     };
     join_unpaired(a, b, &mut pairs, with_ports, |_, _| true);
     pairs.sort_unstable();
@@ -707,27 +717,37 @@ pub fn join_unpaired<K: std::hash::Hash + Eq>(
 /// Pairs that share a packet-for-packet strong key (client ISN, first UDP
 /// datagram, ICMP echo) that is unique on both sides: the clock samples.
 pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
-    let key = |f: &Flow| -> Option<(FlowProto, u64)> {
-        match f.proto {
-            FlowProto::Tcp if f.orientation != crate::flows::Orientation::Midstream => {
-                f.client_isn.map(|i| (FlowProto::Tcp, u64::from(i)))
-            }
-            FlowProto::Udp => f
-                .client_fp
-                .join_key()
-                .filter(|_| f.client_fp.prefix(1).is_some() || f.client_fp.whole().is_some())
-                .map(|k| (FlowProto::Udp, k)),
-            FlowProto::Icmp => echo_key(f).map(|(s, h)| (FlowProto::Icmp, h ^ u64::from(s))),
-            _ => None,
+    counted_pairs(a, b).0
+}
+
+/// The key a flow pairs by without time: its ISN (TCP with a handshake), its
+/// first datagram (UDP), its echo (ICMP).
+fn pair_key(f: &Flow) -> Option<(FlowProto, u64)> {
+    match f.proto {
+        FlowProto::Tcp if f.orientation != crate::flows::Orientation::Midstream => {
+            f.client_isn.map(|i| (FlowProto::Tcp, u64::from(i)))
         }
-    };
+        FlowProto::Udp => f
+            .client_fp
+            .join_key()
+            .filter(|_| f.client_fp.prefix(1).is_some() || f.client_fp.whole().is_some())
+            .map(|k| (FlowProto::Udp, k)),
+        FlowProto::Icmp => echo_key(f).map(|(s, h)| (FlowProto::Icmp, h ^ u64::from(s))),
+        FlowProto::Tcp => None,
+    }
+}
+
+/// Per side, each key's first flow and how many hold it.
+type KeyCounts = FxHashMap<(FlowProto, u64), (usize, usize)>;
+
+/// [`unique_pairs`] with each side's key counts.
+fn counted_pairs(a: &[Flow], b: &[Flow]) -> (Vec<(usize, usize)>, KeyCounts, KeyCounts) {
     // Per key: the first flow holding it and how many do (both sides at once).
     let count = |flows: &[Flow]| {
         // Sized once: most flows have a key (growing it rehashed ~8 % of this step).
-        let mut count: FxHashMap<(FlowProto, u64), (usize, usize)> =
-            FxHashMap::with_capacity_and_hasher(flows.len(), Default::default());
+        let mut count: KeyCounts = FxHashMap::with_capacity_and_hasher(flows.len(), Default::default());
         for (i, f) in flows.iter().enumerate() {
-            if let Some(k) = key(f) {
+            if let Some(k) = pair_key(f) {
                 count.entry(k).or_insert((i, 0)).1 += 1;
             }
         }
@@ -742,7 +762,8 @@ pub fn unique_pairs(a: &[Flow], b: &[Flow]) -> Vec<(usize, usize)> {
             partner[ia] = Some(ib);
         }
     }
-    partner.into_iter().enumerate().filter_map(|(ia, ib)| Some((ia, ib?))).collect()
+    let pairs = partner.into_iter().enumerate().filter_map(|(ia, ib)| Some((ia, ib?))).collect();
+    (pairs, count_a, count_b)
 }
 
 #[cfg(test)]

@@ -353,10 +353,16 @@ fn request(ctx: &Ctx<'_>, chain_ix: usize, number: u64) -> Request {
         })
         .collect();
     let (source, destination) = rewrite::changes(chain, &flows);
-    // A terminating proxy starts another connection: its captures' bytes are its own.
-    let connection =
-        |c: usize| (chain.links.iter()).filter(|l| l.kind == LinkKind::Proxy && l.to <= c).count();
-    let data = data::data_path(&flows, connection).map(Box::new);
+    // A terminating proxy starts another connection: its captures' bytes are
+    // its own (without one, a closure the comparisons fold away).
+    let data = if chain.links.iter().any(|l| l.kind == LinkKind::Proxy) {
+        let connection =
+            |c: usize| (chain.links.iter()).filter(|l| l.kind == LinkKind::Proxy && l.to <= c).count();
+        data::data_path(&flows, connection)
+    } else {
+        data::data_path(&flows, |_| 0)
+    }
+    .map(Box::new);
     let blind = ctx.blind((first.first_ns, first.last_ns));
     let from = ctx.apart.partition_point(|&(c, _)| c < chain_ix);
     let apart: Vec<usize> =
