@@ -1050,9 +1050,6 @@ impl<'r> Walker<'r> {
         format!("`{}` ({}:{}): {why}", uncommented(&rule.text), self.set.file, rule.line)
     }
 
-    /// Whether every condition of `rule` holds, and the text of the first
-    /// that does not (`-o be0 did not match: it left on eth1`) or cannot be
-    /// evaluated.
     /// Whether `rule` matches on way `w`, with the words for it: the
     /// condition that did not match, or every condition the rules alone
     /// cannot decide (`-o be0 and -m set --match-set pods src (output

@@ -135,9 +135,6 @@ fn mark(host: &Host) -> Option<u32> {
     host.rules.as_ref().filter(|s| s.mark_set_elsewhere.is_none()).map(|_| 0)
 }
 
-/// A request seen entering the host and nowhere after: forwarding, the
-/// route to its destination, the reverse-path filter on the interface it
-/// came in by, the filter table, the next hop.
 /// Whether the captures saw request `r` answered by an ICMP error or a
 /// reset that entered at `host` (between its two captures): something there
 /// rejected it, rather than letting it through or dropping it in silence.
@@ -146,6 +143,9 @@ fn rejected_here(r: &Request, host: &Host) -> bool {
     at_host && matches!(r.outcome.kind, OutcomeKind::IcmpError | OutcomeKind::Reset)
 }
 
+/// A request seen entering the host and nowhere after: forwarding, the
+/// route to its destination (after PREROUTING's DNAT), the reverse-path
+/// filter on the interface it came in by, the filter table, the next hop.
 fn request_cause(r: &Request, host: &Host) -> Option<Cause> {
     let h = r.captures.get(host.span.0)?;
     let (c, s) = (h.client?, h.server?);
