@@ -163,7 +163,10 @@ pub fn pattern(w: &Words<'_>, r: &Request) -> String {
     }
     if !r.apart.is_empty() {
         let at: Vec<&str> = r.apart.iter().map(|&c| w.label(c)).collect();
-        parts.push(format!("unknown at {} (its clock kept the request's flow there apart)", at.join(", ")));
+        parts.push(format!(
+            "unknown at {} (it holds a flow tied to it that matching by time left apart)",
+            at.join(", ")
+        ));
     }
     parts.extend(r.identity.as_deref().map(|i| identity_phrase(w, i)));
     parts.push(reply_phrase(w, r));

@@ -909,8 +909,7 @@ fn a_step_too_thin_to_correct_names_the_requests_it_makes_unknown() {
     let (_, table, _) = run(&captures, &[]);
     assert!(
         table.contains(
-            "2 requests: addresses unchanged as far as egress, unknown at backend (its clock kept the \
-             request's flow there apart), replies on the same path"
+            "2 requests: addresses unchanged as far as egress, unknown at backend (it holds a flow tied to it that matching by time left apart), replies on the same path"
         ),
         "{table}"
     );
